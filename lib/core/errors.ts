@@ -1,0 +1,76 @@
+/**
+ * @module The one error type of Nimbus. Every failure that crosses a layer is a `NimbusError` with a
+ * `code`; names follow RocketMQ's `ResponseCode` where one exists. The HTTP layer maps codes to
+ * statuses in one table (see `httpStatusOf`).
+ */
+
+/** Error codes. RocketMQ `ResponseCode` names first, then Nimbus' own (storage and data integrity). */
+export const ErrorCode = {
+  // RocketMQ ResponseCode names
+  SYSTEM_ERROR: "SYSTEM_ERROR",
+  SYSTEM_BUSY: "SYSTEM_BUSY",
+  REQUEST_CODE_NOT_SUPPORTED: "REQUEST_CODE_NOT_SUPPORTED",
+  MESSAGE_ILLEGAL: "MESSAGE_ILLEGAL",
+  PARAMETER_ILLEGAL: "PARAMETER_ILLEGAL",
+  NO_PERMISSION: "NO_PERMISSION",
+  TOPIC_NOT_EXIST: "TOPIC_NOT_EXIST",
+  TOPIC_EXIST_ALREADY: "TOPIC_EXIST_ALREADY",
+  SUBSCRIPTION_GROUP_NOT_EXIST: "SUBSCRIPTION_GROUP_NOT_EXIST",
+  QUERY_NOT_FOUND: "QUERY_NOT_FOUND",
+  SERVICE_NOT_AVAILABLE: "SERVICE_NOT_AVAILABLE",
+  // Nimbus: storage ports
+  /** A conditional write found the item in another state than the condition asked for. */
+  CONDITION_FAILED: "CONDITION_FAILED",
+  /** An item or request exceeds a storage limit (DynamoDB's 400 KB item, a batch, a body). */
+  ITEM_TOO_LARGE: "ITEM_TOO_LARGE",
+  /** A ranged read asked for bytes that the object does not have. */
+  INVALID_RANGE: "INVALID_RANGE",
+  /** An object key that the store does not hold. */
+  OBJECT_NOT_FOUND: "OBJECT_NOT_FOUND",
+  /** Stored or received bytes failed a check (magic, version, length, CRC32C). */
+  DATA_CORRUPTED: "DATA_CORRUPTED",
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Codes a caller may retry as they are (the request was not applied). */
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set([ErrorCode.SYSTEM_BUSY, ErrorCode.SERVICE_NOT_AVAILABLE]);
+
+export class NimbusError extends Error {
+  override readonly name = "NimbusError";
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  get retryable(): boolean {
+    return RETRYABLE.has(this.code);
+  }
+}
+
+/** True when `err` is a NimbusError, optionally with the given code. */
+export function isNimbusError(err: unknown, code?: ErrorCode): err is NimbusError {
+  return err instanceof NimbusError && (code === undefined || err.code === code);
+}
+
+/** The HTTP status of each code: the one table the API layer uses. */
+export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
+  SYSTEM_ERROR: 500,
+  SYSTEM_BUSY: 503,
+  REQUEST_CODE_NOT_SUPPORTED: 404,
+  MESSAGE_ILLEGAL: 400,
+  PARAMETER_ILLEGAL: 400,
+  NO_PERMISSION: 403,
+  TOPIC_NOT_EXIST: 404,
+  TOPIC_EXIST_ALREADY: 409,
+  SUBSCRIPTION_GROUP_NOT_EXIST: 404,
+  QUERY_NOT_FOUND: 404,
+  SERVICE_NOT_AVAILABLE: 503,
+  CONDITION_FAILED: 409,
+  ITEM_TOO_LARGE: 413,
+  INVALID_RANGE: 416,
+  OBJECT_NOT_FOUND: 404,
+  DATA_CORRUPTED: 500,
+};

@@ -1,0 +1,126 @@
+/**
+ * @module The `Table` port: a DynamoDB-shaped key-value table. Items are addressed by a partition key
+ * `pk` (string) and a sort key `sk` (string or number, fixed per table). Every adapter behaves the same
+ * way: same errors (`NimbusError` codes), same order, same pagination. The broker never sees more than
+ * this interface, so its logic runs unchanged on DynamoDB and on the embedded store.
+ */
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import type { RequestCounter } from "./request-counter.js";
+
+/** An attribute value: what DynamoDB can store and our adapters round-trip exactly. */
+export type AttrValue = string | number | boolean | null | Uint8Array | AttrValue[] | { [name: string]: AttrValue };
+
+export type SortKey = string | number;
+
+export interface ItemKey {
+  pk: string;
+  sk: SortKey;
+}
+
+/** An item: its key plus any attributes (names other than `pk`/`sk`). */
+export type Item = ItemKey & { [name: string]: AttrValue };
+
+/** The declared type of a table's sort key, as in a DynamoDB key schema ("S" or "N"). */
+export type SortKeyType = "string" | "number";
+
+export interface TableSpec {
+  /** Logical name (e.g. "queue-index"); adapters map it to a physical table. */
+  name: string;
+  sortKeyType: SortKeyType;
+  /** Attribute holding an epoch-seconds expiry, as DynamoDB TTL; expiry is lazy and may be hours late. */
+  ttlAttribute?: string;
+}
+
+/**
+ * A condition on the item currently stored under the key of a write. All parts must hold.
+ * - `{ exists: false }`: no item has this key (`attribute_not_exists(pk)`).
+ * - `{ exists: true }`: an item has this key (`attribute_exists(pk)`).
+ * - `{ equals: {...} }`: an item exists and each named attribute equals the value (e.g. a version).
+ * - `{ absentOrLessThan: [name, n] }`: no item, or the item's numeric attribute is missing or `< n`.
+ */
+export type Condition =
+  | { exists: false }
+  | { exists: true }
+  | { equals: Record<string, AttrValue> }
+  | { absentOrLessThan: [name: string, value: number] };
+
+/** Which sort keys a query reads, as DynamoDB's KeyConditionExpression on the sort key. */
+export type SortKeyRange =
+  | { eq: SortKey }
+  | { lt: SortKey }
+  | { lte: SortKey }
+  | { gt: SortKey }
+  | { gte: SortKey }
+  | { between: [SortKey, SortKey] }
+  | { beginsWith: string };
+
+export interface GetOptions {
+  /** Strongly consistent read (1 read unit per 4 KB instead of 0.5). */
+  consistent?: boolean;
+}
+
+export interface WriteOptions {
+  condition?: Condition;
+  /**
+   * On a failed condition, attach the stored item to the error (`ConditionFailedError.existing`).
+   * DynamoDB returns it with the failure; an adapter whose backend does not (dynalite) reads it with
+   * one consistent get, so callers see the same thing everywhere.
+   */
+  returnExistingOnFailure?: boolean;
+}
+
+export interface UpdateSpec {
+  /** Attributes to set (overwrite). */
+  set?: Record<string, AttrValue>;
+  /** Numeric attributes to add to atomically (missing counts as 0), as DynamoDB's `ADD`. */
+  add?: Record<string, number>;
+  /** Attributes to remove. */
+  remove?: string[];
+}
+
+export interface QueryOptions {
+  sk?: SortKeyRange;
+  /** Newest (largest sort key) first, as `ScanIndexForward: false`. */
+  descending?: boolean;
+  /** At most this many items in this page. */
+  limit?: number;
+  /** Continue after this sort key (a previous page's `lastSk`), as `ExclusiveStartKey`. */
+  startAfter?: SortKey;
+  consistent?: boolean;
+}
+
+export interface QueryPage {
+  items: Item[];
+  /**
+   * Set when the page stopped at `limit` (or the 1 MB page size): pass it as `startAfter` for the next
+   * page. As in DynamoDB it may be set even when no more items follow; absent means no more items.
+   */
+  lastSk?: SortKey;
+}
+
+export interface Table {
+  readonly spec: TableSpec;
+  readonly counter: RequestCounter;
+  get(key: ItemKey, options?: GetOptions): Promise<Item | undefined>;
+  /** Writes the whole item. Throws `ConditionFailedError` (code CONDITION_FAILED) when the condition fails. */
+  put(item: Item, options?: WriteOptions): Promise<void>;
+  /** Creates the item if absent (unless a condition says otherwise) and returns it as stored after the update. */
+  update(key: ItemKey, update: UpdateSpec, options?: WriteOptions): Promise<Item>;
+  /** Deletes the item; deleting a missing item without a condition is not an error. */
+  delete(key: ItemKey, options?: WriteOptions): Promise<void>;
+  /** Reads one partition in sort-key order. */
+  query(pk: string, options?: QueryOptions): Promise<QueryPage>;
+}
+
+/** DynamoDB's largest item (400 KB, counting attribute names and values). */
+export const MAX_ITEM_BYTES = 400 * 1024;
+
+/** A failed write condition. `existing` is the stored item when the write asked for it (absent if none). */
+export class ConditionFailedError extends NimbusError {
+  readonly existing: Item | undefined;
+
+  constructor(message: string, existing?: Item, options?: { cause?: unknown }) {
+    super(ErrorCode.CONDITION_FAILED, message, options);
+    this.existing = existing;
+  }
+}
