@@ -18,6 +18,9 @@ export const ErrorCode = {
   SUBSCRIPTION_GROUP_NOT_EXIST: "SUBSCRIPTION_GROUP_NOT_EXIST",
   QUERY_NOT_FOUND: "QUERY_NOT_FOUND",
   SERVICE_NOT_AVAILABLE: "SERVICE_NOT_AVAILABLE",
+  // RocketMQ 5 (apache/rocketmq-apis Code) names
+  /** A message body (or a batch) over the size limit. */
+  MESSAGE_BODY_TOO_LARGE: "MESSAGE_BODY_TOO_LARGE",
   // Nimbus: storage ports
   /** A conditional write found the item in another state than the condition asked for. */
   CONDITION_FAILED: "CONDITION_FAILED",
@@ -68,6 +71,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   SUBSCRIPTION_GROUP_NOT_EXIST: 404,
   QUERY_NOT_FOUND: 404,
   SERVICE_NOT_AVAILABLE: 503,
+  MESSAGE_BODY_TOO_LARGE: 413,
   CONDITION_FAILED: 409,
   ITEM_TOO_LARGE: 413,
   INVALID_RANGE: 416,

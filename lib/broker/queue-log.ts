@@ -1,0 +1,228 @@
+/**
+ * @module The queue log: append batches to a queue and read them back by queue offset, on nothing but
+ * the `Table` and `ObjectStore` ports (no transactions). See docs/queue-log.md for why it holds.
+ */
+import { randomUUID } from "node:crypto";
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import type { MessageRecord } from "../core/message.js";
+import { encodeBatch } from "../core/message-codec.js";
+import type { ObjectStore } from "../storage/object-store.js";
+import type { Storage } from "../storage/storage.js";
+import { ConditionFailedError, type Table } from "../storage/table.js";
+import {
+  type BatchLocation,
+  end,
+  fromItem,
+  type IndexEntry,
+  QUEUE_INDEX_TABLE,
+  type QueueRef,
+  queuePk,
+  toItem,
+} from "./queue-index.js";
+import { type ReadOptions, type ReadResult, readQueue } from "./queue-log-read.js";
+
+export interface QueueLogOptions {
+  /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
+  inlineThresholdBytes?: number;
+  /** How long a learned tail offset is trusted before a consistent re-read. Default 30 s. */
+  tailCacheMs?: number;
+  /** How long a learned min offset is trusted (it only moves by retention). Default 30 s. */
+  minCacheMs?: number;
+  /** The shortest retention `trim` accepts; must be far above `tailCacheMs` (the chain rule). Default 1 h. */
+  minRetentionMs?: number;
+  /** Conditional puts per append before giving up with SYSTEM_BUSY. Default 200. */
+  maxAppendAttempts?: number;
+  /** Walk this many items along the chain before pausing and re-reading the tail. Default 4. */
+  walkBeforeReread?: number;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+export interface AppendResult {
+  /** Queue offset of the batch's first message; the batch holds `[queueOffset, queueOffset + count)`. */
+  queueOffset: number;
+  storeTimestamp: number;
+}
+
+export interface QueueStatus {
+  minOffset: number;
+  maxOffset: number;
+  /** Store time of the newest batch, 0 for an empty queue. */
+  lastUpdateTimestamp: number;
+}
+
+export interface TrimResult {
+  deletedBatches: number;
+  deletedMessages: number;
+  minOffset: number;
+}
+
+/** DynamoDB items are at most 400 KB; leave room for the other attributes. */
+const MAX_INLINE_BYTES = 350 * 1024;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface Cached {
+  value: number;
+  at: number;
+}
+
+export class QueueLog {
+  readonly #index: Table;
+  readonly #objects: ObjectStore;
+  readonly #inlineThreshold: number;
+  readonly #tailCacheMs: number;
+  readonly #minCacheMs: number;
+  readonly #minRetentionMs: number;
+  readonly #maxAttempts: number;
+  readonly #walkBeforeReread: number;
+  readonly #now: () => number;
+  readonly #tails = new Map<string, Cached>();
+  readonly #mins = new Map<string, Cached>();
+
+  constructor(storage: Storage, options: QueueLogOptions = {}) {
+    this.#index = storage.table(QUEUE_INDEX_TABLE);
+    this.#objects = storage.objects;
+    this.#inlineThreshold = options.inlineThresholdBytes ?? 8 * 1024;
+    this.#tailCacheMs = options.tailCacheMs ?? 30_000;
+    this.#minCacheMs = options.minCacheMs ?? 30_000;
+    this.#minRetentionMs = options.minRetentionMs ?? 3_600_000;
+    this.#maxAttempts = options.maxAppendAttempts ?? 200;
+    this.#walkBeforeReread = options.walkBeforeReread ?? 4;
+    this.#now = options.now ?? Date.now;
+    if (this.#inlineThreshold < 0 || this.#inlineThreshold > MAX_INLINE_BYTES) {
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `inlineThresholdBytes must be 0..${MAX_INLINE_BYTES}`);
+    }
+    if (this.#minRetentionMs < 2 * this.#tailCacheMs) {
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "minRetentionMs must be at least twice tailCacheMs");
+    }
+  }
+
+  /** Encodes and appends `messages` as one batch. */
+  append(q: QueueRef, messages: readonly MessageRecord[]): Promise<AppendResult> {
+    return this.appendEncoded(q, encodeBatch(messages), messages.length);
+  }
+
+  /**
+   * Appends an encoded batch of `count` messages (the caller has validated it with `decodeBatch`). The
+   * batch gets consecutive offsets; a failure leaves nothing visible (an object written for a batch whose
+   * index put never succeeded is garbage that no reader can reach, removed by the bucket's lifecycle).
+   */
+  async appendEncoded(q: QueueRef, batch: Uint8Array, count: number): Promise<AppendResult> {
+    if (!Number.isInteger(count) || count < 1) {
+      throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
+    }
+    const pk = queuePk(q);
+    const loc = await this.#store(batch);
+    let tail = await this.#tailEnd(pk, false);
+    for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
+      const storeTimestamp = this.#now();
+      const entry: IndexEntry = { start: tail, count, storeTimestamp, loc };
+      try {
+        // Condition `attribute_not_exists(pk)` on (queue, sk = tail): no batch starts at this offset yet.
+        // Every offset we try is the end of an item we have seen, so a success extends the chain with
+        // no gap, and no two batches can ever share an offset.
+        await this.#index.put(toItem(pk, entry), { condition: { exists: false }, returnExistingOnFailure: true });
+        this.#tails.set(pk, { value: end(entry), at: this.#now() });
+        return { queueOffset: tail, storeTimestamp };
+      } catch (err) {
+        if (!(err instanceof ConditionFailedError)) throw err;
+        // Somebody else holds this slot: the chain goes on at the end of their batch.
+        const next = err.existing ? end(fromItem(err.existing)) : await this.#tailEnd(pk, true);
+        if (attempt % this.#walkBeforeReread === 0) {
+          // Contended: many writers chase the same tail in lock step. A random pause breaks the convoy,
+          // and a fresh tail read skips the items appended meanwhile.
+          await sleep(Math.random() * Math.min(100, 2 ** (attempt / this.#walkBeforeReread)));
+          tail = Math.max(next, await this.#tailEnd(pk, true));
+        } else {
+          tail = next;
+        }
+      }
+    }
+    throw new NimbusError(ErrorCode.SYSTEM_BUSY, `queue ${pk} is too contended, try again`);
+  }
+
+  /** Reads messages from `offset` on, as RocketMQ's pull does. */
+  async read(q: QueueRef, offset: number, options: ReadOptions = {}): Promise<ReadResult> {
+    const pk = queuePk(q);
+    const result = await readQueue(
+      { index: this.#index, objects: this.#objects, minOffset: (fresh) => this.#minOffset(pk, fresh) },
+      pk,
+      offset,
+      options,
+    );
+    this.#tails.set(pk, { value: result.maxOffset, at: this.#now() });
+    return result;
+  }
+
+  /** Min and max offset and the last store time of a queue, from two consistent reads. */
+  async status(q: QueueRef): Promise<QueueStatus> {
+    const pk = queuePk(q);
+    const tail = await this.#newest(pk);
+    if (!tail) return { minOffset: 0, maxOffset: 0, lastUpdateTimestamp: 0 };
+    return {
+      minOffset: await this.#minOffset(pk, true),
+      maxOffset: end(tail),
+      lastUpdateTimestamp: tail.storeTimestamp,
+    };
+  }
+
+  /**
+   * Retention: deletes the batches stored before `olderThan` (ms since epoch), oldest first, stopping at
+   * the first younger one, and never the newest batch of the queue (the chain rule: writers may hold its end).
+   */
+  async trim(q: QueueRef, olderThan: number): Promise<TrimResult> {
+    if (olderThan > this.#now() - this.#minRetentionMs) {
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `retention must be at least ${this.#minRetentionMs} ms`);
+    }
+    const pk = queuePk(q);
+    let deletedBatches = 0;
+    let deletedMessages = 0;
+    for (;;) {
+      const page = await this.#index.query(pk, { limit: 2, consistent: true });
+      const [oldest, next] = page.items.map(fromItem);
+      if (!oldest || !next || oldest.storeTimestamp >= olderThan) break;
+      // Unconditional delete: index items are immutable, and a newer item (`next`) exists, so this is not the tail.
+      await this.#index.delete({ pk, sk: oldest.start });
+      if (oldest.loc.kind === "object") await this.#objects.delete([oldest.loc.objectKey]);
+      deletedBatches++;
+      deletedMessages += oldest.count;
+    }
+    const minOffset = await this.#minOffset(pk, true);
+    return { deletedBatches, deletedMessages, minOffset };
+  }
+
+  async #store(batch: Uint8Array): Promise<BatchLocation> {
+    if (batch.byteLength <= this.#inlineThreshold) return { kind: "inline", bytes: batch };
+    // Hashed prefix (the first hex digits of a random UUID) spreads PUTs over S3 partitions; the key does
+    // not depend on the offset, so the object can be written before the offset is known.
+    const id = randomUUID().replaceAll("-", "");
+    const objectKey = `batches/${id.slice(0, 2)}/${id.slice(2, 4)}/${id}`;
+    await this.#objects.put(objectKey, batch);
+    return { kind: "object", objectKey, byteOffset: 0, byteLength: batch.byteLength };
+  }
+
+  /** The offset after the newest batch: cached for `tailCacheMs`, else one consistent query. */
+  async #tailEnd(pk: string, fresh: boolean): Promise<number> {
+    const cached = this.#tails.get(pk);
+    if (!fresh && cached && this.#now() - cached.at < this.#tailCacheMs) return cached.value;
+    const newest = await this.#newest(pk);
+    const value = newest ? end(newest) : 0;
+    this.#tails.set(pk, { value, at: this.#now() });
+    return value;
+  }
+
+  async #newest(pk: string): Promise<IndexEntry | undefined> {
+    const page = await this.#index.query(pk, { descending: true, limit: 1, consistent: true });
+    return page.items[0] && fromItem(page.items[0]);
+  }
+
+  async #minOffset(pk: string, fresh: boolean): Promise<number> {
+    const cached = this.#mins.get(pk);
+    if (!fresh && cached && this.#now() - cached.at < this.#minCacheMs) return cached.value;
+    const page = await this.#index.query(pk, { limit: 1, consistent: true });
+    const value = page.items[0] ? fromItem(page.items[0]).start : 0;
+    this.#mins.set(pk, { value, at: this.#now() });
+    return value;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * @module The AWS storage adapter: `Table` on DynamoDB and `ObjectStore` on S3, behind the same ports as
+ * the embedded adapter. One DynamoDB client and one S3 client per storage, reused by every table.
+ *
+ * @example
+ * const storage = createAwsStorage({ region: "us-east-1", bucket: "nimbus-data", tablePrefix: "nimbus-prod-" });
+ * const routes = storage.table({ name: "routes", sortKeyType: "string" }); // table "nimbus-prod-routes"
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
+import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { RequestCounter } from "../request-counter.js";
+import type { Storage } from "../storage.js";
+import type { Table, TableSpec } from "../table.js";
+import { DynamoTable } from "./dynamo-table.js";
+import { type AwsStorageOptions, createDynamoClient, createS3Client, physicalTableName } from "./provision.js";
+import { S3ObjectStore } from "./s3-object-store.js";
+
+export { DynamoTable } from "./dynamo-table.js";
+export { type AwsStorageOptions, ensureBucket, ensureTables, physicalTableName } from "./provision.js";
+export { S3ObjectStore } from "./s3-object-store.js";
+
+/** A `Storage` on DynamoDB and S3. The tables and the bucket must exist (see `ensureTables`). */
+export function createAwsStorage(options: AwsStorageOptions): Storage {
+  return new AwsStorage(options);
+}
+
+class AwsStorage implements Storage {
+  readonly counter = new RequestCounter();
+  readonly objects: S3ObjectStore;
+  readonly #options: AwsStorageOptions;
+  readonly #dynamo: DynamoDBClient;
+  readonly #s3: S3Client;
+  readonly #tables = new Map<string, DynamoTable>();
+
+  constructor(options: AwsStorageOptions) {
+    this.#options = options;
+    this.#dynamo = createDynamoClient(options);
+    this.#s3 = createS3Client(options);
+    this.objects = new S3ObjectStore(this.#s3, options.bucket, this.counter);
+  }
+
+  table(spec: TableSpec): Table {
+    const known = this.#tables.get(spec.name);
+    if (known !== undefined) {
+      // One logical name is one physical table with one key schema: a second spec for it is a bug.
+      if (known.spec.sortKeyType !== spec.sortKeyType) {
+        throw new NimbusError(
+          ErrorCode.PARAMETER_ILLEGAL,
+          `table "${spec.name}" is already open with another sort key type`,
+        );
+      }
+      return known;
+    }
+    const table = new DynamoTable(this.#dynamo, physicalTableName(this.#options, spec.name), spec, this.counter);
+    this.#tables.set(spec.name, table);
+    return table;
+  }
+
+  async close(): Promise<void> {
+    this.#dynamo.destroy();
+    this.#s3.destroy();
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * @module DynamoDB's wire shapes: our `AttrValue` to `AttributeValue` and back, and the condition,
+ * update and key-condition expressions built from the ports' types. Our own code rather than a
+ * marshalling library, because the mapping is small and fixed: strings are `S`, numbers `N`, booleans
+ * `BOOL`, `null` is `NULL`, bytes are `B`, arrays `L` and plain objects `M`. Sets are never written; if
+ * another tool wrote one, it reads back as an array. Expressions only ever hold placeholders.
+ */
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { ErrorCode, NimbusError } from "../../core/errors.js";
+import type { AttrValue, Condition, Item, ItemKey, SortKey, SortKeyRange, UpdateSpec } from "../table.js";
+
+/** One attribute value in DynamoDB's wire shape. */
+export function toAttr(value: AttrValue): AttributeValue {
+  if (value === null) return { NULL: true };
+  if (typeof value === "string") return { S: value };
+  if (typeof value === "number") return { N: numberToWire(value) };
+  if (typeof value === "boolean") return { BOOL: value };
+  if (value instanceof Uint8Array) return { B: value };
+  if (Array.isArray(value)) return { L: value.map(toAttr) };
+  return { M: toAttrMap(value) };
+}
+
+/** An attribute map (an item, a key, or a nested map) in DynamoDB's wire shape. */
+export function toAttrMap(values: { readonly [name: string]: AttrValue }): Record<string, AttributeValue> {
+  return Object.fromEntries(Object.entries(values).map(([name, v]) => [name, toAttr(v)]));
+}
+
+/** The wire key of an item (only `pk` and `sk`). */
+export function toKey(key: ItemKey): Record<string, AttributeValue> {
+  return { pk: { S: key.pk }, sk: toAttr(key.sk) };
+}
+
+/** One attribute value from DynamoDB's wire shape. */
+export function fromAttr(av: AttributeValue): AttrValue {
+  if (av.S !== undefined) return av.S;
+  if (av.N !== undefined) return Number(av.N);
+  if (av.BOOL !== undefined) return av.BOOL;
+  if (av.NULL !== undefined) return null;
+  // Copy into a plain Uint8Array: the SDK may hand out a Buffer or a view on a larger response buffer.
+  if (av.B !== undefined) return new Uint8Array(av.B);
+  if (av.L !== undefined) return av.L.map(fromAttr);
+  if (av.M !== undefined) return fromAttrMap(av.M);
+  if (av.SS !== undefined) return [...av.SS];
+  if (av.NS !== undefined) return av.NS.map(Number);
+  if (av.BS !== undefined) return av.BS.map((b) => new Uint8Array(b));
+  throw new NimbusError(ErrorCode.SYSTEM_ERROR, `unsupported DynamoDB attribute type: ${Object.keys(av).join(",")}`);
+}
+
+export function fromAttrMap(map: Record<string, AttributeValue>): { [name: string]: AttrValue } {
+  // Object.fromEntries defines own properties, so a stored "__proto__" name stays a plain attribute.
+  return Object.fromEntries(Object.entries(map).map(([name, av]) => [name, fromAttr(av)]));
+}
+
+/** An item as read from DynamoDB. Every item of our tables has `pk` (S) and `sk` (S or N). */
+export function fromItem(map: Record<string, AttributeValue>): Item {
+  const item = fromAttrMap(map);
+  const { pk, sk } = item;
+  if (typeof pk !== "string" || (typeof sk !== "string" && typeof sk !== "number")) {
+    throw new NimbusError(ErrorCode.SYSTEM_ERROR, "DynamoDB returned an item without a pk/sk key");
+  }
+  return { ...item, pk, sk };
+}
+
+/** The sort key of a wire key (a `LastEvaluatedKey`). */
+export function fromSortKey(key: Record<string, AttributeValue>): SortKey | undefined {
+  const sk = key.sk === undefined ? undefined : fromAttr(key.sk);
+  return typeof sk === "string" || typeof sk === "number" ? sk : undefined;
+}
+
+/**
+ * DynamoDB numbers travel as decimal strings. `String(n)` is the shortest text that reads back as the
+ * same double, so the round trip is exact (`-0` comes back as `0`, as from DynamoDB itself).
+ */
+function numberToWire(n: number): string {
+  if (!Number.isFinite(n)) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `a number must be finite, got ${n}`);
+  return String(n);
+}
+
+/** Placeholders of one request: attribute names as `#nK`, values as `:vK`, never pasted into the text. */
+export class Placeholders {
+  readonly #names = new Map<string, string>();
+  readonly #values: Record<string, AttributeValue> = {};
+  #valueCount = 0;
+
+  name(attribute: string): string {
+    let ph = this.#names.get(attribute);
+    if (ph === undefined) {
+      ph = `#n${this.#names.size}`;
+      this.#names.set(attribute, ph);
+    }
+    return ph;
+  }
+
+  value(v: AttrValue): string {
+    const ph = `:v${this.#valueCount++}`;
+    this.#values[ph] = toAttr(v);
+    return ph;
+  }
+
+  /** `ExpressionAttributeNames`/`Values`, each left out when empty (DynamoDB rejects empty maps). */
+  fields(): {
+    ExpressionAttributeNames?: Record<string, string>;
+    ExpressionAttributeValues?: Record<string, AttributeValue>;
+  } {
+    const names = Object.fromEntries([...this.#names].map(([attribute, ph]) => [ph, attribute]));
+    return {
+      ...(this.#names.size > 0 ? { ExpressionAttributeNames: names } : {}),
+      ...(this.#valueCount > 0 ? { ExpressionAttributeValues: this.#values } : {}),
+    };
+  }
+}
+
+/** A `ConditionExpression` for `condition`; what each form guarantees is said beside it. */
+export function conditionExpression(condition: Condition, ph: Placeholders): string {
+  // Guarantees no item is stored under the key: the write creates, it never overwrites.
+  if ("exists" in condition && !condition.exists) return `attribute_not_exists(${ph.name("pk")})`;
+  // Guarantees an item is stored under the key: the write never creates one.
+  if ("exists" in condition) return `attribute_exists(${ph.name("pk")})`;
+  if ("equals" in condition) {
+    // Guarantees the item exists and each named attribute holds exactly the given value (optimistic lock).
+    const parts = Object.entries(condition.equals).map(([name, v]) => `${ph.name(name)} = ${ph.value(v)}`);
+    return [`attribute_exists(${ph.name("pk")})`, ...parts].join(" AND ");
+  }
+  // Guarantees the stored number (if any item, and if it has the attribute) is below the new one: a
+  // counter or high-water mark only moves forward. A missing item has no attribute, so it passes too.
+  const [name, limit] = condition.absentOrLessThan;
+  const n = ph.name(name);
+  return `attribute_not_exists(${n}) OR ${n} < ${ph.value(limit)}`;
+}
+
+/** An `UpdateExpression` (`SET`/`ADD`/`REMOVE` clauses), or undefined for an empty update. */
+export function updateExpression(update: UpdateSpec, ph: Placeholders): string | undefined {
+  const clauses: string[] = [];
+  const set = Object.entries(update.set ?? {});
+  const add = Object.entries(update.add ?? {});
+  const remove = update.remove ?? [];
+  if (set.length > 0) clauses.push(`SET ${set.map(([k, v]) => `${ph.name(k)} = ${ph.value(v)}`).join(", ")}`);
+  if (add.length > 0) clauses.push(`ADD ${add.map(([k, v]) => `${ph.name(k)} ${ph.value(v)}`).join(", ")}`);
+  if (remove.length > 0) clauses.push(`REMOVE ${remove.map((k) => ph.name(k)).join(", ")}`);
+  return clauses.length > 0 ? clauses.join(" ") : undefined;
+}
+
+/** A `KeyConditionExpression`: the partition, and optionally a sort-key range within it. */
+export function keyConditionExpression(pk: string, range: SortKeyRange | undefined, ph: Placeholders): string {
+  const partition = `${ph.name("pk")} = ${ph.value(pk)}`;
+  if (range === undefined) return partition;
+  const sk = ph.name("sk");
+  let rangeText: string;
+  if ("eq" in range) rangeText = `${sk} = ${ph.value(range.eq)}`;
+  else if ("lt" in range) rangeText = `${sk} < ${ph.value(range.lt)}`;
+  else if ("lte" in range) rangeText = `${sk} <= ${ph.value(range.lte)}`;
+  else if ("gt" in range) rangeText = `${sk} > ${ph.value(range.gt)}`;
+  else if ("gte" in range) rangeText = `${sk} >= ${ph.value(range.gte)}`;
+  else if ("between" in range)
+    rangeText = `${sk} BETWEEN ${ph.value(range.between[0])} AND ${ph.value(range.between[1])}`;
+  else rangeText = `begins_with(${sk}, ${ph.value(range.beginsWith)})`;
+  return `${partition} AND ${rangeText}`;
+}

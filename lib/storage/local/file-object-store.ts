@@ -1,0 +1,241 @@
+/**
+ * @module The `ObjectStore` port on a folder. A key's `/`-separated segments are directories, and the
+ * object itself is the file `<last segment>~`: `~` never occurs in a key, so "a" (file `a~`) and "a/b"
+ * (directory `a`) coexist as in S3, and temp files (`name~<pid>.<n>.tmp`) are never taken for objects.
+ * Names are case-folded safely (`Z` is stored as `^z`, `*` as `^+`), so keys differing only in case stay
+ * apart on macOS/Windows file systems. Writes go to a temp file in the same folder and are renamed in
+ * place, so a reader in any process sees the old object or the new one, never a part.
+ */
+import { randomBytes } from "node:crypto";
+import type { Dirent } from "node:fs";
+import * as fs from "node:fs/promises";
+import path from "node:path";
+import { ErrorCode, NimbusError } from "../../core/errors.js";
+import {
+  type ByteRange,
+  type ListOptions,
+  type ListPage,
+  OBJECT_KEY_PATTERN,
+  type ObjectInfo,
+  type ObjectStore,
+} from "../object-store.js";
+import type { RequestCounter } from "../request-counter.js";
+import { checkByteRange, checkList, checkObjectKey } from "../validate.js";
+
+/** S3's DeleteObjects takes at most 1000 keys per request. */
+const DELETE_BATCH = 1000;
+const DELETE_PARALLEL = 32;
+const OBJECT_SUFFIX = "~";
+const OBJECT_FILE = /^[^~]+~$/;
+
+/** A key segment as a file name that no case-insensitive file system can confuse with another. */
+function encodeSegment(segment: string): string {
+  return segment.replace(/[A-Z*]/g, (ch) => (ch === "*" ? "^+" : `^${ch.toLowerCase()}`));
+}
+
+/** The key segment of a file name, or undefined for names this store did not write. */
+function decodeSegment(name: string): string | undefined {
+  const segment = name.replace(/\^(.)/g, (_, ch: string) => (ch === "+" ? "*" : ch.toUpperCase()));
+  return encodeSegment(segment) === name && OBJECT_KEY_PATTERN.test(segment) ? segment : undefined;
+}
+
+const utf8 = (s: string): Buffer => Buffer.from(s, "utf8");
+const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
+
+let tempSequence = 0;
+const tempTag = randomBytes(4).toString("hex");
+
+export class FileObjectStore implements ObjectStore {
+  readonly counter: RequestCounter;
+  readonly #root: string;
+
+  /** Objects live under `root` (created on first put). */
+  constructor(root: string, counter: RequestCounter) {
+    this.#root = root;
+    this.counter = counter;
+  }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    checkObjectKey(key);
+    this.counter.objectPut();
+    const file = this.#fileOf(key);
+    const temp = `${file}${tempTag}-${process.pid}.${++tempSequence}.tmp`;
+    // A concurrent delete may remove an empty parent folder between our mkdir and our open: try again.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await fs.mkdir(path.dirname(file), { recursive: true });
+        const handle = await fs.open(temp, "wx");
+        try {
+          await handle.writeFile(body);
+          await handle.datasync();
+        } finally {
+          await handle.close();
+        }
+        await fs.rename(temp, file);
+        return;
+      } catch (err) {
+        await fs.rm(temp, { force: true });
+        if (errno(err) === "ENOENT" && attempt < 5) continue;
+        throw this.#failure("put", key, err);
+      }
+    }
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Uint8Array> {
+    checkObjectKey(key);
+    checkByteRange(range);
+    this.counter.objectGet();
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(this.#fileOf(key), "r");
+    } catch (err) {
+      throw this.#failure("get", key, err);
+    }
+    try {
+      const size = (await handle.stat()).size;
+      const offset = range?.offset ?? 0;
+      if (range && offset >= size) {
+        throw new NimbusError(ErrorCode.INVALID_RANGE, `range starts at ${offset}, object ${key} has ${size} bytes`);
+      }
+      const length = Math.min(range?.length ?? size, size - offset);
+      // A plain Uint8Array of its own (not a view into Buffer's shared pool).
+      const out = new Uint8Array(length);
+      let done = 0;
+      while (done < length) {
+        const { bytesRead } = await handle.read(out, done, length - done, offset + done);
+        if (bytesRead === 0) break;
+        done += bytesRead;
+      }
+      return done === length ? out : out.slice(0, done);
+    } catch (err) {
+      throw this.#failure("get", key, err);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    const limit = checkList(prefix, options);
+    this.counter.objectList();
+    // Start in the deepest folder the prefix names; a prefix whose folders are no valid key matches nothing.
+    const cut = prefix.lastIndexOf("/");
+    const folder = cut < 0 ? "" : prefix.slice(0, cut);
+    if (folder !== "" && !isValidKey(folder)) return { objects: [] };
+    const objects: ObjectInfo[] = [];
+    const after = options.continuation;
+    try {
+      const start = folder === "" ? this.#root : this.#dirOf(folder);
+      for await (const info of this.#walk(start, folder === "" ? "" : `${folder}/`, prefix, after)) {
+        objects.push(info);
+        if (objects.length > limit) break;
+      }
+    } catch (err) {
+      throw this.#failure("list", prefix, err);
+    }
+    if (objects.length <= limit) return { objects };
+    objects.length = limit;
+    return { objects, next: objects[limit - 1]?.key ?? "" };
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    for (const key of keys) checkObjectKey(key);
+    for (let i = 0; i < keys.length; i += DELETE_BATCH) this.counter.objectDelete();
+    const unique = [...new Set(keys)];
+    // A few files at a time: S3 deletes a whole batch in one request, so callers expect this to be quick.
+    for (let i = 0; i < unique.length; i += DELETE_PARALLEL) {
+      await Promise.all(unique.slice(i, i + DELETE_PARALLEL).map((key) => this.#deleteOne(key)));
+    }
+  }
+
+  async #deleteOne(key: string): Promise<void> {
+    const file = this.#fileOf(key);
+    try {
+      await fs.rm(file, { force: true });
+    } catch (err) {
+      throw this.#failure("delete", key, err);
+    }
+    await this.#pruneEmptyFolders(path.dirname(file));
+  }
+
+  /** Keys under `dir` (whose keys start with `keyPrefix`) that start with `prefix`, after `after`, in order. */
+  async *#walk(dir: string, keyPrefix: string, prefix: string, after: string | undefined): AsyncGenerator<ObjectInfo> {
+    let entries: Dirent[];
+    try {
+      entries = await fs.readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (errno(err) === "ENOENT" || errno(err) === "ENOTDIR") return;
+      throw err;
+    }
+    // A folder sorts as its name plus "/": every key inside starts with that, so a depth-first walk in
+    // this order yields keys in UTF-8 byte order.
+    const children: { order: Buffer; key: string; dir: boolean; name: string }[] = [];
+    for (const entry of entries) {
+      const isObject = entry.isFile() && OBJECT_FILE.test(entry.name);
+      if (!isObject && !entry.isDirectory()) continue;
+      const segment = decodeSegment(isObject ? entry.name.slice(0, -OBJECT_SUFFIX.length) : entry.name);
+      if (segment === undefined) continue;
+      const key = isObject ? keyPrefix + segment : `${keyPrefix}${segment}/`;
+      children.push({ order: utf8(key), key, dir: !isObject, name: entry.name });
+    }
+    children.sort((a, b) => Buffer.compare(a.order, b.order));
+    const afterBytes = after === undefined ? undefined : utf8(after);
+    for (const child of children) {
+      if (child.dir) {
+        if (!child.key.startsWith(prefix) && !prefix.startsWith(child.key)) continue;
+        // Skip a folder whose keys all sort before `after`.
+        if (afterBytes && Buffer.compare(child.order, afterBytes) < 0 && !after?.startsWith(child.key)) continue;
+        yield* this.#walk(path.join(dir, child.name), child.key, prefix, after);
+        continue;
+      }
+      if (!child.key.startsWith(prefix)) continue;
+      if (afterBytes && Buffer.compare(child.order, afterBytes) <= 0) continue;
+      try {
+        yield { key: child.key, size: (await fs.stat(path.join(dir, child.name))).size };
+      } catch (err) {
+        if (errno(err) !== "ENOENT") throw err; // deleted while we listed
+      }
+    }
+  }
+
+  /** Removes now-empty folders up to the root; a folder another writer just filled stays. */
+  async #pruneEmptyFolders(dir: string): Promise<void> {
+    for (let current = dir; current.startsWith(this.#root) && current !== this.#root; current = path.dirname(current)) {
+      try {
+        await fs.rmdir(current);
+      } catch {
+        return;
+      }
+    }
+  }
+
+  #dirOf(keyPath: string): string {
+    return path.join(this.#root, ...keyPath.split("/").map(encodeSegment));
+  }
+
+  #fileOf(key: string): string {
+    return this.#dirOf(key) + OBJECT_SUFFIX;
+  }
+
+  #failure(what: string, key: string, err: unknown): NimbusError {
+    if (err instanceof NimbusError) return err;
+    const code = errno(err);
+    if (what === "get" && (code === "ENOENT" || code === "ENOTDIR")) {
+      return new NimbusError(ErrorCode.OBJECT_NOT_FOUND, `no object ${key}`, { cause: err });
+    }
+    if (code === "ENAMETOOLONG") {
+      return new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `${what} ${key}: a key segment is too long for local files`, {
+        cause: err,
+      });
+    }
+    return new NimbusError(ErrorCode.SYSTEM_ERROR, `${what} ${key}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function isValidKey(key: string): boolean {
+  try {
+    checkObjectKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}

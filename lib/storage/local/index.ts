@@ -1,0 +1,57 @@
+/**
+ * @module The embedded storage adapter: tables in one SQLite database (`<dataDir>/tables.sqlite`, WAL),
+ * objects as files (`<dataDir>/objects/`). Several processes may open the same `dataDir` at once.
+ *
+ * @example
+ * const storage = createLocalStorage({ dataDir: ".nimbus" });
+ * const offsets = storage.table({ name: "offsets", sortKeyType: "string" });
+ */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { RequestCounter } from "../request-counter.js";
+import type { Storage } from "../storage.js";
+import type { Table, TableSpec } from "../table.js";
+import { checkTableSpec } from "../validate.js";
+import { FileObjectStore } from "./file-object-store.js";
+import { SqliteTable, sqlite } from "./sqlite-table.js";
+
+export { FileObjectStore } from "./file-object-store.js";
+export { SqliteTable } from "./sqlite-table.js";
+
+export interface LocalStorageOptions {
+  /** Folder of the data (created if missing). */
+  dataDir: string;
+  /** How long a write waits for another process's write lock before SYSTEM_BUSY (default 5000 ms). */
+  busyTimeoutMs?: number;
+}
+
+/** Opens (or creates) the embedded store in `options.dataDir`. */
+export function createLocalStorage(options: LocalStorageOptions): Storage {
+  const dataDir = path.resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const counter = new RequestCounter();
+  const db = sqlite("open the local database", () => {
+    const opened = new Database(path.join(dataDir, "tables.sqlite"), { timeout: options.busyTimeoutMs ?? 5000 });
+    // WAL lets readers run beside the one writer; NORMAL syncs at checkpoints, which WAL keeps consistent.
+    opened.pragma("journal_mode = WAL");
+    opened.pragma("synchronous = NORMAL");
+    return opened;
+  });
+  const tables = new Map<string, SqliteTable>();
+  return {
+    table(spec: TableSpec): Table {
+      const open = tables.get(spec.name);
+      checkTableSpec(spec, open?.spec);
+      if (open) return open;
+      const table = new SqliteTable(db, spec, counter);
+      tables.set(spec.name, table);
+      return table;
+    },
+    objects: new FileObjectStore(path.join(dataDir, "objects"), counter),
+    counter,
+    async close(): Promise<void> {
+      if (db.open) db.close();
+    },
+  };
+}

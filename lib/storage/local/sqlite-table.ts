@@ -1,0 +1,254 @@
+/**
+ * @module The `Table` port on SQLite: one SQL table per `TableSpec`, rows `(pk, sk, attrs)` under a
+ * `(pk, sk)` primary key WITHOUT ROWID, so a partition reads in sort-key order straight off the index.
+ * Number sort keys are REAL (numeric order); string sort keys are TEXT under SQLite's BINARY collation,
+ * which compares UTF-8 bytes as DynamoDB does. Every write runs in one `BEGIN IMMEDIATE` transaction
+ * (read, check the condition, write), so processes sharing the database file never interleave.
+ */
+import type { Database, Statement, Transaction } from "better-sqlite3";
+import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { itemSize } from "../item-size.js";
+import type { RequestCounter } from "../request-counter.js";
+import {
+  ConditionFailedError,
+  type GetOptions,
+  type Item,
+  type ItemKey,
+  type QueryOptions,
+  type QueryPage,
+  type SortKey,
+  type Table,
+  type TableSpec,
+  type UpdateSpec,
+  type WriteOptions,
+} from "../table.js";
+import {
+  checkCondition,
+  checkItem,
+  checkItemSize,
+  checkKey,
+  checkQuery,
+  checkTableSpec,
+  checkUpdate,
+} from "../validate.js";
+import { applyUpdate, conditionHolds, prefixUpperBound } from "./expression.js";
+import { decodeItem, encodeAttributes, storedName } from "./item-codec.js";
+
+/** DynamoDB ends a query page once it has read 1 MB. */
+const PAGE_BYTES = 1024 * 1024;
+/** DynamoDB TTL ignores expiry times more than five years in the past. */
+const TTL_HORIZON_SECONDS = 5 * 365 * 24 * 3600;
+/** Expired items are swept when a table opens, this long after they expire (TTL is lazy anyway). */
+const TTL_GRACE_SECONDS = 3600;
+
+interface Row {
+  sk: SortKey;
+  attrs: string;
+}
+
+/** Runs SQLite work, turning its errors into NimbusErrors (busy: retryable SYSTEM_BUSY). */
+export function sqlite<T>(what: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof NimbusError) throw err;
+    const code = (err as { code?: unknown }).code;
+    if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
+      throw new NimbusError(ErrorCode.SYSTEM_BUSY, `${what}: the local database is busy`, { cause: err });
+    }
+    throw new NimbusError(ErrorCode.SYSTEM_ERROR, `${what}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+export class SqliteTable implements Table {
+  readonly spec: TableSpec;
+  readonly counter: RequestCounter;
+  readonly #db: Database;
+  readonly #name: string;
+  readonly #statements = new Map<string, Statement>();
+  /** Runs its argument in a transaction; `.immediate()` makes it BEGIN IMMEDIATE. */
+  readonly #transaction: Transaction<(fn: () => unknown) => unknown>;
+
+  constructor(db: Database, spec: TableSpec, counter: RequestCounter) {
+    checkTableSpec(spec); // the name goes into SQL, quoted: it must be plain
+    this.#db = db;
+    this.spec = { ...spec };
+    this.counter = counter;
+    this.#transaction = db.transaction((fn: () => unknown) => fn());
+    this.#name = `"t_${spec.name}"`;
+    const skType = spec.sortKeyType === "number" ? "REAL" : "TEXT";
+    sqlite(`open table ${spec.name}`, () => {
+      db.exec(
+        `CREATE TABLE IF NOT EXISTS ${this.#name} (pk TEXT NOT NULL, sk ${skType} NOT NULL, attrs TEXT NOT NULL,` +
+          " PRIMARY KEY (pk, sk)) WITHOUT ROWID",
+      );
+      const columns = db.prepare(`PRAGMA table_info(${this.#name})`).all() as { name: string; type: string }[];
+      const declared = columns.find((c) => c.name === "sk")?.type;
+      if (declared !== skType) {
+        throw new NimbusError(
+          ErrorCode.PARAMETER_ILLEGAL,
+          `table ${spec.name} exists with another sort key type (${declared}, asked ${skType})`,
+        );
+      }
+      this.#sweepExpired();
+    });
+  }
+
+  async get(key: ItemKey, options: GetOptions = {}): Promise<Item | undefined> {
+    checkKey(this.spec, key);
+    const item = sqlite("get", () => this.#read(key));
+    this.counter.tableRead(item ? itemSize(item) : 0, options.consistent === true);
+    return item;
+  }
+
+  async put(item: Item, options: WriteOptions = {}): Promise<void> {
+    checkItem(this.spec, item);
+    checkCondition(options.condition);
+    const size = itemSize(item);
+    this.#write("put", item, options, size, () => {
+      this.#upsert(item);
+      return { result: undefined, bytes: size };
+    });
+  }
+
+  async update(key: ItemKey, update: UpdateSpec, options: WriteOptions = {}): Promise<Item> {
+    checkKey(this.spec, key);
+    checkUpdate(update);
+    checkCondition(options.condition);
+    const target: ItemKey = { pk: key.pk, sk: key.sk };
+    return this.#write("update", target, options, 0, (stored) => {
+      const next = applyUpdate(target, stored, update);
+      checkItemSize(next);
+      this.#upsert(next);
+      return { result: next, bytes: itemSize(next) };
+    });
+  }
+
+  async delete(key: ItemKey, options: WriteOptions = {}): Promise<void> {
+    checkKey(this.spec, key);
+    checkCondition(options.condition);
+    this.#write("delete", key, options, 0, () => {
+      this.#stmt(`DELETE FROM ${this.#name} WHERE pk = ? AND sk = ?`).run(key.pk, key.sk);
+      return { result: undefined, bytes: 0 };
+    });
+  }
+
+  async query(pk: string, options: QueryOptions = {}): Promise<QueryPage> {
+    checkQuery(this.spec, pk, options);
+    const { sql, params } = this.#querySql(pk, options);
+    const limit = options.limit ?? Number.POSITIVE_INFINITY;
+    const items: Item[] = [];
+    let bytes = 0;
+    sqlite("query", () => {
+      for (const row of this.#stmt(sql).iterate(...params) as IterableIterator<Row>) {
+        // As DynamoDB: stop before the next item once the page is full or has read 1 MB.
+        if (items.length >= limit || bytes >= PAGE_BYTES) break;
+        const item = decodeItem(pk, row.sk, row.attrs);
+        items.push(item);
+        bytes += itemSize(item);
+      }
+    });
+    this.counter.tableRead(bytes, options.consistent === true);
+    const last = items[items.length - 1];
+    const cut = items.length >= limit || bytes >= PAGE_BYTES;
+    return cut && last ? { items, lastSk: last.sk } : { items };
+  }
+
+  /**
+   * One conditional write in a `BEGIN IMMEDIATE` transaction: it takes the write lock before reading, so
+   * the condition is checked against the item as it is when the write lands, whichever process writes.
+   * `apply` runs only when the condition holds; an error it throws rolls everything back. Counts what
+   * DynamoDB bills: `apply`'s bytes, or `failedBytes` when the condition fails (a put's item size).
+   */
+  #write<T>(
+    what: string,
+    key: ItemKey,
+    options: WriteOptions,
+    failedBytes: number,
+    apply: (stored: Item | undefined) => { result: T; bytes: number },
+  ): T {
+    const outcome = sqlite(what, () =>
+      this.#transaction.immediate(() => {
+        const stored = this.#read(key);
+        return conditionHolds(options.condition, stored) ? { done: apply(stored) } : { stored };
+      }),
+    ) as { done: { result: T; bytes: number } } | { stored: Item | undefined };
+    if ("done" in outcome) {
+      this.counter.tableWrite(outcome.done.bytes);
+      return outcome.done.result;
+    }
+    this.counter.tableWrite(failedBytes);
+    const existing = options.returnExistingOnFailure ? outcome.stored : undefined;
+    throw new ConditionFailedError(`${what} ${this.spec.name} ${key.pk}/${key.sk}: condition failed`, existing);
+  }
+
+  #upsert(item: Item): void {
+    this.#stmt(`INSERT OR REPLACE INTO ${this.#name} (pk, sk, attrs) VALUES (?, ?, ?)`).run(
+      item.pk,
+      item.sk,
+      encodeAttributes(item),
+    );
+  }
+
+  #read(key: ItemKey): Item | undefined {
+    const row = this.#stmt(`SELECT sk, attrs FROM ${this.#name} WHERE pk = ? AND sk = ?`).get(key.pk, key.sk) as
+      | Row
+      | undefined;
+    return row ? decodeItem(key.pk, row.sk, row.attrs) : undefined;
+  }
+
+  #querySql(pk: string, options: QueryOptions): { sql: string; params: SortKey[] } {
+    const where = ["pk = ?"];
+    const params: SortKey[] = [pk];
+    const bound = (op: string, value: SortKey) => {
+      where.push(`sk ${op} ?`);
+      params.push(value);
+    };
+    const range = options.sk;
+    if (range) {
+      if ("eq" in range) bound("=", range.eq);
+      else if ("lt" in range) bound("<", range.lt);
+      else if ("lte" in range) bound("<=", range.lte);
+      else if ("gt" in range) bound(">", range.gt);
+      else if ("gte" in range) bound(">=", range.gte);
+      else if ("between" in range) {
+        bound(">=", range.between[0]);
+        bound("<=", range.between[1]);
+      } else {
+        bound(">=", range.beginsWith);
+        const upper = prefixUpperBound(range.beginsWith);
+        if (upper !== undefined) bound("<", upper);
+      }
+    }
+    if (options.startAfter !== undefined) bound(options.descending ? "<" : ">", options.startAfter);
+    const order = options.descending ? "DESC" : "ASC";
+    // LIMIT is bound (-1: none) so that one prepared statement serves every page size.
+    params.push(options.limit ?? -1);
+    return {
+      sql: `SELECT sk, attrs FROM ${this.#name} WHERE ${where.join(" AND ")} ORDER BY sk ${order} LIMIT ?`,
+      params,
+    };
+  }
+
+  #stmt(sql: string): Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Deletes items whose TTL passed over an hour ago, as DynamoDB's background TTL would by then. */
+  #sweepExpired(): void {
+    const attribute = this.spec.ttlAttribute;
+    if (attribute === undefined || /["\\]/.test(attribute)) return;
+    const path = `$."${storedName(attribute)}"`;
+    const now = Math.floor(Date.now() / 1000);
+    this.#db
+      .prepare(
+        `DELETE FROM ${this.#name} WHERE json_type(attrs, ?) IN ('integer', 'real') AND json_extract(attrs, ?) BETWEEN ? AND ?`,
+      )
+      .run(path, path, now - TTL_HORIZON_SECONDS, now - TTL_GRACE_SECONDS);
+  }
+}

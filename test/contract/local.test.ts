@@ -1,0 +1,106 @@
+/**
+ * @module Runs the storage contract suite against the embedded adapter (SQLite + files), plus the few
+ * behaviours only the embedded adapter has (its files, its lock timeout, its TTL sweep).
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import Database from "better-sqlite3";
+import { ErrorCode } from "../../lib/core/errors.js";
+import { createLocalStorage } from "../../lib/storage/local/index.js";
+import type { Storage } from "../../lib/storage/storage.js";
+import { openLocalFixture } from "../support/local-fixture.js";
+import { queueLogContract } from "./queue-log-contract.js";
+import { storageContract } from "./storage-contract.js";
+import { rejectsWith } from "./storage-contract-helpers.js";
+
+storageContract("local (SQLite + files)", openLocalFixture);
+queueLogContract("local (SQLite + files)", openLocalFixture);
+
+describe("local storage specifics", () => {
+  let dataDir = "";
+  let storage: Storage;
+  before(() => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-local-"));
+    storage = createLocalStorage({ dataDir, busyTimeoutMs: 50 });
+  });
+  after(async () => {
+    await storage.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("keeps keys that differ only in case apart on disk, and ignores stray files", async () => {
+    await storage.objects.put("case/Z", new Uint8Array([1]));
+    await storage.objects.put("case/z", new Uint8Array([2]));
+    await storage.objects.put("case/*", new Uint8Array([3]));
+    assert.deepEqual(readdirSync(path.join(dataDir, "objects", "case")).sort(), ["^+~", "^z~", "z~"]);
+    writeFileSync(path.join(dataDir, "objects", "case", "z~1234.tmp"), "partial");
+    writeFileSync(path.join(dataDir, "objects", "case", "notes.txt"), "not ours");
+    mkdirSync(path.join(dataDir, "objects", "case", "Upper"));
+    const page = await storage.objects.list("case/");
+    assert.deepEqual(
+      page.objects.map((o) => o.key),
+      ["case/*", "case/Z", "case/z"],
+    );
+  });
+
+  it("lists at most 1000 keys per page by default", async () => {
+    const keys = Array.from({ length: 1001 }, (_, i) => `many/${String(i).padStart(4, "0")}`);
+    for (let i = 0; i < keys.length; i += 100) {
+      await Promise.all(keys.slice(i, i + 100).map((k) => storage.objects.put(k, new Uint8Array(0))));
+    }
+    const first = await storage.objects.list("many/");
+    assert.equal(first.objects.length, 1000);
+    assert.equal(first.next, keys[999]);
+    const capped = await storage.objects.list("many/", { limit: 5000 });
+    assert.equal(capped.objects.length, 1000);
+    const rest = await storage.objects.list("many/", { continuation: first.next });
+    assert.deepEqual(rest, { objects: [{ key: keys[1000], size: 0 }] });
+  });
+
+  it("a table name opens with one spec only", () => {
+    storage.table({ name: "specs", sortKeyType: "number" });
+    assert.throws(() => storage.table({ name: "specs", sortKeyType: "string" }), { code: ErrorCode.PARAMETER_ILLEGAL });
+    const other = createLocalStorage({ dataDir });
+    assert.throws(() => other.table({ name: "specs", sortKeyType: "string" }), { code: ErrorCode.PARAMETER_ILLEGAL });
+    assert.throws(() => other.table({ name: 'bad"name', sortKeyType: "string" }), {
+      code: ErrorCode.PARAMETER_ILLEGAL,
+    });
+    return other.close();
+  });
+
+  it("a write that cannot get the lock within busyTimeoutMs fails with SYSTEM_BUSY and writes nothing", async () => {
+    const table = storage.table({ name: "busy", sortKeyType: "number" });
+    const holder = new Database(path.join(dataDir, "tables.sqlite"));
+    holder.exec("BEGIN IMMEDIATE");
+    try {
+      const err = await rejectsWith(table.put({ pk: "p", sk: 1 }), ErrorCode.SYSTEM_BUSY);
+      assert.equal(err.retryable, true);
+      assert.equal(await table.get({ pk: "p", sk: 1 }), undefined, "reads still work beside a writer");
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
+    }
+    await table.put({ pk: "p", sk: 1 });
+  });
+
+  it("sweeps items whose TTL passed over an hour ago when a table opens", async () => {
+    const spec = { name: "ttl", sortKeyType: "string", ttlAttribute: "expires" } as const;
+    const now = Math.floor(Date.now() / 1000);
+    const table = storage.table(spec);
+    await table.put({ pk: "p", sk: "long-expired", expires: now - 7200 });
+    await table.put({ pk: "p", sk: "just-expired", expires: now - 60 });
+    await table.put({ pk: "p", sk: "live", expires: now + 3600 });
+    await table.put({ pk: "p", sk: "no-ttl" });
+    await table.put({ pk: "p", sk: "not-a-number", expires: "0" });
+    const other = createLocalStorage({ dataDir });
+    const page = await other.table(spec).query("p");
+    assert.deepEqual(
+      page.items.map((i) => i.sk),
+      ["just-expired", "live", "no-ttl", "not-a-number"],
+    );
+    await other.close();
+  });
+});

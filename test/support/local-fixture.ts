@@ -1,0 +1,26 @@
+/** @module The contract fixture of the embedded adapter: a fresh data folder under the OS temp folder. */
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createLocalStorage } from "../../lib/storage/local/index.js";
+import type { Storage } from "../../lib/storage/storage.js";
+import type { OpenFixture } from "./storage-fixture.js";
+
+/** A new temp data folder with a storage on it; `reopen` opens another on the same folder. */
+export const openLocalFixture: OpenFixture = async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-local-"));
+  const opened: Storage[] = [];
+  const open = (): Storage => {
+    const storage = createLocalStorage({ dataDir });
+    opened.push(storage);
+    return storage;
+  };
+  return {
+    storage: open(),
+    reopen: async () => open(),
+    cleanup: async () => {
+      for (const storage of opened) await storage.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+};
