@@ -1,0 +1,98 @@
+/**
+ * @module RocketMQ's tag subscription expressions (`FilterAPI.buildSubscriptionData`, `SubscriptionData`):
+ * `*` for every message, or tags joined by `||`. The broker pre-filters by each tag's Java `hashCode`
+ * and the client then compares the tag strings, so a hash collision never delivers a wrong tag.
+ */
+import { ErrorCode, NimbusError } from "./errors.js";
+
+/** RocketMQ's `SubscriptionData.SUB_ALL`. */
+export const SUB_ALL = "*";
+
+/** A parsed tag expression. `tagsSet` and `codeSet` are empty when `all` is true. */
+export interface TagSubscription {
+  /** The expression as given, or "*" when it subscribes to everything. */
+  subString: string;
+  tagsSet: Set<string>;
+  /** Java `String.hashCode()` of each tag: what the broker compares against a message's tags code. */
+  codeSet: Set<number>;
+  all: boolean;
+}
+
+/**
+ * Java's `String.hashCode()`: `s[0]*31^(n-1) + ... + s[n-1]` over UTF-16 code units, as a signed 32-bit
+ * int. RocketMQ stores it as a message's tags code.
+ *
+ * @example
+ * javaStringHashCode("TagA"); // 2598919
+ */
+export function javaStringHashCode(value: string): number {
+  let hash = 0;
+  for (let i = 0; i < value.length; i++) hash = (Math.imul(hash, 31) + value.charCodeAt(i)) | 0;
+  return hash;
+}
+
+/** Java's `String.trim()`: strips code units up to U+0020 only, not every Unicode space as JS `trim` does. */
+function javaTrim(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && value.charCodeAt(start) <= 0x20) start++;
+  while (end > start && value.charCodeAt(end - 1) <= 0x20) end--;
+  return value.slice(start, end);
+}
+
+/**
+ * Parses a tag expression as RocketMQ's FilterAPI does. Undefined, "" and "*" subscribe to everything.
+ * Otherwise the expression is split on `||` (Java's `split`, which drops trailing empty parts), each part
+ * trimmed, and empty parts dropped.
+ *
+ * Two corner cases follow Java: an expression of only `||` separators (`"||"`, `"||||"`) splits into
+ * nothing and throws `PARAMETER_ILLEGAL` "subString split error"; one with blanks between or around the
+ * separators (`" || "`, `" "`) parses to no tags at all and so matches no message.
+ *
+ * @example
+ * parseSubExpression("TagA || TagB").tagsSet; // Set { "TagA", "TagB" }
+ * parseSubExpression(undefined).all; // true
+ */
+export function parseSubExpression(expr: string | undefined | null): TagSubscription {
+  if (expr === undefined || expr === null || expr === "" || expr === SUB_ALL) {
+    return { subString: SUB_ALL, tagsSet: new Set(), codeSet: new Set(), all: true };
+  }
+  const parts = expr.split("||");
+  while (parts.length > 0 && parts[parts.length - 1] === "") parts.pop();
+  if (parts.length === 0) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "subString split error");
+  const tagsSet = new Set<string>();
+  const codeSet = new Set<number>();
+  for (const part of parts) {
+    const tag = javaTrim(part);
+    if (tag.length === 0) continue;
+    tagsSet.add(tag);
+    codeSet.add(javaStringHashCode(tag));
+  }
+  return { subString: expr, tagsSet, codeSet, all: false };
+}
+
+/**
+ * True when a message with `tags` ("" for none) is delivered to `sub`: every message for `*`, otherwise
+ * only a message whose tag is one of the subscribed tags. A message without tags matches only `*`.
+ *
+ * @example
+ * matchesTag(parseSubExpression("TagA || TagB"), "TagB"); // true
+ * matchesTag(parseSubExpression("TagA"), ""); // false
+ */
+export function matchesTag(sub: TagSubscription, tags: string | undefined | null): boolean {
+  if (sub.all) return true;
+  if (tags === undefined || tags === null || tags === "") return false;
+  return sub.tagsSet.has(tags);
+}
+
+/**
+ * The broker's pre-filter (RocketMQ's `ExpressionMessageFilter.isMatchedByConsumeQueue`): compares a
+ * message's tags code with `codeSet`. It can pass a message whose tag only collides in hash; the client's
+ * `matchesTag` then drops it.
+ *
+ * @example
+ * matchesTagsCode(parseSubExpression("TagA"), javaStringHashCode("TagA")); // true
+ */
+export function matchesTagsCode(sub: TagSubscription, tagsCode: number): boolean {
+  return sub.all || sub.codeSet.has(tagsCode | 0);
+}
