@@ -20,6 +20,8 @@ export interface ReadOptions {
   filter?: (message: MessageRecord) => boolean;
   /** Stop after examining this many messages even if fewer matched. Default 4096. */
   maxScanMessages?: number;
+  /** At most this many bytes of messages as JSON (`wireSize`) per read; at least one message is always returned. Default 5.5 MB. */
+  maxWireBytes?: number;
 }
 
 export interface StoredMessage extends MessageRecord {
@@ -37,6 +39,16 @@ export interface ReadResult {
 }
 
 export const MAX_READ_MESSAGES = 1024;
+/** Under Lambda's 6 MB response limit (6,291,456 bytes) with room for the envelope. */
+export const DEFAULT_MAX_WIRE_BYTES = 5_500_000;
+
+/** About what a message takes in a JSON pull answer: base64 body, strings, and ~300 bytes of field names and numbers. */
+export function wireSize(m: MessageRecord): number {
+  let strings = m.tags.length;
+  for (const k of m.keys) strings += k.length + 3;
+  for (const [k, v] of Object.entries(m.properties)) strings += k.length + v.length + 6;
+  return Math.ceil(m.body.byteLength / 3) * 4 + strings * 2 + 300;
+}
 
 /** Index items per forward query page. */
 const PAGE_ITEMS = 16;
@@ -56,6 +68,7 @@ export async function readQueue(
 ): Promise<ReadResult> {
   const maxMessages = options.maxMessages ?? 32;
   const maxScan = options.maxScanMessages ?? 4096;
+  const maxBytes = options.maxWireBytes ?? DEFAULT_MAX_WIRE_BYTES;
   if (!Number.isSafeInteger(offset) || offset < 0) {
     throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `queueOffset must be a non-negative integer, got ${offset}`);
   }
@@ -93,6 +106,7 @@ export async function readQueue(
 
   const messages: StoredMessage[] = [];
   let examined = 0;
+  let bytes = 0;
   let nextBeginOffset = offset;
   let entries: IndexEntry[] = [holder];
   while (entries.length > 0) {
@@ -109,10 +123,16 @@ export async function readQueue(
       }
       for (let j = Math.max(0, nextBeginOffset - entry.start); j < records.length; j++) {
         const record = records[j] as MessageRecord;
+        const matches = !options.filter || options.filter(record);
+        // The answer must fit a Lambda response (6 MB, bodies travel as base64): stop before a message that
+        // would overflow it, but always hand out at least one, so a queue never sticks.
+        const size = wireSize(record);
+        if (matches && messages.length > 0 && bytes + size > maxBytes) return done();
         examined++;
         nextBeginOffset = entry.start + j + 1;
-        if (!options.filter || options.filter(record)) {
+        if (matches) {
           messages.push({ ...record, queueOffset: entry.start + j, storeTimestamp: entry.storeTimestamp });
+          bytes += size;
         }
         if (messages.length >= maxMessages || examined >= maxScan) return done();
       }

@@ -97,6 +97,27 @@ export function queueLogContract(label: string, open: OpenFixture): void {
       );
     });
 
+    it("stops a read before the answer outgrows a Lambda response, but always returns one message", async () => {
+      const log = new QueueLog(storage);
+      const q = freshQueue();
+      const big = (fill: number) => record(Buffer.alloc(1536 * 1024, fill));
+      await log.append(q, [big(1), big(2), big(3)]);
+      const first = await log.read(q, 0, { maxMessages: 32 });
+      assert.deepEqual(
+        first.messages.map((m) => m.body[0]),
+        [1, 2],
+        "two 1.5 MiB bodies (2 MB each as base64) fit in 5.5 MB, the third does not",
+      );
+      assert.equal(first.nextBeginOffset, 2);
+      const tiny = await log.read(q, 2, { maxWireBytes: 10 });
+      assert.deepEqual(
+        tiny.messages.map((m) => m.body[0]),
+        [3],
+        "one message even over the budget",
+      );
+      assert.equal(tiny.nextBeginOffset, 3);
+    });
+
     it("answers NO_NEW_MSG at the end, OFFSET_ILLEGAL past it, and on an empty queue", async () => {
       const log = new QueueLog(storage);
       const q = freshQueue();

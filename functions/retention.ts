@@ -1,0 +1,8 @@
+/** @module Scheduled hourly: deletes batches older than the retention (never a queue's newest batch). */
+import type { RetentionReport } from "../lib/broker/broker.js";
+import { awsContext } from "./shared/aws-context.js";
+import type { HandlerContext } from "./shared/context.js";
+
+export const applyRetention = (ctx: HandlerContext): Promise<RetentionReport> => ctx.broker.applyRetention();
+
+export const handler = async (): Promise<RetentionReport> => applyRetention(await awsContext());

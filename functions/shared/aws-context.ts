@@ -1,0 +1,52 @@
+/**
+ * @module The Lambda side of configuration: reads the environment once (zod), builds the AWS storage and
+ * the broker, and keeps them for the life of the container. The only place Lambda code reads `process.env`.
+ *
+ * Environment (set by infra/, from linked resources):
+ * - `NIMBUS_BUCKET`: the message bucket; `NIMBUS_TABLES`: JSON `{ "queue-index": name, "routes": name, ... }`
+ * - `NIMBUS_API_URL`: the stage's API URL (the brokers' address); `NIMBUS_CONFIG`: JSON `NimbusConfig` (optional)
+ * - `AWS_REGION`: set by Lambda itself.
+ */
+import { z } from "zod";
+import { createBroker } from "../../lib/broker/create-broker.js";
+import { newMessageId } from "../../lib/client/message-id-node.js";
+import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
+import { createAwsStorage } from "../../lib/storage/aws/index.js";
+import type { HandlerContext } from "./context.js";
+
+const jsonString = z.string().transform((s, ctx) => {
+  try {
+    return JSON.parse(s) as unknown;
+  } catch {
+    ctx.addIssue({ code: "custom", message: "must be JSON" });
+    return z.NEVER;
+  }
+});
+
+const Env = z.object({
+  AWS_REGION: z.string().min(1),
+  NIMBUS_BUCKET: z.string().min(1),
+  NIMBUS_TABLES: jsonString.pipe(z.record(z.string(), z.string().min(1))),
+  NIMBUS_API_URL: z.string().url(),
+  NIMBUS_CONFIG: jsonString.optional(),
+});
+
+let context: Promise<HandlerContext> | undefined;
+
+/** The broker of this Lambda container, built on first use. */
+export function awsContext(): Promise<HandlerContext> {
+  context ??= (async () => {
+    const env = Env.parse(process.env);
+    const storage = createAwsStorage({
+      region: env.AWS_REGION,
+      bucket: env.NIMBUS_BUCKET,
+      tableNames: env.NIMBUS_TABLES,
+    });
+    const broker = createBroker(storage, parseNimbusConfig(env.NIMBUS_CONFIG), {
+      apiUrl: env.NIMBUS_API_URL,
+      newMessageId,
+    });
+    return { broker };
+  })();
+  return context;
+}

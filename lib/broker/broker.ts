@@ -1,0 +1,98 @@
+/**
+ * @module The broker: every service wired on one `Storage`. Handlers (Lambda or the local server) build
+ * one per process and call its services; this is the only place that knows how they fit together.
+ */
+import type { Storage } from "../storage/storage.js";
+import { ClientService } from "./client-service.js";
+import { type BrokerRegistration, NameServer } from "./name-server.js";
+import { OffsetService } from "./offset-service.js";
+import { PullService } from "./pull-service.js";
+import { QueueLog } from "./queue-log.js";
+import { RouteCache } from "./route-cache.js";
+import { type SendLimits, SendService } from "./send-service.js";
+import { CLIENTS_TABLE, OFFSETS_TABLE, ROUTES_TABLE } from "./tables.js";
+import { TopicService } from "./topics.js";
+
+export interface BrokerOptions {
+  /** The brokers this deployment serves (registered by `registerBrokers`). */
+  brokers: BrokerRegistration[];
+  /** RocketMQ's autoCreateTopicEnable. Default true. */
+  autoCreateTopic?: boolean;
+  /** Queues per broker of an auto-created topic. Default 4. */
+  defaultTopicQueueNums?: number;
+  /** Batches up to this size stay inline in DynamoDB. Default 8 KiB (see docs/queue-log.md). */
+  inlineThresholdBytes?: number;
+  /** How long messages are kept (RocketMQ's fileReservedTime). Default 72 h. */
+  retentionMs?: number;
+  /** How long an API instance trusts a cached topic route. Default 3 s. */
+  routeCacheMs?: number;
+  sendLimits?: SendLimits;
+  /** Makes a message id (UNIQ_KEY) for messages that come without one. */
+  newMessageId: () => string;
+  now?: () => number;
+}
+
+export interface RetentionReport {
+  queues: number;
+  deletedBatches: number;
+  deletedMessages: number;
+}
+
+export class Broker {
+  readonly queueLog: QueueLog;
+  readonly nameServer: NameServer;
+  readonly routeCache: RouteCache;
+  readonly topics: TopicService;
+  readonly sender: SendService;
+  readonly puller: PullService;
+  readonly offsets: OffsetService;
+  readonly clients: ClientService;
+  readonly #options: BrokerOptions;
+  readonly #now: () => number;
+
+  constructor(storage: Storage, options: BrokerOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    const now = this.#now;
+    const routes = storage.table(ROUTES_TABLE);
+    this.queueLog = new QueueLog(storage, {
+      ...(options.inlineThresholdBytes === undefined ? {} : { inlineThresholdBytes: options.inlineThresholdBytes }),
+      now,
+    });
+    this.nameServer = new NameServer(routes, now);
+    this.routeCache = new RouteCache(this.nameServer, options.routeCacheMs ?? 3000, now);
+    this.topics = new TopicService(routes, this.nameServer, this.queueLog, (t) => this.routeCache.invalidate(t), now);
+    this.sender = new SendService(this.routeCache, this.topics, this.queueLog, {
+      autoCreateTopic: options.autoCreateTopic ?? true,
+      defaultQueueNums: options.defaultTopicQueueNums ?? 4,
+      newMessageId: options.newMessageId,
+      now,
+      ...(options.sendLimits ? { limits: options.sendLimits } : {}),
+    });
+    this.puller = new PullService(this.routeCache, this.queueLog);
+    this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
+    this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
+  }
+
+  /** Registers the configured brokers with the name server: the scheduled job, every 30 s. */
+  registerBrokers(): Promise<void> {
+    return this.nameServer.register(this.#options.brokers);
+  }
+
+  /** Retention over every queue of every topic: the scheduled job, hourly. */
+  async applyRetention(): Promise<RetentionReport> {
+    const olderThan = this.#now() - (this.#options.retentionMs ?? 72 * 3600_000);
+    const report: RetentionReport = { queues: 0, deletedBatches: 0, deletedMessages: 0 };
+    for (const entry of await this.topics.listEntries()) {
+      for (const [brokerName, n] of Object.entries(entry.queues)) {
+        for (let queueId = 0; queueId < n; queueId++) {
+          const trimmed = await this.queueLog.trim({ topic: entry.topic, brokerName, queueId }, olderThan);
+          report.queues++;
+          report.deletedBatches += trimmed.deletedBatches;
+          report.deletedMessages += trimmed.deletedMessages;
+        }
+      }
+    }
+    return report;
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * @module Consumer offsets per (topic, group, brokerName, queueId), as RocketMQ's consumerOffset.json:
+ * commit, query, and the consumer-progress table of a group. An offset moves only by a commit or an admin reset.
+ */
+import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
+import { validateGroup, validateTopic } from "../core/names.js";
+import type { Table } from "../storage/table.js";
+import { queryAll } from "./query-all.js";
+import type { QueueLog } from "./queue-log.js";
+import type { RouteCache } from "./route-cache.js";
+import { keys } from "./tables.js";
+import { queueIds } from "./topics.js";
+
+export interface OffsetEntry {
+  brokerName: string;
+  queueId: number;
+  offset: number;
+}
+
+export interface ProgressRow {
+  topic: string;
+  brokerName: string;
+  queueId: number;
+  brokerOffset: number;
+  consumerOffset: number;
+  diff: number;
+  /** Store time of the last consumed message (offset - 1), 0 when nothing was consumed. */
+  lastTimestamp: number;
+}
+
+/** At most this many offsets per commit (a group holds one per queue). */
+export const MAX_COMMIT_ENTRIES = 1024;
+
+export class OffsetService {
+  readonly #knownGroupTopics = new Set<string>();
+
+  constructor(
+    private readonly offsets: Table,
+    private readonly routes: RouteCache,
+    private readonly queueLog: QueueLog,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async commit(group: string, topic: string, entries: OffsetEntry[]): Promise<void> {
+    validateGroup(group);
+    validateTopic(topic);
+    if (entries.length > MAX_COMMIT_ENTRIES)
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `at most ${MAX_COMMIT_ENTRIES} offsets per commit`);
+    const seen = new Set<string>();
+    for (const e of entries) {
+      if (!Number.isInteger(e.queueId) || e.queueId < 0)
+        throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `queueId must be a non-negative integer, got ${e.queueId}`);
+      if (!Number.isSafeInteger(e.offset) || e.offset < 0)
+        throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `offset must be a non-negative integer, got ${e.offset}`);
+      const sk = keys.offsetSk(e.brokerName, e.queueId);
+      if (seen.has(sk)) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `queue ${sk} appears twice`);
+      seen.add(sk);
+    }
+    // Only queues the topic has: a stray offset would otherwise live on in the group's progress forever.
+    const route = await this.routes.get(topic);
+    for (const e of entries) {
+      const qd = route.queueDatas.find((q) => q.brokerName === e.brokerName);
+      if (!qd || e.queueId >= Math.max(qd.readQueueNums, qd.writeQueueNums)) {
+        throw new NimbusError(
+          ErrorCode.PARAMETER_ILLEGAL,
+          `topic ${topic} has no queue ${e.queueId} on broker ${e.brokerName}`,
+        );
+      }
+    }
+    const updatedAt = this.now();
+    // Unconditional puts: a commit sets the group's position as RocketMQ's does (last commit wins).
+    await Promise.all(
+      entries.map((e) =>
+        this.offsets.put({
+          pk: keys.offsets(topic, group),
+          sk: keys.offsetSk(e.brokerName, e.queueId),
+          ...e,
+          updatedAt,
+        }),
+      ),
+    );
+    const groupTopic = `${group}\n${topic}`;
+    if (!this.#knownGroupTopics.has(groupTopic)) {
+      await this.offsets.put({ pk: keys.groupTopics(group), sk: topic, since: updatedAt });
+      this.#knownGroupTopics.add(groupTopic);
+    }
+  }
+
+  async query(group: string, topic: string): Promise<OffsetEntry[]> {
+    validateGroup(group);
+    validateTopic(topic);
+    const items = await queryAll(this.offsets, keys.offsets(topic, group), { consistent: true });
+    return items.map((i) => ({
+      brokerName: String(i.brokerName),
+      queueId: Number(i.queueId),
+      offset: Number(i.offset),
+    }));
+  }
+
+  /** Topics the group has committed offsets for. */
+  async topicsOf(group: string): Promise<string[]> {
+    validateGroup(group);
+    return (await queryAll(this.offsets, keys.groupTopics(group), { consistent: true })).map((i) => String(i.sk));
+  }
+
+  /** RocketMQ's consumerProgress: every queue of the topic(s), broker offset, consumer offset, diff. */
+  async progress(group: string, topic?: string): Promise<ProgressRow[]> {
+    validateGroup(group);
+    const topics = topic === undefined ? await this.topicsOf(group) : [topic];
+    // Without a topic, skip topics deleted since the group committed on them.
+    const rows = await Promise.all(
+      topics.map((t) =>
+        this.#topicProgress(group, t).catch((err: unknown) => {
+          if (topic === undefined && isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) return [];
+          throw err;
+        }),
+      ),
+    );
+    return rows.flat();
+  }
+
+  async #topicProgress(group: string, topic: string): Promise<ProgressRow[]> {
+    validateTopic(topic);
+    const [route, committed] = await Promise.all([this.routes.get(topic), this.query(group, topic)]);
+    const byQueue = new Map(committed.map((e) => [keys.offsetSk(e.brokerName, e.queueId), e.offset]));
+    const queues = route.queueDatas.flatMap((qd) =>
+      queueIds(qd).map((queueId) => ({ topic, brokerName: qd.brokerName, queueId })),
+    );
+    return Promise.all(
+      queues.map(async (q) => {
+        const status = await this.queueLog.status(q);
+        const consumerOffset = byQueue.get(keys.offsetSk(q.brokerName, q.queueId)) ?? 0;
+        let lastTimestamp = 0;
+        if (consumerOffset > status.minOffset && consumerOffset <= status.maxOffset) {
+          const last = await this.queueLog.read(q, consumerOffset - 1, { maxMessages: 1 });
+          lastTimestamp = last.messages[0]?.storeTimestamp ?? 0;
+        }
+        const diff = Math.max(0, status.maxOffset - consumerOffset);
+        return { ...q, brokerOffset: status.maxOffset, consumerOffset, diff, lastTimestamp };
+      }),
+    );
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * @module Pull: check the queue is readable (a readable broker, `queueId < readQueueNums`), read from the
+ * queue log with the group's tag subscription, and answer RocketMQ's PullResult. Pulling deletes nothing,
+ * and no call waits for messages: an empty queue answers NO_NEW_MSG at once (clients back off and poll).
+ */
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import { MessageConst } from "../core/message.js";
+import { validateGroup, validateTopic } from "../core/names.js";
+import { PermName } from "../core/perm-name.js";
+import { matchesTag, parseSubExpression } from "../core/subscription.js";
+import type { QueueLog } from "./queue-log.js";
+import type { PullStatus, StoredMessage } from "./queue-log-read.js";
+import type { RouteCache } from "./route-cache.js";
+
+export interface PullRequest {
+  consumerGroup: string;
+  topic: string;
+  brokerName: string;
+  queueId: number;
+  queueOffset: number;
+  maxMsgNums?: number;
+  subExpression?: string;
+}
+
+export interface PulledMessage {
+  msgId: string;
+  topic: string;
+  brokerName: string;
+  queueId: number;
+  queueOffset: number;
+  tags: string;
+  keys: string[];
+  properties: Record<string, string>;
+  body: Uint8Array;
+  flag: number;
+  bornTimestamp: number;
+  storeTimestamp: number;
+  reconsumeTimes: number;
+}
+
+export interface PullResult {
+  pullStatus: PullStatus;
+  nextBeginOffset: number;
+  minOffset: number;
+  maxOffset: number;
+  messages: PulledMessage[];
+}
+
+export class PullService {
+  constructor(
+    private readonly routes: RouteCache,
+    private readonly queueLog: QueueLog,
+  ) {}
+
+  async pull(req: PullRequest): Promise<PullResult> {
+    validateGroup(req.consumerGroup);
+    validateTopic(req.topic);
+    const sub = parseSubExpression(req.subExpression);
+    const route = await this.routes.get(req.topic);
+    const qd = route.queueDatas.find((q) => q.brokerName === req.brokerName);
+    if (!qd)
+      throw new NimbusError(
+        ErrorCode.PARAMETER_ILLEGAL,
+        `topic ${req.topic} has no queues on broker ${req.brokerName}`,
+      );
+    if (!PermName.isReadable(qd.perm)) {
+      throw new NimbusError(
+        ErrorCode.NO_PERMISSION,
+        `the broker[${qd.brokerName}] pulling message from topic[${req.topic}] is forbidden`,
+      );
+    }
+    if (!Number.isInteger(req.queueId) || req.queueId < 0 || req.queueId >= qd.readQueueNums) {
+      throw new NimbusError(
+        ErrorCode.PARAMETER_ILLEGAL,
+        `queueId ${req.queueId} is not below readQueueNums ${qd.readQueueNums} of ${qd.brokerName}`,
+      );
+    }
+    const queue = { topic: req.topic, brokerName: req.brokerName, queueId: req.queueId };
+    const result = await this.queueLog.read(queue, req.queueOffset, {
+      ...(req.maxMsgNums === undefined ? {} : { maxMessages: req.maxMsgNums }),
+      ...(sub.all ? {} : { filter: (m) => matchesTag(sub, m.tags) }),
+    });
+    return {
+      pullStatus: result.status,
+      nextBeginOffset: result.nextBeginOffset,
+      minOffset: result.minOffset,
+      maxOffset: result.maxOffset,
+      messages: result.messages.map((m) => toPulled(queue, m)),
+    };
+  }
+}
+
+function toPulled(q: { topic: string; brokerName: string; queueId: number }, m: StoredMessage): PulledMessage {
+  return {
+    msgId: m.properties[MessageConst.UNIQ_KEY] ?? `${q.brokerName}-${q.queueId}-${m.queueOffset}`,
+    ...q,
+    queueOffset: m.queueOffset,
+    tags: m.tags,
+    keys: m.keys,
+    properties: m.properties,
+    body: m.body,
+    flag: m.flag,
+    bornTimestamp: m.bornTimestamp,
+    storeTimestamp: m.storeTimestamp,
+    reconsumeTimes: m.reconsumeTimes,
+  };
+}

@@ -1,0 +1,33 @@
+/**
+ * @module A short-lived cache of topic routes for the data plane, so a send or pull does not cost two
+ * route queries. Routes change rarely; an API instance sees another instance's change within `ttlMs`
+ * (RocketMQ clients refresh routes every 30 s). Changes made through this instance apply at once.
+ */
+import type { NameServer, TopicRouteData } from "./name-server.js";
+
+export class RouteCache {
+  readonly #entries = new Map<string, { route: TopicRouteData; at: number }>();
+
+  constructor(
+    private readonly nameServer: NameServer,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async get(topic: string): Promise<TopicRouteData> {
+    const hit = this.#entries.get(topic);
+    if (hit && this.now() - hit.at < this.ttlMs) return hit.route;
+    const route = await this.nameServer.topicRoute(topic);
+    this.#entries.set(topic, { route, at: this.now() });
+    return route;
+  }
+
+  set(topic: string, route: TopicRouteData): void {
+    this.#entries.set(topic, { route, at: this.now() });
+  }
+
+  invalidate(topic?: string): void {
+    if (topic === undefined) this.#entries.clear();
+    else this.#entries.delete(topic);
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * @module Send: validate a batch, pick the queue, append it with the queue log, answer offsets and
+ * message ids. A rejected send writes nothing (every check runs before the append).
+ */
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import { MessageConst, type MessageRecord } from "../core/message.js";
+import { encodeBatch } from "../core/message-codec.js";
+import { validateGroup, validateUserTopic } from "../core/names.js";
+import { PermName } from "../core/perm-name.js";
+import type { QueueData, TopicRouteData } from "./name-server.js";
+import type { QueueRef } from "./queue-index.js";
+import type { QueueLog } from "./queue-log.js";
+import type { RouteCache } from "./route-cache.js";
+import type { TopicService } from "./topics.js";
+
+export interface SendMessageInput {
+  body: Uint8Array;
+  tags?: string;
+  keys?: string[];
+  properties?: Record<string, string>;
+  flag?: number;
+  delayTimeLevel?: number;
+}
+
+export interface SendRequest {
+  producerGroup?: string;
+  topic: string;
+  brokerName?: string;
+  queueId?: number;
+  messages: SendMessageInput[];
+}
+
+export interface SendResult {
+  sendStatus: "SEND_OK";
+  messageQueue: QueueRef;
+  queueOffset: number;
+  msgIds: string[];
+  storeTimestamp: number;
+}
+
+export interface SendLimits {
+  /** RocketMQ's maxMessageSize: 4 MiB per body, and per encoded batch. */
+  maxBodyBytes: number;
+  maxBatchBytes: number;
+  maxBatchMessages: number;
+  maxPropertiesBytes: number;
+}
+
+export const DEFAULT_SEND_LIMITS: SendLimits = {
+  maxBodyBytes: 4 * 1024 * 1024,
+  maxBatchBytes: 4 * 1024 * 1024,
+  maxBatchMessages: 1024,
+  maxPropertiesBytes: 32 * 1024,
+};
+
+export interface SendServiceOptions {
+  limits?: SendLimits;
+  /** RocketMQ's autoCreateTopicEnable: an unknown topic gets `defaultQueueNums` queues on every writable broker. */
+  autoCreateTopic: boolean;
+  defaultQueueNums?: number;
+  newMessageId: () => string;
+  now?: () => number;
+}
+
+const illegal = (message: string) => new NimbusError(ErrorCode.MESSAGE_ILLEGAL, message);
+const tooLarge = (message: string) => new NimbusError(ErrorCode.MESSAGE_BODY_TOO_LARGE, message);
+const utf8Length = (s: string) => new TextEncoder().encode(s).byteLength;
+
+export class SendService {
+  #roundRobin = Math.floor(Math.random() * 1024);
+  readonly #limits: SendLimits;
+  readonly #now: () => number;
+
+  constructor(
+    private readonly routes: RouteCache,
+    private readonly topics: TopicService,
+    private readonly queueLog: QueueLog,
+    private readonly options: SendServiceOptions,
+  ) {
+    this.#limits = options.limits ?? DEFAULT_SEND_LIMITS;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async send(req: SendRequest): Promise<SendResult> {
+    validateUserTopic(req.topic);
+    if (req.producerGroup !== undefined) validateGroup(req.producerGroup);
+    const records = this.#toRecords(req.messages);
+    const batch = encodeBatch(records);
+    if (batch.byteLength > this.#limits.maxBatchBytes) {
+      throw tooLarge(`the batch is ${batch.byteLength} bytes encoded, over the limit of ${this.#limits.maxBatchBytes}`);
+    }
+    const route = await this.#route(req.topic);
+    const queue = this.#pickQueue(req, route);
+    const { queueOffset, storeTimestamp } = await this.queueLog.appendEncoded(queue, batch, records.length);
+    const msgIds = records.map((r) => r.properties[MessageConst.UNIQ_KEY] as string);
+    return { sendStatus: "SEND_OK", messageQueue: queue, queueOffset, msgIds, storeTimestamp };
+  }
+
+  #toRecords(messages: SendMessageInput[]): MessageRecord[] {
+    const limits = this.#limits;
+    if (messages.length === 0) throw illegal("a send holds at least one message");
+    if (messages.length > limits.maxBatchMessages)
+      throw illegal(`a batch holds at most ${limits.maxBatchMessages} messages`);
+    const bornTimestamp = this.#now();
+    return messages.map((m, i) => {
+      if (m.body.byteLength === 0) throw illegal(`message ${i}: the message body length is zero`);
+      if (m.body.byteLength > limits.maxBodyBytes) {
+        throw tooLarge(
+          `message ${i}: the message body size ${m.body.byteLength} is over the limit of ${limits.maxBodyBytes}`,
+        );
+      }
+      if (m.delayTimeLevel !== undefined && m.delayTimeLevel !== 0) {
+        throw new NimbusError(
+          ErrorCode.PARAMETER_ILLEGAL,
+          `message ${i}: delayed messages (delayTimeLevel) are not supported yet`,
+        );
+      }
+      const tags = m.tags ?? "";
+      if (tags.includes("|") || tags.trim() !== tags || utf8Length(tags) > 255) {
+        throw illegal(`message ${i}: a tag has no '|', no leading or trailing blanks and at most 255 bytes`);
+      }
+      const keys = m.keys ?? [];
+      for (const key of keys) {
+        if (key.length === 0 || key.includes(MessageConst.KEY_SEPARATOR))
+          throw illegal(`message ${i}: a key is non-empty and has no space`);
+      }
+      const properties = { ...(m.properties ?? {}) };
+      for (const reserved of [MessageConst.TAGS, MessageConst.KEYS, MessageConst.DELAY]) {
+        if (reserved in properties) throw illegal(`message ${i}: property ${reserved} is set by the broker`);
+      }
+      properties[MessageConst.UNIQ_KEY] ??= this.options.newMessageId();
+      const propBytes = Object.entries(properties).reduce((n, [k, v]) => n + utf8Length(k) + utf8Length(v) + 2, 0);
+      if (propBytes > limits.maxPropertiesBytes)
+        throw tooLarge(`message ${i}: properties are over ${limits.maxPropertiesBytes} bytes`);
+      if (Object.keys(properties).some((k) => k.length === 0)) throw illegal(`message ${i}: a property name is empty`);
+      return { bornTimestamp, flag: m.flag ?? 0, tags, keys, properties, body: m.body, reconsumeTimes: 0 };
+    });
+  }
+
+  async #route(topic: string): Promise<TopicRouteData> {
+    try {
+      return await this.routes.get(topic);
+    } catch (err) {
+      if (!(err instanceof NimbusError) || err.code !== ErrorCode.TOPIC_NOT_EXIST || !this.options.autoCreateTopic)
+        throw err;
+      const route = await this.topics.autoCreate(topic, this.options.defaultQueueNums ?? 4);
+      this.routes.set(topic, route);
+      return route;
+    }
+  }
+
+  #pickQueue(req: SendRequest, route: TopicRouteData): QueueRef {
+    const writable = route.queueDatas.filter((q) => PermName.isWriteable(q.perm) && q.writeQueueNums > 0);
+    if (req.brokerName === undefined) {
+      if (req.queueId !== undefined) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "queueId needs brokerName");
+      const all = writable.flatMap((qd) =>
+        Array.from({ length: qd.writeQueueNums }, (_, queueId) => ({ brokerName: qd.brokerName, queueId })),
+      );
+      const picked = all[this.#roundRobin++ % Math.max(1, all.length)];
+      if (!picked) throw new NimbusError(ErrorCode.NO_PERMISSION, `topic ${req.topic} has no writable queue`);
+      return { topic: req.topic, ...picked };
+    }
+    const qd: QueueData | undefined = route.queueDatas.find((q) => q.brokerName === req.brokerName);
+    if (!qd)
+      throw new NimbusError(
+        ErrorCode.PARAMETER_ILLEGAL,
+        `topic ${req.topic} has no queues on broker ${req.brokerName}`,
+      );
+    if (!PermName.isWriteable(qd.perm)) {
+      throw new NimbusError(
+        ErrorCode.NO_PERMISSION,
+        `the broker[${qd.brokerName}] sending message to topic[${req.topic}] is forbidden (perm ${PermName.perm2String(qd.perm)})`,
+      );
+    }
+    const queueId = req.queueId ?? this.#roundRobin++ % qd.writeQueueNums;
+    if (queueId >= qd.writeQueueNums) {
+      throw new NimbusError(
+        ErrorCode.PARAMETER_ILLEGAL,
+        `queueId ${queueId} is not below writeQueueNums ${qd.writeQueueNums} of ${qd.brokerName}`,
+      );
+    }
+    return { topic: req.topic, brokerName: qd.brokerName, queueId };
+  }
+}

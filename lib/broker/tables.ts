@@ -1,0 +1,28 @@
+/**
+ * @module The tables the broker uses and the shape of their keys. Key prefixes end in `:`, a character
+ * that topic, group and broker names cannot contain (see lib/core/names), so no two kinds of key collide.
+ */
+import type { TableSpec } from "../storage/table.js";
+import { QUEUE_INDEX_TABLE } from "./queue-index.js";
+
+/** Topic routes (`topic:<T>` / brokerName), the topic list (`topics` / topic), brokers (`brokers` / cluster:name:id). */
+export const ROUTES_TABLE: TableSpec = { name: "routes", sortKeyType: "string" };
+/** Consumer offsets (`offset:<T>:<G>` / brokerName:queueId) and each group's topics (`group:<G>` / topic). */
+export const OFFSETS_TABLE: TableSpec = { name: "offsets", sortKeyType: "string" };
+/** Heartbeats (`consumer:<G>` or `producer:<G>` / clientId); TTL only tidies up, liveness is the heartbeat time. */
+export const CLIENTS_TABLE: TableSpec = { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" };
+
+/** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
+export const BROKER_TABLES: readonly TableSpec[] = [QUEUE_INDEX_TABLE, ROUTES_TABLE, OFFSETS_TABLE, CLIENTS_TABLE];
+
+export const keys = {
+  topicRoute: (topic: string) => `topic:${topic}`,
+  topicList: "topics",
+  brokers: "brokers",
+  brokerSk: (cluster: string, brokerName: string, brokerId: number) => `${cluster}:${brokerName}:${brokerId}`,
+  offsets: (topic: string, group: string) => `offset:${topic}:${group}`,
+  offsetSk: (brokerName: string, queueId: number) => `${brokerName}:${queueId}`,
+  groupTopics: (group: string) => `group:${group}`,
+  consumers: (group: string) => `consumer:${group}`,
+  producers: (group: string) => `producer:${group}`,
+} as const;

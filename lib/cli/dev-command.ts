@@ -1,0 +1,84 @@
+/** @module `nimbus dev`: the local broker on 127.0.0.1:9876, on the embedded store or on DynamoDB/S3 endpoints. */
+import { resolve } from "node:path";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { type LocalServer, type StorageChoice, startLocalServer } from "../dev/local-server.js";
+
+interface DevOptions {
+  port: number;
+  host: string;
+  dataDir: string;
+  storage: "local" | "aws";
+  region: string;
+  bucket?: string;
+  tablePrefix: string;
+  dynamoEndpoint?: string;
+  s3Endpoint?: string;
+  provision: boolean;
+}
+
+const port = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("a port is 0..65535");
+  return n;
+};
+
+export function addDevCommand(program: Command): void {
+  program
+    .command("dev")
+    .description("run the local broker (brokers broker-a and broker-b in DefaultCluster) until Ctrl-C")
+    .addOption(new Option("--port <port>", "port to listen on (0: any free port)").default(9876).argParser(port))
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--data-dir <dir>", "embedded store folder (--storage local)", "./.nimbus")
+    .addOption(
+      new Option("--storage <kind>", "where messages and metadata live").choices(["local", "aws"]).default("local"),
+    )
+    .option("--region <region>", "AWS region (--storage aws)", "us-east-1")
+    .option("--bucket <name>", "S3 bucket for message batches (--storage aws)")
+    .option("--table-prefix <prefix>", "DynamoDB table name prefix (--storage aws)", "nimbus-")
+    .option("--dynamo-endpoint <url>", "DynamoDB endpoint, e.g. an emulator (--storage aws)")
+    .option("--s3-endpoint <url>", "S3 endpoint, e.g. an emulator (--storage aws)")
+    .option("--provision", "create the tables and the bucket if missing (--storage aws)", false)
+    .action(async (opts: DevOptions) => {
+      const server = await startLocalServer({ port: opts.port, host: opts.host, storage: storageChoice(opts) });
+      console.log(`nimbus: local broker listening on ${server.url} (${describe(opts)}); Ctrl-C stops it`);
+      stopOnSignals(server);
+    });
+}
+
+function storageChoice(opts: DevOptions): StorageChoice {
+  if (opts.storage === "local") return { kind: "local", dataDir: resolve(opts.dataDir) };
+  if (!opts.bucket) throw new InvalidArgumentError("--storage aws needs --bucket");
+  return {
+    kind: "aws",
+    provision: opts.provision,
+    region: opts.region,
+    bucket: opts.bucket,
+    tablePrefix: opts.tablePrefix,
+    ...(opts.dynamoEndpoint ? { dynamoEndpoint: opts.dynamoEndpoint } : {}),
+    ...(opts.s3Endpoint ? { s3Endpoint: opts.s3Endpoint } : {}),
+  };
+}
+
+function describe(opts: DevOptions): string {
+  return opts.storage === "local"
+    ? `embedded store in ${resolve(opts.dataDir)}`
+    : `DynamoDB + S3 bucket ${opts.bucket}`;
+}
+
+function stopOnSignals(server: LocalServer): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`nimbus: ${signal}, stopping`);
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error("nimbus: stop failed:", err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+}

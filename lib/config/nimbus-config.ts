@@ -1,0 +1,57 @@
+/**
+ * @module The deployment's broker settings, validated by zod: one schema that the SST stack, the Lambda
+ * handlers and the local server all read, so a stage behaves the same everywhere.
+ */
+import { z } from "zod";
+
+const brokerName = z.string().regex(/^[%|a-zA-Z0-9_-]{1,127}$/);
+
+export const NimbusConfigSchema = z
+  .object({
+    /** RocketMQ's cluster name of every broker. */
+    cluster: brokerName.default("DefaultCluster"),
+    /** Named storage shards; brokerId 0 is the master (takes writes), other ids are read-only slaves. */
+    brokers: z
+      .array(
+        z
+          .object({
+            brokerName,
+            brokerId: z.number().int().min(0).default(0),
+            /** RocketMQ's brokerPermission (6 = read+write, 4 = read-only). */
+            perm: z.number().int().min(0).max(15).default(6),
+          })
+          .strict(),
+      )
+      .min(1)
+      .default([
+        { brokerName: "broker-a", brokerId: 0, perm: 6 },
+        { brokerName: "broker-b", brokerId: 0, perm: 6 },
+      ]),
+    /** RocketMQ's autoCreateTopicEnable: sending to an unknown topic creates it. */
+    autoCreateTopic: z.boolean().default(true),
+    /** Queues per broker of an auto-created topic. */
+    defaultTopicQueueNums: z.number().int().min(1).max(1024).default(4),
+    /** Batches up to this size are stored inline in DynamoDB, larger ones in S3 (docs/queue-log.md). */
+    inlineThresholdBytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(350 * 1024)
+      .default(8 * 1024),
+    /** How long messages are kept (RocketMQ's fileReservedTime, 72 h). At least 1 h (the chain rule). */
+    retentionHours: z
+      .number()
+      .min(1)
+      .max(24 * 3650)
+      .default(72),
+    /** How long an API instance trusts a cached topic route. */
+    routeCacheMs: z.number().int().min(0).max(60_000).default(3000),
+  })
+  .strict();
+
+export type NimbusConfig = z.output<typeof NimbusConfigSchema>;
+export type NimbusConfigInput = z.input<typeof NimbusConfigSchema>;
+
+export function parseNimbusConfig(input: unknown): NimbusConfig {
+  return NimbusConfigSchema.parse(input ?? {});
+}

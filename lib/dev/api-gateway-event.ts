@@ -1,0 +1,75 @@
+/**
+ * @module Turns a Node HTTP request into the API Gateway HTTP API (payload 2.0) event that Lambda would
+ * receive, and writes a handler's result back, so the local server runs the very same handlers.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ApiEvent, ApiResult } from "../http/api-types.js";
+
+/** API Gateway refuses bodies over 10 MB; Lambda's synchronous payload limit is 6 MB. We take Lambda's. */
+export const MAX_BODY_BYTES = 6 * 1024 * 1024;
+
+export class BodyTooLargeError extends Error {}
+
+/**
+ * Reads the whole body. Past the limit it keeps reading but drops the bytes, then throws: destroying the
+ * socket mid-upload would make the client see a connection reset instead of the 413.
+ */
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    size += buf.byteLength;
+    if (size <= MAX_BODY_BYTES) chunks.push(buf);
+  }
+  if (size > MAX_BODY_BYTES)
+    throw new BodyTooLargeError(`the request body is ${size} bytes, over the limit of ${MAX_BODY_BYTES}`);
+  return Buffer.concat(chunks);
+}
+
+export function toApiEvent(req: IncomingMessage, body: Buffer, now = Date.now()): ApiEvent {
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers))
+    if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(",") : v;
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) query[k] = query[k] === undefined ? v : `${query[k]},${v}`;
+  const method = (req.method ?? "GET").toUpperCase();
+  const textual = /json|text/.test(headers["content-type"] ?? "application/json");
+  return {
+    version: "2.0",
+    routeKey: "$default",
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    requestContext: {
+      accountId: "local",
+      apiId: "local",
+      domainName: headers.host ?? "127.0.0.1",
+      domainPrefix: "local",
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? "",
+        userAgent: headers["user-agent"] ?? "",
+      },
+      requestId: randomUUID(),
+      routeKey: "$default",
+      stage: "$default",
+      time: new Date(now).toISOString(),
+      timeEpoch: now,
+    },
+    ...(body.byteLength > 0 ? { body: textual ? body.toString("utf8") : body.toString("base64") } : {}),
+    isBase64Encoded: body.byteLength > 0 && !textual,
+  };
+}
+
+export function writeResult(res: ServerResponse, result: ApiResult): void {
+  const body =
+    result.body === undefined ? "" : result.isBase64Encoded ? Buffer.from(result.body, "base64") : result.body;
+  res.writeHead(result.statusCode ?? 200, { ...(result.headers ?? {}) } as Record<string, string>);
+  res.end(body);
+}

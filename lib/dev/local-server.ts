@@ -1,0 +1,123 @@
+/**
+ * @module The local broker: one process serving the whole API on 127.0.0.1 with the same handlers as
+ * Lambda (HTTP requests become API Gateway v2 events), on the embedded store or on DynamoDB/S3 endpoints,
+ * running the scheduled handlers (broker registration, retention) on timers.
+ *
+ * @example
+ * const server = await startLocalServer({ port: 9876, storage: { kind: "local", dataDir: ".nimbus" } });
+ * // ... await server.close();
+ */
+import { mkdirSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { registerBrokers } from "../../functions/register-brokers.js";
+import { applyRetention } from "../../functions/retention.js";
+import type { HandlerContext } from "../../functions/shared/context.js";
+import { createBroker } from "../broker/create-broker.js";
+import { BROKER_TABLES } from "../broker/tables.js";
+import { newMessageId } from "../client/message-id-node.js";
+import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
+import { ErrorCode } from "../core/errors.js";
+import { createApiHandler, json } from "../http/handler.js";
+import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
+import { createLocalStorage } from "../storage/local/index.js";
+import type { Storage } from "../storage/storage.js";
+import { BodyTooLargeError, readBody, toApiEvent, writeResult } from "./api-gateway-event.js";
+import { ALL_ROUTES } from "./handlers.js";
+
+export type StorageChoice =
+  | { kind: "local"; dataDir: string }
+  | ({ kind: "aws"; provision?: boolean } & AwsStorageOptions);
+
+export interface LocalServerOptions {
+  /** Default 9876 (RocketMQ's name server port); 0 picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  storage: StorageChoice;
+  config?: NimbusConfig;
+  /** Broker registration interval, as RocketMQ's 30 s. */
+  registerIntervalMs?: number;
+  retentionIntervalMs?: number;
+}
+
+export interface LocalServer {
+  readonly url: string;
+  readonly port: number;
+  readonly context: HandlerContext;
+  readonly storage: Storage;
+  close(): Promise<void>;
+}
+
+export async function openStorage(choice: StorageChoice): Promise<Storage> {
+  if (choice.kind === "local") {
+    mkdirSync(choice.dataDir, { recursive: true });
+    return createLocalStorage({ dataDir: choice.dataDir });
+  }
+  const { kind: _kind, provision, ...options } = choice;
+  if (provision) {
+    await ensureTables(options, BROKER_TABLES);
+    await ensureBucket(options);
+  }
+  return createAwsStorage(options);
+}
+
+export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  const storage = await openStorage(options.storage);
+  const config = options.config ?? parseNimbusConfig({});
+  const host = options.host ?? "127.0.0.1";
+  let context: HandlerContext | undefined;
+  const handler = createApiHandler(ALL_ROUTES, async () => context as HandlerContext);
+
+  const server: Server = createServer((req, res) => {
+    readBody(req)
+      .then(async (body) => writeResult(res, await handler(toApiEvent(req, body))))
+      .catch((err: unknown) => {
+        const tooLarge = err instanceof BodyTooLargeError;
+        writeResult(
+          res,
+          json(tooLarge ? 413 : 400, {
+            code: tooLarge ? ErrorCode.MESSAGE_BODY_TOO_LARGE : ErrorCode.PARAMETER_ILLEGAL,
+            message: err instanceof Error ? err.message : String(err),
+          }),
+        );
+      });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 9876, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host}:${port}`;
+  context = { broker: createBroker(storage, config, { apiUrl: url, newMessageId }) };
+  const ctx = context;
+
+  await registerBrokers(ctx);
+  const timers = [
+    setInterval(
+      () => void registerBrokers(ctx).catch(logJobError("register brokers")),
+      options.registerIntervalMs ?? 30_000,
+    ),
+    setInterval(
+      () => void applyRetention(ctx).catch(logJobError("retention")),
+      options.retentionIntervalMs ?? 3_600_000,
+    ),
+  ];
+
+  return {
+    url,
+    port,
+    context: ctx,
+    storage,
+    async close() {
+      for (const t of timers) clearInterval(t);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await storage.close();
+    },
+  };
+}
+
+function logJobError(job: string) {
+  return (err: unknown) => console.error(`nimbus: ${job} failed:`, err);
+}

@@ -1,0 +1,128 @@
+/**
+ * @module Broker expiry with a fake clock: a broker not registered for 120 s drops out of `/cluster` and of
+ * every route (so sends and pulls stop using it) and comes back with its QueueData on its next registration.
+ */
+import assert from "node:assert/strict";
+import type { IncomingMessage } from "node:http";
+import { afterEach, beforeEach, describe, it } from "node:test";
+import { isNimbusError } from "../../lib/core/errors.js";
+import { toApiEvent } from "../../lib/dev/api-gateway-event.js";
+import { ALL_ROUTES } from "../../lib/dev/handlers.js";
+import { createApiHandler } from "../../lib/http/handler.js";
+import { openTestBroker, type TestBroker } from "../support/server-fixture.js";
+
+const EXPIRY_MS = 120_000;
+const body = (s: string) => new TextEncoder().encode(s);
+
+/** GET `path` through the very handler the servers run, on this broker. */
+async function get(t: TestBroker, path: string): Promise<{ status: number; body: unknown }> {
+  const handler = createApiHandler(ALL_ROUTES, async () => ({ broker: t.broker }));
+  const req = { url: path, method: "GET", headers: {}, httpVersion: "1.1", socket: {} } as unknown as IncomingMessage;
+  const result = await handler(toApiEvent(req, Buffer.alloc(0)));
+  return { status: result.statusCode ?? 200, body: JSON.parse(result.body ?? "null") };
+}
+
+const rejectsWithCode = (promise: Promise<unknown>, code: string) =>
+  assert.rejects(promise, (err: unknown) => isNimbusError(err) && err.code === code);
+
+describe("broker expiry (fake clock)", () => {
+  let t: TestBroker;
+  beforeEach(async () => {
+    t = await openTestBroker();
+    await t.broker.topics.upsert("Orders", { readQueueNums: 2, writeQueueNums: 2 });
+  });
+  afterEach(() => t.close());
+
+  it("a broker is live for just under 120 s after its registration", async () => {
+    t.clock.advance(EXPIRY_MS - 1);
+    assert.deepEqual(Object.keys((await t.broker.nameServer.clusterInfo()).brokerAddrTable), ["broker-a", "broker-b"]);
+    assert.equal((await t.broker.nameServer.topicRoute("Orders")).queueDatas.length, 2);
+  });
+
+  it("unregistered for 120 s: gone from /cluster and routes; sends and pulls stop; the next registration brings it back", async () => {
+    const before = await get(t, "/topics/Orders/route");
+    await t.broker.sender.send({
+      topic: "Orders",
+      brokerName: "broker-a",
+      queueId: 0,
+      messages: [{ body: body("m") }],
+    });
+
+    t.clock.advance(EXPIRY_MS);
+    assert.deepEqual(await get(t, "/cluster"), { status: 200, body: { brokerAddrTable: {}, clusterAddrTable: {} } });
+    const route = await get(t, "/topics/Orders/route");
+    assert.equal(route.status, 404);
+    assert.equal((route.body as { code: string }).code, "TOPIC_NOT_EXIST");
+    await rejectsWithCode(
+      t.broker.puller.pull({
+        consumerGroup: "CG",
+        topic: "Orders",
+        brokerName: "broker-a",
+        queueId: 0,
+        queueOffset: 0,
+      }),
+      "TOPIC_NOT_EXIST",
+    );
+    await rejectsWithCode(
+      t.broker.sender.send({ topic: "Orders", messages: [{ body: body("x") }] }),
+      "SERVICE_NOT_AVAILABLE",
+    );
+    await rejectsWithCode(t.broker.topics.upsert("Other", {}), "SERVICE_NOT_AVAILABLE");
+
+    await t.broker.registerBrokers();
+    assert.deepEqual(await get(t, "/topics/Orders/route"), before, "the QueueData was kept meanwhile");
+    const status = await t.broker.topics.status("Orders");
+    assert.deepEqual(
+      status.map((r) => r.maxOffset),
+      [1, 0, 0, 0],
+      "the refused send stored nothing",
+    );
+    const pulled = await t.broker.puller.pull({
+      consumerGroup: "CG",
+      topic: "Orders",
+      brokerName: "broker-a",
+      queueId: 0,
+      queueOffset: 0,
+    });
+    assert.equal(pulled.pullStatus, "FOUND");
+  });
+
+  it("one broker lapses: routes, sends and admin use only the other", async () => {
+    t.clock.advance(60_000);
+    const b = (await t.broker.nameServer.liveBrokers()).find((x) => x.brokerName === "broker-b");
+    assert.ok(b);
+    await t.broker.nameServer.register([b]);
+    t.clock.advance(EXPIRY_MS - 60_000);
+
+    const cluster = await t.broker.nameServer.clusterInfo();
+    assert.deepEqual(cluster.clusterAddrTable, { DefaultCluster: ["broker-b"] });
+    assert.deepEqual(Object.keys(cluster.brokerAddrTable), ["broker-b"]);
+    const route = await t.broker.nameServer.topicRoute("Orders");
+    assert.deepEqual(
+      route.queueDatas.map((q) => q.brokerName),
+      ["broker-b"],
+    );
+    assert.deepEqual(
+      route.brokerDatas.map((q) => q.brokerName),
+      ["broker-b"],
+    );
+    for (let i = 0; i < 6; i++) {
+      const sent = await t.broker.sender.send({ topic: "Orders", messages: [{ body: body(`m${i}`) }] });
+      assert.equal(sent.messageQueue.brokerName, "broker-b");
+    }
+    await rejectsWithCode(
+      t.broker.sender.send({ topic: "Orders", brokerName: "broker-a", queueId: 0, messages: [{ body: body("x") }] }),
+      "PARAMETER_ILLEGAL",
+    );
+    await rejectsWithCode(t.broker.topics.upsert("Orders", { brokerNames: ["broker-a"] }), "PARAMETER_ILLEGAL");
+
+    await t.broker.registerBrokers();
+    assert.deepEqual(
+      (await t.broker.nameServer.topicRoute("Orders")).queueDatas.map((q) => [q.brokerName, q.writeQueueNums]),
+      [
+        ["broker-a", 2],
+        ["broker-b", 2],
+      ],
+    );
+  });
+});
