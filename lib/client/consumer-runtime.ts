@@ -1,0 +1,156 @@
+/**
+ * @module What both consumers run besides their queues (RocketMQ's `MQClientInstance` services for one
+ * consumer): the client id, the offset store (remote for CLUSTERING, a local file for BROADCASTING), the
+ * heartbeat, the rebalance every `rebalanceInterval`, the membership poll that rebalances as soon as the
+ * group's consumer list changes (a RocketMQ broker would push that; HTTP cannot), and the periodic commit.
+ *
+ * @example
+ * const runtime = new ConsumerRuntime(options, resolved, { consumeType: "CONSUME_PASSIVELY", ...hooks });
+ * await runtime.start(true);
+ * await runtime.stop();
+ */
+import os from "node:os";
+import path from "node:path";
+import type { MessageQueue } from "../core/message-queue.js";
+import { NimbusApi } from "./api-client.js";
+import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "./client-id.js";
+import { computePullFromWhere, type QueueBounds, type StartOffset } from "./consume-from-where.js";
+import type { ConsumerBaseOptions, ResolvedBaseOptions } from "./consumer-options.js";
+import { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
+import { RebalanceImpl } from "./rebalance.js";
+import { Repeaters } from "./schedule.js";
+
+/** RocketMQ's default is `~/.rocketmq_offsets`. */
+export const DEFAULT_OFFSET_STORE_DIR = path.join(os.homedir(), ".nimbus_offsets");
+
+export interface RuntimeHooks {
+  consumeType: "CONSUME_ACTIVELY" | "CONSUME_PASSIVELY";
+  /** The subscriptions to announce and rebalance: topic to tag expression. */
+  subscriptions(): ReadonlyMap<string, string>;
+  startQueue(mq: MessageQueue, start: StartOffset): void;
+  stopQueue(mq: MessageQueue): Promise<void>;
+  /** The periodic commit. */
+  persist(): Promise<void>;
+}
+
+export class ConsumerRuntime {
+  readonly api: NimbusApi;
+  readonly clientId: string;
+  readonly store: OffsetStore;
+  readonly rebalance: RebalanceImpl;
+  readonly #repeaters = new Repeaters();
+  #groupManaged = false;
+
+  constructor(
+    options: ConsumerBaseOptions,
+    readonly resolved: ResolvedBaseOptions,
+    private readonly hooks: RuntimeHooks,
+  ) {
+    const { endpoints, timeoutMs, headers } = options;
+    this.api = new NimbusApi({
+      endpoints,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(headers ? { headers } : {}),
+    });
+    const instanceName = resolveInstanceName(options.instanceName ?? DEFAULT_INSTANCE_NAME, {
+      role: "consumer",
+      messageModel: resolved.messageModel,
+    });
+    this.clientId = buildMQClientId({
+      clientIP: options.clientIP ?? localIPv4(),
+      instanceName,
+      unitName: options.unitName,
+    });
+    this.store =
+      resolved.messageModel === "BROADCASTING"
+        ? new LocalFileOffsetStore(
+            options.offsetStoreDir ?? DEFAULT_OFFSET_STORE_DIR,
+            this.clientId,
+            resolved.consumerGroup,
+          )
+        : new RemoteBrokerOffsetStore(this.api, resolved.consumerGroup);
+    this.rebalance = new RebalanceImpl({
+      api: this.api,
+      consumerGroup: resolved.consumerGroup,
+      clientId: this.clientId,
+      messageModel: resolved.messageModel,
+      strategy: resolved.strategy,
+      topics: () => [...hooks.subscriptions().keys()],
+      hooks: {
+        computePullFromWhere: (mq, bounds) => this.computePullFromWhere(mq, bounds),
+        startQueue: (mq, start) => hooks.startQueue(mq, start),
+        stopQueue: (mq) => hooks.stopQueue(mq),
+      },
+      onError: resolved.onError,
+    });
+  }
+
+  computePullFromWhere(mq: MessageQueue, bounds: QueueBounds): Promise<StartOffset> {
+    const { consumerGroup, consumeFromWhere, consumeTimestamp } = this.resolved;
+    return computePullFromWhere(mq, {
+      api: this.api,
+      consumerGroup,
+      store: this.store,
+      bounds,
+      consumeFromWhere,
+      consumeTimestamp,
+    });
+  }
+
+  /**
+   * Loads the offset store and starts the periodic commit. `groupManaged` (a subscription, not a manual
+   * assignment) also heartbeats, rebalances at once and then on its timers.
+   */
+  async start(groupManaged: boolean): Promise<void> {
+    const r = this.resolved;
+    const report = (what: string) => (err: unknown) => r.onError(err, what);
+    await this.store.load();
+    this.#repeaters.every(r.persistConsumerOffsetInterval, () => this.hooks.persist(), report("committing offsets"));
+    if (!groupManaged) return;
+    this.#groupManaged = true;
+    // A failed first heartbeat is not fatal (RocketMQ starts without a broker too): the timers retry.
+    await this.heartbeat().catch(report("heartbeat"));
+    this.#repeaters.every(r.heartbeatInterval, () => this.heartbeat(), report("heartbeat"));
+    this.#repeaters.every(r.rebalanceInterval, () => this.rebalance.doRebalance(), report("rebalance"));
+    this.#repeaters.every(r.membershipPollInterval, () => this.#pollMembership(), report("reading the consumer list"));
+    await this.rebalance.doRebalance();
+  }
+
+  /** Sends this consumer's heartbeat (its group, model and subscriptions). */
+  async heartbeat(): Promise<void> {
+    const r = this.resolved;
+    await this.api.heartbeat({
+      clientId: this.clientId,
+      consumerDataSet: [
+        {
+          groupName: r.consumerGroup,
+          consumeType: this.hooks.consumeType,
+          messageModel: r.messageModel,
+          consumeFromWhere: r.consumeFromWhere,
+          subscriptionDataSet: [...this.hooks.subscriptions()].map(([topic, subString]) => ({ topic, subString })),
+        },
+      ],
+    });
+  }
+
+  /** CLUSTERING: rebalance when the live consumer list changed; both models: retry an unbalanced round. */
+  async #pollMembership(): Promise<void> {
+    if (this.resolved.messageModel === "CLUSTERING") {
+      const ids = await this.api.consumerIds(this.resolved.consumerGroup);
+      if (this.rebalance.membershipChanged(ids)) return this.rebalance.doRebalance();
+    }
+    if (!this.rebalance.balanced) await this.rebalance.doRebalance();
+  }
+
+  /** Stops every timer and the rebalance (waiting for running rounds); the queues are the consumer's to stop. */
+  async stopBackground(): Promise<void> {
+    await this.#repeaters.stop();
+    await this.rebalance.stop();
+  }
+
+  /** Leaves the group at once, so the others rebalance without waiting for the heartbeat to expire. */
+  async unregister(): Promise<void> {
+    if (!this.#groupManaged) return;
+    await this.api.unregister(this.clientId, { consumerGroup: this.resolved.consumerGroup });
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * @module The Nimbus SDK (`nimbus-mq/client`): RocketMQ's client model over the Nimbus HTTP API.
+ *
+ * @example
+ * import { Message, Producer, PushConsumer } from "nimbus-mq/client";
+ * const producer = new Producer({ producerGroup: "pg", endpoints: "http://127.0.0.1:9876" });
+ * await producer.start();
+ * await producer.send(new Message("TopicTest", "TagA", "Hello"));
+ */
+
+export { ErrorCode, NimbusError } from "../core/errors.js";
+export { MessageQueue } from "../core/message-queue.js";
+export type { BrokerData, QueueData, TopicRouteData } from "../core/route-data.js";
+export * from "./allocate/index.js";
+export * from "./api-client.js";
+export { buildMQClientId, localIPv4, resolveInstanceName } from "./client-id.js";
+export type {
+  ConsumeConcurrentlyContext,
+  ConsumeConcurrentlyStatus,
+  ConsumeFromWhere,
+  LitePullConsumerOptions,
+  MessageListenerConcurrently,
+  MessageModel,
+  PushConsumerOptions,
+} from "./consumer-options.js";
+export { HttpTransport, type RequestOptions, type TransportOptions } from "./http-transport.js";
+export { LitePullConsumer } from "./lite-pull-consumer.js";
+export { Message, type MessageExt, type PullResult, type SendResult, type SendStatus } from "./message.js";
+export {
+  type MessageQueueSelector,
+  SelectMessageQueueByHash,
+  SelectMessageQueueByRandom,
+} from "./message-queue-selector.js";
+export { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
+export { Producer, type ProducerOptions } from "./producer.js";
+export { PushConsumer } from "./push-consumer.js";

@@ -1,0 +1,249 @@
+/**
+ * @module RocketMQ's `DefaultMQPushConsumer` with a concurrent listener: the consumer pulls the queues the
+ * rebalance gives it and calls the listener; offsets are committed after consumption (every
+ * `persistConsumerOffsetInterval` and at shutdown), so delivery is at least once: a rebalance or a crash
+ * may redeliver, never lose. See `consume-concurrently.ts` for RECONSUME_LATER (local redelivery).
+ *
+ * @example
+ * const consumer = new PushConsumer({ consumerGroup: "orders-group", endpoints: "http://127.0.0.1:9876" });
+ * consumer.subscribe("Orders", "TagA || TagB");
+ * consumer.registerMessageListener(async (msgs) => {
+ *   for (const m of msgs) console.log(m.msgId, m.bodyText);
+ *   return "CONSUME_SUCCESS";
+ * });
+ * await consumer.start();
+ * // ...
+ * await consumer.shutdown();
+ */
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import type { MessageQueue } from "../core/message-queue.js";
+import { parseSubExpression, type TagSubscription } from "../core/subscription.js";
+import { ConsumeMessageConcurrentlyService } from "./consume-concurrently.js";
+import type { StartOffset } from "./consume-from-where.js";
+import {
+  checkRange,
+  defaultReconsumeDelay,
+  type MessageListenerConcurrently,
+  type PushConsumerOptions,
+  resolveBaseOptions,
+} from "./consumer-options.js";
+import { ConsumerRuntime } from "./consumer-runtime.js";
+import { ProcessQueue } from "./process-queue.js";
+import { PullLoop } from "./pull-loop.js";
+import { sleep } from "./schedule.js";
+
+/** RocketMQ's PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL. */
+const FLOW_CONTROL_DELAY_MS = 50;
+/** How long a rebalance waits for running listeners of a queue it takes away before committing it. */
+const DROP_AWAIT_MS = 1000;
+
+type ServiceState = "CREATE_JUST" | "RUNNING" | "SHUTDOWN_ALREADY";
+
+interface QueueState {
+  mq: MessageQueue;
+  pq: ProcessQueue;
+  loop: PullLoop;
+}
+
+export class PushConsumer {
+  readonly #options: PushConsumerOptions;
+  readonly #runtime: ConsumerRuntime;
+  readonly #subscriptions = new Map<string, TagSubscription>();
+  readonly #queues = new Map<string, QueueState>();
+  readonly #settings;
+  #listener: MessageListenerConcurrently | undefined;
+  #service: ConsumeMessageConcurrentlyService | undefined;
+  #state: ServiceState = "CREATE_JUST";
+
+  constructor(options: PushConsumerOptions) {
+    this.#options = options;
+    const resolved = resolveBaseOptions(options, { pullBatchSize: 32, exceptionDelay: 3000 });
+    const reconsume = options.reconsumeDelayMillis;
+    const maxReconsumeTimes = options.maxReconsumeTimes ?? 16;
+    this.#settings = {
+      consumeMessageBatchMaxSize: checkRange(
+        "consumeMessageBatchMaxSize",
+        options.consumeMessageBatchMaxSize ?? 1,
+        1,
+        1024,
+      ),
+      pullInterval: checkRange("pullInterval", options.pullInterval ?? 0, 0, 65535),
+      consumeThreadMax: checkRange("consumeThreadMax", options.consumeThreadMax ?? 20, 1, 1000),
+      consumeConcurrentlyMaxSpan: checkRange(
+        "consumeConcurrentlyMaxSpan",
+        options.consumeConcurrentlyMaxSpan ?? 2000,
+        1,
+        65535,
+      ),
+      maxReconsumeTimes: maxReconsumeTimes === -1 ? 16 : checkRange("maxReconsumeTimes", maxReconsumeTimes, 0, 1000),
+      reconsumeDelay:
+        typeof reconsume === "function" ? reconsume : (n: number) => reconsume ?? defaultReconsumeDelay(n),
+      awaitTermination: checkRange(
+        "awaitTerminationMillisWhenShutdown",
+        options.awaitTerminationMillisWhenShutdown ?? 30_000,
+        0,
+        2 ** 31 - 1,
+      ),
+    };
+    this.#runtime = new ConsumerRuntime(options, resolved, {
+      consumeType: "CONSUME_PASSIVELY",
+      subscriptions: () => new Map([...this.#subscriptions].map(([topic, sub]) => [topic, sub.subString])),
+      startQueue: (mq, start) => this.#startQueue(mq, start),
+      stopQueue: (mq) => this.#stopQueue(mq),
+      persist: () => this.#runtime.store.persistAll(this.assignedQueues()),
+    });
+  }
+
+  /** This consumer's id in its group (`ip@instanceName`). */
+  get clientId(): string {
+    return this.#runtime.clientId;
+  }
+
+  get consumerGroup(): string {
+    return this.#options.consumerGroup;
+  }
+
+  /** The queues this consumer pulls now, sorted. */
+  assignedQueues(): MessageQueue[] {
+    return this.#runtime.rebalance.assignedQueues();
+  }
+
+  /** Rebalance rounds completed so far (periodic, membership-triggered and at start). */
+  get rebalanceRounds(): number {
+    return this.#runtime.rebalance.rounds;
+  }
+
+  /**
+   * Subscribes to a topic's messages whose tag matches `subExpression` ("*", or tags joined by "||").
+   * Subscribing again replaces the expression. Allowed after `start()`: the group rebalances at once.
+   */
+  subscribe(topic: string, subExpression = "*"): void {
+    if (typeof topic !== "string" || topic.length === 0)
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "topic is empty");
+    this.#subscriptions.set(topic, parseSubExpression(subExpression));
+    if (this.#state === "RUNNING") {
+      void this.#runtime
+        .heartbeat()
+        .then(() => this.#runtime.rebalance.doRebalance())
+        .catch((err: unknown) => this.#runtime.resolved.onError(err, `subscribing to ${topic}`));
+    }
+  }
+
+  registerMessageListener(listener: MessageListenerConcurrently): void {
+    this.#listener = listener;
+  }
+
+  /** Heartbeats, rebalances and starts pulling. Resolves after the first rebalance. */
+  async start(): Promise<void> {
+    if (this.#state !== "CREATE_JUST")
+      throw new NimbusError(ErrorCode.SERVICE_NOT_AVAILABLE, `the consumer is ${this.#state}, it can start only once`);
+    if (this.#listener === undefined)
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "registerMessageListener before start");
+    const r = this.#runtime.resolved;
+    this.#service = new ConsumeMessageConcurrentlyService({
+      listener: this.#listener,
+      messageModel: r.messageModel,
+      store: this.#runtime.store,
+      consumeMessageBatchMaxSize: this.#settings.consumeMessageBatchMaxSize,
+      consumeThreadMax: this.#settings.consumeThreadMax,
+      maxReconsumeTimes: this.#settings.maxReconsumeTimes,
+      reconsumeDelay: this.#settings.reconsumeDelay,
+      onError: r.onError,
+    });
+    this.#state = "RUNNING";
+    await this.#runtime.start(true);
+  }
+
+  /**
+   * Stops pulling, waits for running listeners (up to `awaitTerminationMillisWhenShutdown`), commits the
+   * offsets and leaves the group. Messages pulled but not consumed are not committed; the queue's next
+   * owner gets them.
+   */
+  async shutdown(): Promise<void> {
+    if (this.#state !== "RUNNING") {
+      this.#state = "SHUTDOWN_ALREADY";
+      return;
+    }
+    this.#state = "SHUTDOWN_ALREADY";
+    const r = this.#runtime.resolved;
+    await this.#runtime.stopBackground();
+    const mqs = this.#runtime.rebalance.releaseAll();
+    const queues = [...this.#queues.values()];
+    this.#queues.clear();
+    for (const q of queues) q.pq.dropped = true;
+    await Promise.all(queues.map((q) => q.loop.stop()));
+    await this.#service?.shutdown(this.#settings.awaitTermination);
+    for (const q of queues) q.pq.released = true;
+    await this.#runtime.store.persistAll(mqs).catch((err: unknown) => r.onError(err, "committing offsets at shutdown"));
+    await this.#runtime.unregister().catch((err: unknown) => r.onError(err, "unregistering"));
+  }
+
+  #startQueue(mq: MessageQueue, start: StartOffset): void {
+    const r = this.#runtime.resolved;
+    const store = this.#runtime.store;
+    const sub = this.#subscriptions.get(mq.topic);
+    if (sub === undefined || this.#state !== "RUNNING") return;
+    if (!start.fromStore) {
+      // Commit a new group's starting point at once: a consumer taking the queue over later then resumes
+      // here instead of choosing again (LAST would skip what arrived meanwhile).
+      store.updateOffset(mq, start.offset, false);
+      void store.persist(mq).catch((err: unknown) => r.onError(err, `committing the start of ${mq.key()}`));
+    }
+    const pq = new ProcessQueue();
+    const s = this.#settings;
+    const loop = new PullLoop(
+      {
+        api: this.#runtime.api,
+        consumerGroup: r.consumerGroup,
+        mq,
+        subscription: () => this.#subscriptions.get(mq.topic) ?? sub,
+        pullBatchSize: r.pullBatchSize,
+        pullInterval: s.pullInterval,
+        idleBackoffMillis: r.pullIdleBackoffMillis,
+        idleBackoffMaxMillis: r.pullIdleBackoffMaxMillis,
+        exceptionDelay: r.pullTimeDelayMillsWhenException,
+        flowControl: () =>
+          pq.msgCount > r.pullThresholdForQueue || pq.maxSpan > s.consumeConcurrentlyMaxSpan
+            ? FLOW_CONTROL_DELAY_MS
+            : 0,
+        onFound: (msgs) => {
+          pq.lastPullTimestamp = Date.now();
+          pq.putMessages(msgs);
+          this.#service?.submitConsumeRequest(msgs, pq, mq);
+        },
+        // RocketMQ's correctTagsOffset: with nothing cached, what was skipped counts as consumed.
+        onNothing: (next) => {
+          if (pq.msgCount === 0 && !pq.released) store.updateOffset(mq, next, true);
+        },
+        onOffsetIllegal: async (next) => {
+          store.updateOffset(mq, next, false);
+          await store
+            .persist(mq)
+            .catch((err: unknown) => r.onError(err, `committing ${mq.key()} after OFFSET_ILLEGAL`));
+        },
+        onError: r.onError,
+      },
+      start.offset,
+    );
+    this.#queues.set(mq.key(), { mq, pq, loop });
+    loop.start();
+  }
+
+  /** RocketMQ's removeUnnecessaryMessageQueue: stop pulling, let running listeners finish, commit, forget. */
+  async #stopQueue(mq: MessageQueue): Promise<void> {
+    const q = this.#queues.get(mq.key());
+    if (q === undefined) return;
+    this.#queues.delete(mq.key());
+    q.pq.dropped = true;
+    await q.loop.stop();
+    const timeout = new AbortController();
+    await Promise.race([q.pq.whenIdle(), sleep(DROP_AWAIT_MS, timeout.signal)]);
+    timeout.abort();
+    q.pq.released = true;
+    try {
+      await this.#runtime.store.persist(mq);
+    } finally {
+      this.#runtime.store.removeOffset(mq);
+    }
+  }
+}
