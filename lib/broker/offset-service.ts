@@ -2,6 +2,7 @@
  * @module Consumer offsets per (topic, group, brokerName, queueId), as RocketMQ's consumerOffset.json:
  * commit, query, and the consumer-progress table of a group. An offset moves only by a commit or an admin reset.
  */
+import type { OffsetEntry, ProgressRow } from "../core/api-types.js";
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
 import { validateGroup, validateTopic } from "../core/names.js";
 import type { Table } from "../storage/table.js";
@@ -11,22 +12,7 @@ import type { RouteCache } from "./route-cache.js";
 import { keys } from "./tables.js";
 import { queueIds } from "./topics.js";
 
-export interface OffsetEntry {
-  brokerName: string;
-  queueId: number;
-  offset: number;
-}
-
-export interface ProgressRow {
-  topic: string;
-  brokerName: string;
-  queueId: number;
-  brokerOffset: number;
-  consumerOffset: number;
-  diff: number;
-  /** Store time of the last consumed message (offset - 1), 0 when nothing was consumed. */
-  lastTimestamp: number;
-}
+export type { OffsetEntry, ProgressRow };
 
 /** At most this many offsets per commit (a group holds one per queue). */
 export const MAX_COMMIT_ENTRIES = 1024;

@@ -3,40 +3,19 @@
  * queue log with the group's tag subscription, and answer RocketMQ's PullResult. Pulling deletes nothing,
  * and no call waits for messages: an empty queue answers NO_NEW_MSG at once (clients back off and poll).
  */
+
+import type { PulledMessage, PullRequest, PullStatus } from "../core/api-types.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { MessageConst } from "../core/message.js";
 import { validateGroup, validateTopic } from "../core/names.js";
 import { PermName } from "../core/perm-name.js";
 import { matchesTag, parseSubExpression } from "../core/subscription.js";
 import type { QueueLog } from "./queue-log.js";
-import type { PullStatus, StoredMessage } from "./queue-log-read.js";
+import type { StoredMessage } from "./queue-log-read.js";
+
+export type { PulledMessage, PullRequest };
+
 import type { RouteCache } from "./route-cache.js";
-
-export interface PullRequest {
-  consumerGroup: string;
-  topic: string;
-  brokerName: string;
-  queueId: number;
-  queueOffset: number;
-  maxMsgNums?: number;
-  subExpression?: string;
-}
-
-export interface PulledMessage {
-  msgId: string;
-  topic: string;
-  brokerName: string;
-  queueId: number;
-  queueOffset: number;
-  tags: string;
-  keys: string[];
-  properties: Record<string, string>;
-  body: Uint8Array;
-  flag: number;
-  bornTimestamp: number;
-  storeTimestamp: number;
-  reconsumeTimes: number;
-}
 
 export interface PullResult {
   pullStatus: PullStatus;

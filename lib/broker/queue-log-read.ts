@@ -4,6 +4,8 @@
  * is below the offset, filter, and stop at `maxMessages`. Filtered-out messages are skipped for good:
  * `nextBeginOffset` moves past them.
  */
+
+import type { PullStatus } from "../core/api-types.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { MessageRecord } from "../core/message.js";
 import { decodeBatch } from "../core/message-codec.js";
@@ -11,7 +13,7 @@ import type { ObjectStore } from "../storage/object-store.js";
 import type { Table } from "../storage/table.js";
 import { end, fromItem, type IndexEntry } from "./queue-index.js";
 
-export type PullStatus = "FOUND" | "NO_NEW_MSG" | "NO_MATCHED_MSG" | "OFFSET_ILLEGAL";
+export type { PullStatus };
 
 export interface ReadOptions {
   /** At most this many messages (RocketMQ's maxMsgNums). Default 32, at most `MAX_READ_MESSAGES`. */

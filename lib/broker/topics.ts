@@ -2,6 +2,7 @@
  * @module Topic administration: QueueData per broker (create, update, delete, list) and queue status.
  * Every input is checked before the first write, so a rejected request writes nothing.
  */
+import type { QueueStatus, TopicConfig } from "../core/api-types.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { validateUserTopic } from "../core/names.js";
 import { PermName } from "../core/perm-name.js";
@@ -12,28 +13,12 @@ import { queryAll } from "./query-all.js";
 import type { QueueLog } from "./queue-log.js";
 import { keys } from "./tables.js";
 
-export interface TopicConfigInput {
-  readQueueNums?: number;
-  writeQueueNums?: number;
-  perm?: number;
-  /** Brokers to set the QueueData on; default every live master. Other brokers' QueueData stays as it was. */
-  brokerNames?: string[];
-}
-
 export interface TopicListEntry {
   topic: string;
   /** Set when the topic was deleted; its queues wait for retention. */
   deletedAt?: number;
   /** The most queues the topic ever had on each broker (retention trims them all). */
   queues: Record<string, number>;
-}
-
-export interface QueueStatusRow {
-  brokerName: string;
-  queueId: number;
-  minOffset: number;
-  maxOffset: number;
-  lastUpdateTimestamp: number;
 }
 
 /** RocketMQ caps queue numbers per broker; 1024 keeps a route item and a status call small. */
@@ -57,7 +42,7 @@ export class TopicService {
   ) {}
 
   /** Creates or updates the topic's QueueData on the named brokers (default: every live master). */
-  async upsert(topic: string, input: TopicConfigInput): Promise<TopicRouteData> {
+  async upsert(topic: string, input: TopicConfig): Promise<TopicRouteData> {
     validateUserTopic(topic);
     const config = {
       readQueueNums: input.readQueueNums ?? 8,
@@ -164,7 +149,7 @@ export class TopicService {
   }
 
   /** Min/max offset and last store time of every queue of the topic (queue ids up to max(read, write) - 1). */
-  async status(topic: string): Promise<QueueStatusRow[]> {
+  async status(topic: string): Promise<QueueStatus[]> {
     const route = await this.nameServer.topicRoute(topic);
     const rows = route.queueDatas.flatMap((qd) =>
       queueIds(qd).map((queueId) => ({ brokerName: qd.brokerName, queueId })),

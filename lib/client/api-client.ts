@@ -7,7 +7,19 @@
  * await api.updateTopic("TopicTest", { writeQueueNums: 4, readQueueNums: 4 });
  * const sent = await api.send({ topic: "TopicTest", messages: [{ body: new TextEncoder().encode("hi") }] });
  */
+import type {
+  OffsetEntry,
+  ProgressRow,
+  PulledMessage,
+  PullRequest,
+  PullStatus,
+  QueueStatus,
+  TopicConfig,
+} from "../core/api-types.js";
 import type { ClusterInfo, TopicRouteData } from "../core/route-data.js";
+
+export type { OffsetEntry, ProgressRow, PulledMessage, PullRequest, PullStatus, QueueStatus, TopicConfig };
+
 import { HttpTransport, type RequestOptions, type TransportOptions } from "./http-transport.js";
 
 export interface WireMessage {
@@ -34,64 +46,12 @@ export interface SendResponse {
   storeTimestamp: number;
 }
 
-export interface PullRequest {
-  consumerGroup: string;
-  topic: string;
-  brokerName: string;
-  queueId: number;
-  queueOffset: number;
-  maxMsgNums?: number;
-  subExpression?: string;
-}
-
-export interface PulledMessage {
-  msgId: string;
-  topic: string;
-  brokerName: string;
-  queueId: number;
-  queueOffset: number;
-  tags: string;
-  keys: string[];
-  properties: Record<string, string>;
-  body: Uint8Array;
-  flag: number;
-  bornTimestamp: number;
-  storeTimestamp: number;
-  reconsumeTimes: number;
-}
-
-export type PullStatus = "FOUND" | "NO_NEW_MSG" | "NO_MATCHED_MSG" | "OFFSET_ILLEGAL";
-
 export interface PullResponse {
   pullStatus: PullStatus;
   nextBeginOffset: number;
   minOffset: number;
   maxOffset: number;
   messages: PulledMessage[];
-}
-
-export interface OffsetEntry {
-  brokerName: string;
-  queueId: number;
-  offset: number;
-}
-
-export interface ProgressRow {
-  topic: string;
-  brokerName: string;
-  queueId: number;
-  brokerOffset: number;
-  consumerOffset: number;
-  diff: number;
-  lastTimestamp: number;
-}
-
-export interface QueueStatus {
-  brokerName: string;
-  queueId: number;
-  minOffset: number;
-  maxOffset: number;
-  lastUpdateTimestamp: number;
 }
 
 export interface HeartbeatData {
@@ -104,13 +64,6 @@ export interface HeartbeatData {
     consumeFromWhere?: "CONSUME_FROM_LAST_OFFSET" | "CONSUME_FROM_FIRST_OFFSET" | "CONSUME_FROM_TIMESTAMP";
     subscriptionDataSet?: { topic: string; subString: string }[];
   }[];
-}
-
-export interface TopicConfig {
-  readQueueNums?: number;
-  writeQueueNums?: number;
-  perm?: number;
-  brokerNames?: string[];
 }
 
 const seg = encodeURIComponent;

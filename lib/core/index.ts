@@ -1,4 +1,6 @@
 /** @module Nimbus' pure domain core: queues and their order, permissions, name rules, messages and their codec, errors. No I/O. */
+
+export * from "./api-types.js";
 export * from "./crc32c.js";
 export * from "./errors.js";
 export * from "./message.js";
