@@ -1,6 +1,7 @@
 /**
- * @module Scheduled every 30 s (EventBridge, or the local server's timer): registers the configured brokers
- * with the name server, as RocketMQ brokers do. A broker not registered for 120 s drops out of routes.
+ * @module Scheduled: registers the configured brokers with the name server, as RocketMQ brokers do every
+ * 30 s. The local server runs it every 30 s; on AWS EventBridge's shortest period is a minute, which the
+ * 120 s expiry tolerates (one missed run does not drop a broker).
  */
 
 import { awsContext } from "./shared/aws-context.js";

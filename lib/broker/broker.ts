@@ -32,6 +32,9 @@ export interface BrokerOptions {
   now?: () => number;
 }
 
+/** RocketMQ's fileReservedTime: 72 h. */
+export const DEFAULT_RETENTION_MS = 72 * 3600_000;
+
 export interface RetentionReport {
   queues: number;
   deletedBatches: number;
@@ -57,6 +60,7 @@ export class Broker {
     const routes = storage.table(ROUTES_TABLE);
     this.queueLog = new QueueLog(storage, {
       ...(options.inlineThresholdBytes === undefined ? {} : { inlineThresholdBytes: options.inlineThresholdBytes }),
+      retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
       now,
     });
     this.nameServer = new NameServer(routes, now);
@@ -81,7 +85,7 @@ export class Broker {
 
   /** Retention over every queue of every topic: the scheduled job, hourly. */
   async applyRetention(): Promise<RetentionReport> {
-    const olderThan = this.#now() - (this.#options.retentionMs ?? 72 * 3600_000);
+    const olderThan = this.#now() - (this.#options.retentionMs ?? DEFAULT_RETENTION_MS);
     const report: RetentionReport = { queues: 0, deletedBatches: 0, deletedMessages: 0 };
     for (const entry of await this.topics.listEntries()) {
       for (const [brokerName, n] of Object.entries(entry.queues)) {

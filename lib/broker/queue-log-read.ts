@@ -6,7 +6,7 @@
  */
 
 import type { PullStatus } from "../core/api-types.js";
-import { ErrorCode, NimbusError } from "../core/errors.js";
+import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
 import type { MessageRecord } from "../core/message.js";
 import { decodeBatch } from "../core/message-codec.js";
 import type { ObjectStore } from "../storage/object-store.js";
@@ -58,6 +58,8 @@ const PAGE_ITEMS = 16;
 export interface ReadContext {
   index: Table;
   objects: ObjectStore;
+  /** Batches stored before this time (ms) may have lost their object to the bucket's lifecycle rule. */
+  expiredBefore?: number;
   /** The queue's min offset (cached unless `fresh`). */
   minOffset(fresh: boolean): Promise<number>;
 }
@@ -114,9 +116,17 @@ export async function readQueue(
   while (entries.length > 0) {
     const want = options.filter ? Number.POSITIVE_INFINITY : maxMessages - messages.length;
     const batch = takeCovering(entries, nextBeginOffset, want);
-    const payloads = await Promise.all(batch.map((e) => payload(ctx.objects, e)));
+    const payloads = await Promise.all(batch.map((e) => payload(ctx, e)));
     for (const [i, entry] of batch.entries()) {
-      const records = decodeBatch(payloads[i] as Uint8Array);
+      const batchBytes = payloads[i];
+      if (batchBytes === undefined) {
+        // Past retention the bucket's lifecycle rule may have removed the object of a queue's newest batch
+        // (retention never deletes that index item): its messages are gone, as expired ones are.
+        examined += end(entry) - Math.max(nextBeginOffset, entry.start);
+        nextBeginOffset = end(entry);
+        continue;
+      }
+      const records = decodeBatch(batchBytes);
       if (records.length !== entry.count) {
         throw new NimbusError(
           ErrorCode.DATA_CORRUPTED,
@@ -187,8 +197,19 @@ function takeCovering(entries: IndexEntry[], from: number, want: number): IndexE
   return entries.slice(0, n);
 }
 
-function payload(objects: ObjectStore, entry: IndexEntry): Promise<Uint8Array> | Uint8Array {
+/** The batch's bytes; undefined when its object has expired (older than `ctx.expiredBefore` and gone). */
+async function payload(ctx: ReadContext, entry: IndexEntry): Promise<Uint8Array | undefined> {
   const loc = entry.loc;
   if (loc.kind === "inline") return loc.bytes;
-  return objects.get(loc.objectKey, { offset: loc.byteOffset, length: loc.byteLength });
+  try {
+    return await ctx.objects.get(loc.objectKey, { offset: loc.byteOffset, length: loc.byteLength });
+  } catch (err) {
+    if (
+      isNimbusError(err, ErrorCode.OBJECT_NOT_FOUND) &&
+      ctx.expiredBefore !== undefined &&
+      entry.storeTimestamp < ctx.expiredBefore
+    )
+      return undefined;
+    throw err;
+  }
 }

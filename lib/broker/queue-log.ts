@@ -30,6 +30,11 @@ export interface QueueLogOptions {
   minCacheMs?: number;
   /** The shortest retention `trim` accepts; must be far above `tailCacheMs` (the chain rule). Default 1 h. */
   minRetentionMs?: number;
+  /**
+   * The deployment's retention. A batch older than this whose object is gone (the bucket's lifecycle rule
+   * expires objects after retention) reads as expired instead of failing. Unset: a missing object is an error.
+   */
+  retentionMs?: number;
   /** Conditional puts per append before giving up with SYSTEM_BUSY. Default 200. */
   maxAppendAttempts?: number;
   /** Walk this many items along the chain before pausing and re-reading the tail. Default 4. */
@@ -77,6 +82,7 @@ export class QueueLog {
   readonly #maxAttempts: number;
   readonly #walkBeforeReread: number;
   readonly #now: () => number;
+  readonly #retentionMs: number | undefined;
   readonly #tails = new Map<string, Cached>();
   readonly #mins = new Map<string, Cached>();
 
@@ -90,6 +96,7 @@ export class QueueLog {
     this.#maxAttempts = options.maxAppendAttempts ?? 200;
     this.#walkBeforeReread = options.walkBeforeReread ?? 4;
     this.#now = options.now ?? Date.now;
+    this.#retentionMs = options.retentionMs;
     if (this.#inlineThreshold < 0 || this.#inlineThreshold > MAX_INLINE_BYTES) {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `inlineThresholdBytes must be 0..${MAX_INLINE_BYTES}`);
     }
@@ -146,7 +153,12 @@ export class QueueLog {
   async read(q: QueueRef, offset: number, options: ReadOptions = {}): Promise<ReadResult> {
     const pk = queuePk(q);
     const result = await readQueue(
-      { index: this.#index, objects: this.#objects, minOffset: (fresh) => this.#minOffset(pk, fresh) },
+      {
+        index: this.#index,
+        objects: this.#objects,
+        minOffset: (fresh) => this.#minOffset(pk, fresh),
+        ...(this.#retentionMs === undefined ? {} : { expiredBefore: this.#now() - this.#retentionMs }),
+      },
       pk,
       offset,
       options,

@@ -53,7 +53,8 @@ export interface ConsumerBaseOptions extends Omit<TransportOptions, "endpoints">
   rebalanceInterval?: number;
   /**
    * How often a clustering consumer reads its group's consumer list and rebalances when it changed (a
-   * RocketMQ broker pushes the change; HTTP cannot). Default 1000.
+   * RocketMQ broker pushes the change; HTTP cannot). Default 5000: a departing consumer unregisters, so the
+   * others take its queues over within 5 s, for one cheap request per consumer every 5 s (docs/cost.md).
    */
   membershipPollInterval?: number;
   /** Offset commit period. Default 5000 (persistConsumerOffsetInterval). */
@@ -62,7 +63,7 @@ export interface ConsumerBaseOptions extends Omit<TransportOptions, "endpoints">
   heartbeatInterval?: number;
   /** First wait after a pull found nothing new; doubles up to `pullIdleBackoffMaxMillis`. Default 1000. */
   pullIdleBackoffMillis?: number;
-  /** Longest wait between pulls of an idle queue. Default 5000. */
+  /** Longest wait between pulls of an idle queue. Default 10000 (each idle pull is a billed request: docs/cost.md). */
   pullIdleBackoffMaxMillis?: number;
   /** Wait after a failed pull: 3000 for push, 1000 for lite pull (RocketMQ's pullTimeDelayMillsWhenException). */
   pullTimeDelayMillsWhenException?: number;
@@ -175,11 +176,11 @@ export function resolveBaseOptions(
     strategy: o.allocateMessageQueueStrategy ?? new AllocateMessageQueueAveragely(),
     pullBatchSize: checkRange("pullBatchSize", o.pullBatchSize ?? defaults.pullBatchSize, 1, 1024),
     rebalanceInterval: ms("rebalanceInterval", o.rebalanceInterval, 20_000, 1),
-    membershipPollInterval: ms("membershipPollInterval", o.membershipPollInterval, 1000, 1),
+    membershipPollInterval: ms("membershipPollInterval", o.membershipPollInterval, 5000, 1),
     persistConsumerOffsetInterval: ms("persistConsumerOffsetInterval", o.persistConsumerOffsetInterval, 5000, 1),
     heartbeatInterval: ms("heartbeatInterval", o.heartbeatInterval, 30_000, 1),
     pullIdleBackoffMillis: ms("pullIdleBackoffMillis", o.pullIdleBackoffMillis, 1000, 1),
-    pullIdleBackoffMaxMillis: ms("pullIdleBackoffMaxMillis", o.pullIdleBackoffMaxMillis, 5000, 1),
+    pullIdleBackoffMaxMillis: ms("pullIdleBackoffMaxMillis", o.pullIdleBackoffMaxMillis, 10_000, 1),
     pullTimeDelayMillsWhenException: ms(
       "pullTimeDelayMillsWhenException",
       o.pullTimeDelayMillsWhenException,

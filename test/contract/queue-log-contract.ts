@@ -199,6 +199,25 @@ export function queueLogContract(label: string, open: OpenFixture): void {
       );
     });
 
+    it("reads a batch whose object the lifecycle rule removed after retention as expired, and fails on a young one", async () => {
+      let now = 50_000_000;
+      const log = new QueueLog(storage, { now: () => now, inlineThresholdBytes: 0, retentionMs: 3_600_000 });
+      const q = freshQueue();
+      await log.append(q, [record("old-a"), record("old-b")]);
+      const [item] = (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
+      await storage.objects.delete([String(item?.ok)]);
+      await assert.rejects(log.read(q, 0), { code: ErrorCode.OBJECT_NOT_FOUND }, "a young batch must not lose its object");
+      now += 3_600_000 + 1;
+      const expired = await log.read(q, 0);
+      assert.equal(expired.status, "NO_MATCHED_MSG");
+      assert.equal(expired.nextBeginOffset, 2, "the consumer moves past the expired messages");
+      await log.append(q, [record("new")]);
+      assert.deepEqual(
+        (await log.read(q, 0)).messages.map((m) => m.queueOffset),
+        [2],
+      );
+    });
+
     it("costs one conditional put per batch once the tail is known (plus one object put above the threshold)", async () => {
       const log = new QueueLog(storage, { inlineThresholdBytes: 1024 });
       const q = freshQueue();

@@ -1,0 +1,14 @@
+/** @module What `sst deploy` prints and `.sst/outputs.json` keeps: how apps, the SDK and the CLI reach the stage. */
+
+import { api } from "./api.js";
+import { settings } from "./config.js";
+import { bucket, tableNamesJson } from "./storage.js";
+
+export const outputs = {
+  /** The endpoint for the SDK (`endpoints`), the CLI and apps; also every broker's address. */
+  api: api.url,
+  region: settings.region,
+  iamAuth: settings.iamAuth,
+  bucket: bucket.name,
+  tables: tableNamesJson,
+};

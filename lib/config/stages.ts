@@ -1,0 +1,92 @@
+/**
+ * @module Per-stage settings: where a stage runs (AWS region), how it is guarded (retain, protect,
+ * point-in-time recovery, IAM auth, CORS) and how its broker behaves (`NimbusConfig`). The one place both
+ * the SST stack (sst.config.ts, infra/) and the local server read, validated by zod when this module loads,
+ * so a typo fails `sst install`, `sst deploy` and the tests alike.
+ *
+ * @example
+ * const settings = stageSettings("production"); // a named stage
+ * const dev = stageSettings("alice"); // any other stage name: DEFAULT_STAGE
+ */
+import { z } from "zod";
+import { type NimbusConfigInput, NimbusConfigSchema } from "./nimbus-config.js";
+
+/** A browser origin: scheme and host (and port), no path, as the `Origin` header carries it. */
+const origin = z.string().regex(/^https?:\/\/[^/\s]+$/, "an origin such as https://console.example.com");
+
+export const StageSettingsSchema = z
+  .object({
+    /** AWS region of every resource of the stage. */
+    region: z.string().regex(/^[a-z]{2}(?:-[a-z]+)+-\d$/, "an AWS region such as us-east-1"),
+    /**
+     * Production data: resources are retained by `sst remove` and protected from it, tables get
+     * point-in-time recovery and deletion protection. Other stages are disposable.
+     */
+    production: z.boolean(),
+    /** Every API route but `GET /health` requires a SigV4-signed request (API Gateway IAM auth). */
+    iamAuth: z.boolean(),
+    /** Origins of the web console. Empty: the API answers no CORS preflight at all (apps and the SDK need none). */
+    consoleOrigins: z.array(origin).default([]),
+    /** The broker settings the handlers get (brokers, cluster, inline threshold, retention, auto-create). */
+    nimbus: NimbusConfigSchema,
+  })
+  .strict();
+
+export type StageSettings = z.output<typeof StageSettingsSchema>;
+export type StageSettingsInput = z.input<typeof StageSettingsSchema>;
+
+const TWO_MASTERS: NimbusConfigInput["brokers"] = [
+  { brokerName: "broker-a", brokerId: 0, perm: 6 },
+  { brokerName: "broker-b", brokerId: 0, perm: 6 },
+];
+
+/** Any stage not named in `NAMED_STAGES`: personal stages (`sst deploy --stage alice`), `ci`, `dev`. */
+const DEFAULT_STAGE: StageSettingsInput = {
+  region: "us-east-1",
+  production: false,
+  iamAuth: false,
+  // One day is enough to try things and keeps a forgotten stage cheap.
+  nimbus: { cluster: "DefaultCluster", brokers: TWO_MASTERS, autoCreateTopic: true, retentionHours: 24 },
+};
+
+const NAMED_STAGES: Record<string, StageSettingsInput> = {
+  staging: {
+    region: "us-east-1",
+    production: false,
+    iamAuth: true,
+    nimbus: { cluster: "DefaultCluster", brokers: TWO_MASTERS, autoCreateTopic: true, retentionHours: 72 },
+  },
+  production: {
+    region: "us-east-1",
+    production: true,
+    iamAuth: true,
+    // As RocketMQ advises for production: topics are created on purpose (PUT /topics/{topic}), not by a typo.
+    nimbus: {
+      cluster: "DefaultCluster",
+      brokers: TWO_MASTERS,
+      autoCreateTopic: false,
+      inlineThresholdBytes: 8 * 1024,
+      retentionHours: 72,
+    },
+  },
+};
+
+function parseStage(name: string, input: StageSettingsInput): StageSettings {
+  const result = StageSettingsSchema.safeParse(input);
+  if (!result.success) throw new Error(`stage "${name}" in lib/config/stages.ts: ${z.prettifyError(result.error)}`);
+  return result.data;
+}
+
+/** Validated at load: a bad entry fails every reader at once, not one deploy later. */
+const PARSED: ReadonlyMap<string, StageSettings> = new Map(
+  Object.entries(NAMED_STAGES).map(([name, input]) => [name, parseStage(name, input)]),
+);
+const PARSED_DEFAULT = parseStage("(default)", DEFAULT_STAGE);
+
+/** The stages with settings of their own; every other stage name gets the default settings. */
+export const NAMED_STAGE_NAMES: readonly string[] = [...PARSED.keys()];
+
+/** The settings of `stage`: its own entry, or the default one. */
+export function stageSettings(stage: string): StageSettings {
+  return PARSED.get(stage) ?? PARSED_DEFAULT;
+}

@@ -1,0 +1,209 @@
+/**
+ * @module Least privilege, checked: each function of infra/manifest.ts is linked (so allowed by IAM) to
+ * exactly the tables and bucket it touches. Every function gets its own broker, as in its own Lambda
+ * container, over one embedded store wrapped to record which table or object store each call reaches; a
+ * scenario then calls every route through the function the manifest assigns it, and both scheduled jobs.
+ * A resource used but not granted would be AccessDenied on AWS; one granted but unused is a wider grant
+ * than needed.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
+import { registerBrokers } from "../../functions/register-brokers.js";
+import { applyRetention } from "../../functions/retention.js";
+import type { HandlerContext } from "../../functions/shared/context.js";
+import { ALL_FUNCTIONS, API_FUNCTIONS, API_ROUTES, type ApiFunctionName } from "../../infra/manifest.js";
+import { createBroker } from "../../lib/broker/create-broker.js";
+import { newMessageId } from "../../lib/client/message-id-node.js";
+import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
+import type { ApiEvent, ApiResult, Route } from "../../lib/http/api-types.js";
+import { createApiHandler } from "../../lib/http/handler.js";
+import { createLocalStorage } from "../../lib/storage/local/index.js";
+import type { Storage } from "../../lib/storage/storage.js";
+import { ROOT } from "./infra-source.js";
+
+const BUCKET = "bucket";
+
+/** `target` with every method call recorded in `touched` as `resource`. */
+function recorded<T extends object>(target: T, resource: string, touched: Set<string>): T {
+  return new Proxy(target, {
+    get(obj, prop) {
+      const value: unknown = Reflect.get(obj, prop, obj);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        touched.add(resource);
+        return Reflect.apply(value, obj, args);
+      };
+    },
+  });
+}
+
+function recordingStorage(storage: Storage, touched: Set<string>): Storage {
+  return {
+    table: (spec) => recorded(storage.table(spec), spec.name, touched),
+    objects: recorded(storage.objects, BUCKET, touched),
+    counter: storage.counter,
+    close: async () => {},
+  };
+}
+
+function apiEvent(method: string, url: string, body?: unknown): ApiEvent {
+  const { pathname, searchParams } = new URL(url, "https://api.test");
+  const query = Object.fromEntries(searchParams);
+  const now = Date.now();
+  return {
+    version: "2.0",
+    routeKey: "$default",
+    rawPath: pathname,
+    rawQueryString: searchParams.toString(),
+    headers: { "content-type": "application/json" },
+    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    requestContext: {
+      accountId: "test",
+      apiId: "test",
+      domainName: "api.test",
+      domainPrefix: "api",
+      http: { method, path: pathname, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "grants-test" },
+      requestId: `r-${now}`,
+      routeKey: "$default",
+      stage: "$default",
+      time: new Date(now).toISOString(),
+      timeEpoch: now,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    isBase64Encoded: false,
+  };
+}
+
+const HOUR = 3600_000;
+const config = parseNimbusConfig({ inlineThresholdBytes: 1024, retentionHours: 1 });
+
+describe("each function is granted exactly the resources it uses", () => {
+  let dataDir: string;
+  let storage: Storage;
+  let clock = Date.UTC(2030, 0, 1);
+  const touched = new Map<string, Set<string>>(Object.keys(ALL_FUNCTIONS).map((name) => [name, new Set()]));
+  const handlers = new Map<ApiFunctionName, (event: ApiEvent) => Promise<ApiResult>>();
+  const calledRoutes = new Set<string>();
+
+  /** A broker of its own per function, as each Lambda function has its own containers. */
+  function contextOf(name: string): HandlerContext {
+    const seen = touched.get(name);
+    assert.ok(seen, `function ${name} is in the manifest`);
+    const broker = createBroker(recordingStorage(storage, seen), config, {
+      apiUrl: "https://api.test",
+      newMessageId,
+      now: () => clock,
+    });
+    return { broker };
+  }
+
+  /** Calls `route` (a manifest route key) with `url` through the function the manifest sends it to. */
+  async function call(route: string, url: string, body?: unknown): Promise<unknown> {
+    const spec = API_ROUTES.find((r) => r.route === route);
+    assert.ok(spec, `${route} is in the manifest`);
+    const handler = handlers.get(spec.fn);
+    assert.ok(handler);
+    const result = await handler(apiEvent(route.split(" ")[0] ?? "GET", url, body));
+    assert.equal(result.statusCode, 200, `${route} (${url}) answered ${result.statusCode}: ${result.body}`);
+    calledRoutes.add(route);
+    return JSON.parse(result.body ?? "null") as unknown;
+  }
+
+  const text = (s: string): string => Buffer.from(s).toString("base64");
+
+  before(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), "nimbus-grants-"));
+    storage = createLocalStorage({ dataDir });
+    for (const [name, spec] of Object.entries(API_FUNCTIONS)) {
+      const file = path.join(ROOT, `${spec.handler.replace(/\.handler$/, "")}.ts`);
+      const mod = (await import(pathToFileURL(file).href)) as { routes: Route<HandlerContext>[] };
+      const ctx = contextOf(name);
+      handlers.set(
+        name as ApiFunctionName,
+        createApiHandler(mod.routes, async () => ctx),
+      );
+    }
+  });
+
+  after(async () => {
+    await storage.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("runs every route and both scheduled jobs", async () => {
+    const registration = contextOf("RegisterBrokers");
+    await registerBrokers(registration);
+
+    await call("GET /health", "/health");
+    await call("GET /cluster", "/cluster");
+    await call("PUT /topics/{topic}", "/topics/Orders", {
+      writeQueueNums: 1,
+      readQueueNums: 1,
+      brokerNames: ["broker-a"],
+    });
+    await call("GET /topics/{topic}/route", "/topics/Orders/route");
+    await call("GET /topics", "/topics");
+
+    // A small batch stays inline; a large one goes to the bucket (threshold 1 KiB here).
+    const small = { topic: "Orders", brokerName: "broker-a", queueId: 0, messages: [{ body: text("hi"), tags: "A" }] };
+    const large = { ...small, messages: [{ body: text("x".repeat(4096)), tags: "B" }] };
+    await call("POST /send", "/send", small);
+    await call("POST /send", "/send", large);
+    await call("POST /pull", "/pull", {
+      consumerGroup: "G",
+      topic: "Orders",
+      brokerName: "broker-a",
+      queueId: 0,
+      queueOffset: 0,
+    });
+    await call("GET /topics/{topic}/status", "/topics/Orders/status");
+
+    await call("POST /heartbeat", "/heartbeat", {
+      clientId: "c1",
+      consumerDataSet: [{ groupName: "G", subscriptionDataSet: [{ topic: "Orders", subString: "*" }] }],
+    });
+    await call("GET /groups/{group}/consumers", "/groups/G/consumers");
+    await call("POST /unregister", "/unregister", { clientId: "c1", consumerGroup: "G" });
+
+    // Offset 2: the last consumed message is the large batch's, so progress reads its store time from the bucket.
+    await call("PUT /offsets/{group}/{topic}", "/offsets/G/Orders", {
+      offsetTable: [{ brokerName: "broker-a", queueId: 0, offset: 2 }],
+    });
+    await call("GET /offsets/{group}/{topic}", "/offsets/G/Orders");
+    await call("GET /groups/{group}/progress", "/groups/G/progress?topic=Orders");
+
+    // Two hours on, one newer batch: retention trims both old ones, the large one's object included.
+    clock += 2 * HOUR;
+    await registerBrokers(registration);
+    await call("POST /send", "/send", small);
+    const report = await applyRetention(contextOf("Retention"));
+    assert.equal(report.deletedBatches, 2, "retention trimmed the two old batches");
+
+    await call("DELETE /topics/{topic}", "/topics/Orders");
+
+    assert.deepEqual(
+      API_ROUTES.map((r) => r.route).filter((r) => !calledRoutes.has(r)),
+      [],
+      "the scenario calls every route of the manifest",
+    );
+  });
+
+  for (const [name, spec] of Object.entries(ALL_FUNCTIONS)) {
+    it(`${name} (${spec.handler})`, () => {
+      const used = [...(touched.get(name) ?? [])].sort();
+      const granted = [...spec.tables, ...(spec.bucket ? [BUCKET] : [])].sort();
+      assert.deepEqual(
+        {
+          usedButNotGranted: used.filter((r) => !granted.includes(r)),
+          grantedButUnused: granted.filter((r) => !used.includes(r)),
+        },
+        { usedButNotGranted: [], grantedButUnused: [] },
+        `resources of ${name}: used ${JSON.stringify(used)}, granted ${JSON.stringify(granted)} in infra/manifest.ts`,
+      );
+    });
+  }
+});

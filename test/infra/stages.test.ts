@@ -1,0 +1,66 @@
+/**
+ * @module Per-stage settings (lib/config/stages.ts) and the shape of sst.config.ts: production is guarded,
+ * every other stage is disposable, and the app file stays thin (it only imports infra/ and the stages).
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { NimbusConfigSchema } from "../../lib/config/nimbus-config.js";
+import { NAMED_STAGE_NAMES, StageSettingsSchema, stageSettings } from "../../lib/config/stages.js";
+import { ROOT } from "./infra-source.js";
+
+describe("stage settings", () => {
+  it("guards production: retained, protected, IAM auth, topics created on purpose", () => {
+    const prod = stageSettings("production");
+    assert.equal(prod.production, true);
+    assert.equal(prod.iamAuth, true);
+    assert.equal(prod.nimbus.autoCreateTopic, false);
+    assert.ok(prod.nimbus.retentionHours >= 1);
+  });
+
+  it("gives any other stage name the disposable defaults", () => {
+    for (const stage of ["ci", "alice", "pr-123"]) {
+      const s = stageSettings(stage);
+      assert.equal(s.production, false, stage);
+      assert.deepEqual(s.consoleOrigins, [], `${stage}: no CORS unless a console is configured`);
+    }
+  });
+
+  it("holds a complete, valid NimbusConfig for every named stage and the default", () => {
+    for (const stage of [...NAMED_STAGE_NAMES, "some-dev-stage"]) {
+      const { nimbus } = stageSettings(stage);
+      assert.deepEqual(NimbusConfigSchema.parse(nimbus), nimbus, `${stage}: already parsed, defaults filled in`);
+      assert.ok(nimbus.brokers.length > 0, stage);
+    }
+  });
+
+  it("rejects what AWS would reject later", () => {
+    const base = { region: "us-east-1", production: false, iamAuth: false, nimbus: {} };
+    assert.ok(StageSettingsSchema.safeParse(base).success);
+    for (const bad of [
+      { ...base, region: "us-east" },
+      { ...base, consoleOrigins: ["https://console.example.com/"] },
+      { ...base, nimbus: { retentionHours: 0.5 } },
+      { ...base, extra: true },
+    ]) {
+      assert.equal(StageSettingsSchema.safeParse(bad).success, false, JSON.stringify(bad));
+    }
+  });
+});
+
+describe("sst.config.ts", () => {
+  const source = readFileSync(path.join(ROOT, "sst.config.ts"), "utf8");
+
+  it("has no top-level imports (SST evaluates it before installing anything) and imports only infra/ and the stages", () => {
+    assert.doesNotMatch(source, /^import\s/m);
+    const imported = [...source.matchAll(/import\(\s*"([^"]+)"\s*\)/g)].map((m) => m[1]);
+    assert.ok(imported.length > 0);
+    for (const spec of imported) assert.match(spec ?? "", /^\.\/(infra\/[\w-]+|lib\/config\/stages)\.js$/);
+  });
+
+  it("retains and protects production stages only", () => {
+    assert.match(source, /removal: stage\.production \? "retain" : "remove"/);
+    assert.match(source, /protect: stage\.production/);
+  });
+});
