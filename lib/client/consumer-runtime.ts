@@ -46,11 +46,12 @@ export class ConsumerRuntime {
     readonly resolved: ResolvedBaseOptions,
     private readonly hooks: RuntimeHooks,
   ) {
-    const { endpoints, timeoutMs, headers } = options;
+    const { endpoints, timeoutMs, headers, iam } = options;
     this.api = new NimbusApi({
       endpoints,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
       ...(headers ? { headers } : {}),
+      ...(iam ? { iam } : {}),
     });
     const instanceName = resolveInstanceName(options.instanceName ?? DEFAULT_INSTANCE_NAME, {
       role: "consumer",

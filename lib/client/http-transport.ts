@@ -1,8 +1,32 @@
 /**
  * @module The SDK's HTTP transport: JSON over `fetch` with a timeout, API errors (`{code, message}`)
  * turned back into `NimbusError`s with the same code, and several endpoints tried in turn when one is down.
+ * With `iam`, every request is signed with SigV4 for a stage behind API Gateway's IAM auth (docs/deploy.md).
+ *
+ * @example
+ * const transport = new HttpTransport({
+ *   endpoints: "https://abc123.execute-api.us-east-1.amazonaws.com",
+ *   iam: { region: "us-east-1", credentials: { accessKeyId, secretAccessKey, sessionToken } },
+ * });
+ * const api = new NimbusApi(transport);
  */
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
+import { type Credentials, type CredentialsProvider, signRequest } from "./sigv4.js";
+
+export type { Credentials, CredentialsProvider };
+
+/** SigV4 signing of every request, for a stage with IAM auth. */
+export interface IamAuth {
+  /** The stage's region (the `region` output of `sst deploy`). */
+  region: string;
+  /**
+   * Fixed keys, or a provider called before each request (and so expected to cache, refreshing temporary
+   * credentials before they expire). A provider that throws fails the request with NO_PERMISSION.
+   */
+  credentials: Credentials | CredentialsProvider;
+  /** Default `execute-api` (API Gateway). */
+  service?: string;
+}
 
 export interface TransportOptions {
   /** Name server / API base URLs, e.g. `http://127.0.0.1:9876`. */
@@ -11,6 +35,8 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** Extra headers on every request (e.g. auth). */
   headers?: Record<string, string>;
+  /** Sign every request with AWS SigV4 (API Gateway IAM auth). Its `authorization` replaces any in `headers`. */
+  iam?: IamAuth;
 }
 
 export interface RequestOptions {
@@ -19,12 +45,15 @@ export interface RequestOptions {
   baseUrl?: string;
 }
 
+type Signing = Required<Pick<IamAuth, "region" | "service">> & { credentials: Credentials };
+
 const KNOWN_CODES = new Set<string>(Object.values(ErrorCode));
 
 export class HttpTransport {
   readonly endpoints: string[];
   readonly timeoutMs: number;
   readonly #headers: Record<string, string>;
+  readonly #iam: IamAuth | undefined;
   #next = 0;
 
   constructor(options: TransportOptions) {
@@ -34,6 +63,7 @@ export class HttpTransport {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "at least one endpoint is needed");
     this.timeoutMs = options.timeoutMs ?? 3000;
     this.#headers = { "content-type": "application/json", ...(options.headers ?? {}) };
+    this.#iam = options.iam;
   }
 
   /**
@@ -42,10 +72,11 @@ export class HttpTransport {
    */
   async request<T>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
     const bases = options.baseUrl ? [options.baseUrl.replace(/\/+$/, "")] : this.#rotation();
+    const signing = await this.#signing();
     let lastError: unknown;
     for (const base of bases) {
       try {
-        return await this.#once<T>(method, base + path, body, options.timeoutMs ?? this.timeoutMs);
+        return await this.#once<T>(method, base + path, body, options.timeoutMs ?? this.timeoutMs, signing);
       } catch (err) {
         if (isNimbusError(err) && !err.retryable) throw err;
         lastError = err;
@@ -59,13 +90,36 @@ export class HttpTransport {
     return [...this.endpoints.slice(start), ...this.endpoints.slice(0, start)];
   }
 
-  async #once<T>(method: string, url: string, body: unknown, timeoutMs: number): Promise<T> {
+  /** What signs one request (credentials asked for once, for all its endpoints); undefined without `iam`. */
+  async #signing(): Promise<Signing | undefined> {
+    if (!this.#iam) return undefined;
+    const { region, service = "execute-api", credentials: source } = this.#iam;
+    if (typeof source !== "function") return { region, service, credentials: source };
+    try {
+      return { region, service, credentials: await source() };
+    } catch (err) {
+      throw new NimbusError(ErrorCode.NO_PERMISSION, `no AWS credentials to sign with: ${String(err)}`, { cause: err });
+    }
+  }
+
+  async #once<T>(
+    method: string,
+    url: string,
+    body: unknown,
+    timeoutMs: number,
+    signing: Signing | undefined,
+  ): Promise<T> {
+    // Serialized once: the signature covers these exact bytes.
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers = signing
+      ? withSignature(this.#headers, signRequest({ ...signing, method, url, headers: this.#headers, body: payload }))
+      : this.#headers;
     let res: Response;
     try {
       res = await fetch(url, {
         method,
-        headers: this.#headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        headers,
+        ...(payload === undefined ? {} : { body: payload }),
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
@@ -84,14 +138,25 @@ export class HttpTransport {
       throw new NimbusError(ErrorCode.SYSTEM_ERROR, `${method} ${url}: answer ${res.status} is not JSON`);
     }
     if (res.ok) return parsed as T;
-    const { code, message } = (parsed ?? {}) as { code?: string; message?: string };
+    // API Gateway's own refusals say `message`, or `Message` for an IAM policy's deny.
+    const { code, message, Message } = (parsed ?? {}) as { code?: string; message?: string; Message?: string };
     const known = typeof code === "string" && KNOWN_CODES.has(code) ? (code as ErrorCode) : codeOfStatus(res.status);
-    throw new NimbusError(known, message ?? `${method} ${url} answered ${res.status}`);
+    throw new NimbusError(known, message ?? Message ?? `${method} ${url} answered ${res.status}`);
   }
 }
 
-/** A status without one of our codes (e.g. API Gateway's own 429 or 503): throttling and outages are retryable. */
+/** `headers` with the signature's headers, any of the same name (`Authorization`, ...) replaced. */
+function withSignature(headers: Record<string, string>, signature: Record<string, string>): Record<string, string> {
+  const kept = Object.entries(headers).filter(([name]) => !(name.toLowerCase() in signature));
+  return { ...Object.fromEntries(kept), ...signature };
+}
+
+/**
+ * A status without one of our codes (e.g. API Gateway's own): throttling and outages are retryable; 401 and
+ * 403 (IAM auth refused: no or a bad signature, a clock off by more than 5 minutes) are NO_PERMISSION.
+ */
 function codeOfStatus(status: number): ErrorCode {
   if (status === 429 || status === 502 || status === 503 || status === 504) return ErrorCode.SYSTEM_BUSY;
+  if (status === 401 || status === 403) return ErrorCode.NO_PERMISSION;
   return status >= 500 ? ErrorCode.SYSTEM_ERROR : ErrorCode.PARAMETER_ILLEGAL;
 }

@@ -23,7 +23,14 @@ export type {
   MessageModel,
   PushConsumerOptions,
 } from "./consumer-options.js";
-export { HttpTransport, type RequestOptions, type TransportOptions } from "./http-transport.js";
+export {
+  type Credentials,
+  type CredentialsProvider,
+  HttpTransport,
+  type IamAuth,
+  type RequestOptions,
+  type TransportOptions,
+} from "./http-transport.js";
 export { LitePullConsumer } from "./lite-pull-consumer.js";
 export { Message, type MessageExt, type PullResult, type SendResult, type SendStatus } from "./message.js";
 export {
@@ -34,3 +41,4 @@ export {
 export { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
 export { Producer, type ProducerOptions } from "./producer.js";
 export { PushConsumer } from "./push-consumer.js";
+export { signatureParts, signRequest } from "./sigv4.js";

@@ -10,6 +10,7 @@
  * await producer.send(new Message("TopicTest", "order-1 paid"), new SelectMessageQueueByHash(), "order-1");
  * await producer.shutdown();
  */
+
 import { ErrorCode, HTTP_STATUS, isNimbusError, NimbusError } from "../core/errors.js";
 import { MessageConst } from "../core/message.js";
 import { MessageQueue } from "../core/message-queue.js";
@@ -17,6 +18,7 @@ import { validateGroup, validateUserTopic } from "../core/names.js";
 import { NimbusApi, type SendResponse, type WireMessage } from "./api-client.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "./client-id.js";
 import { ClientInstance } from "./client-instance.js";
+import type { IamAuth } from "./http-transport.js";
 import type { Message, SendResult } from "./message.js";
 import { newMessageId } from "./message-id-node.js";
 import { isMessageQueueSelector, type MessageQueueSelector, selectMessageQueue } from "./message-queue-selector.js";
@@ -29,6 +31,8 @@ export interface ProducerOptions {
   producerGroup: string;
   /** Name server / API base URLs (a list, or `;`-separated). */
   endpoints: string | string[];
+  /** Sign every request with SigV4 for a stage with IAM auth (docs/deploy.md). */
+  iam?: IamAuth;
   /** Default "DEFAULT", which becomes `<pid>#<nanoTime>` (see `resolveInstanceName`). */
   instanceName?: string;
   unitName?: string;
@@ -84,6 +88,7 @@ export class Producer {
       endpoints: options.endpoints,
       timeoutMs: this.sendMsgTimeout,
       headers: options.headers,
+      ...(options.iam ? { iam: options.iam } : {}),
     });
     this.#onError = options.onError;
     this.#instance = new ClientInstance({

@@ -206,7 +206,11 @@ export function queueLogContract(label: string, open: OpenFixture): void {
       await log.append(q, [record("old-a"), record("old-b")]);
       const [item] = (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
       await storage.objects.delete([String(item?.ok)]);
-      await assert.rejects(log.read(q, 0), { code: ErrorCode.OBJECT_NOT_FOUND }, "a young batch must not lose its object");
+      await assert.rejects(
+        log.read(q, 0),
+        { code: ErrorCode.OBJECT_NOT_FOUND },
+        "a young batch must not lose its object",
+      );
       now += 3_600_000 + 1;
       const expired = await log.read(q, 0);
       assert.equal(expired.status, "NO_MATCHED_MSG");

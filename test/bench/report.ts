@@ -1,0 +1,97 @@
+/**
+ * @module Prints the benchmark's results: one readable table per storage mode and its idle-poll line.
+ */
+import type { CommitResult, IdlePollResult } from "./consumer-overhead.js";
+import type { CaseResult, PhaseResult } from "./data-plane.js";
+
+export interface ModeResult {
+  mode: "local" | "aws";
+  description: string;
+  cases: CaseResult[];
+  idlePoll: IdlePollResult;
+  commit: CommitResult;
+}
+
+const HEADERS = [
+  "batch",
+  "phase",
+  "msgs",
+  "reqs",
+  "msgs/s",
+  "CPU µs/msg",
+  "p50 ms",
+  "p99 ms",
+  "reads/msg",
+  "writes/msg",
+  "RU/msg",
+  "WU/msg",
+  "PUT/msg",
+  "GET/msg",
+  "$/M msgs",
+];
+
+function fmt(x: number): string {
+  if (!Number.isFinite(x)) return "-";
+  if (x === 0) return "0";
+  if (Math.abs(x) >= 100) return x.toFixed(0);
+  if (Math.abs(x) >= 1) return x.toFixed(2);
+  return x.toPrecision(2);
+}
+
+function row(batch: number, name: string, p: PhaseResult): string[] {
+  const m = p.perMessage;
+  return [
+    String(batch),
+    name,
+    String(p.messages),
+    String(p.requests),
+    fmt(p.msgsPerSec),
+    fmt(p.cpuUsPerMsg),
+    fmt(p.latency.p50Ms),
+    fmt(p.latency.p99Ms),
+    fmt(m.tableReads),
+    fmt(m.tableWrites),
+    fmt(m.readUnits),
+    fmt(m.writeUnits),
+    fmt(m.s3Puts),
+    fmt(m.s3Gets),
+    p.costPerMillionMessages.total.toFixed(2),
+  ];
+}
+
+export function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padStart(widths[i] ?? 0)).join(" | ")} |`;
+  const [head, ...body] = rows;
+  return [line(head ?? []), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...body.map(line)].join("\n");
+}
+
+export function formatMode(result: ModeResult): string {
+  const rows = [HEADERS];
+  for (const c of result.cases) {
+    rows.push(row(c.batch, "produce", c.produce));
+    rows.push(row(c.batch, `consume(${c.maxMsgNums})`, c.consume));
+  }
+  const notes = result.cases.flatMap((c) => {
+    const out: string[] = [];
+    if (c.lostRaces > 0) out.push(`batch ${c.batch}: ${c.lostRaces} lost append races (one extra write each)`);
+    if (!c.complete) out.push(`batch ${c.batch}: INCOMPLETE (errors or a message not read back; see stderr)`);
+    return out;
+  });
+  const i = result.idlePoll;
+  const idle =
+    `idle poll (NO_NEW_MSG at the end offset): ${i.polls} polls, p50 ${fmt(i.latency.p50Ms)} ms, p99 ${fmt(i.latency.p99Ms)} ms, ` +
+    `${fmt(i.perPoll.tableReads)} reads and ${fmt(i.perPoll.readUnits)} RU per poll, ` +
+    `$${i.costPerMillionPolls.total.toFixed(3)} per million polls, ` +
+    `$${i.costPerQueueHourAt1s.toFixed(5)} per queue-hour at 1 poll/s ($${(i.costPerQueueHourAt1s * 730).toFixed(2)} per queue-month), ` +
+    `$${i.costPerQueueHourAt30s.toFixed(6)} per queue-hour at 1 poll/30 s` +
+    (i.errors > 0 ? ` — ${i.errors} ERRORS` : "");
+  const c = result.commit;
+  const commit =
+    `offset commit (PUT /offsets, ${c.queuesPerCommit} queues each): ${c.commits} commits, p50 ${fmt(c.latency.p50Ms)} ms, ` +
+    `p99 ${fmt(c.latency.p99Ms)} ms, per commit ${fmt(c.perCommit.tableWrites)} writes (${fmt(c.perCommit.writeUnits)} WU), ` +
+    `${fmt(c.perCommit.tableReads)} reads (${fmt(c.perCommit.readUnits)} RU), ` +
+    `$${c.costPerMillionCommits.total.toFixed(3)} per million commits` +
+    (c.errors > 0 ? ` — ${c.errors} ERRORS` : "");
+  return [`\n## ${result.description}\n`, table(rows), ...notes.map((n) => `note: ${n}`), idle, commit].join("\n");
+}

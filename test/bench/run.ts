@@ -1,0 +1,161 @@
+/**
+ * @module `npm run bench`: the data-plane benchmark. Starts the local server on the embedded store and on
+ * the AWS adapters (dynalite + s3rver in this process), runs produce / consume / idle-poll cases for 1 KiB
+ * messages at batch sizes 1, 32 and 256 over HTTP on loopback, prints one table per mode and a JSON line
+ * (prefixed `BENCH_JSON `) with every number. See docs/benchmarks.md.
+ *
+ * Flags: `--quick` (short budgets, for a smoke run), `--mode local|aws|both`, `--seconds <produce budget>`,
+ * `--max-messages <cap per case>`, `--batches 1,32,256`, `--polls <idle polls>`, `--clients <producers and
+ * consumers, default 4>`.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { availableParallelism, cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { type LocalServer, type StorageChoice, startLocalServer } from "../../lib/dev/local-server.js";
+import { EMULATOR_CREDENTIALS, startEmulators } from "../support/emulators.js";
+import { runCommits, runIdlePolls } from "./consumer-overhead.js";
+import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
+import { formatMode, type ModeResult } from "./report.js";
+import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    mode: { type: "string", default: "both" },
+    seconds: { type: "string" },
+    "max-messages": { type: "string" },
+    batches: { type: "string", default: "1,32,256" },
+    polls: { type: "string" },
+    clients: { type: "string" },
+  },
+  strict: true,
+});
+
+const positive = (name: string, raw: string | undefined, fallback: number): number => {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${raw}`);
+  return n;
+};
+
+const quick = values.quick === true;
+const settings = {
+  bodyBytes: 1024,
+  queues: 8,
+  producers: Math.floor(positive("clients", values.clients, 4)),
+  consumers: Math.floor(positive("clients", values.clients, 4)),
+  produceBudgetMs: positive("seconds", values.seconds, quick ? 1.5 : 8) * 1000,
+  maxMessages: Math.floor(positive("max-messages", values["max-messages"], quick ? 4096 : 100_000)),
+  consumeBudgetMs: quick ? 20_000 : 60_000,
+  idlePolls: Math.floor(positive("polls", values.polls, quick ? 80 : 400)),
+  idleBudgetMs: 20_000,
+  commits: quick ? 10 : 50,
+};
+const batches = (values.batches ?? "").split(",").map((b) => Math.floor(positive("batches", b, 1)));
+if (batches.some((b) => b > 1024)) throw new Error("--batches: a send holds at most 1024 messages");
+const modes: ("local" | "aws")[] =
+  values.mode === "both" ? ["local", "aws"] : values.mode === "local" || values.mode === "aws" ? [values.mode] : [];
+if (modes.length === 0) throw new Error(`--mode must be local, aws or both, got ${values.mode}`);
+
+// Whatever happens, this process ends: a hung call would otherwise keep a CI job up.
+const WATCHDOG_MS = 15 * 60_000;
+setTimeout(() => {
+  console.error(`bench: still running after ${WATCHDOG_MS / 60_000} min, giving up`);
+  process.exit(2);
+}, WATCHDOG_MS).unref();
+
+async function runMode(mode: "local" | "aws", runId: string): Promise<ModeResult> {
+  let cleanup: () => Promise<void>;
+  let storage: StorageChoice;
+  let description: string;
+  if (mode === "local") {
+    const dataDir = await mkdtemp(join(tmpdir(), "nimbus-bench-"));
+    storage = { kind: "local", dataDir };
+    description = "embedded store (SQLite tables + object files)";
+    cleanup = () => rm(dataDir, { recursive: true, force: true });
+  } else {
+    const emulators = await startEmulators();
+    storage = {
+      kind: "aws",
+      provision: true,
+      region: "us-east-1",
+      bucket: `nimbus-bench-${runId}`,
+      tablePrefix: `bench-${runId}-`,
+      dynamoEndpoint: emulators.dynamoEndpoint,
+      s3Endpoint: emulators.s3Endpoint,
+      credentials: EMULATOR_CREDENTIALS,
+    };
+    description = "AWS adapters on dynalite + s3rver (in this process)";
+    cleanup = () => emulators.stop();
+  }
+  let server: LocalServer | undefined;
+  try {
+    // Registration and retention run only when the benchmark says (between phases), never inside one.
+    server = await startLocalServer({
+      port: 0,
+      storage,
+      registerIntervalMs: 3_600_000,
+      retentionIntervalMs: 3_600_000,
+    });
+    const cases: CaseResult[] = [];
+    for (const batch of batches) {
+      const options: CaseOptions = { ...settings, batch };
+      const result = await runCase(server, `Bench${mode}${runId}B${batch}`, options);
+      console.error(
+        `bench ${mode} batch ${batch}: produced ${result.produce.messages} (${result.produce.msgsPerSec}/s), ` +
+          `consumed ${result.consume.messages} (${result.consume.msgsPerSec}/s)${result.complete ? "" : " INCOMPLETE"}`,
+      );
+      cases.push(result);
+    }
+    const last = cases[cases.length - 1];
+    if (last === undefined) throw new Error("no case ran");
+    const idlePoll = await runIdlePolls(server, last.topic, last.queueEnds, settings.idlePolls, settings.idleBudgetMs);
+    const perClient = Math.max(1, Math.ceil(settings.queues / settings.consumers));
+    const commit = await runCommits(server, last.topic, last.queueEnds, settings.commits, perClient);
+    return { mode, description, cases, idlePoll, commit };
+  } finally {
+    await server?.close();
+    await cleanup();
+  }
+}
+
+async function main(): Promise<void> {
+  const runId = Date.now().toString(36);
+  const machine = {
+    nproc: availableParallelism(),
+    cpu: cpus()[0]?.model ?? "unknown",
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+  };
+  console.error(
+    `bench: ${modes.join(" + ")}, batches ${batches.join("/")}, ${settings.bodyBytes} B bodies, ` +
+      `${settings.producers} producers / ${settings.consumers} consumers, ${settings.queues} queues, ` +
+      `produce for ${settings.produceBudgetMs / 1000} s or ${settings.maxMessages} messages per case`,
+  );
+  const started = performance.now();
+  const results: ModeResult[] = [];
+  for (const mode of modes) results.push(await runMode(mode, runId));
+  for (const r of results) console.log(formatMode(r));
+  console.log(
+    "\nCost: AWS list prices (us-east-1, on demand) for requests and capacity units only; " +
+      "Lambda duration, storage and data transfer excluded. Every API call counts one API Gateway request " +
+      "and one Lambda invocation. dynalite does not return the old item on a failed condition, so each lost " +
+      "append race costs one extra read there that real DynamoDB would not.",
+  );
+  console.log(
+    `BENCH_JSON ${JSON.stringify({
+      date: new Date().toISOString(),
+      machine,
+      settings: { ...settings, batches, quick },
+      prices: { perMillion: PRICES_PER_MILLION, sqsPerMillionRequests: SQS_PER_MILLION_REQUESTS },
+      seconds: Math.round((performance.now() - started) / 100) / 10,
+      results,
+    })}`,
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error("bench failed:", err);
+  process.exitCode = 1;
+});
