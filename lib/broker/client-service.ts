@@ -2,6 +2,7 @@
  * @module Producer and consumer heartbeats per group, as RocketMQ's ProducerManager/ConsumerManager. A
  * client is live while its last heartbeat is under 120 s old; the table's TTL only tidies up, hours late.
  */
+import type { ConsumerInfo } from "../core/api-types.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { validateGroup, validateTopic } from "../core/names.js";
 import type { Table } from "../storage/table.js";
@@ -27,10 +28,7 @@ export interface HeartbeatInput {
   consumerDataSet?: ConsumerData[];
 }
 
-export interface ConsumerInfo extends Required<Omit<ConsumerData, "groupName">> {
-  clientId: string;
-  lastHeartbeat: number;
-}
+export type { ConsumerInfo };
 
 export const CLIENT_EXPIRY_MS = 120_000;
 /** Rows stay a day past their last heartbeat, then DynamoDB TTL removes them. */

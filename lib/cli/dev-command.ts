@@ -1,7 +1,8 @@
 /** @module `nimbus dev`: the local broker on 127.0.0.1:9876, on the embedded store or on DynamoDB/S3 endpoints. */
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { type LocalServer, type StorageChoice, startLocalServer } from "../dev/local-server.js";
+import { stageSettings } from "../config/stages.js";
+import type { LocalServer, StorageChoice } from "../dev/local-server.js";
 
 interface DevOptions {
   port: number;
@@ -14,6 +15,7 @@ interface DevOptions {
   dynamoEndpoint?: string;
   s3Endpoint?: string;
   provision: boolean;
+  stage: string;
 }
 
 const port = (value: string): number => {
@@ -37,9 +39,13 @@ export function addDevCommand(program: Command): void {
     .option("--table-prefix <prefix>", "DynamoDB table name prefix (--storage aws)", "nimbus-")
     .option("--dynamo-endpoint <url>", "DynamoDB endpoint, e.g. an emulator (--storage aws)")
     .option("--s3-endpoint <url>", "S3 endpoint, e.g. an emulator (--storage aws)")
+    .option("--stage <name>", "take the broker settings of this stage from lib/config/stages.ts", "local")
     .option("--provision", "create the tables and the bucket if missing (--storage aws)", false)
     .action(async (opts: DevOptions) => {
-      const server = await startLocalServer({ port: opts.port, host: opts.host, storage: storageChoice(opts) });
+      // Loaded here, not at the top: the server (AWS SDK, SQLite) would add ~0.4 s to every other command.
+      const { startLocalServer } = await import("../dev/local-server.js");
+      const config = stageSettings(opts.stage).nimbus;
+      const server = await startLocalServer({ port: opts.port, host: opts.host, storage: storageChoice(opts), config });
       console.log(`nimbus: local broker listening on ${server.url} (${describe(opts)}); Ctrl-C stops it`);
       stopOnSignals(server);
     });

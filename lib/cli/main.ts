@@ -1,11 +1,51 @@
 #!/usr/bin/env node
-/** @module The `nimbus` command. */
+/**
+ * @module The `nimbus` command: mqadmin's core commands, `send` and `consume` over the HTTP API, and `dev`
+ * (the local broker). Exit codes: 0 done, 1 the command failed (one line: `nimbus: CODE: message`), 2 the
+ * command line was wrong (docs/cli.md).
+ */
+import { readFileSync } from "node:fs";
 import { Command } from "commander";
+import { CommandLineExit, configureErrors, describeFailure, oneLine } from "./common.js";
+import { addConsumerCommands } from "./consumer-commands.js";
 import { addDevCommand } from "./dev-command.js";
+import { addMessageCommands } from "./message-commands.js";
+import { addSendCommand } from "./send-command.js";
+import { addTopicCommands } from "./topic-commands.js";
 
-const program = new Command("nimbus").description("Nimbus: a serverless message broker with RocketMQ's model");
+const program = new Command("nimbus")
+  .description("Nimbus: a serverless message broker with RocketMQ's model. mqadmin's commands over the HTTP API.")
+  .version(packageVersion(), "-V, --version")
+  .showSuggestionAfterError();
+configureErrors(program);
 addDevCommand(program);
+addTopicCommands(program);
+addConsumerCommands(program);
+addSendCommand(program);
+addMessageCommands(program);
+program.addHelpText(
+  "after",
+  "\nEvery API command takes -n/--namesrv <url> (default http://127.0.0.1:9876, or NIMBUS_URL) and --json.",
+);
+
 program.parseAsync(process.argv).catch((err: unknown) => {
-  console.error(`nimbus: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
+  if (err instanceof CommandLineExit) {
+    process.exitCode = err.exitCode;
+    return;
+  }
+  process.stderr.write(`nimbus: ${oneLine(describeFailure(err))}\n`);
+  process.exitCode = 1;
 });
+
+/** The package's version, from the package.json above this file (lib/cli/ in the repo, dist/lib/cli/ built). */
+function packageVersion(): string {
+  for (const up of ["../../package.json", "../../../package.json"]) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "nimbus-mq" && pkg.version) return pkg.version;
+    } catch {
+      // not there: try the next level
+    }
+  }
+  return "0.0.0";
+}

@@ -8,6 +8,8 @@
  * const sent = await api.send({ topic: "TopicTest", messages: [{ body: new TextEncoder().encode("hi") }] });
  */
 import type {
+  ConsumerConnection,
+  ConsumerInfo,
   OffsetEntry,
   ProgressRow,
   PulledMessage,
@@ -18,7 +20,17 @@ import type {
 } from "../core/api-types.js";
 import type { ClusterInfo, TopicRouteData } from "../core/route-data.js";
 
-export type { OffsetEntry, ProgressRow, PulledMessage, PullRequest, PullStatus, QueueStatus, TopicConfig };
+export type {
+  ConsumerConnection,
+  ConsumerInfo,
+  OffsetEntry,
+  ProgressRow,
+  PulledMessage,
+  PullRequest,
+  PullStatus,
+  QueueStatus,
+  TopicConfig,
+};
 
 import { HttpTransport, type RequestOptions, type TransportOptions } from "./http-transport.js";
 
@@ -125,6 +137,11 @@ export class NimbusApi {
 
   async unregister(clientId: string, groups: { producerGroup?: string; consumerGroup?: string }): Promise<void> {
     await this.transport.request("POST", "/unregister", { clientId, ...groups });
+  }
+
+  /** The group's live consumers with their subscriptions (mqadmin's consumerConnection). */
+  consumerConnection(group: string): Promise<ConsumerConnection> {
+    return this.transport.request("GET", `/groups/${seg(group)}/consumers`);
   }
 
   async consumerIds(group: string): Promise<string[]> {

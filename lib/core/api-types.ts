@@ -65,3 +65,19 @@ export interface TopicConfig {
   /** Brokers to set the QueueData on; default every live master. Other brokers' QueueData stays as it was. */
   brokerNames?: string[];
 }
+
+/** A live consumer of a group, as its last heartbeat described it. */
+export interface ConsumerInfo {
+  clientId: string;
+  consumeType: string;
+  messageModel: "CLUSTERING" | "BROADCASTING";
+  consumeFromWhere: string;
+  subscriptionDataSet: { topic: string; subString: string }[];
+  lastHeartbeat: number;
+}
+
+/** `GET /groups/{group}/consumers`: the ids (the contract) and each consumer's details (an extension). */
+export interface ConsumerConnection {
+  consumerIdList: string[];
+  consumers: ConsumerInfo[];
+}

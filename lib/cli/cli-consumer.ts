@@ -1,0 +1,264 @@
+/**
+ * @module The pull loop behind `nimbus consume`: a CLUSTERING consumer of one group and topic that
+ * heartbeats, takes its share of the readable queues as the SDK's consumers do (RocketMQ's default
+ * AllocateMessageQueueAveragely over the group's live consumers, every 20 s), starts each queue at the
+ * group's committed offset (or its min / max offset for a group without one, per `--from`), hands every
+ * message to the caller in queue order, commits what was handed over every 5 s and at the end, and leaves
+ * the group. Written over NimbusApi so that the CLI controls exactly which offsets it commits.
+ */
+import { AllocateMessageQueueAveragely } from "../client/allocate/allocate-averagely.js";
+import type { NimbusApi, PulledMessage, PullResponse } from "../client/api-client.js";
+import { buildMQClientId, localIPv4, resolveInstanceName } from "../client/client-id.js";
+import { sleep } from "../client/schedule.js";
+import { MessageQueue } from "../core/message-queue.js";
+import { PermName } from "../core/perm-name.js";
+import { parseSubExpression } from "../core/subscription.js";
+
+export interface CliConsumerOptions {
+  group: string;
+  topic: string;
+  subExpression: string;
+  /** Where a queue without a committed offset starts: its min offset or its max offset. */
+  from: "first" | "last";
+  /** Stop after this many messages. */
+  count?: number;
+  /** Stop after this many ms without a message (0: after the first round that found none). */
+  idleMs?: number;
+  /** Stops the loop (Ctrl-C); offsets are committed all the same. */
+  signal: AbortSignal;
+  /** Called for every message, in queue order within a queue. */
+  onMessage(message: PulledMessage): void;
+  /** A failure the loop survives (a pull or a commit that failed); it tries again later. */
+  onError(err: unknown, what: string): void;
+}
+
+export interface ConsumeSummary {
+  clientId: string;
+  consumed: number;
+  /** Set when the final commit failed: the offsets of the end are not stored. */
+  commitError?: unknown;
+  /** The queues this consumer held at the end, with their offsets. */
+  queues: { brokerName: string; queueId: number; offset: number }[];
+}
+
+interface QueueState {
+  mq: MessageQueue;
+  offset: number;
+  /** The offset differs from the committed one. */
+  dirty: boolean;
+}
+
+const REBALANCE_MS = 20_000;
+const COMMIT_MS = 5_000;
+const PULL_BATCH = 32;
+/** Polling backoff while nothing comes: 1 s doubling, capped lower than the SDK's 30 s for people watching. */
+const IDLE_FIRST_MS = 1_000;
+const IDLE_MAX_MS = 5_000;
+
+export class CliConsumer {
+  readonly clientId = buildMQClientId({
+    clientIP: localIPv4(),
+    instanceName: resolveInstanceName("DEFAULT", { role: "consumer" }),
+  });
+  readonly #api: NimbusApi;
+  readonly #o: CliConsumerOptions;
+  readonly #queues = new Map<string, QueueState>();
+  readonly #strategy = new AllocateMessageQueueAveragely();
+  #consumed = 0;
+
+  constructor(api: NimbusApi, options: CliConsumerOptions) {
+    parseSubExpression(options.subExpression); // PARAMETER_ILLEGAL before anything is sent
+    this.#api = api;
+    this.#o = options;
+  }
+
+  /** Runs until `count` messages, the idle time, or the signal; then commits and leaves the group. */
+  async run(): Promise<ConsumeSummary> {
+    // Startup failures (no such topic, no broker) end the command; later ones are retried.
+    await this.#api.topicRoute(this.#o.topic);
+    await this.#heartbeat();
+    let commitError: unknown;
+    try {
+      await this.#rebalance();
+      await this.#loop();
+    } finally {
+      await this.#commit().catch((err: unknown) => {
+        commitError = err ?? new Error("commit failed");
+      });
+      await this.#api
+        .unregister(this.clientId, { consumerGroup: this.#o.group })
+        .catch((err: unknown) => this.#o.onError(err, "leaving the group"));
+    }
+    return {
+      clientId: this.clientId,
+      consumed: this.#consumed,
+      ...(commitError === undefined ? {} : { commitError }),
+      queues: [...this.#queues.values()].map((q) => ({
+        brokerName: q.mq.brokerName,
+        queueId: q.mq.queueId,
+        offset: q.offset,
+      })),
+    };
+  }
+
+  #done(): boolean {
+    return this.#o.signal.aborted || (this.#o.count !== undefined && this.#consumed >= this.#o.count);
+  }
+
+  async #loop(): Promise<void> {
+    let nextRebalance = Date.now() + REBALANCE_MS;
+    let nextCommit = Date.now() + COMMIT_MS;
+    let lastMessageAt = Date.now();
+    let idle = IDLE_FIRST_MS;
+    while (!this.#done()) {
+      if (Date.now() >= nextRebalance) {
+        nextRebalance = Date.now() + REBALANCE_MS;
+        await this.#heartbeat()
+          .then(() => this.#rebalance())
+          .catch((err: unknown) => this.#o.onError(err, "rebalancing"));
+      }
+      if (Date.now() >= nextCommit) {
+        nextCommit = Date.now() + COMMIT_MS;
+        await this.#commit().catch((err: unknown) => this.#o.onError(err, "committing offsets"));
+      }
+      const found = await this.#round();
+      if (found > 0) {
+        lastMessageAt = Date.now();
+        idle = IDLE_FIRST_MS;
+        continue;
+      }
+      if (this.#done()) break;
+      let pause = idle;
+      if (this.#o.idleMs !== undefined) {
+        const left = this.#o.idleMs - (Date.now() - lastMessageAt);
+        if (left <= 0) break;
+        pause = Math.min(pause, left);
+      }
+      await sleep(pause, this.#o.signal);
+      idle = Math.min(idle * 2, IDLE_MAX_MS);
+    }
+  }
+
+  /** One pull of every held queue (in parallel); hands the messages over in queue order. */
+  async #round(): Promise<number> {
+    const states = [...this.#queues.values()].sort((a, b) => MessageQueue.compare(a.mq, b.mq));
+    const left = this.#o.count === undefined ? PULL_BATCH : Math.min(PULL_BATCH, this.#o.count - this.#consumed);
+    let failures = 0;
+    let firstFailure: unknown;
+    const results = await Promise.all(
+      states.map((s) =>
+        this.#api
+          .pull({
+            consumerGroup: this.#o.group,
+            topic: this.#o.topic,
+            brokerName: s.mq.brokerName,
+            queueId: s.mq.queueId,
+            queueOffset: s.offset,
+            maxMsgNums: Math.max(1, left),
+            subExpression: this.#o.subExpression,
+          })
+          .catch((err: unknown): undefined => {
+            if (failures++ === 0) firstFailure = err;
+          }),
+      ),
+    );
+    // One line per round, not one per queue, while the API is away.
+    if (failures > 0) this.#o.onError(firstFailure, `pulling (${failures} of ${states.length} queues failed)`);
+    let found = 0;
+    states.forEach((s, i) => {
+      const res = results[i];
+      if (res !== undefined) found += this.#take(s, res);
+    });
+    return found;
+  }
+
+  #take(s: QueueState, res: PullResponse): number {
+    let taken = 0;
+    for (const m of res.messages) {
+      if (this.#done()) return taken;
+      this.#o.onMessage(m);
+      this.#consumed++;
+      taken++;
+      s.offset = m.queueOffset + 1;
+      s.dirty = true;
+    }
+    // Past the last message: filtered-out messages (NO_MATCHED_MSG, FOUND) and moved offsets (OFFSET_ILLEGAL).
+    if (!this.#done() && res.nextBeginOffset !== s.offset) {
+      s.offset = res.nextBeginOffset;
+      s.dirty = true;
+    }
+    return taken;
+  }
+
+  async #heartbeat(): Promise<void> {
+    await this.#api.heartbeat({
+      clientId: this.clientId,
+      consumerDataSet: [
+        {
+          groupName: this.#o.group,
+          consumeType: "CONSUME_ACTIVELY",
+          messageModel: "CLUSTERING",
+          consumeFromWhere: this.#o.from === "first" ? "CONSUME_FROM_FIRST_OFFSET" : "CONSUME_FROM_LAST_OFFSET",
+          subscriptionDataSet: [{ topic: this.#o.topic, subString: this.#o.subExpression }],
+        },
+      ],
+    });
+  }
+
+  /** Takes this consumer's share of the readable queues; a queue it gives up is committed first. */
+  async #rebalance(): Promise<void> {
+    const [route, ids] = await Promise.all([this.#api.topicRoute(this.#o.topic), this.#api.consumerIds(this.#o.group)]);
+    const all: MessageQueue[] = [];
+    for (const qd of route.queueDatas) {
+      if (!PermName.isReadable(qd.perm)) continue;
+      for (let id = 0; id < qd.readQueueNums; id++) all.push(new MessageQueue(this.#o.topic, qd.brokerName, id));
+    }
+    all.sort(MessageQueue.compare);
+    const cids = [...new Set(ids)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const mine =
+      all.length === 0 || cids.length === 0 ? [] : this.#strategy.allocate(this.#o.group, this.clientId, all, cids);
+    const wanted = new Set(mine.map((mq) => mq.key()));
+    const dropped = [...this.#queues.values()].filter((s) => !wanted.has(s.mq.key()));
+    if (dropped.length > 0) {
+      await this.#commitStates(dropped);
+      for (const s of dropped) this.#queues.delete(s.mq.key());
+    }
+    const added = mine.filter((mq) => !this.#queues.has(mq.key()));
+    if (added.length === 0) return;
+    const committed = new Map(
+      (await this.#api.queryOffsets(this.#o.group, this.#o.topic)).map((e) => [
+        `${e.brokerName}#${e.queueId}`,
+        e.offset,
+      ]),
+    );
+    const missing = added.filter((mq) => (committed.get(`${mq.brokerName}#${mq.queueId}`) ?? -1) < 0);
+    const bounds = new Map(
+      missing.length === 0
+        ? []
+        : (await this.#api.topicStatus(this.#o.topic)).map((q) => [`${q.brokerName}#${q.queueId}`, q]),
+    );
+    for (const mq of added) {
+      const key = `${mq.brokerName}#${mq.queueId}`;
+      const stored = committed.get(key) ?? -1;
+      const b = bounds.get(key);
+      // A group without an offset starts per --from, and commits that start (as the SDK's push consumer does).
+      const offset = stored >= 0 ? stored : this.#o.from === "first" ? (b?.minOffset ?? 0) : (b?.maxOffset ?? 0);
+      this.#queues.set(mq.key(), { mq, offset, dirty: stored < 0 });
+    }
+  }
+
+  async #commit(): Promise<void> {
+    await this.#commitStates([...this.#queues.values()]);
+  }
+
+  async #commitStates(states: QueueState[]): Promise<void> {
+    const dirty = states.filter((s) => s.dirty);
+    if (dirty.length === 0) return;
+    await this.#api.commitOffsets(
+      this.#o.group,
+      this.#o.topic,
+      dirty.map((s) => ({ brokerName: s.mq.brokerName, queueId: s.mq.queueId, offset: s.offset })),
+    );
+    for (const s of dirty) s.dirty = false;
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * @module What every API command of `nimbus` shares: the `-n/--namesrv` and `--json` options, number
+ * parsers, usage errors (exit 2) and the one-line rendering of failures (exit 1).
+ */
+import { type Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { NimbusApi } from "../client/api-client.js";
+import { isNimbusError } from "../core/errors.js";
+
+/** RocketMQ's name server port on this machine: where `nimbus dev` listens by default. */
+export const DEFAULT_NAMESRV = "http://127.0.0.1:9876";
+
+/** The options every API command has. */
+export interface ApiOptions {
+  namesrv: string;
+  json?: boolean;
+}
+
+/** A command that talks to the API: `-n/--namesrv` (or `NIMBUS_URL`) and `--json`, as mqadmin's `-n`. */
+export function apiCommand(program: Command, name: string, description: string): Command {
+  return program
+    .command(name)
+    .description(description)
+    .addOption(
+      new Option("-n, --namesrv <url>", "the Nimbus API URL (mqadmin's name server address)")
+        .env("NIMBUS_URL")
+        .default(DEFAULT_NAMESRV),
+    )
+    .option("--json", "print JSON (for scripts) instead of tables");
+}
+
+/** The API client of a command. `host:port` without a scheme means `http://host:port`, as mqadmin's `-n`. */
+export function connect(opts: ApiOptions, timeoutMs = 10_000): NimbusApi {
+  const endpoints = opts.namesrv
+    .split(";")
+    .map((e) => e.trim())
+    .filter((e) => e.length > 0)
+    .map((e) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(e) ? e : `http://${e}`));
+  if (endpoints.length === 0) throw new InvalidArgumentError("--namesrv is empty");
+  return new NimbusApi({ endpoints, timeoutMs });
+}
+
+/** An option parser for integers in `[min, max]` (commander reports a bad value as a usage error). */
+export function intIn(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return (value: string) => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(
+        max === Number.MAX_SAFE_INTEGER
+          ? `an integer >= ${min} is needed`
+          : `an integer from ${min} to ${max} is needed`,
+      );
+    }
+    return n;
+  };
+}
+
+/** A byte size: `512`, `4k`/`4KiB`, `1m`/`1MiB` (powers of 1024). */
+export function byteSize(value: string): number {
+  const match = /^(\d+)\s*(|b|k|kb|kib|m|mb|mib)$/i.exec(value.trim());
+  const unit = match?.[2]?.toLowerCase()[0] ?? "";
+  const n =
+    match?.[1] === undefined ? Number.NaN : Number(match[1]) * (unit === "k" ? 1024 : unit === "m" ? 1024 ** 2 : 1);
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("a size such as 128, 4k or 1m is needed");
+  return n;
+}
+
+/** Collects a repeatable option's values. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Stops the command with a usage error: one line on stderr, exit code 2 (as commander's own errors). */
+export function usage(cmd: Command, message: string): never {
+  cmd.error(message, { exitCode: 2, code: "nimbus.usage" });
+}
+
+/** Thrown by the exit override: the command line was wrong (exit 2) or help was asked for (exit 0). */
+export class CommandLineExit extends Error {
+  constructor(readonly exitCode: number) {
+    super("command line exit");
+  }
+}
+
+/**
+ * Makes `program` (and the commands added after this call) report usage errors as one line
+ * (`nimbus: <message>`) and throw `CommandLineExit` instead of exiting, so that `main` picks the code.
+ */
+export function configureErrors(program: Command): void {
+  program
+    .configureOutput({ outputError: (str, write) => write(`nimbus: ${oneLine(str.replace(/^error: /, ""))}\n`) })
+    .exitOverride((err: CommanderError) => {
+      throw new CommandLineExit(err.exitCode === 0 ? 0 : 2);
+    });
+}
+
+/** Joins a multi-line message (commander's "Did you mean ...?") into one line. */
+export function oneLine(text: string): string {
+  return text.trim().replace(/\s*\n\s*/g, " ");
+}
+
+/** One line for a failure: `TOPIC_NOT_EXIST: <message>` for API errors, the reason for unreachable brokers. */
+export function describeFailure(err: unknown): string {
+  if (isNimbusError(err)) {
+    const reason = networkReason(err.cause);
+    return reason === undefined ? `${err.code}: ${err.message}` : `${err.code}: ${reason}`;
+  }
+  if (err instanceof CommanderError) return err.message.replace(/^error: /, "");
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** `fetch` failures hide the reason (ECONNREFUSED, ENOTFOUND) two causes down. */
+function networkReason(cause: unknown): string | undefined {
+  if (!(cause instanceof Error) || cause.name !== "TypeError") return undefined;
+  // Node's AggregateError (localhost: ::1 and 127.0.0.1 both refused) has an empty message but a code.
+  const inner = cause.cause as (Error & { code?: string }) | undefined;
+  const detail = (inner instanceof Error && (inner.message || inner.code)) || cause.message;
+  return `cannot reach the Nimbus API (${detail}); is the broker running (nimbus dev) and is -n/--namesrv or NIMBUS_URL right?`;
+}

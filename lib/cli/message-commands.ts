@@ -1,0 +1,174 @@
+/**
+ * @module The message commands: `queryMsgByOffset` (one message's fields, as mqadmin prints them) and
+ * `consume` (a consumer of a group that prints each message, or shows progress, until `--count` messages,
+ * `--wait` idle seconds or Ctrl-C, committing its offsets either way). `send` is in send-command.ts.
+ */
+import { type Command, Option } from "commander";
+import type { PulledMessage } from "../client/api-client.js";
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import { CliConsumer } from "./cli-consumer.js";
+import { type ApiOptions, apiCommand, connect, describeFailure, intIn } from "./common.js";
+import { bodyText, formatBody, formatFields, formatRate, formatTime, note, print, printJson } from "./output.js";
+import { Progress } from "./progress.js";
+
+/** RocketMQ's MixAll.TOOLS_CONSUMER_GROUP: the group admin tools read with (a pull commits nothing). */
+const TOOLS_GROUP = "TOOLS_CONSUMER";
+
+interface QueryOptions extends ApiOptions {
+  topic: string;
+  brokerName: string;
+  queueId: number;
+  offset: number;
+}
+
+interface ConsumeOptions extends ApiOptions {
+  groupName: string;
+  topic: string;
+  subExpression: string;
+  from: "first" | "last";
+  count?: number;
+  wait?: number;
+  quiet?: boolean;
+}
+
+export function addMessageCommands(program: Command): void {
+  apiCommand(program, "queryMsgByOffset", "show the message at an offset of a queue")
+    .requiredOption("-t, --topic <topic>", "topic")
+    .requiredOption("-b, --brokerName <broker>", "broker name")
+    .requiredOption("-i, --queueId <id>", "queue id", intIn(0))
+    .requiredOption("-o, --offset <offset>", "queue offset", intIn(0))
+    .action(queryMsgByOffset);
+
+  apiCommand(program, "consume", "consume a topic as a member of a group, printing each message")
+    .requiredOption("-g, --groupName <group>", "consumer group")
+    .requiredOption("-t, --topic <topic>", "topic")
+    .option("-s, --subExpression <expr>", "tag filter, e.g. 'TagA || TagB'", "*")
+    .addOption(
+      new Option("--from <where>", "where a queue without a committed offset starts")
+        .choices(["first", "last"])
+        .default("last"),
+    )
+    .option("--count <n>", "stop after this many messages", intIn(1))
+    .option("--wait <seconds>", "stop after this many seconds without a message (0: when caught up)", intIn(0))
+    .option("-q, --quiet", "show progress instead of the messages")
+    .addHelpText(
+      "after",
+      [
+        "",
+        "Each message prints as one line (with --json: one JSON object per line). Offsets are committed every",
+        "5 s and at the end, also on Ctrl-C. Consumers of one group share the topic's queues, as in RocketMQ.",
+        "",
+        "Example:",
+        "  nimbus consume -g g1 -t TopicTest --from first --count 5",
+      ].join("\n"),
+    )
+    .action(consume);
+}
+
+async function queryMsgByOffset(opts: QueryOptions): Promise<void> {
+  const res = await connect(opts).pull({
+    consumerGroup: TOOLS_GROUP,
+    topic: opts.topic,
+    brokerName: opts.brokerName,
+    queueId: opts.queueId,
+    queueOffset: opts.offset,
+    maxMsgNums: 1,
+  });
+  const m = res.messages[0];
+  if (res.pullStatus !== "FOUND" || m === undefined || m.queueOffset !== opts.offset) {
+    throw new NimbusError(
+      ErrorCode.QUERY_NOT_FOUND,
+      `no message at offset ${opts.offset} of ${opts.topic} ${opts.brokerName} queue ${opts.queueId} (min offset ${res.minOffset}, max offset ${res.maxOffset})`,
+    );
+  }
+  if (opts.json) return printJson(messageJson(m));
+  print(
+    formatFields([
+      ["Msg ID", m.msgId],
+      ["Topic", m.topic],
+      ["Broker Name", m.brokerName],
+      ["Queue ID", m.queueId],
+      ["Queue Offset", m.queueOffset],
+      ["Tags", `[${m.tags}]`],
+      ["Keys", `[${m.keys.join(", ")}]`],
+      ["Properties", JSON.stringify(m.properties)],
+      ["Reconsume Times", m.reconsumeTimes],
+      ["Flag", m.flag],
+      ["Born Timestamp", formatTime(m.bornTimestamp)],
+      ["Store Timestamp", formatTime(m.storeTimestamp)],
+      ["Body Size", m.body.length],
+      ["Body", formatBody(m.body)],
+    ]),
+  );
+}
+
+/** A message for scripts: the API's fields, the body in base64 as the API sends it, and as text if it is. */
+function messageJson(m: PulledMessage): Record<string, unknown> {
+  const text = bodyText(m.body);
+  return {
+    ...m,
+    body: Buffer.from(m.body).toString("base64"),
+    ...(text === undefined ? {} : { bodyText: text }),
+  };
+}
+
+/** One line per message: `broker-a/0 offset=3 tags=TagA keys=order-1 msgId=... body=Hello`. */
+function messageLine(m: PulledMessage): string {
+  const parts = [`${m.brokerName}/${m.queueId}`, `offset=${m.queueOffset}`];
+  if (m.tags) parts.push(`tags=${m.tags}`);
+  if (m.keys.length > 0) parts.push(`keys=${m.keys.join(",")}`);
+  parts.push(`msgId=${m.msgId}`, `body=${formatBody(m.body, 200)}`);
+  return `${parts.join(" ")}\n`;
+}
+
+async function consume(opts: ConsumeOptions): Promise<void> {
+  const stop = new AbortController();
+  let signals = 0;
+  const onSignal = () => {
+    // The first Ctrl-C stops and commits; a second one does not wait for the commit.
+    if (++signals > 1) process.exit(130);
+    stop.abort();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const progress = opts.quiet
+    ? new Progress({
+        verb: "consumed",
+        ...(opts.count === undefined ? {} : { total: opts.count }),
+        stream: process.stderr,
+      })
+    : undefined;
+  const consumer = new CliConsumer(connect(opts), {
+    group: opts.groupName,
+    topic: opts.topic,
+    subExpression: opts.subExpression,
+    from: opts.from,
+    ...(opts.count === undefined ? {} : { count: opts.count }),
+    ...(opts.wait === undefined ? {} : { idleMs: opts.wait * 1000 }),
+    signal: stop.signal,
+    onMessage: (m) => {
+      if (progress) progress.add(1);
+      else print(opts.json ? `${JSON.stringify(messageJson(m))}\n` : messageLine(m));
+    },
+    onError: (err, what) => note(`nimbus: ${what}: ${describeFailure(err)}`),
+  });
+  const started = Date.now();
+  try {
+    const summary = await consumer.run();
+    progress?.finish();
+    const seconds = (Date.now() - started) / 1000;
+    const rate = formatRate(seconds > 0 ? summary.consumed / seconds : 0);
+    const messages = summary.consumed === 1 ? "1 message" : `${summary.consumed} messages`;
+    const committed =
+      summary.commitError === undefined
+        ? "offsets committed"
+        : `committing the offsets failed: ${describeFailure(summary.commitError)}`;
+    note(
+      `consumed ${messages} of ${opts.topic} as group ${opts.groupName} from ${summary.queues.length} queues in ${seconds.toFixed(1)} s (${rate} msg/s); ${committed}`,
+    );
+    if (summary.commitError !== undefined) process.exitCode = 1;
+  } finally {
+    process.removeListener("SIGINT", onSignal);
+    process.removeListener("SIGTERM", onSignal);
+  }
+}

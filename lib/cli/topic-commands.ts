@@ -1,0 +1,178 @@
+/**
+ * @module mqadmin's cluster and topic commands: `clusterList`, `updateTopic`, `deleteTopic`, `topicList`,
+ * `topicRoute`, `topicStatus`. Each is one NimbusApi call (two for `updateTopic -c`), printed as a table or
+ * as the API's JSON.
+ */
+import type { Command } from "commander";
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import { PermName } from "../core/perm-name.js";
+import type { TopicRouteData } from "../core/route-data.js";
+import { type ApiOptions, apiCommand, connect, intIn, usage } from "./common.js";
+import { formatTable, formatTime, note, print, printJson } from "./output.js";
+
+interface TopicOptions extends ApiOptions {
+  topic: string;
+}
+
+interface UpdateTopicOptions extends TopicOptions {
+  brokerName?: string;
+  clusterName?: string;
+  readQueueNums?: number;
+  writeQueueNums?: number;
+  perm?: number;
+}
+
+export function addTopicCommands(program: Command): void {
+  apiCommand(program, "clusterList", "list the live brokers of every cluster").action(clusterList);
+
+  apiCommand(program, "updateTopic", "create or update a topic's queues on brokers (other brokers keep theirs)")
+    .requiredOption("-t, --topic <topic>", "topic name")
+    .option("-b, --brokerName <names>", "broker name(s), comma-separated")
+    .option("-c, --clusterName <cluster>", "every master broker of this cluster")
+    .option("-r, --readQueueNums <n>", "read queues per broker (default 8)", intIn(1, 1024))
+    .option("-w, --writeQueueNums <n>", "write queues per broker (default 8)", intIn(1, 1024))
+    .option("-p, --perm <perm>", "permission bits: 2 write, 4 read, 6 read+write (default 6)", intIn(0, 15))
+    .addHelpText("after", "\nExample:\n  nimbus updateTopic -t TopicTest -b broker-a -r 2 -w 2")
+    .action(updateTopic);
+
+  apiCommand(program, "deleteTopic", "delete a topic's route (its messages stay until retention)")
+    .requiredOption("-t, --topic <topic>", "topic name")
+    .action(deleteTopic);
+
+  apiCommand(program, "topicList", "list the topics").action(topicList);
+
+  apiCommand(program, "topicRoute", "show a topic's queues per broker (its route)")
+    .requiredOption("-t, --topic <topic>", "topic name")
+    .action(topicRoute);
+
+  apiCommand(program, "topicStatus", "show every queue's min and max offset and last update")
+    .requiredOption("-t, --topic <topic>", "topic name")
+    .action(topicStatus);
+}
+
+async function clusterList(opts: ApiOptions): Promise<void> {
+  const info = await connect(opts).clusterInfo();
+  if (opts.json) return printJson(info);
+  const rows: (string | number)[][] = [];
+  for (const cluster of Object.keys(info.clusterAddrTable).sort()) {
+    for (const brokerName of [...(info.clusterAddrTable[cluster] ?? [])].sort()) {
+      const addrs = info.brokerAddrTable[brokerName]?.brokerAddrs ?? {};
+      for (const [id, addr] of Object.entries(addrs).sort(([a], [b]) => Number(a) - Number(b))) {
+        rows.push([cluster, brokerName, Number(id), addr]);
+      }
+    }
+  }
+  print(
+    formatTable([{ header: "Cluster Name" }, { header: "Broker Name" }, { header: "BID" }, { header: "Addr" }], rows),
+  );
+}
+
+async function updateTopic(opts: UpdateTopicOptions, cmd: Command): Promise<void> {
+  if ((opts.brokerName === undefined) === (opts.clusterName === undefined)) {
+    usage(cmd, "updateTopic needs either -b <brokerName> or -c <clusterName>");
+  }
+  const api = connect(opts);
+  let brokerNames: string[];
+  if (opts.clusterName !== undefined) {
+    const info = await api.clusterInfo();
+    const members = info.clusterAddrTable[opts.clusterName];
+    if (members === undefined || members.length === 0) {
+      const known = Object.keys(info.clusterAddrTable).join(", ") || "none";
+      throw new NimbusError(
+        ErrorCode.PARAMETER_ILLEGAL,
+        `cluster ${opts.clusterName} has no live broker (live clusters: ${known})`,
+      );
+    }
+    brokerNames = [...members].sort();
+  } else {
+    brokerNames = (opts.brokerName ?? "")
+      .split(",")
+      .map((b) => b.trim())
+      .filter((b) => b.length > 0);
+    if (brokerNames.length === 0) usage(cmd, "-b needs a broker name");
+  }
+  const route = await api.updateTopic(opts.topic, {
+    brokerNames,
+    ...(opts.readQueueNums === undefined ? {} : { readQueueNums: opts.readQueueNums }),
+    ...(opts.writeQueueNums === undefined ? {} : { writeQueueNums: opts.writeQueueNums }),
+    ...(opts.perm === undefined ? {} : { perm: opts.perm }),
+  });
+  if (opts.json) return printJson(route);
+  for (const b of brokerNames) print(`create topic to ${b} success.\n`);
+  const qd = route.queueDatas.find((q) => q.brokerName === brokerNames[0]);
+  if (qd !== undefined) {
+    print(
+      `TopicConfig [topicName=${opts.topic}, readQueueNums=${qd.readQueueNums}, writeQueueNums=${qd.writeQueueNums}, perm=${PermName.perm2String(qd.perm)}]\n`,
+    );
+  }
+}
+
+async function deleteTopic(opts: TopicOptions): Promise<void> {
+  await connect(opts).deleteTopic(opts.topic);
+  if (opts.json) return printJson({ topic: opts.topic, deleted: true });
+  print(`delete topic [${opts.topic}] success.\n`);
+}
+
+async function topicList(opts: ApiOptions): Promise<void> {
+  const topics = await connect(opts).listTopics();
+  if (opts.json) return printJson({ topics });
+  if (topics.length === 0) note("no topics");
+  print(topics.map((t) => `${t}\n`).join(""));
+}
+
+async function topicRoute(opts: TopicOptions): Promise<void> {
+  const route = await connect(opts).topicRoute(opts.topic);
+  if (opts.json) return printJson(route);
+  print(formatRoute(route));
+}
+
+/** The route as a table: a row per broker with its queues, permission and address. */
+export function formatRoute(route: TopicRouteData): string {
+  const brokers = new Map(route.brokerDatas.map((b) => [b.brokerName, b]));
+  const rows = route.queueDatas.map((qd) => {
+    const broker = brokers.get(qd.brokerName);
+    return [
+      qd.brokerName,
+      broker?.cluster ?? "",
+      qd.readQueueNums,
+      qd.writeQueueNums,
+      `${PermName.perm2String(qd.perm)} (${qd.perm})`,
+      broker?.brokerAddrs["0"] ?? "",
+    ];
+  });
+  return formatTable(
+    [
+      { header: "Broker Name" },
+      { header: "Cluster" },
+      { header: "Read Queues" },
+      { header: "Write Queues" },
+      { header: "Perm" },
+      { header: "Addr" },
+    ],
+    rows,
+  );
+}
+
+async function topicStatus(opts: TopicOptions): Promise<void> {
+  const queues = await connect(opts).topicStatus(opts.topic);
+  if (opts.json) return printJson({ queues });
+  const rows = queues.map((q) => [
+    q.brokerName,
+    q.queueId,
+    q.minOffset,
+    q.maxOffset,
+    formatTime(q.lastUpdateTimestamp),
+  ]);
+  print(
+    formatTable(
+      [
+        { header: "Broker Name" },
+        { header: "QID" },
+        { header: "Min Offset" },
+        { header: "Max Offset" },
+        { header: "Last Updated", align: "left" },
+      ],
+      rows,
+    ),
+  );
+}
