@@ -4,6 +4,7 @@
  */
 import { type Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { NimbusApi } from "../client/api-client.js";
+import type { IamAuth } from "../client/http-transport.js";
 import { isNimbusError } from "../core/errors.js";
 
 /** RocketMQ's name server port on this machine: where `nimbus dev` listens by default. */
@@ -13,6 +14,9 @@ export const DEFAULT_NAMESRV = "http://127.0.0.1:9876";
 export interface ApiOptions {
   namesrv: string;
   json?: boolean;
+  /** Sign requests with SigV4 (a stage with IAM auth), credentials from AWS_ACCESS_KEY_ID & co. */
+  iam?: boolean;
+  region?: string;
 }
 
 /** A command that talks to the API: `-n/--namesrv` (or `NIMBUS_URL`) and `--json`, as mqadmin's `-n`. */
@@ -25,7 +29,13 @@ export function apiCommand(program: Command, name: string, description: string):
         .env("NIMBUS_URL")
         .default(DEFAULT_NAMESRV),
     )
-    .option("--json", "print JSON (for scripts) instead of tables");
+    .option("--json", "print JSON (for scripts) instead of tables")
+    .addOption(
+      new Option("--iam", "sign requests with SigV4 for a stage with IAM auth (AWS_ACCESS_KEY_ID, ...)").env(
+        "NIMBUS_IAM",
+      ),
+    )
+    .addOption(new Option("--region <region>", "the stage's AWS region, with --iam").env("AWS_REGION"));
 }
 
 /** The API client of a command. `host:port` without a scheme means `http://host:port`, as mqadmin's `-n`. */
@@ -36,7 +46,27 @@ export function connect(opts: ApiOptions, timeoutMs = 10_000): NimbusApi {
     .filter((e) => e.length > 0)
     .map((e) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(e) ? e : `http://${e}`));
   if (endpoints.length === 0) throw new InvalidArgumentError("--namesrv is empty");
-  return new NimbusApi({ endpoints, timeoutMs });
+  return new NimbusApi({ endpoints, timeoutMs, ...(opts.iam ? { iam: iamFromEnvironment(opts.region) } : {}) });
+}
+
+/** SigV4 credentials from the standard AWS variables (the CLI is an edge: lib/ never reads them). */
+function iamFromEnvironment(region: string | undefined): IamAuth {
+  const env = process.env;
+  const resolvedRegion = region ?? env.AWS_DEFAULT_REGION;
+  if (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY) {
+    throw new InvalidArgumentError(
+      "--iam needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials)",
+    );
+  }
+  if (!resolvedRegion) throw new InvalidArgumentError("--iam needs --region (or AWS_REGION)");
+  return {
+    region: resolvedRegion,
+    credentials: {
+      accessKeyId: env.AWS_ACCESS_KEY_ID,
+      secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+      ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+    },
+  };
 }
 
 /** An option parser for integers in `[min, max]` (commander reports a bad value as a usage error). */

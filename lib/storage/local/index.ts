@@ -14,7 +14,7 @@ import type { Storage } from "../storage.js";
 import type { Table, TableSpec } from "../table.js";
 import { checkTableSpec } from "../validate.js";
 import { FileObjectStore } from "./file-object-store.js";
-import { SqliteTable, sqlite } from "./sqlite-table.js";
+import { retryWhileBusy, SqliteTable, sqlite } from "./sqlite-table.js";
 
 export { FileObjectStore } from "./file-object-store.js";
 export { SqliteTable } from "./sqlite-table.js";
@@ -32,9 +32,12 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
   mkdirSync(dataDir, { recursive: true });
   const counter = new RequestCounter();
   const db = sqlite("open the local database", () => {
-    const opened = new Database(path.join(dataDir, "tables.sqlite"), { timeout: options.busyTimeoutMs ?? 5000 });
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    const opened = new Database(path.join(dataDir, "tables.sqlite"), { timeout: busyTimeoutMs });
     // WAL lets readers run beside the one writer; NORMAL syncs at checkpoints, which WAL keeps consistent.
-    opened.pragma("journal_mode = WAL");
+    // Several processes may create the database at the same moment: switching to WAL then answers BUSY
+    // without waiting, so retry (WAL is persistent: once set, later opens find it and switch nothing).
+    retryWhileBusy(() => opened.pragma("journal_mode = WAL"), busyTimeoutMs);
     opened.pragma("synchronous = NORMAL");
     return opened;
   });

@@ -52,11 +52,33 @@ export function sqlite<T>(what: string, fn: () => T): T {
     return fn();
   } catch (err) {
     if (err instanceof NimbusError) throw err;
-    const code = (err as { code?: unknown }).code;
-    if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
+    if (isBusy(err)) {
       throw new NimbusError(ErrorCode.SYSTEM_BUSY, `${what}: the local database is busy`, { cause: err });
     }
     throw new NimbusError(ErrorCode.SYSTEM_ERROR, `${what}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+const isBusy = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED";
+};
+
+/**
+ * Runs `fn` again while SQLite answers BUSY, for up to `timeoutMs`. SQLite skips its busy handler in some
+ * lock states (switching a new database to WAL, schema changes racing another process's), so processes
+ * opening one data folder at the same moment need this on top of `busy_timeout`. Blocks the thread while it
+ * waits, as better-sqlite3 itself does.
+ */
+export function retryWhileBusy<T>(fn: () => T, timeoutMs: number): T {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return fn();
+    } catch (err) {
+      if (!isBusy(err) || Date.now() >= deadline) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.min(50, 2 + attempt * 5));
+    }
   }
 }
 
@@ -78,9 +100,14 @@ export class SqliteTable implements Table {
     this.#name = `"t_${spec.name}"`;
     const skType = spec.sortKeyType === "number" ? "REAL" : "TEXT";
     sqlite(`open table ${spec.name}`, () => {
-      db.exec(
-        `CREATE TABLE IF NOT EXISTS ${this.#name} (pk TEXT NOT NULL, sk ${skType} NOT NULL, attrs TEXT NOT NULL,` +
-          " PRIMARY KEY (pk, sk)) WITHOUT ROWID",
+      const busyTimeoutMs = Number(db.pragma("busy_timeout", { simple: true }));
+      retryWhileBusy(
+        () =>
+          db.exec(
+            `CREATE TABLE IF NOT EXISTS ${this.#name} (pk TEXT NOT NULL, sk ${skType} NOT NULL, attrs TEXT NOT NULL,` +
+              " PRIMARY KEY (pk, sk)) WITHOUT ROWID",
+          ),
+        busyTimeoutMs,
       );
       const columns = db.prepare(`PRAGMA table_info(${this.#name})`).all() as { name: string; type: string }[];
       const declared = columns.find((c) => c.name === "sk")?.type;
