@@ -8,7 +8,16 @@
  * const http = api(server.url);
  * const sent = ok(await http.post<SendAnswer>("/send", { topic: "T", messages: [{ body: b64("hi") }] }));
  */
+
 import assert from "node:assert/strict";
+import type {
+  PulledMessage as CorePulledMessage,
+  OffsetEntry,
+  ProgressRow,
+  PullStatus,
+  QueueStatus,
+} from "../../lib/core/api-types.js";
+import type { ClusterInfo, TopicRouteData } from "../../lib/core/route-data.js";
 
 export interface Answer<T> {
   status: number;
@@ -71,37 +80,13 @@ export interface ErrorBody {
   message: string;
 }
 
-export interface QueueData {
-  brokerName: string;
-  readQueueNums: number;
-  writeQueueNums: number;
-  perm: number;
-  topicSysFlag: number;
-}
+export type { BrokerData, QueueData } from "../../lib/core/route-data.js";
+/** `GET /topics/{topic}/route`. */
+export type RouteAnswer = TopicRouteData;
+/** `GET /cluster`. */
+export type ClusterAnswer = ClusterInfo;
 
-export interface BrokerData {
-  cluster: string;
-  brokerName: string;
-  brokerAddrs: Record<string, string>;
-}
-
-export interface RouteAnswer {
-  queueDatas: QueueData[];
-  brokerDatas: BrokerData[];
-}
-
-export interface ClusterAnswer {
-  brokerAddrTable: Record<string, BrokerData>;
-  clusterAddrTable: Record<string, string[]>;
-}
-
-export interface StatusRow {
-  brokerName: string;
-  queueId: number;
-  minOffset: number;
-  maxOffset: number;
-  lastUpdateTimestamp: number;
-}
+export type StatusRow = QueueStatus;
 
 export interface MessageIn {
   body: string;
@@ -118,44 +103,19 @@ export interface SendAnswer {
   msgIds: string[];
 }
 
-export interface PulledMessage {
-  msgId: string;
-  topic: string;
-  brokerName: string;
-  queueId: number;
-  queueOffset: number;
-  tags: string;
-  keys: string[];
-  properties: Record<string, string>;
-  body: string;
-  bornTimestamp: number;
-  storeTimestamp: number;
-  reconsumeTimes: number;
-}
+/** A pulled message as JSON: the body is base64. */
+export type PulledMessage = Omit<CorePulledMessage, "body" | "flag"> & { body: string; flag?: number };
 
 export interface PullAnswer {
-  pullStatus: "FOUND" | "NO_NEW_MSG" | "NO_MATCHED_MSG" | "OFFSET_ILLEGAL";
+  pullStatus: PullStatus;
   nextBeginOffset: number;
   minOffset: number;
   maxOffset: number;
   messages: PulledMessage[];
 }
 
-export interface OffsetRow {
-  brokerName: string;
-  queueId: number;
-  offset: number;
-}
-
-export interface ProgressRow {
-  topic: string;
-  brokerName: string;
-  queueId: number;
-  brokerOffset: number;
-  consumerOffset: number;
-  diff: number;
-  lastTimestamp: number;
-}
+export type OffsetRow = OffsetEntry;
+export type { ProgressRow };
 
 // ---- Checks ----
 
