@@ -1,0 +1,110 @@
+/**
+ * @module The producer e2e tests' shared setup: one local server per test file, producers that are shut
+ * down at the end, and helpers (topics, pulls, request counting, a dead broker address).
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { after, before } from "node:test";
+import { NimbusApi, type PulledMessage } from "../../lib/client/api-client.js";
+import { Producer, type ProducerOptions } from "../../lib/client/producer.js";
+import { isNimbusError } from "../../lib/core/errors.js";
+import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
+
+export let server: LocalServer;
+export let api: NimbusApi;
+let dataDir: string;
+let seq = 0;
+const producers: Producer[] = [];
+export const unique = (prefix: string) => `${prefix}-${process.pid}-${++seq}`;
+export const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** Starts the local server for this test file (call once at the top level) and stops it after. */
+export function useProducerServer(): void {
+  before(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-producer-"));
+    // Registration only at start: the dead-broker tests re-register broker-a by hand.
+    server = await startLocalServer({ port: 0, storage: { kind: "local", dataDir }, registerIntervalMs: 3_600_000 });
+    api = new NimbusApi({ endpoints: server.url });
+  });
+
+  after(async () => {
+    for (const p of producers) await p.shutdown();
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+}
+
+export async function startProducer(options: Partial<ProducerOptions> = {}): Promise<Producer> {
+  const producer = new Producer({ producerGroup: unique("PG"), endpoints: server.url, ...options });
+  producers.push(producer);
+  await producer.start();
+  return producer;
+}
+
+export async function createTopic(queues: number, brokerNames?: string[], perm?: number): Promise<string> {
+  const topic = unique("ProducerTopic");
+  await api.updateTopic(topic, {
+    readQueueNums: queues,
+    writeQueueNums: queues,
+    ...(brokerNames ? { brokerNames } : {}),
+    ...(perm === undefined ? {} : { perm }),
+  });
+  return topic;
+}
+
+export async function pullAll(mq: { topic: string; brokerName: string; queueId: number }): Promise<PulledMessage[]> {
+  const out: PulledMessage[] = [];
+  for (let offset = 0; ; ) {
+    const res = await api.pull({ consumerGroup: "ProducerProbe", ...mq, queueOffset: offset, maxMsgNums: 32 });
+    if (res.pullStatus !== "FOUND") return out;
+    out.push(...res.messages);
+    offset = res.nextBeginOffset;
+  }
+}
+
+/** Counts requests by wrapping `fetch` (the server does not use it); `restore()` unwraps. */
+export function countRequests() {
+  const original = globalThis.fetch;
+  const urls: string[] = [];
+  globalThis.fetch = ((input, init) => {
+    urls.push(input instanceof Request ? input.url : String(input));
+    return original(input, init);
+  }) as typeof fetch;
+  return {
+    count: (pred: (url: string) => boolean) => urls.filter(pred).length,
+    restore: () => {
+      globalThis.fetch = original;
+    },
+  };
+}
+
+/** Points broker-a (or every broker) of the name server at `address` until `restore()`. */
+export async function registerAt(address: string, brokerNames = ["broker-a"]) {
+  await server.context.broker.nameServer.register(
+    brokerNames.map((brokerName) => ({ cluster: "DefaultCluster", brokerName, brokerId: 0, address, perm: 6 })),
+  );
+  return { restore: () => server.context.broker.registerBrokers() };
+}
+
+/** An address where nothing listens: a port opened and closed again. */
+export async function deadAddress(): Promise<string> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+/** Waits for a condition that background timers make true (no timing is asserted). */
+export async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.fail("the condition never held");
+}
+
+export const isCode = (code: string) => (err: unknown) => isNimbusError(err) && err.code === code;
