@@ -124,3 +124,10 @@ export function toQueueData(brokerName: string, item: Record<string, unknown>): 
     topicSysFlag: Number(item.topicSysFlag ?? 0),
   };
 }
+
+/** The topic's QueueData on one broker; PARAMETER_ILLEGAL when the route has no queues there. */
+export function queueDataOn(route: TopicRouteData, topic: string, brokerName: string): QueueData {
+  const qd = route.queueDatas.find((q) => q.brokerName === brokerName);
+  if (!qd) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `topic ${topic} has no queues on broker ${brokerName}`);
+  return qd;
+}

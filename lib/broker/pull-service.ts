@@ -10,6 +10,7 @@ import { MessageConst } from "../core/message.js";
 import { validateGroup, validateTopic } from "../core/names.js";
 import { PermName } from "../core/perm-name.js";
 import { matchesTag, parseSubExpression } from "../core/subscription.js";
+import { queueDataOn } from "./name-server.js";
 import type { QueueLog } from "./queue-log.js";
 import type { StoredMessage } from "./queue-log-read.js";
 
@@ -36,12 +37,7 @@ export class PullService {
     validateTopic(req.topic);
     const sub = parseSubExpression(req.subExpression);
     const route = await this.routes.get(req.topic);
-    const qd = route.queueDatas.find((q) => q.brokerName === req.brokerName);
-    if (!qd)
-      throw new NimbusError(
-        ErrorCode.PARAMETER_ILLEGAL,
-        `topic ${req.topic} has no queues on broker ${req.brokerName}`,
-      );
+    const qd = queueDataOn(route, req.topic, req.brokerName);
     if (!PermName.isReadable(qd.perm)) {
       throw new NimbusError(
         ErrorCode.NO_PERMISSION,

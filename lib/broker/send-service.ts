@@ -2,12 +2,13 @@
  * @module Send: validate a batch, pick the queue, append it with the queue log, answer offsets and
  * message ids. A rejected send writes nothing (every check runs before the append).
  */
+
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { MessageConst, type MessageRecord } from "../core/message.js";
 import { encodeBatch } from "../core/message-codec.js";
 import { validateGroup, validateUserTopic } from "../core/names.js";
 import { PermName } from "../core/perm-name.js";
-import type { QueueData, TopicRouteData } from "./name-server.js";
+import { queueDataOn, type TopicRouteData } from "./name-server.js";
 import type { QueueRef } from "./queue-index.js";
 import type { QueueLog } from "./queue-log.js";
 import type { RouteCache } from "./route-cache.js";
@@ -160,12 +161,7 @@ export class SendService {
       if (!picked) throw new NimbusError(ErrorCode.NO_PERMISSION, `topic ${req.topic} has no writable queue`);
       return { topic: req.topic, ...picked };
     }
-    const qd: QueueData | undefined = route.queueDatas.find((q) => q.brokerName === req.brokerName);
-    if (!qd)
-      throw new NimbusError(
-        ErrorCode.PARAMETER_ILLEGAL,
-        `topic ${req.topic} has no queues on broker ${req.brokerName}`,
-      );
+    const qd = queueDataOn(route, req.topic, req.brokerName);
     if (!PermName.isWriteable(qd.perm)) {
       throw new NimbusError(
         ErrorCode.NO_PERMISSION,
