@@ -35,9 +35,14 @@ export interface QueueLogOptions {
    * expires objects after retention) reads as expired instead of failing. Unset: a missing object is an error.
    */
   retentionMs?: number;
-  /** Conditional puts per append before giving up with SYSTEM_BUSY. Default 200. */
-  maxAppendAttempts?: number;
-  /** Walk this many items along the chain before pausing and re-reading the tail. Default 4. */
+  /**
+   * How long an append may keep losing races for its slot before it gives up with SYSTEM_BUSY. Under
+   * n-way contention on one queue each conditional put wins about one time in n, so the number of tries
+   * has a long geometric tail (20 writers: a few hundred tries now and then); a time budget bounds the
+   * wait instead. Default 2500 ms, under the SDK's 3 s send timeout.
+   */
+  maxAppendMs?: number;
+  /** Walk this many items along the chain before a short random pause and a fresh tail read. Default 4. */
   walkBeforeReread?: number;
   /** Clock, for tests. */
   now?: () => number;
@@ -79,7 +84,7 @@ export class QueueLog {
   readonly #tailCacheMs: number;
   readonly #minCacheMs: number;
   readonly #minRetentionMs: number;
-  readonly #maxAttempts: number;
+  readonly #maxAppendMs: number;
   readonly #walkBeforeReread: number;
   readonly #now: () => number;
   readonly #retentionMs: number | undefined;
@@ -93,7 +98,7 @@ export class QueueLog {
     this.#tailCacheMs = options.tailCacheMs ?? 30_000;
     this.#minCacheMs = options.minCacheMs ?? 30_000;
     this.#minRetentionMs = options.minRetentionMs ?? 3_600_000;
-    this.#maxAttempts = options.maxAppendAttempts ?? 200;
+    this.#maxAppendMs = options.maxAppendMs ?? 2500;
     this.#walkBeforeReread = options.walkBeforeReread ?? 4;
     this.#now = options.now ?? Date.now;
     this.#retentionMs = options.retentionMs;
@@ -122,7 +127,9 @@ export class QueueLog {
     const pk = queuePk(q);
     const loc = await this.#store(batch);
     let tail = await this.#tailEnd(pk, false);
-    for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
+    // Real time, not the injectable clock (that one stamps batches, and tests may freeze it).
+    const deadline = performance.now() + this.#maxAppendMs;
+    for (let attempt = 1; attempt === 1 || performance.now() < deadline; attempt++) {
       const storeTimestamp = this.#now();
       const entry: IndexEntry = { start: tail, count, storeTimestamp, loc };
       try {
@@ -137,9 +144,10 @@ export class QueueLog {
         // Somebody else holds this slot: the chain goes on at the end of their batch.
         const next = err.existing ? end(fromItem(err.existing)) : await this.#tailEnd(pk, true);
         if (attempt % this.#walkBeforeReread === 0) {
-          // Contended: many writers chase the same tail in lock step. A random pause breaks the convoy,
-          // and a fresh tail read skips the items appended meanwhile.
-          await sleep(Math.random() * Math.min(100, 2 ** (attempt / this.#walkBeforeReread)));
+          // Contended: many writers chase the same tail in lock step. A short random pause breaks the
+          // convoy, and a fresh tail read skips the items appended meanwhile. The pause does not grow with
+          // the attempts: a writer that has lost often must not wait longer than the others (starvation).
+          await sleep(Math.random() * 5);
           tail = Math.max(next, await this.#tailEnd(pk, true));
         } else {
           tail = next;
