@@ -21,6 +21,7 @@
 import { ErrorCode, isNimbusError } from "../core/errors.js";
 import type { TopicRouteData } from "../core/route-data.js";
 import type { HeartbeatData, NimbusApi } from "./api-client.js";
+import { Repeaters } from "./schedule.js";
 
 export interface ClientInstanceOptions {
   api: NimbusApi;
@@ -44,8 +45,7 @@ export class ClientInstance {
   readonly #routes = new Map<string, { route: TopicRouteData; canonical: string }>();
   readonly #watched = new Set<string>();
   readonly #fetching = new Map<string, Promise<TopicRouteData | undefined>>();
-  readonly #background = new Set<Promise<void>>();
-  #timers: NodeJS.Timeout[] = [];
+  readonly #repeaters = new Repeaters({ unref: true });
   #running = false;
 
   constructor(options: ClientInstanceOptions) {
@@ -58,31 +58,24 @@ export class ClientInstance {
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
-    const every = (ms: number, job: () => Promise<void>) => {
-      let busy = false; // a slow round is not overlapped by the next tick
-      const timer = setInterval(() => {
-        if (busy) return;
-        busy = true;
-        this.#track(
-          job().finally(() => {
-            busy = false;
-          }),
-        );
-      }, ms);
-      timer.unref();
-      this.#timers.push(timer);
-    };
-    every(this.#options.pollNameServerInterval ?? 30_000, () => this.#pollRoutes());
-    every(this.#options.heartbeatBrokerInterval ?? 30_000, () => this.#heartbeatQuietly());
+    // Both jobs hand their own failures to `onError`, so the repeaters' error callback has nothing left to do.
+    this.#repeaters.every(
+      this.#options.pollNameServerInterval ?? 30_000,
+      () => this.#pollRoutes(),
+      () => {},
+    );
+    this.#repeaters.every(
+      this.#options.heartbeatBrokerInterval ?? 30_000,
+      () => this.#heartbeatQuietly(),
+      () => {},
+    );
     await this.#heartbeatQuietly();
   }
 
   /** Stops the timers and waits for background work in flight. */
   async shutdown(): Promise<void> {
     this.#running = false;
-    for (const timer of this.#timers) clearInterval(timer);
-    this.#timers = [];
-    await Promise.all([...this.#background]);
+    await this.#repeaters.stop();
   }
 
   /** The last route fetched for the topic, if any. */
@@ -146,11 +139,6 @@ export class ClientInstance {
 
   async #heartbeatQuietly(): Promise<void> {
     await this.sendHeartbeat().catch((err: unknown) => this.#options.onError?.(err, "heartbeat"));
-  }
-
-  #track(job: Promise<void>): void {
-    const settled: Promise<void> = job.catch(() => undefined).finally(() => this.#background.delete(settled));
-    this.#background.add(settled);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * @module The consumers' timing helpers: an abortable sleep and a set of repeating tasks that never
+ * @module The clients' timing helpers: an abortable sleep and a set of repeating tasks that never
  * overlap themselves and all stop at once, so that nothing keeps the process alive after `shutdown()`.
  *
  * @example
@@ -28,7 +28,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
 export class Repeaters {
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #running = new Set<Promise<void>>();
+  readonly #unref: boolean;
   #stopped = false;
+
+  /** `unref`: the timers do not keep the process alive (a producer's background work; consumers keep it). */
+  constructor(options: { unref?: boolean } = {}) {
+    this.#unref = options.unref ?? false;
+  }
 
   /** Runs `task` every `ms` (first run after `ms`); a failure goes to `onError` and the task keeps running. */
   every(ms: number, task: () => Promise<unknown> | unknown, onError: (err: unknown) => void): void {
@@ -49,6 +55,7 @@ export class Repeaters {
           schedule();
         });
       }, ms);
+      if (this.#unref) timer.unref();
       this.#timers.add(timer);
     };
     schedule();
