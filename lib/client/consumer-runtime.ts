@@ -117,6 +117,13 @@ export class ConsumerRuntime {
     await this.rebalance.doRebalance();
   }
 
+  /** After `subscribe` on a running consumer: announce the new subscription and rebalance at once. */
+  subscriptionChanged(topic: string): void {
+    void this.heartbeat()
+      .then(() => this.rebalance.doRebalance())
+      .catch((err: unknown) => this.resolved.onError(err, `subscribing to ${topic}`));
+  }
+
   /** Sends this consumer's heartbeat (its group, model and subscriptions). */
   async heartbeat(): Promise<void> {
     const r = this.resolved;

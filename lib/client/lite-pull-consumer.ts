@@ -82,12 +82,7 @@ export class LitePullConsumer {
     if (typeof topic !== "string" || topic.length === 0) throw illegal("topic is empty");
     this.#mode = "SUBSCRIBE";
     this.#subscriptions.set(topic, parseSubExpression(subExpression));
-    if (this.#state === "RUNNING") {
-      void this.#runtime
-        .heartbeat()
-        .then(() => this.#runtime.rebalance.doRebalance())
-        .catch((err: unknown) => this.#runtime.resolved.onError(err, `subscribing to ${topic}`));
-    }
+    if (this.#state === "RUNNING") this.#runtime.subscriptionChanged(topic);
   }
 
   /** Reads exactly these queues (every message: "*"). Not with `subscribe`. */

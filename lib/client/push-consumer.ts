@@ -121,12 +121,7 @@ export class PushConsumer {
     if (typeof topic !== "string" || topic.length === 0)
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "topic is empty");
     this.#subscriptions.set(topic, parseSubExpression(subExpression));
-    if (this.#state === "RUNNING") {
-      void this.#runtime
-        .heartbeat()
-        .then(() => this.#runtime.rebalance.doRebalance())
-        .catch((err: unknown) => this.#runtime.resolved.onError(err, `subscribing to ${topic}`));
-    }
+    if (this.#state === "RUNNING") this.#runtime.subscriptionChanged(topic);
   }
 
   registerMessageListener(listener: MessageListenerConcurrently): void {
