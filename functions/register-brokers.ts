@@ -4,8 +4,8 @@
  * 120 s expiry tolerates (one missed run does not drop a broker).
  */
 
+import type { HandlerContext } from "../lib/http/context.js";
 import { awsContext } from "./shared/aws-context.js";
-import type { HandlerContext } from "./shared/context.js";
 
 export async function registerBrokers(ctx: HandlerContext): Promise<{ registered: number }> {
   await ctx.broker.registerBrokers();

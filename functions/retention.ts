@@ -1,7 +1,7 @@
 /** @module Scheduled hourly: deletes batches older than the retention (never a queue's newest batch). */
 import type { RetentionReport } from "../lib/broker/broker.js";
+import type { HandlerContext } from "../lib/http/context.js";
 import { awsContext } from "./shared/aws-context.js";
-import type { HandlerContext } from "./shared/context.js";
 
 export const applyRetention = (ctx: HandlerContext): Promise<RetentionReport> => ctx.broker.applyRetention();
 

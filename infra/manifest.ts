@@ -1,10 +1,27 @@
 /**
- * @module What runs on AWS, as plain data: each Lambda function (handler, size, the resources it may
- * touch), each API route and the function that serves it, each schedule. The SST modules (api.ts,
- * schedules.ts, functions.ts) build resources from it; the offline checks (test/infra/) read it without
- * SST, to compare the routes with the API contract, bundle every handler, and check that each function
- * is granted exactly the tables and bucket it uses.
+ * @module What runs on AWS, as plain data: each table, each Lambda function (handler, size, the resources
+ * it may touch), each API route and the function that serves it, each schedule. The routes are the
+ * endpoints of lib/protocol, each on the function of its service. The SST modules (api.ts, schedules.ts,
+ * functions.ts, storage.ts) build resources from it; the offline checks (test/infra/) read it without SST,
+ * to bundle every handler, check that each function is granted exactly the tables and bucket it uses, and
+ * that the tables are the broker's (BROKER_TABLES), which infra/ does not import: no broker code runs at deploy.
  */
+import { ENDPOINTS, routeKey, type ServiceName } from "../lib/protocol/index.js";
+
+/** A DynamoDB table: key `pk` (string) and `sk` of `sortKeyType`, an optional TTL attribute. */
+export interface TableSpec {
+  readonly name: string;
+  readonly sortKeyType: "string" | "number";
+  readonly ttlAttribute?: string;
+}
+
+/** The broker's tables by logical name (lib/broker/tables.ts's BROKER_TABLES, checked equal by test/infra). */
+export const TABLES: readonly TableSpec[] = [
+  { name: "queue-index", sortKeyType: "number" },
+  { name: "routes", sortKeyType: "string" },
+  { name: "offsets", sortKeyType: "string" },
+  { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" },
+];
 
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
 export interface FunctionSpec {
@@ -19,7 +36,7 @@ export interface FunctionSpec {
 }
 
 /**
- * API functions, one per handler module (not one per route): fewer cold starts, and a module's routes
+ * API functions, one per service of lib/protocol (not one per route): fewer cold starts, and a service's routes
  * share its warm broker. Memory buys CPU too: the data plane decodes and CRC-checks batches.
  * Timeouts stay far below API Gateway's 30 s integration limit and above the SDK's 3 s default.
  */
@@ -67,7 +84,7 @@ export const API_FUNCTIONS = {
     tables: ["clients"],
     bucket: false,
   },
-} as const satisfies Record<string, FunctionSpec>;
+} as const satisfies Record<ServiceName, FunctionSpec>;
 
 export type ApiFunctionName = keyof typeof API_FUNCTIONS;
 
@@ -79,24 +96,12 @@ export interface RouteSpec {
   readonly public?: true;
 }
 
-/** Every route of the API (../shared/API.md and its documented extensions in docs/api.md). */
-export const API_ROUTES: readonly RouteSpec[] = [
-  { route: "GET /health", fn: "NameServer", public: true },
-  { route: "GET /cluster", fn: "NameServer" },
-  { route: "GET /topics/{topic}/route", fn: "NameServer" },
-  { route: "GET /topics", fn: "Topics" },
-  { route: "PUT /topics/{topic}", fn: "Topics" },
-  { route: "DELETE /topics/{topic}", fn: "Topics" },
-  { route: "GET /topics/{topic}/status", fn: "Topics" },
-  { route: "POST /send", fn: "Send" },
-  { route: "POST /pull", fn: "Pull" },
-  { route: "GET /offsets/{group}/{topic}", fn: "Offsets" },
-  { route: "PUT /offsets/{group}/{topic}", fn: "Offsets" },
-  { route: "GET /groups/{group}/progress", fn: "Offsets" },
-  { route: "POST /heartbeat", fn: "Clients" },
-  { route: "POST /unregister", fn: "Clients" },
-  { route: "GET /groups/{group}/consumers", fn: "Clients" },
-];
+/** Every endpoint of lib/protocol, on the function of its service. */
+export const API_ROUTES: readonly RouteSpec[] = ENDPOINTS.map((e) => ({
+  route: routeKey(e) as RouteSpec["route"],
+  fn: e.service,
+  ...(e.auth === "none" ? { public: true as const } : {}),
+}));
 
 export interface ScheduleSpec extends FunctionSpec {
   /** EventBridge schedule expression. */

@@ -1,10 +1,10 @@
 /**
  * @module Where messages and metadata live: one S3 bucket for message batches larger than the inline
- * threshold, and one DynamoDB table per entry of `BROKER_TABLES` (pk string, sk string or number), so a
- * table the broker adds later is provisioned without touching this file.
+ * threshold, and one DynamoDB table per entry of the manifest's `TABLES` (pk string, sk string or number),
+ * so a table the broker adds later is provisioned without touching this file.
  */
-import { BROKER_TABLES } from "../lib/broker/tables.js";
 import { settings } from "./config.js";
+import { TABLES } from "./manifest.js";
 
 /**
  * Objects outlive their retention by one day and then expire: the retention function deletes what it
@@ -52,7 +52,7 @@ const componentName = (name: string): string =>
 
 /** The tables by logical name (the names `lib/broker` opens). */
 export const tables: ReadonlyMap<string, sst.aws.Dynamo> = new Map(
-  BROKER_TABLES.map((spec) => [
+  TABLES.map((spec) => [
     spec.name,
     new sst.aws.Dynamo(componentName(spec.name), {
       fields: { pk: "string", sk: spec.sortKeyType },
@@ -75,7 +75,7 @@ export const tables: ReadonlyMap<string, sst.aws.Dynamo> = new Map(
 /** The table of logical name `name`; fails the deploy on a name that `BROKER_TABLES` does not have. */
 export function table(name: string): sst.aws.Dynamo {
   const found = tables.get(name);
-  if (found === undefined) throw new Error(`infra: no table "${name}" in BROKER_TABLES`);
+  if (found === undefined) throw new Error(`infra: no table "${name}" in TABLES (infra/manifest.ts)`);
   return found;
 }
 

@@ -8,11 +8,11 @@
  * - `AWS_REGION`: set by Lambda itself.
  */
 import { z } from "zod";
-import { createBroker } from "../../lib/broker/create-broker.js";
-import { newMessageId } from "../../lib/client/message-id-node.js";
+import { createBroker } from "../../lib/config/create-broker.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
+import { newMessageId } from "../../lib/core/message-id-node.js";
+import type { HandlerContext } from "../../lib/http/context.js";
 import { createAwsStorage } from "../../lib/storage/aws/index.js";
-import type { HandlerContext } from "./context.js";
 
 const jsonString = z.string().transform((s, ctx) => {
   try {

@@ -9,7 +9,7 @@ import { OffsetService } from "./offset-service.js";
 import { PullService } from "./pull-service.js";
 import { QueueLog } from "./queue-log.js";
 import { RouteCache } from "./route-cache.js";
-import { type SendLimits, SendService } from "./send-service.js";
+import { SendService } from "./send-service.js";
 import { CLIENTS_TABLE, OFFSETS_TABLE, ROUTES_TABLE } from "./tables.js";
 import { TopicService } from "./topics.js";
 
@@ -26,7 +26,6 @@ export interface BrokerOptions {
   retentionMs?: number;
   /** How long an API instance trusts a cached topic route. Default 3 s. */
   routeCacheMs?: number;
-  sendLimits?: SendLimits;
   /** Makes a message id (UNIQ_KEY) for messages that come without one. */
   newMessageId: () => string;
   now?: () => number;
@@ -71,7 +70,6 @@ export class Broker {
       defaultQueueNums: options.defaultTopicQueueNums ?? 4,
       newMessageId: options.newMessageId,
       now,
-      ...(options.sendLimits ? { limits: options.sendLimits } : {}),
     });
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);

@@ -2,35 +2,12 @@
  * @module Producer and consumer heartbeats per group, as RocketMQ's ProducerManager/ConsumerManager. A
  * client is live while its last heartbeat is under 120 s old; the table's TTL only tidies up, hours late.
  */
-import type { ConsumerInfo } from "../core/api-types.js";
-import { ErrorCode, NimbusError } from "../core/errors.js";
-import { validateGroup, validateTopic } from "../core/names.js";
+import { LIVENESS_EXPIRY_MS } from "../core/topology.js";
+import type { ConsumerInfo, HeartbeatData } from "../protocol/index.js";
 import type { Table } from "../storage/table.js";
 import { queryAll } from "./query-all.js";
 import { keys } from "./tables.js";
 
-export interface SubscriptionInput {
-  topic: string;
-  subString: string;
-}
-
-export interface ConsumerData {
-  groupName: string;
-  consumeType?: string;
-  messageModel?: "CLUSTERING" | "BROADCASTING";
-  consumeFromWhere?: string;
-  subscriptionDataSet?: SubscriptionInput[];
-}
-
-export interface HeartbeatInput {
-  clientId: string;
-  producerDataSet?: { groupName: string }[];
-  consumerDataSet?: ConsumerData[];
-}
-
-export type { ConsumerInfo };
-
-export const CLIENT_EXPIRY_MS = 120_000;
 /** Rows stay a day past their last heartbeat, then DynamoDB TTL removes them. */
 const TTL_SECONDS = 24 * 3600;
 
@@ -40,15 +17,9 @@ export class ClientService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async heartbeat(hb: HeartbeatInput): Promise<void> {
-    checkClientId(hb.clientId);
+  async heartbeat(hb: HeartbeatData): Promise<void> {
     const producers = hb.producerDataSet ?? [];
     const consumers = hb.consumerDataSet ?? [];
-    for (const p of producers) validateGroup(p.groupName);
-    for (const c of consumers) {
-      validateGroup(c.groupName);
-      for (const s of c.subscriptionDataSet ?? []) validateTopic(s.topic);
-    }
     const lastHeartbeat = this.now();
     const expiresAt = Math.floor(lastHeartbeat / 1000) + TTL_SECONDS;
     // Unconditional puts: a heartbeat replaces the client's previous one.
@@ -73,9 +44,6 @@ export class ClientService {
 
   /** Removes the client from the groups at once (RocketMQ's UNREGISTER_CLIENT), so a rebalance need not wait 120 s. */
   async unregister(clientId: string, groups: { producerGroup?: string; consumerGroup?: string }): Promise<void> {
-    checkClientId(clientId);
-    if (groups.producerGroup !== undefined) validateGroup(groups.producerGroup);
-    if (groups.consumerGroup !== undefined) validateGroup(groups.consumerGroup);
     await Promise.all([
       groups.producerGroup === undefined
         ? undefined
@@ -88,8 +56,7 @@ export class ClientService {
 
   /** Live consumers of the group, sorted by client id. */
   async consumers(group: string): Promise<ConsumerInfo[]> {
-    validateGroup(group);
-    const since = this.now() - CLIENT_EXPIRY_MS;
+    const since = this.now() - LIVENESS_EXPIRY_MS;
     const items = await queryAll(this.clients, keys.consumers(group), { consistent: true });
     return items
       .filter((i) => Number(i.lastHeartbeat) > since)
@@ -105,11 +72,5 @@ export class ClientService {
         lastHeartbeat: Number(i.lastHeartbeat),
       }))
       .sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
-  }
-}
-
-function checkClientId(clientId: string): void {
-  if (clientId.length === 0 || clientId.length > 255 || /\s/.test(clientId)) {
-    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "clientId must be 1..255 characters without blanks");
   }
 }

@@ -4,8 +4,9 @@
  * every 30 s, and a broker not registered for 120 s drops out of every answer, as in RocketMQ.
  */
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import { PermName } from "../core/perm-name.js";
-import type { BrokerData, ClusterInfo, QueueData, TopicRouteData } from "../core/route-data.js";
+import { DEFAULT_PERM, PermName } from "../core/perm-name.js";
+import { LIVENESS_EXPIRY_MS, MASTER_ID } from "../core/topology.js";
+import type { BrokerData, ClusterInfo, QueueData, TopicRouteData } from "../protocol/index.js";
 import type { Table } from "../storage/table.js";
 import { queryAll } from "./query-all.js";
 import { keys } from "./tables.js";
@@ -17,7 +18,7 @@ export interface BrokerRegistration {
   brokerId: number;
   /** Base URL clients use for this broker (the stage's API URL). */
   address: string;
-  /** Broker permission (RocketMQ's brokerPermission): ANDed into every topic's perm on this broker. Default 6. */
+  /** Broker permission (RocketMQ's brokerPermission): ANDed into every topic's perm on this broker. Default `DEFAULT_PERM` (6). */
   perm?: number;
 }
 
@@ -26,9 +27,6 @@ export type { BrokerData, ClusterInfo, QueueData, TopicRouteData };
 export interface LiveBroker extends Required<BrokerRegistration> {
   registeredAt: number;
 }
-
-/** RocketMQ's namesrv expires a broker 120 s after its last registration. */
-export const BROKER_EXPIRY_MS = 120_000;
 
 export class NameServer {
   constructor(
@@ -48,7 +46,7 @@ export class NameServer {
           brokerName: b.brokerName,
           brokerId: b.brokerId,
           address: b.address,
-          perm: b.perm ?? 6,
+          perm: b.perm ?? DEFAULT_PERM,
           registeredAt,
         }),
       ),
@@ -57,7 +55,7 @@ export class NameServer {
 
   /** Brokers registered in the last 120 s, one partition query. */
   async liveBrokers(): Promise<LiveBroker[]> {
-    const since = this.now() - BROKER_EXPIRY_MS;
+    const since = this.now() - LIVENESS_EXPIRY_MS;
     const items = await queryAll(this.routes, keys.brokers, { consistent: true });
     return items
       .map((i) => ({
@@ -101,7 +99,7 @@ export class NameServer {
       const data = byName.get(b.brokerName) ?? { cluster: b.cluster, brokerName: b.brokerName, brokerAddrs: {} };
       data.brokerAddrs[String(b.brokerId)] = b.address;
       byName.set(b.brokerName, data);
-      if (b.brokerId === 0) brokerPerm.set(b.brokerName, b.perm);
+      if (b.brokerId === MASTER_ID) brokerPerm.set(b.brokerName, b.perm);
     }
     const queueDatas = items
       .map((i) => toQueueData(i.sk as string, i))

@@ -2,9 +2,9 @@
  * @module Consumer offsets per (topic, group, brokerName, queueId), as RocketMQ's consumerOffset.json:
  * commit, query, and the consumer-progress table of a group. An offset moves only by a commit or an admin reset.
  */
-import type { OffsetEntry, ProgressRow } from "../core/api-types.js";
+
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
-import { validateGroup, validateTopic } from "../core/names.js";
+import type { OffsetEntry, ProgressRow } from "../protocol/index.js";
 import type { Table } from "../storage/table.js";
 import { queryAll } from "./query-all.js";
 import type { QueueLog } from "./queue-log.js";
@@ -13,9 +13,6 @@ import { keys } from "./tables.js";
 import { queueIds } from "./topics.js";
 
 export type { OffsetEntry, ProgressRow };
-
-/** At most this many offsets per commit (a group holds one per queue). */
-export const MAX_COMMIT_ENTRIES = 1024;
 
 export class OffsetService {
   readonly #knownGroupTopics = new Set<string>();
@@ -28,16 +25,8 @@ export class OffsetService {
   ) {}
 
   async commit(group: string, topic: string, entries: OffsetEntry[]): Promise<void> {
-    validateGroup(group);
-    validateTopic(topic);
-    if (entries.length > MAX_COMMIT_ENTRIES)
-      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `at most ${MAX_COMMIT_ENTRIES} offsets per commit`);
     const seen = new Set<string>();
     for (const e of entries) {
-      if (!Number.isInteger(e.queueId) || e.queueId < 0)
-        throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `queueId must be a non-negative integer, got ${e.queueId}`);
-      if (!Number.isSafeInteger(e.offset) || e.offset < 0)
-        throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `offset must be a non-negative integer, got ${e.offset}`);
       const sk = keys.offsetSk(e.brokerName, e.queueId);
       if (seen.has(sk)) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `queue ${sk} appears twice`);
       seen.add(sk);
@@ -73,8 +62,6 @@ export class OffsetService {
   }
 
   async query(group: string, topic: string): Promise<OffsetEntry[]> {
-    validateGroup(group);
-    validateTopic(topic);
     const items = await queryAll(this.offsets, keys.offsets(topic, group), { consistent: true });
     return items.map((i) => ({
       brokerName: String(i.brokerName),
@@ -85,13 +72,11 @@ export class OffsetService {
 
   /** Topics the group has committed offsets for. */
   async topicsOf(group: string): Promise<string[]> {
-    validateGroup(group);
     return (await queryAll(this.offsets, keys.groupTopics(group), { consistent: true })).map((i) => String(i.sk));
   }
 
   /** RocketMQ's consumerProgress: every queue of the topic(s), broker offset, consumer offset, diff. */
   async progress(group: string, topic?: string): Promise<ProgressRow[]> {
-    validateGroup(group);
     const topics = topic === undefined ? await this.topicsOf(group) : [topic];
     // Without a topic, skip topics deleted since the group committed on them.
     const rows = await Promise.all(
@@ -106,7 +91,6 @@ export class OffsetService {
   }
 
   async #topicProgress(group: string, topic: string): Promise<ProgressRow[]> {
-    validateTopic(topic);
     const [route, committed] = await Promise.all([this.routes.get(topic), this.query(group, topic)]);
     const byQueue = new Map(committed.map((e) => [keys.offsetSk(e.brokerName, e.queueId), e.offset]));
     const queues = route.queueDatas.flatMap((qd) =>

@@ -1,30 +1,19 @@
 /**
  * @module Pull: check the queue is readable (a readable broker, `queueId < readQueueNums`), read from the
- * queue log with the group's tag subscription, and answer RocketMQ's PullResult. Pulling deletes nothing,
+ * queue log with the group's tag subscription, and answer RocketMQ's PullResponse. Pulling deletes nothing,
  * and no call waits for messages: an empty queue answers NO_NEW_MSG at once (clients back off and poll).
  */
 
-import type { PulledMessage, PullRequest, PullStatus } from "../core/api-types.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { MessageConst } from "../core/message.js";
-import { validateGroup, validateTopic } from "../core/names.js";
 import { PermName } from "../core/perm-name.js";
 import { matchesTag, parseSubExpression } from "../core/subscription.js";
+import type { PulledMessage, PullRequest, PullResponse } from "../protocol/index.js";
 import { queueDataOn } from "./name-server.js";
 import type { QueueLog } from "./queue-log.js";
 import type { StoredMessage } from "./queue-log-read.js";
 
-export type { PulledMessage, PullRequest };
-
 import type { RouteCache } from "./route-cache.js";
-
-export interface PullResult {
-  pullStatus: PullStatus;
-  nextBeginOffset: number;
-  minOffset: number;
-  maxOffset: number;
-  messages: PulledMessage[];
-}
 
 export class PullService {
   constructor(
@@ -32,9 +21,7 @@ export class PullService {
     private readonly queueLog: QueueLog,
   ) {}
 
-  async pull(req: PullRequest): Promise<PullResult> {
-    validateGroup(req.consumerGroup);
-    validateTopic(req.topic);
+  async pull(req: PullRequest): Promise<PullResponse> {
     const sub = parseSubExpression(req.subExpression);
     const route = await this.routes.get(req.topic);
     const qd = queueDataOn(route, req.topic, req.brokerName);

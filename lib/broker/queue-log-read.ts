@@ -5,10 +5,10 @@
  * `nextBeginOffset` moves past them.
  */
 
-import type { PullStatus } from "../core/api-types.js";
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
 import type { MessageRecord } from "../core/message.js";
 import { decodeBatch } from "../core/message-codec.js";
+import { DEFAULT_PULL_MESSAGES, MAX_PULL_MESSAGES, type PullStatus } from "../protocol/index.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import type { Table } from "../storage/table.js";
 import { end, fromItem, type IndexEntry } from "./queue-index.js";
@@ -40,7 +40,8 @@ export interface ReadResult {
   maxOffset: number;
 }
 
-export const MAX_READ_MESSAGES = 1024;
+/** The most messages one read answers: a pull's bound. */
+export const MAX_READ_MESSAGES = MAX_PULL_MESSAGES;
 /** Under Lambda's 6 MB response limit (6,291,456 bytes) with room for the envelope. */
 export const DEFAULT_MAX_WIRE_BYTES = 5_500_000;
 
@@ -70,7 +71,7 @@ export async function readQueue(
   offset: number,
   options: ReadOptions,
 ): Promise<ReadResult> {
-  const maxMessages = options.maxMessages ?? 32;
+  const maxMessages = options.maxMessages ?? DEFAULT_PULL_MESSAGES;
   const maxScan = options.maxScanMessages ?? 4096;
   const maxBytes = options.maxWireBytes ?? DEFAULT_MAX_WIRE_BYTES;
   if (!Number.isSafeInteger(offset) || offset < 0) {

@@ -6,56 +6,26 @@
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { MessageConst, type MessageRecord } from "../core/message.js";
 import { encodeBatch } from "../core/message-codec.js";
-import { validateGroup, validateUserTopic } from "../core/names.js";
 import { PermName } from "../core/perm-name.js";
-import { queueDataOn, type TopicRouteData } from "./name-server.js";
+import {
+  DEFAULT_AUTO_CREATE_QUEUE_NUMS,
+  MAX_BATCH_BYTES,
+  MAX_BATCH_MESSAGES,
+  MAX_BODY_BYTES,
+  MAX_PROPERTIES_BYTES,
+  MAX_TAG_BYTES,
+  type SendMessage,
+  type SendRequest,
+  type SendResponse,
+  type TopicRouteData,
+} from "../protocol/index.js";
+import { queueDataOn } from "./name-server.js";
 import type { QueueRef } from "./queue-index.js";
 import type { QueueLog } from "./queue-log.js";
 import type { RouteCache } from "./route-cache.js";
 import type { TopicService } from "./topics.js";
 
-export interface SendMessageInput {
-  body: Uint8Array;
-  tags?: string;
-  keys?: string[];
-  properties?: Record<string, string>;
-  flag?: number;
-  delayTimeLevel?: number;
-}
-
-export interface SendRequest {
-  producerGroup?: string;
-  topic: string;
-  brokerName?: string;
-  queueId?: number;
-  messages: SendMessageInput[];
-}
-
-export interface SendResult {
-  sendStatus: "SEND_OK";
-  messageQueue: QueueRef;
-  queueOffset: number;
-  msgIds: string[];
-  storeTimestamp: number;
-}
-
-export interface SendLimits {
-  /** RocketMQ's maxMessageSize: 4 MiB per body, and per encoded batch. */
-  maxBodyBytes: number;
-  maxBatchBytes: number;
-  maxBatchMessages: number;
-  maxPropertiesBytes: number;
-}
-
-export const DEFAULT_SEND_LIMITS: SendLimits = {
-  maxBodyBytes: 4 * 1024 * 1024,
-  maxBatchBytes: 4 * 1024 * 1024,
-  maxBatchMessages: 1024,
-  maxPropertiesBytes: 32 * 1024,
-};
-
 export interface SendServiceOptions {
-  limits?: SendLimits;
   /** RocketMQ's autoCreateTopicEnable: an unknown topic gets `defaultQueueNums` queues on every writable broker. */
   autoCreateTopic: boolean;
   defaultQueueNums?: number;
@@ -69,7 +39,6 @@ const utf8Length = (s: string) => new TextEncoder().encode(s).byteLength;
 
 export class SendService {
   #roundRobin = Math.floor(Math.random() * 1024);
-  readonly #limits: SendLimits;
   readonly #now: () => number;
 
   constructor(
@@ -78,17 +47,14 @@ export class SendService {
     private readonly queueLog: QueueLog,
     private readonly options: SendServiceOptions,
   ) {
-    this.#limits = options.limits ?? DEFAULT_SEND_LIMITS;
     this.#now = options.now ?? Date.now;
   }
 
-  async send(req: SendRequest): Promise<SendResult> {
-    validateUserTopic(req.topic);
-    if (req.producerGroup !== undefined) validateGroup(req.producerGroup);
+  async send(req: SendRequest): Promise<SendResponse> {
     const records = this.#toRecords(req.messages);
     const batch = encodeBatch(records);
-    if (batch.byteLength > this.#limits.maxBatchBytes) {
-      throw tooLarge(`the batch is ${batch.byteLength} bytes encoded, over the limit of ${this.#limits.maxBatchBytes}`);
+    if (batch.byteLength > MAX_BATCH_BYTES) {
+      throw tooLarge(`the batch is ${batch.byteLength} bytes encoded, over the limit of ${MAX_BATCH_BYTES}`);
     }
     const route = await this.#route(req.topic);
     const queue = this.#pickQueue(req, route);
@@ -97,17 +63,15 @@ export class SendService {
     return { sendStatus: "SEND_OK", messageQueue: queue, queueOffset, msgIds, storeTimestamp };
   }
 
-  #toRecords(messages: SendMessageInput[]): MessageRecord[] {
-    const limits = this.#limits;
+  #toRecords(messages: SendMessage[]): MessageRecord[] {
     if (messages.length === 0) throw illegal("a send holds at least one message");
-    if (messages.length > limits.maxBatchMessages)
-      throw illegal(`a batch holds at most ${limits.maxBatchMessages} messages`);
+    if (messages.length > MAX_BATCH_MESSAGES) throw illegal(`a batch holds at most ${MAX_BATCH_MESSAGES} messages`);
     const bornTimestamp = this.#now();
     return messages.map((m, i) => {
       if (m.body.byteLength === 0) throw illegal(`message ${i}: the message body length is zero`);
-      if (m.body.byteLength > limits.maxBodyBytes) {
+      if (m.body.byteLength > MAX_BODY_BYTES) {
         throw tooLarge(
-          `message ${i}: the message body size ${m.body.byteLength} is over the limit of ${limits.maxBodyBytes}`,
+          `message ${i}: the message body size ${m.body.byteLength} is over the limit of ${MAX_BODY_BYTES}`,
         );
       }
       if (m.delayTimeLevel !== undefined && m.delayTimeLevel !== 0) {
@@ -117,8 +81,10 @@ export class SendService {
         );
       }
       const tags = m.tags ?? "";
-      if (tags.includes("|") || tags.trim() !== tags || utf8Length(tags) > 255) {
-        throw illegal(`message ${i}: a tag has no '|', no leading or trailing blanks and at most 255 bytes`);
+      if (tags.includes("|") || tags.trim() !== tags || utf8Length(tags) > MAX_TAG_BYTES) {
+        throw illegal(
+          `message ${i}: a tag has no '|', no leading or trailing blanks and at most ${MAX_TAG_BYTES} bytes`,
+        );
       }
       const keys = m.keys ?? [];
       for (const key of keys) {
@@ -131,8 +97,8 @@ export class SendService {
       }
       properties[MessageConst.UNIQ_KEY] ??= this.options.newMessageId();
       const propBytes = Object.entries(properties).reduce((n, [k, v]) => n + utf8Length(k) + utf8Length(v) + 2, 0);
-      if (propBytes > limits.maxPropertiesBytes)
-        throw tooLarge(`message ${i}: properties are over ${limits.maxPropertiesBytes} bytes`);
+      if (propBytes > MAX_PROPERTIES_BYTES)
+        throw tooLarge(`message ${i}: properties are over ${MAX_PROPERTIES_BYTES} bytes`);
       if (Object.keys(properties).some((k) => k.length === 0)) throw illegal(`message ${i}: a property name is empty`);
       return { bornTimestamp, flag: m.flag ?? 0, tags, keys, properties, body: m.body, reconsumeTimes: 0 };
     });
@@ -144,7 +110,10 @@ export class SendService {
     } catch (err) {
       if (!(err instanceof NimbusError) || err.code !== ErrorCode.TOPIC_NOT_EXIST || !this.options.autoCreateTopic)
         throw err;
-      const route = await this.topics.autoCreate(topic, this.options.defaultQueueNums ?? 4);
+      const route = await this.topics.autoCreate(
+        topic,
+        this.options.defaultQueueNums ?? DEFAULT_AUTO_CREATE_QUEUE_NUMS,
+      );
       this.routes.set(topic, route);
       return route;
     }

@@ -2,10 +2,11 @@
  * @module Topic administration: QueueData per broker (create, update, delete, list) and queue status.
  * Every input is checked before the first write, so a rejected request writes nothing.
  */
-import type { QueueStatus, TopicConfig } from "../core/api-types.js";
+
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import { validateUserTopic } from "../core/names.js";
-import { PermName } from "../core/perm-name.js";
+import { DEFAULT_PERM, PermName } from "../core/perm-name.js";
+import { MASTER_ID } from "../core/topology.js";
+import { DEFAULT_QUEUE_NUMS, type QueueStatus, type TopicConfig } from "../protocol/index.js";
 import type { Table } from "../storage/table.js";
 import { ConditionFailedError } from "../storage/table.js";
 import type { LiveBroker, NameServer, QueueData, TopicRouteData } from "./name-server.js";
@@ -21,15 +22,7 @@ export interface TopicListEntry {
   queues: Record<string, number>;
 }
 
-/** RocketMQ caps queue numbers per broker; 1024 keeps a route item and a status call small. */
-export const MAX_QUEUE_NUMS = 1024;
-
 const illegal = (message: string) => new NimbusError(ErrorCode.PARAMETER_ILLEGAL, message);
-
-function checkQueueNums(name: string, n: number): void {
-  if (!Number.isInteger(n) || n < 1 || n > MAX_QUEUE_NUMS)
-    throw illegal(`${name} must be an integer from 1 to ${MAX_QUEUE_NUMS}, got ${n}`);
-}
 
 export class TopicService {
   constructor(
@@ -43,15 +36,11 @@ export class TopicService {
 
   /** Creates or updates the topic's QueueData on the named brokers (default: every live master). */
   async upsert(topic: string, input: TopicConfig): Promise<TopicRouteData> {
-    validateUserTopic(topic);
     const config = {
-      readQueueNums: input.readQueueNums ?? 8,
-      writeQueueNums: input.writeQueueNums ?? 8,
-      perm: input.perm ?? 6,
+      readQueueNums: input.readQueueNums ?? DEFAULT_QUEUE_NUMS,
+      writeQueueNums: input.writeQueueNums ?? DEFAULT_QUEUE_NUMS,
+      perm: input.perm ?? DEFAULT_PERM,
     };
-    checkQueueNums("readQueueNums", config.readQueueNums);
-    checkQueueNums("writeQueueNums", config.writeQueueNums);
-    if (!PermName.isValid(config.perm)) throw illegal(`perm must be an integer from 0 to 15, got ${config.perm}`);
     const masters = await this.liveMasters();
     const brokerNames = input.brokerNames ?? masters.map((b) => b.brokerName);
     if (brokerNames.length === 0)
@@ -85,7 +74,6 @@ export class TopicService {
    * a concurrent admin update or auto-create is never overwritten.
    */
   async autoCreate(topic: string, queueNums: number): Promise<TopicRouteData> {
-    validateUserTopic(topic);
     const writable = (await this.liveMasters()).filter((b) => PermName.isWriteable(b.perm));
     if (writable.length === 0)
       throw new NimbusError(ErrorCode.SERVICE_NOT_AVAILABLE, "no live writable broker to create the topic on");
@@ -99,7 +87,7 @@ export class TopicService {
               sk: b.brokerName,
               readQueueNums: queueNums,
               writeQueueNums: queueNums,
-              perm: 6,
+              perm: DEFAULT_PERM,
               topicSysFlag: 0,
               updatedAt: this.now(),
             },
@@ -137,7 +125,6 @@ export class TopicService {
    * created again under the same name goes on at the next offsets, so no offset ever names two messages.
    */
   async delete(topic: string): Promise<void> {
-    validateUserTopic(topic);
     const items = await queryAll(this.routes, keys.topicRoute(topic), { consistent: true });
     if (items.length === 0) throw new NimbusError(ErrorCode.TOPIC_NOT_EXIST, `topic ${topic} does not exist`);
     const queues = Object.fromEntries(
@@ -178,7 +165,7 @@ export class TopicService {
   }
 
   private async liveMasters(): Promise<LiveBroker[]> {
-    return (await this.nameServer.liveBrokers()).filter((b) => b.brokerId === 0);
+    return (await this.nameServer.liveBrokers()).filter((b) => b.brokerId === MASTER_ID);
   }
 }
 

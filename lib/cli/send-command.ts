@@ -4,9 +4,10 @@
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import type { NimbusApi, SendRequest, WireMessage } from "../client/api-client.js";
+import type { NimbusApi, SendMessage, SendRequest } from "../client/api-client.js";
 import { sleep } from "../client/schedule.js";
 import { isNimbusError } from "../core/errors.js";
+import { MAX_BATCH_MESSAGES } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, byteSize, collect, connect, intIn, usage } from "./common.js";
 import { formatBytes, formatRate, formatTable, note, print, printJson } from "./output.js";
 import { Progress } from "./progress.js";
@@ -43,7 +44,12 @@ export function addSendCommand(program: Command): void {
     .option("--file <path>", "the body, read from a file ('-' reads stdin)")
     .option("--size <bytes>", "generated bodies of this size, e.g. 128, 4k, 1m", byteSize)
     .option("--count <n>", "how many messages to send", intIn(1), 1)
-    .option("--batch <k>", "messages per request when --count > 1 (at most 1024)", intIn(1, 1024), 32)
+    .option(
+      "--batch <k>",
+      `messages per request when --count > 1 (at most ${MAX_BATCH_MESSAGES})`,
+      intIn(1, MAX_BATCH_MESSAGES),
+      32,
+    )
     .option("--concurrency <c>", "requests in flight when --count > 1", intIn(1, 256), 4)
     .addHelpText(
       "after",
@@ -84,7 +90,7 @@ async function send(opts: SendOptions, cmd: Command): Promise<void> {
   await sendMany(api, target, message, opts);
 }
 
-function messageOf(opts: SendOptions, cmd: Command): WireMessage {
+function messageOf(opts: SendOptions, cmd: Command): SendMessage {
   const body =
     opts.body !== undefined
       ? new TextEncoder().encode(opts.body)
@@ -123,7 +129,7 @@ interface QueueTally {
 async function sendMany(
   api: NimbusApi,
   target: Omit<SendRequest, "messages">,
-  message: WireMessage,
+  message: SendMessage,
   opts: SendOptions,
 ): Promise<void> {
   const perBatch = Math.max(1, Math.min(opts.batch, Math.floor(MAX_BATCH_BYTES / Math.max(1, message.body.length))));

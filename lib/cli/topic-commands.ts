@@ -6,7 +6,8 @@
 import type { Command } from "commander";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { PermName } from "../core/perm-name.js";
-import type { TopicRouteData } from "../core/route-data.js";
+import type { TopicRouteData } from "../protocol/index.js";
+import { DEFAULT_QUEUE_NUMS, MAX_QUEUE_NUMS } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, connect, intIn, usage } from "./common.js";
 import { formatTable, formatTime, note, print, printJson } from "./output.js";
 
@@ -29,8 +30,16 @@ export function addTopicCommands(program: Command): void {
     .requiredOption("-t, --topic <topic>", "topic name")
     .option("-b, --brokerName <names>", "broker name(s), comma-separated")
     .option("-c, --clusterName <cluster>", "every master broker of this cluster")
-    .option("-r, --readQueueNums <n>", "read queues per broker (default 8)", intIn(1, 1024))
-    .option("-w, --writeQueueNums <n>", "write queues per broker (default 8)", intIn(1, 1024))
+    .option(
+      "-r, --readQueueNums <n>",
+      `read queues per broker (default ${DEFAULT_QUEUE_NUMS})`,
+      intIn(1, MAX_QUEUE_NUMS),
+    )
+    .option(
+      "-w, --writeQueueNums <n>",
+      `write queues per broker (default ${DEFAULT_QUEUE_NUMS})`,
+      intIn(1, MAX_QUEUE_NUMS),
+    )
     .option("-p, --perm <perm>", "permission bits: 2 write, 4 read, 6 read+write (default 6)", intIn(0, 15))
     .addHelpText("after", "\nExample:\n  nimbus updateTopic -t TopicTest -b broker-a -r 2 -w 2")
     .action(updateTopic);

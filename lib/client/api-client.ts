@@ -1,85 +1,62 @@
 /**
- * @module A typed client of the Nimbus HTTP API (docs/api.md): one method per endpoint, bodies as bytes.
- * The Producer, the consumers and the `nimbus` CLI all talk to the broker through it.
+ * @module A typed client of the Nimbus HTTP API: one method per endpoint of lib/protocol, whose schemas
+ * type it, encode its requests (bodies as bytes in code, base64 on the wire) and check and decode the
+ * answers. The Producer, the consumers and the `nimbus` CLI all talk to the broker through it.
  *
  * @example
  * const api = new NimbusApi({ endpoints: "http://127.0.0.1:9876" });
  * await api.updateTopic("TopicTest", { writeQueueNums: 4, readQueueNums: 4 });
  * const sent = await api.send({ topic: "TopicTest", messages: [{ body: new TextEncoder().encode("hi") }] });
  */
-import type {
-  ConsumerConnection,
-  ConsumerInfo,
-  OffsetEntry,
-  ProgressRow,
-  PulledMessage,
-  PullRequest,
-  PullStatus,
-  QueueStatus,
-  TopicConfig,
-} from "../core/api-types.js";
-import type { ClusterInfo, TopicRouteData } from "../core/route-data.js";
+import { z } from "zod";
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import {
+  type AnyEndpoint,
+  type ClusterInfo,
+  type ConsumerConnection,
+  type EndpointInput,
+  type EndpointOutput,
+  endpoints,
+  type HeartbeatData,
+  type OffsetEntry,
+  type ProgressRow,
+  type PullRequest,
+  type PullResponse,
+  type QueueStatus,
+  type SendRequest,
+  type SendResponse,
+  type TopicConfig,
+  type TopicRouteData,
+} from "../protocol/index.js";
+import { HttpTransport, type RequestOptions, type TransportOptions } from "./http-transport.js";
 
 export type {
   ConsumerConnection,
   ConsumerInfo,
+  HeartbeatData,
   OffsetEntry,
   ProgressRow,
   PulledMessage,
   PullRequest,
+  PullResponse,
   PullStatus,
   QueueStatus,
+  SendMessage,
+  SendRequest,
+  SendResponse,
   TopicConfig,
-};
+} from "../protocol/index.js";
 
-import { HttpTransport, type RequestOptions, type TransportOptions } from "./http-transport.js";
+/** What a call gives: the parts of the endpoint's input that it has. */
+type CallInput<E extends AnyEndpoint> = Partial<EndpointInput<E>>;
 
-export interface WireMessage {
-  body: Uint8Array;
-  tags?: string;
-  keys?: string | string[];
-  properties?: Record<string, string>;
-  flag?: number;
+/** `value` encoded to its wire form by `schema`; a value the schema refuses is the server's PARAMETER_ILLEGAL, found early. */
+function encode(schema: z.ZodType, value: unknown, where: string): unknown {
+  const result = z.safeEncode(schema, value as never);
+  if (result.success) return result.data;
+  const detail = result.error.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : where}: ${i.message}`);
+  throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, detail.join("; "));
 }
-
-export interface SendRequest {
-  producerGroup?: string;
-  topic: string;
-  brokerName?: string;
-  queueId?: number;
-  messages: WireMessage[];
-}
-
-export interface SendResponse {
-  sendStatus: "SEND_OK";
-  messageQueue: { topic: string; brokerName: string; queueId: number };
-  queueOffset: number;
-  msgIds: string[];
-  storeTimestamp: number;
-}
-
-export interface PullResponse {
-  pullStatus: PullStatus;
-  nextBeginOffset: number;
-  minOffset: number;
-  maxOffset: number;
-  messages: PulledMessage[];
-}
-
-export interface HeartbeatData {
-  clientId: string;
-  producerDataSet?: { groupName: string }[];
-  consumerDataSet?: {
-    groupName: string;
-    consumeType?: "CONSUME_ACTIVELY" | "CONSUME_PASSIVELY";
-    messageModel?: "CLUSTERING" | "BROADCASTING";
-    consumeFromWhere?: "CONSUME_FROM_LAST_OFFSET" | "CONSUME_FROM_FIRST_OFFSET" | "CONSUME_FROM_TIMESTAMP";
-    subscriptionDataSet?: { topic: string; subString: string }[];
-  }[];
-}
-
-const seg = encodeURIComponent;
-const toBase64 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64");
 
 export class NimbusApi {
   readonly transport: HttpTransport;
@@ -88,79 +65,97 @@ export class NimbusApi {
     this.transport = options instanceof HttpTransport ? options : new HttpTransport(options);
   }
 
+  /** One call of `endpoint`: the path filled in, the query and body encoded, the answer checked and decoded. */
+  async call<E extends AnyEndpoint>(
+    endpoint: E,
+    input: CallInput<E> = {},
+    options?: RequestOptions,
+  ): Promise<EndpointOutput<E>> {
+    const params = encode(endpoint.params, input.params ?? {}, "path") as Record<string, string>;
+    const path = endpoint.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(params[name] ?? ""));
+    const query = Object.entries((encode(endpoint.query, input.query ?? {}, "query") ?? {}) as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+      .join("&");
+    const body = encode(endpoint.body, input.body, "body");
+    const answer = await this.transport.request<unknown>(
+      endpoint.method,
+      query.length > 0 ? `${path}?${query}` : path,
+      body,
+      options,
+    );
+    const decoded = endpoint.response.safeParse(answer);
+    if (!decoded.success) {
+      throw new NimbusError(
+        ErrorCode.SYSTEM_ERROR,
+        `${endpoint.method} ${endpoint.path}: the answer does not match the protocol: ${decoded.error.message}`,
+      );
+    }
+    return decoded.data as EndpointOutput<E>;
+  }
+
   health(): Promise<{ status: string }> {
-    return this.transport.request("GET", "/health");
+    return this.call(endpoints.health);
   }
 
   clusterInfo(): Promise<ClusterInfo> {
-    return this.transport.request("GET", "/cluster");
+    return this.call(endpoints.clusterInfo);
   }
 
   topicRoute(topic: string, options?: RequestOptions): Promise<TopicRouteData> {
-    return this.transport.request("GET", `/topics/${seg(topic)}/route`, undefined, options);
+    return this.call(endpoints.topicRoute, { params: { topic } }, options);
   }
 
   async listTopics(): Promise<string[]> {
-    return (await this.transport.request<{ topics: string[] }>("GET", "/topics")).topics;
+    return (await this.call(endpoints.listTopics)).topics;
   }
 
   updateTopic(topic: string, config: TopicConfig): Promise<TopicRouteData> {
-    return this.transport.request("PUT", `/topics/${seg(topic)}`, config);
+    return this.call(endpoints.updateTopic, { params: { topic }, body: config });
   }
 
   async deleteTopic(topic: string): Promise<void> {
-    await this.transport.request("DELETE", `/topics/${seg(topic)}`);
+    await this.call(endpoints.deleteTopic, { params: { topic } });
   }
 
   async topicStatus(topic: string): Promise<QueueStatus[]> {
-    return (await this.transport.request<{ queues: QueueStatus[] }>("GET", `/topics/${seg(topic)}/status`)).queues;
+    return (await this.call(endpoints.topicStatus, { params: { topic } })).queues;
   }
 
   send(req: SendRequest, options?: RequestOptions): Promise<SendResponse> {
-    const messages = req.messages.map((m) => ({ ...m, body: toBase64(m.body) }));
-    return this.transport.request("POST", "/send", { ...req, messages }, options);
+    return this.call(endpoints.send, { body: req }, options);
   }
 
-  async pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {
-    const res = await this.transport.request<
-      Omit<PullResponse, "messages"> & { messages: (Omit<PulledMessage, "body"> & { body: string })[] }
-    >("POST", "/pull", req, options);
-    return {
-      ...res,
-      messages: res.messages.map((m) => ({ ...m, body: new Uint8Array(Buffer.from(m.body, "base64")) })),
-    };
+  pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {
+    return this.call(endpoints.pull, { body: req }, options);
   }
 
   async heartbeat(data: HeartbeatData): Promise<void> {
-    await this.transport.request("POST", "/heartbeat", data);
+    await this.call(endpoints.heartbeat, { body: data });
   }
 
   async unregister(clientId: string, groups: { producerGroup?: string; consumerGroup?: string }): Promise<void> {
-    await this.transport.request("POST", "/unregister", { clientId, ...groups });
+    await this.call(endpoints.unregister, { body: { clientId, ...groups } });
   }
 
   /** The group's live consumers with their subscriptions (mqadmin's consumerConnection). */
   consumerConnection(group: string): Promise<ConsumerConnection> {
-    return this.transport.request("GET", `/groups/${seg(group)}/consumers`);
+    return this.call(endpoints.consumerConnection, { params: { group } });
   }
 
   async consumerIds(group: string): Promise<string[]> {
-    return (await this.transport.request<{ consumerIdList: string[] }>("GET", `/groups/${seg(group)}/consumers`))
-      .consumerIdList;
+    return (await this.consumerConnection(group)).consumerIdList;
   }
 
   async queryOffsets(group: string, topic: string): Promise<OffsetEntry[]> {
-    return (await this.transport.request<{ offsetTable: OffsetEntry[] }>("GET", `/offsets/${seg(group)}/${seg(topic)}`))
-      .offsetTable;
+    return (await this.call(endpoints.queryOffsets, { params: { group, topic } })).offsetTable;
   }
 
   async commitOffsets(group: string, topic: string, offsetTable: OffsetEntry[]): Promise<void> {
-    await this.transport.request("PUT", `/offsets/${seg(group)}/${seg(topic)}`, { offsetTable });
+    await this.call(endpoints.commitOffsets, { params: { group, topic }, body: { offsetTable } });
   }
 
   async progress(group: string, topic?: string): Promise<ProgressRow[]> {
-    const query = topic === undefined ? "" : `?topic=${seg(topic)}`;
-    return (await this.transport.request<{ rows: ProgressRow[] }>("GET", `/groups/${seg(group)}/progress${query}`))
-      .rows;
+    return (await this.call(endpoints.consumerProgress, { params: { group }, query: { topic } })).rows;
   }
 }

@@ -3,7 +3,7 @@
  * `RemotingUtil.getLocalAddress`). The client id names a consumer in its group's rebalance, so two live
  * clients must never share one.
  */
-import { type NetworkInterfaceInfo, networkInterfaces } from "node:os";
+export { localIPv4 } from "../core/message-id-node.js";
 
 /** The instance name a client has unless its user picks one; RocketMQ's default too. */
 export const DEFAULT_INSTANCE_NAME = "DEFAULT";
@@ -51,26 +51,4 @@ export function resolveInstanceName(instanceName: string, context: InstanceNameC
   const pid = context.pid ?? process.pid;
   const nanoTime = context.nanoTime ?? process.hrtime.bigint();
   return `${pid}#${nanoTime}`;
-}
-
-/**
- * This host's IPv4 address as RocketMQ picks it: the first non-internal IPv4 address that does not start
- * with "127.0" or "192.168", else the last non-internal one, else "127.0.0.1". Pass `interfaces` to test.
- *
- * @example
- * const clientId = buildMQClientId({ clientIP: localIPv4(), instanceName: "orders-1" });
- */
-export function localIPv4(
-  interfaces: Record<string, NetworkInterfaceInfo[] | undefined> = networkInterfaces(),
-): string {
-  const candidates: string[] = [];
-  for (const infos of Object.values(interfaces)) {
-    for (const info of infos ?? []) {
-      // Node 18.0-18.3 reported the family as a number; accept both.
-      const family: unknown = info.family;
-      if ((family === "IPv4" || family === 4) && !info.internal) candidates.push(info.address);
-    }
-  }
-  const preferred = candidates.find((ip) => !ip.startsWith("127.0") && !ip.startsWith("192.168"));
-  return preferred ?? candidates[candidates.length - 1] ?? "127.0.0.1";
 }

@@ -19,7 +19,7 @@
  * await instance.shutdown();
  */
 import { ErrorCode, isNimbusError } from "../core/errors.js";
-import type { TopicRouteData } from "../core/route-data.js";
+import type { TopicRouteData } from "../protocol/index.js";
 import type { HeartbeatData, NimbusApi } from "./api-client.js";
 import { Repeaters } from "./schedule.js";
 
@@ -111,13 +111,7 @@ export class ClientInstance {
   async #fetchRoute(topic: string, timeoutMs: number | undefined): Promise<TopicRouteData | undefined> {
     let route: TopicRouteData;
     try {
-      // Through the transport rather than `api.topicRoute`, which takes no per-request timeout.
-      route = await this.api.transport.request<TopicRouteData>(
-        "GET",
-        `/topics/${encodeURIComponent(topic)}/route`,
-        undefined,
-        timeoutMs === undefined ? {} : { timeoutMs },
-      );
+      route = await this.api.topicRoute(topic, timeoutMs === undefined ? {} : { timeoutMs });
     } catch (err) {
       if (isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) return undefined;
       throw err;

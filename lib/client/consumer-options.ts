@@ -6,6 +6,7 @@
  */
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { MessageQueue } from "../core/message-queue.js";
+import { MAX_PULL_MESSAGES } from "../protocol/index.js";
 import { AllocateMessageQueueAveragely } from "./allocate/allocate-averagely.js";
 import type { AllocateMessageQueueStrategy } from "./allocate/strategy.js";
 import type { TransportOptions } from "./http-transport.js";
@@ -174,7 +175,7 @@ export function resolveBaseOptions(
     consumeFromWhere: o.consumeFromWhere ?? "CONSUME_FROM_LAST_OFFSET",
     consumeTimestamp: parseConsumeTimestamp(o.consumeTimestamp),
     strategy: o.allocateMessageQueueStrategy ?? new AllocateMessageQueueAveragely(),
-    pullBatchSize: checkRange("pullBatchSize", o.pullBatchSize ?? defaults.pullBatchSize, 1, 1024),
+    pullBatchSize: checkRange("pullBatchSize", o.pullBatchSize ?? defaults.pullBatchSize, 1, MAX_PULL_MESSAGES),
     rebalanceInterval: ms("rebalanceInterval", o.rebalanceInterval, 20_000, 1),
     membershipPollInterval: ms("membershipPollInterval", o.membershipPollInterval, 5000, 1),
     persistConsumerOffsetInterval: ms("persistConsumerOffsetInterval", o.persistConsumerOffsetInterval, 5000, 1),

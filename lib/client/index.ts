@@ -10,7 +10,7 @@
 
 export { ErrorCode, NimbusError } from "../core/errors.js";
 export { MessageQueue } from "../core/message-queue.js";
-export type { BrokerData, QueueData, TopicRouteData } from "../core/route-data.js";
+export type { BrokerData, QueueData, TopicRouteData } from "../protocol/index.js";
 export * from "./allocate/index.js";
 export * from "./api-client.js";
 export { buildMQClientId, localIPv4, resolveInstanceName } from "./client-id.js";

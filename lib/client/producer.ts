@@ -11,16 +11,17 @@
  * await producer.shutdown();
  */
 
-import { ErrorCode, HTTP_STATUS, isNimbusError, NimbusError } from "../core/errors.js";
+import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
 import { MessageConst } from "../core/message.js";
+import { newMessageId } from "../core/message-id-node.js";
 import { MessageQueue } from "../core/message-queue.js";
 import { validateGroup, validateUserTopic } from "../core/names.js";
-import { NimbusApi, type SendResponse, type WireMessage } from "./api-client.js";
+import { HTTP_STATUS, MAX_BODY_BYTES } from "../protocol/index.js";
+import { NimbusApi, type SendMessage, type SendResponse } from "./api-client.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "./client-id.js";
 import { ClientInstance } from "./client-instance.js";
 import type { IamAuth } from "./http-transport.js";
 import type { Message, SendResult } from "./message.js";
-import { newMessageId } from "./message-id-node.js";
 import { isMessageQueueSelector, type MessageQueueSelector, selectMessageQueue } from "./message-queue-selector.js";
 import { type BatchingOptions, resultAt, SendBatcher } from "./send-batcher.js";
 import { type TopicPublishInfo, topicRouteData2TopicPublishInfo } from "./topic-publish-info.js";
@@ -58,9 +59,7 @@ type Target =
   | { kind: "any" }
   | { kind: "queue"; mq: MessageQueue }
   | { kind: "select"; selector: MessageQueueSelector<unknown>; arg: unknown; head: Message };
-type Prepared = { topic: string; wire: WireMessage[] };
-
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
+type Prepared = { topic: string; wire: SendMessage[] };
 
 /** RocketMQ's producer, HTTP edition. See the module example. */
 export class Producer {
@@ -295,7 +294,7 @@ function prepare(msg: Message | Message[]): Prepared {
   const topic = msgs[0]?.topic;
   if (topic === undefined) throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
   validateUserTopic(topic);
-  const wire = msgs.map((m): WireMessage => {
+  const wire = msgs.map((m): SendMessage => {
     if (m.topic !== topic) {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "The topic of the messages in one batch should be the same");
     }

@@ -12,7 +12,7 @@
 import { ErrorCode, isNimbusError } from "../core/errors.js";
 import { MessageQueue } from "../core/message-queue.js";
 import { PermName } from "../core/perm-name.js";
-import type { TopicRouteData } from "../core/route-data.js";
+import type { TopicRouteData } from "../protocol/index.js";
 import type { AllocateMessageQueueStrategy } from "./allocate/strategy.js";
 import type { NimbusApi } from "./api-client.js";
 import { QueueBounds, type StartOffset } from "./consume-from-where.js";

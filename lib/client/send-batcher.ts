@@ -11,7 +11,8 @@
  * await batcher.close(); // flushes what waits
  */
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import type { SendResponse, WireMessage } from "./api-client.js";
+import { MAX_BATCH_MESSAGES } from "../protocol/index.js";
+import type { SendMessage, SendResponse } from "./api-client.js";
 import { type SendResult, toMessageQueue } from "./message.js";
 
 export interface BatchingOptions {
@@ -24,10 +25,10 @@ export interface BatchingOptions {
 }
 
 /** Sends one batch of one topic (with the producer's queue choice and retries). */
-export type BatchSendFn = (topic: string, messages: WireMessage[], timeoutMs: number) => Promise<SendResponse>;
+export type BatchSendFn = (topic: string, messages: SendMessage[], timeoutMs: number) => Promise<SendResponse>;
 
 interface Waiter {
-  message: WireMessage;
+  message: SendMessage;
   deadline: number;
   resolve(result: SendResult): void;
   reject(err: unknown): void;
@@ -39,17 +40,14 @@ interface PendingBatch {
   timer: NodeJS.Timeout;
 }
 
-const MAX_MESSAGES = 1024;
-
 /**
  * The bytes a message adds to a batch: body, tags, keys and properties, plus a few bytes of framing
  * (an estimate of the encoded size; base64 on the wire adds a third to the body).
  */
-export function messageBytes(m: WireMessage): number {
+export function messageBytes(m: SendMessage): number {
   const utf8 = (s: string) => Buffer.byteLength(s, "utf8");
-  const keys = typeof m.keys === "string" ? [m.keys] : (m.keys ?? []);
   let n = m.body.byteLength + utf8(m.tags ?? "") + 24;
-  for (const k of keys) n += utf8(k) + 1;
+  for (const k of m.keys ?? []) n += utf8(k) + 1;
   for (const [k, v] of Object.entries(m.properties ?? {})) n += utf8(k) + utf8(v) + 2;
   return n;
 }
@@ -79,13 +77,13 @@ export class SendBatcher {
   constructor(options: BatchingOptions, send: BatchSendFn, now: () => number = Date.now) {
     this.lingerMs = positive(options.lingerMs ?? 10, "lingerMs", true);
     this.maxBytes = positive(options.maxBytes ?? 32 * 1024, "maxBytes");
-    this.maxMessages = Math.min(MAX_MESSAGES, positive(options.maxMessages ?? 128, "maxMessages"));
+    this.maxMessages = Math.min(MAX_BATCH_MESSAGES, positive(options.maxMessages ?? 128, "maxMessages"));
     this.#send = send;
     this.#now = now;
   }
 
   /** Queues one message; resolves with its own result once its batch is stored. */
-  add(topic: string, message: WireMessage, timeoutMs: number): Promise<SendResult> {
+  add(topic: string, message: SendMessage, timeoutMs: number): Promise<SendResult> {
     const bytes = messageBytes(message);
     const open = this.#pending.get(topic);
     if (open && (open.waiters.length + 1 > this.maxMessages || open.bytes + bytes > this.maxBytes)) {

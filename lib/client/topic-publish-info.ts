@@ -5,7 +5,8 @@
  */
 import { MessageQueue } from "../core/message-queue.js";
 import { PermName } from "../core/perm-name.js";
-import { MASTER_ID, type TopicRouteData } from "../core/route-data.js";
+import { MASTER_ID } from "../core/topology.js";
+import type { TopicRouteData } from "../protocol/index.js";
 
 const INDEX_MASK = 0x7fffffff;
 

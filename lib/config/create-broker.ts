@@ -1,7 +1,11 @@
-/** @module Builds a `Broker` from the deployment config, a storage and the API's base URL. */
-import type { NimbusConfig } from "../config/nimbus-config.js";
+/**
+ * @module Builds a `Broker` from the deployment config, a storage and the API's base URL: the one mapping
+ * of settings to broker options, used by the Lambda handlers and the local server (the broker itself
+ * never reads the config).
+ */
+import { Broker } from "../broker/broker.js";
 import type { Storage } from "../storage/storage.js";
-import { Broker } from "./broker.js";
+import type { NimbusConfig } from "./nimbus-config.js";
 
 export function createBroker(
   storage: Storage,

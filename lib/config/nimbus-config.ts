@@ -3,8 +3,17 @@
  * handlers and the local server all read, so a stage behaves the same everywhere.
  */
 import { z } from "zod";
+import { DEFAULT_PERM } from "../core/perm-name.js";
+import { MASTER_ID } from "../core/topology.js";
+import { DEFAULT_AUTO_CREATE_QUEUE_NUMS, MAX_QUEUE_NUMS } from "../protocol/bounds.js";
 
 const brokerName = z.string().regex(/^[%|a-zA-Z0-9_-]{1,127}$/);
+
+/** The default deployment: two masters, as RocketMQ's quick start runs broker-a and broker-b. */
+export const TWO_MASTERS = [
+  { brokerName: "broker-a", brokerId: MASTER_ID, perm: DEFAULT_PERM },
+  { brokerName: "broker-b", brokerId: MASTER_ID, perm: DEFAULT_PERM },
+];
 
 export const NimbusConfigSchema = z
   .object({
@@ -16,21 +25,18 @@ export const NimbusConfigSchema = z
         z
           .object({
             brokerName,
-            brokerId: z.number().int().min(0).default(0),
+            brokerId: z.number().int().min(0).default(MASTER_ID),
             /** RocketMQ's brokerPermission (6 = read+write, 4 = read-only). */
-            perm: z.number().int().min(0).max(15).default(6),
+            perm: z.number().int().min(0).max(15).default(DEFAULT_PERM),
           })
           .strict(),
       )
       .min(1)
-      .default([
-        { brokerName: "broker-a", brokerId: 0, perm: 6 },
-        { brokerName: "broker-b", brokerId: 0, perm: 6 },
-      ]),
+      .default(TWO_MASTERS),
     /** RocketMQ's autoCreateTopicEnable: sending to an unknown topic creates it. */
     autoCreateTopic: z.boolean().default(true),
     /** Queues per broker of an auto-created topic. */
-    defaultTopicQueueNums: z.number().int().min(1).max(1024).default(4),
+    defaultTopicQueueNums: z.number().int().min(1).max(MAX_QUEUE_NUMS).default(DEFAULT_AUTO_CREATE_QUEUE_NUMS),
     /** Batches up to this size are stored inline in DynamoDB, larger ones in S3 (docs/queue-log.md). */
     inlineThresholdBytes: z
       .number()

@@ -9,7 +9,7 @@
  * const dev = stageSettings("alice"); // any other stage name: DEFAULT_STAGE
  */
 import { z } from "zod";
-import { type NimbusConfigInput, NimbusConfigSchema } from "./nimbus-config.js";
+import { NimbusConfigSchema, TWO_MASTERS } from "./nimbus-config.js";
 
 /** A browser origin: scheme and host (and port), no path, as the `Origin` header carries it. */
 const origin = z.string().regex(/^https?:\/\/[^/\s]+$/, "an origin such as https://console.example.com");
@@ -34,11 +34,6 @@ export const StageSettingsSchema = z
 
 export type StageSettings = z.output<typeof StageSettingsSchema>;
 export type StageSettingsInput = z.input<typeof StageSettingsSchema>;
-
-const TWO_MASTERS: NimbusConfigInput["brokers"] = [
-  { brokerName: "broker-a", brokerId: 0, perm: 6 },
-  { brokerName: "broker-b", brokerId: 0, perm: 6 },
-];
 
 /** Any stage not named in `NAMED_STAGES`: personal stages (`sst deploy --stage alice`), `ci`, `dev`. */
 const DEFAULT_STAGE: StageSettingsInput = {

@@ -1,7 +1,7 @@
 /**
  * @module The one error type of Nimbus. Every failure that crosses a layer is a `NimbusError` with a
- * `code`; names follow RocketMQ's `ResponseCode` where one exists. The HTTP layer maps codes to
- * statuses in one table (see `httpStatusOf`).
+ * `code`; names follow RocketMQ's `ResponseCode` where one exists. The HTTP status of each code is
+ * lib/protocol's concern (`HTTP_STATUS` in lib/protocol/http-status.ts).
  */
 
 /** Error codes. RocketMQ `ResponseCode` names first, then Nimbus' own (storage and data integrity). */
@@ -57,24 +57,3 @@ export class NimbusError extends Error {
 export function isNimbusError(err: unknown, code?: ErrorCode): err is NimbusError {
   return err instanceof NimbusError && (code === undefined || err.code === code);
 }
-
-/** The HTTP status of each code: the one table the API layer uses. */
-export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
-  SYSTEM_ERROR: 500,
-  SYSTEM_BUSY: 503,
-  REQUEST_CODE_NOT_SUPPORTED: 404,
-  MESSAGE_ILLEGAL: 400,
-  PARAMETER_ILLEGAL: 400,
-  NO_PERMISSION: 403,
-  TOPIC_NOT_EXIST: 404,
-  TOPIC_EXIST_ALREADY: 409,
-  SUBSCRIPTION_GROUP_NOT_EXIST: 404,
-  QUERY_NOT_FOUND: 404,
-  SERVICE_NOT_AVAILABLE: 503,
-  MESSAGE_BODY_TOO_LARGE: 413,
-  CONDITION_FAILED: 409,
-  ITEM_TOO_LARGE: 413,
-  INVALID_RANGE: 416,
-  OBJECT_NOT_FOUND: 404,
-  DATA_CORRUPTED: 500,
-};

@@ -1,6 +1,5 @@
 /** @module Nimbus' pure domain core: queues and their order, permissions, name rules, messages and their codec, errors. No I/O. */
 
-export * from "./api-types.js";
 export * from "./crc32c.js";
 export * from "./errors.js";
 export * from "./message.js";
@@ -9,5 +8,5 @@ export * from "./message-id.js";
 export * from "./message-queue.js";
 export * from "./names.js";
 export * from "./perm-name.js";
-export * from "./route-data.js";
 export * from "./subscription.js";
+export * from "./topology.js";

@@ -1,14 +1,11 @@
 /**
  * @module The Node.js side of unique message ids: a `MessageIdGenerator` with this host's IPv4 address,
- * this process' pid and a random hash, installed as the default behind `createUniqId`.
+ * this process' pid and a random hash, installed as the default behind `createUniqId`. The broker and the
+ * SDK both make ids with it (the broker for messages sent without one).
  */
 import { randomBytes } from "node:crypto";
-import {
-  MessageIdGenerator,
-  type MessageIdGeneratorOptions,
-  setDefaultMessageIdGenerator,
-} from "../core/message-id.js";
-import { localIPv4 } from "./client-id.js";
+import { type NetworkInterfaceInfo, networkInterfaces } from "node:os";
+import { MessageIdGenerator, type MessageIdGeneratorOptions, setDefaultMessageIdGenerator } from "./message-id.js";
 
 /**
  * A generator with node values: `localIPv4()` (random bytes instead of a loopback address, as RocketMQ
@@ -55,4 +52,26 @@ export function installNodeMessageIdGenerator(): MessageIdGenerator {
  */
 export function newMessageId(): string {
   return installNodeMessageIdGenerator().next();
+}
+
+/**
+ * This host's IPv4 address as RocketMQ picks it: the first non-internal IPv4 address that does not start
+ * with "127.0" or "192.168", else the last non-internal one, else "127.0.0.1". Pass `interfaces` to test.
+ *
+ * @example
+ * const clientId = buildMQClientId({ clientIP: localIPv4(), instanceName: "orders-1" });
+ */
+export function localIPv4(
+  interfaces: Record<string, NetworkInterfaceInfo[] | undefined> = networkInterfaces(),
+): string {
+  const candidates: string[] = [];
+  for (const infos of Object.values(interfaces)) {
+    for (const info of infos ?? []) {
+      // Node 18.0-18.3 reported the family as a number; accept both.
+      const family: unknown = info.family;
+      if ((family === "IPv4" || family === 4) && !info.internal) candidates.push(info.address);
+    }
+  }
+  const preferred = candidates.find((ip) => !ip.startsWith("127.0") && !ip.startsWith("192.168"));
+  return preferred ?? candidates[candidates.length - 1] ?? "127.0.0.1";
 }

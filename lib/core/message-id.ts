@@ -3,7 +3,7 @@
  * 32 upper-case hex characters for 16 bytes,
  * `ip(4) | pid(2) | per-process hash(4) | ms since the month began(4) | counter(2)`.
  * The first 10 bytes are fixed per process; the rest make ids unique within it. No Node imports here:
- * the process values come in as options (see `lib/client/message-id-node.ts`).
+ * the process values come in as options (see `lib/core/message-id-node.ts`).
  */
 import { ErrorCode, NimbusError } from "./errors.js";
 
@@ -117,7 +117,7 @@ let defaultGenerator: MessageIdGenerator | undefined;
 
 /**
  * A new id from the process-wide default generator. Until a runtime installs one with node values (see
- * `installNodeMessageIdGenerator` in `lib/client/message-id-node.ts`), the default has a random prefix.
+ * `installNodeMessageIdGenerator` in `lib/core/message-id-node.ts`), the default has a random prefix.
  *
  * @example
  * message.properties[MessageConst.UNIQ_KEY] ??= createUniqId();

@@ -9,6 +9,9 @@ const PERM_WRITE = 2;
 const PERM_INHERIT = 1;
 const ALL_BITS = PERM_PRIORITY | PERM_READ | PERM_WRITE | PERM_INHERIT;
 
+/** Read + write (6): the permission of a new topic and of a broker unless configured otherwise. */
+export const DEFAULT_PERM = PERM_READ | PERM_WRITE;
+
 /**
  * Permission bits and their tests, shaped like RocketMQ's static class.
  *

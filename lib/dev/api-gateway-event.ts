@@ -5,9 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiEvent, ApiResult } from "../http/api-types.js";
-
-/** API Gateway refuses bodies over 10 MB; Lambda's synchronous payload limit is 6 MB. We take Lambda's. */
-export const MAX_BODY_BYTES = 6 * 1024 * 1024;
+import { MAX_REQUEST_BYTES } from "../protocol/index.js";
 
 export class BodyTooLargeError extends Error {}
 
@@ -21,10 +19,10 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
   for await (const chunk of req) {
     const buf = chunk as Buffer;
     size += buf.byteLength;
-    if (size <= MAX_BODY_BYTES) chunks.push(buf);
+    if (size <= MAX_REQUEST_BYTES) chunks.push(buf);
   }
-  if (size > MAX_BODY_BYTES)
-    throw new BodyTooLargeError(`the request body is ${size} bytes, over the limit of ${MAX_BODY_BYTES}`);
+  if (size > MAX_REQUEST_BYTES)
+    throw new BodyTooLargeError(`the request body is ${size} bytes, over the limit of ${MAX_REQUEST_BYTES}`);
   return Buffer.concat(chunks);
 }
 

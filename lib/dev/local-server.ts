@@ -10,20 +10,19 @@
 import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { registerBrokers } from "../../functions/register-brokers.js";
-import { applyRetention } from "../../functions/retention.js";
-import type { HandlerContext } from "../../functions/shared/context.js";
-import { createBroker } from "../broker/create-broker.js";
 import { BROKER_TABLES } from "../broker/tables.js";
-import { newMessageId } from "../client/message-id-node.js";
+import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { ErrorCode } from "../core/errors.js";
+import { newMessageId } from "../core/message-id-node.js";
+import type { HandlerContext } from "../http/context.js";
 import { createApiHandler, json } from "../http/handler.js";
+import { ALL_ROUTES } from "../http/routes/index.js";
+import { HTTP_STATUS } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
 import { createLocalStorage } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
 import { BodyTooLargeError, readBody, toApiEvent, writeResult } from "./api-gateway-event.js";
-import { ALL_ROUTES } from "./handlers.js";
 
 export type StorageChoice =
   | { kind: "local"; dataDir: string }
@@ -73,14 +72,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     readBody(req)
       .then(async (body) => writeResult(res, await handler(toApiEvent(req, body))))
       .catch((err: unknown) => {
-        const tooLarge = err instanceof BodyTooLargeError;
-        writeResult(
-          res,
-          json(tooLarge ? 413 : 400, {
-            code: tooLarge ? ErrorCode.MESSAGE_BODY_TOO_LARGE : ErrorCode.PARAMETER_ILLEGAL,
-            message: err instanceof Error ? err.message : String(err),
-          }),
-        );
+        const code = err instanceof BodyTooLargeError ? ErrorCode.MESSAGE_BODY_TOO_LARGE : ErrorCode.PARAMETER_ILLEGAL;
+        writeResult(res, json(HTTP_STATUS[code], { code, message: err instanceof Error ? err.message : String(err) }));
       });
   });
   await new Promise<void>((resolve, reject) => {
@@ -92,14 +85,15 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   context = { broker: createBroker(storage, config, { apiUrl: url, newMessageId }) };
   const ctx = context;
 
-  await registerBrokers(ctx);
+  // The scheduled handlers' jobs (functions/register-brokers.ts, functions/retention.ts), on timers.
+  await ctx.broker.registerBrokers();
   const timers = [
     setInterval(
-      () => void registerBrokers(ctx).catch(logJobError("register brokers")),
+      () => void ctx.broker.registerBrokers().catch(logJobError("register brokers")),
       options.registerIntervalMs ?? 30_000,
     ),
     setInterval(
-      () => void applyRetention(ctx).catch(logJobError("retention")),
+      () => void ctx.broker.applyRetention().catch(logJobError("retention")),
       options.retentionIntervalMs ?? 3_600_000,
     ),
   ];

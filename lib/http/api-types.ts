@@ -6,23 +6,3 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "
 
 export type ApiEvent = APIGatewayProxyEventV2;
 export type ApiResult = APIGatewayProxyStructuredResultV2;
-export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
-
-/** What a route handler gets: parsed path parameters, query string and JSON body (unchecked: routes parse with zod). */
-export interface ApiRequest {
-  method: HttpMethod;
-  path: string;
-  params: Record<string, string>;
-  query: Record<string, string>;
-  body: unknown;
-}
-
-/** A route: `"GET /topics/{topic}/route"` and what answers it (a JSON value, status 200). */
-export interface Route<C> {
-  method: HttpMethod;
-  /** Path with `{name}` parameters, exactly as in API Gateway route keys. */
-  path: string;
-  handle(req: ApiRequest, ctx: C): Promise<unknown>;
-}
-
-export const routeKey = (r: { method: string; path: string }): string => `${r.method} ${r.path}`;

@@ -1,10 +1,14 @@
 /**
- * @module Turns a list of routes into one API Gateway v2 handler: match the path, parse JSON, run the
- * route, map a `NimbusError` to `{code, message}` with its status from the one table in errors.ts.
+ * @module Turns routes into one API Gateway v2 handler: match the path, decode path parameters, query and
+ * JSON body with the endpoint's schemas (the one parse at the edge), run the route, encode its answer with
+ * the endpoint's response schema, and map a `NimbusError` to `{code, message}` with the status of
+ * lib/protocol's table.
  */
 import { z } from "zod";
-import { ErrorCode, HTTP_STATUS, NimbusError } from "../core/errors.js";
-import type { ApiEvent, ApiRequest, ApiResult, HttpMethod, Route } from "./api-types.js";
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import { HTTP_STATUS, METHOD_NOT_ALLOWED, pathParamNames } from "../protocol/index.js";
+import type { ApiEvent, ApiResult } from "./api-types.js";
+import type { Route } from "./route.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
@@ -14,14 +18,19 @@ export function json(statusCode: number, body: unknown): ApiResult {
 
 export function errorResult(err: unknown): ApiResult {
   if (err instanceof NimbusError) return json(HTTP_STATUS[err.code], { code: err.code, message: err.message });
-  if (err instanceof z.ZodError)
-    return json(400, { code: ErrorCode.PARAMETER_ILLEGAL, message: describeZodError(err) });
   console.error("unexpected error", err);
   return json(500, { code: ErrorCode.SYSTEM_ERROR, message: "internal error" });
 }
 
-export function describeZodError(err: z.ZodError): string {
-  return err.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : "body"}: ${i.message}`).join("; ");
+export function describeZodError(err: z.ZodError, where = "body"): string {
+  return err.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : where}: ${i.message}`).join("; ");
+}
+
+/** `value` decoded by `schema`, or PARAMETER_ILLEGAL naming every issue (`where` names the part of the request). */
+export function decodeOrThrow<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, describeZodError(result.error, where));
+  return result.data;
 }
 
 interface CompiledRoute<C> {
@@ -31,12 +40,8 @@ interface CompiledRoute<C> {
 }
 
 function compile<C>(route: Route<C>): CompiledRoute<C> {
-  const names: string[] = [];
-  const source = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
-    names.push(name);
-    return "([^/]+)";
-  });
-  return { route, pattern: new RegExp(`^${source}$`), names };
+  const source = route.endpoint.path.replace(/\{(\w+)\}/g, "([^/]+)");
+  return { route, pattern: new RegExp(`^${source}$`), names: pathParamNames(route.endpoint.path) };
 }
 
 /** One handler for `routes`; `context` is built once per process (per Lambda container) and reused. */
@@ -47,23 +52,29 @@ export function createApiHandler<C>(
   const compiled = routes.map(compile);
   return async (event) => {
     try {
-      const method = event.requestContext.http.method.toUpperCase() as HttpMethod;
+      const method = event.requestContext.http.method.toUpperCase();
       const path = event.rawPath;
       const candidates = compiled.map((c) => ({ c, m: c.pattern.exec(path) })).filter((x) => x.m !== null);
       if (candidates.length === 0)
         throw new NimbusError(ErrorCode.REQUEST_CODE_NOT_SUPPORTED, `no route for ${method} ${path}`);
-      const hit = candidates.find((x) => x.c.route.method === method);
+      const hit = candidates.find((x) => x.c.route.endpoint.method === method);
       if (!hit?.m)
-        return json(405, {
+        return json(METHOD_NOT_ALLOWED, {
           code: ErrorCode.REQUEST_CODE_NOT_SUPPORTED,
           message: `${method} is not allowed on ${path}`,
         });
-      const params: Record<string, string> = {};
+      const { endpoint } = hit.c.route;
+      const rawParams: Record<string, string> = {};
       hit.c.names.forEach((name, i) => {
-        params[name] = decodePathSegment(hit.m?.[i + 1] ?? "");
+        rawParams[name] = decodePathSegment(hit.m?.[i + 1] ?? "");
       });
-      const req: ApiRequest = { method, path, params, query: queryOf(event), body: bodyOf(event) };
-      return json(200, await hit.c.route.handle(req, await context()));
+      const input = {
+        params: decodeOrThrow(endpoint.params, rawParams, "path"),
+        query: decodeOrThrow(endpoint.query, queryOf(event), "query"),
+        body: decodeOrThrow(endpoint.body, bodyOf(event), "body"),
+      };
+      const answer = await hit.c.route.handle(input, await context());
+      return json(200, z.encode(endpoint.response, answer));
     } catch (err) {
       return errorResult(err);
     }

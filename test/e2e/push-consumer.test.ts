@@ -136,7 +136,7 @@ describe("PushConsumer (local server)", () => {
           topic,
           brokerName: mq.brokerName,
           queueId: mq.queueId,
-          messages: [{ body: new TextEncoder().encode(`${key}:${seq}`), keys: key }],
+          messages: [{ body: new TextEncoder().encode(`${key}:${seq}`), keys: [key] }],
         });
         sentIds.push(res.msgIds[0] as string);
       }

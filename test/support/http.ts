@@ -11,13 +11,14 @@
 
 import assert from "node:assert/strict";
 import type {
+  ClusterInfo,
   PulledMessage as CorePulledMessage,
   OffsetEntry,
   ProgressRow,
   PullStatus,
   QueueStatus,
-} from "../../lib/core/api-types.js";
-import type { ClusterInfo, TopicRouteData } from "../../lib/core/route-data.js";
+  TopicRouteData,
+} from "../../lib/protocol/index.js";
 
 export interface Answer<T> {
   status: number;
@@ -80,7 +81,7 @@ export interface ErrorBody {
   message: string;
 }
 
-export type { BrokerData, QueueData } from "../../lib/core/route-data.js";
+export type { BrokerData, QueueData } from "../../lib/protocol/index.js";
 /** `GET /topics/{topic}/route`. */
 export type RouteAnswer = TopicRouteData;
 /** `GET /cluster`. */

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
-import type { HeartbeatInput } from "../../lib/broker/client-service.js";
+import type { HeartbeatData as HeartbeatInput } from "../../lib/protocol/index.js";
 import { openTestBroker, type TestBroker } from "../support/server-fixture.js";
 
 const EXPIRY_MS = 120_000;

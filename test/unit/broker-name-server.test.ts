@@ -7,8 +7,8 @@ import type { IncomingMessage } from "node:http";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { isNimbusError } from "../../lib/core/errors.js";
 import { toApiEvent } from "../../lib/dev/api-gateway-event.js";
-import { ALL_ROUTES } from "../../lib/dev/handlers.js";
 import { createApiHandler } from "../../lib/http/handler.js";
+import { ALL_ROUTES } from "../../lib/http/routes/index.js";
 import { openTestBroker, type TestBroker } from "../support/server-fixture.js";
 
 const EXPIRY_MS = 120_000;

@@ -1,10 +1,5 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  createNodeMessageIdGenerator,
-  installNodeMessageIdGenerator,
-  newMessageId,
-} from "../../lib/client/message-id-node.js";
 import { ErrorCode, isNimbusError } from "../../lib/core/errors.js";
 import {
   createUniqId,
@@ -12,6 +7,11 @@ import {
   parseUniqId,
   setDefaultMessageIdGenerator,
 } from "../../lib/core/message-id.js";
+import {
+  createNodeMessageIdGenerator,
+  installNodeMessageIdGenerator,
+  newMessageId,
+} from "../../lib/core/message-id-node.js";
 
 const ID = /^[0-9A-F]{32}$/;
 const at = (iso: string) => Date.parse(iso);

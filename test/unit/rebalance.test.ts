@@ -11,7 +11,7 @@ import type { StartOffset } from "../../lib/client/consume-from-where.js";
 import { allocateQueues, RebalanceImpl, readableQueues, sortConsumerIds } from "../../lib/client/rebalance.js";
 import { ErrorCode, NimbusError } from "../../lib/core/errors.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
-import type { QueueData, TopicRouteData } from "../../lib/core/route-data.js";
+import type { QueueData, TopicRouteData } from "../../lib/protocol/index.js";
 
 const qd = (brokerName: string, readQueueNums: number, perm = 6, writeQueueNums = readQueueNums): QueueData => ({
   brokerName,

@@ -1,0 +1,21 @@
+/** @module Client routes: heartbeats, unregistering, and the live consumers of a group. */
+import { endpoints } from "../../protocol/index.js";
+import type { HandlerContext } from "../context.js";
+import { route, serviceRoutes } from "../route.js";
+
+const SUCCESS = { code: "SUCCESS" } as const;
+
+export const clientRoutes = serviceRoutes<HandlerContext>("Clients", [
+  route(endpoints.heartbeat, async ({ body }, { broker }) => {
+    await broker.clients.heartbeat(body);
+    return SUCCESS;
+  }),
+  route(endpoints.unregister, async ({ body: { clientId, ...groups } }, { broker }) => {
+    await broker.clients.unregister(clientId, groups);
+    return SUCCESS;
+  }),
+  route(endpoints.consumerConnection, async ({ params }, { broker }) => {
+    const consumers = await broker.clients.consumers(params.group);
+    return { consumerIdList: consumers.map((c) => c.clientId), consumers };
+  }),
+]);

@@ -1,0 +1,17 @@
+/** @module Offset routes: query and commit a group's offsets on a topic, and the group's consumer progress. */
+import { endpoints } from "../../protocol/index.js";
+import type { HandlerContext } from "../context.js";
+import { route, serviceRoutes } from "../route.js";
+
+export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
+  route(endpoints.queryOffsets, async ({ params }, { broker }) => ({
+    offsetTable: await broker.offsets.query(params.group, params.topic),
+  })),
+  route(endpoints.commitOffsets, async ({ params, body }, { broker }) => {
+    await broker.offsets.commit(params.group, params.topic, body.offsetTable);
+    return { offsetTable: await broker.offsets.query(params.group, params.topic) };
+  }),
+  route(endpoints.consumerProgress, async ({ params, query }, { broker }) => ({
+    rows: await broker.offsets.progress(params.group, query.topic),
+  })),
+]);

@@ -1,0 +1,47 @@
+/**
+ * @module The API's bounds, named once. The request schemas enforce the shape bounds (400
+ * `PARAMETER_ILLEGAL`); the broker enforces the message bounds with RocketMQ's codes (`MESSAGE_ILLEGAL`,
+ * 413 `MESSAGE_BODY_TOO_LARGE`). docs/api.md states every one of them (checked by test/protocol).
+ */
+import { BROKER_NAME_MAX_LENGTH, GROUP_MAX_LENGTH, TOPIC_MAX_LENGTH } from "../core/names.js";
+
+export { BROKER_NAME_MAX_LENGTH, GROUP_MAX_LENGTH, TOPIC_MAX_LENGTH };
+
+/** Messages in one `POST /send` (RocketMQ's batch has no fixed cap; 1024 keeps one request under Lambda's 6 MB). */
+export const MAX_BATCH_MESSAGES = 1024;
+/** RocketMQ's maxMessageSize: one message body at most 4 MiB. */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** A whole batch, encoded, at most 4 MiB (RocketMQ checks a batch against maxMessageSize too). */
+export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+/** User properties of one message, names and values in UTF-8, at most 32 KiB (RocketMQ's short property length). */
+export const MAX_PROPERTIES_BYTES = 32 * 1024;
+/** A tag: at most 255 bytes of UTF-8. */
+export const MAX_TAG_BYTES = 255;
+/** One request body: Lambda's synchronous payload limit (API Gateway allows 10 MB, Lambda 6 MB). */
+export const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
+
+/** `maxMsgNums` of a pull when the request gives none (RocketMQ's pullBatchSize is 32). */
+export const DEFAULT_PULL_MESSAGES = 32;
+/** The most messages one pull answers. */
+export const MAX_PULL_MESSAGES = 1024;
+/** A subscription expression (`TagA || TagB`), in characters. */
+export const MAX_SUB_EXPRESSION_LENGTH = 4096;
+
+/** Offsets in one commit: a group holds one per queue. */
+export const MAX_OFFSETS_PER_COMMIT = 1024;
+/** Producer groups, and consumer groups, in one heartbeat. */
+export const MAX_GROUPS_PER_HEARTBEAT = 256;
+/** Subscriptions of one consumer group in one heartbeat. */
+export const MAX_SUBSCRIPTIONS_PER_GROUP = 256;
+/** A client id (RocketMQ's `ip@instance[@unit]`), in characters. */
+export const MAX_CLIENT_ID_LENGTH = 255;
+
+/** Read and write queues of a topic on one broker: 1 to 1024. */
+export const MAX_QUEUE_NUMS = 1024;
+/** Queues per broker of a topic that `PUT /topics/{topic}` creates without numbers (RocketMQ's mqadmin default). */
+export const DEFAULT_QUEUE_NUMS = 8;
+/** Queues per broker of an auto-created topic (RocketMQ's defaultTopicQueueNums). */
+export const DEFAULT_AUTO_CREATE_QUEUE_NUMS = 4;
+
+/** A queue id is a non-negative 32-bit integer; a queue offset a non-negative safe integer. */
+export const MAX_QUEUE_ID = 0x7fffffff;

@@ -1,0 +1,93 @@
+/** @module Client endpoints: heartbeats, unregistering, and a group's live consumers. */
+import { z } from "zod";
+import { ErrorCode } from "../../core/errors.js";
+import { MAX_GROUPS_PER_HEARTBEAT, MAX_SUB_EXPRESSION_LENGTH, MAX_SUBSCRIPTIONS_PER_GROUP } from "../bounds.js";
+import { endpoint } from "../endpoint.js";
+import { clientId, groupName, success, timestamp, topicName } from "../fields.js";
+
+export const CONSUME_TYPES = ["CONSUME_ACTIVELY", "CONSUME_PASSIVELY", "CONSUME_POP"] as const;
+export const MESSAGE_MODELS = ["CLUSTERING", "BROADCASTING"] as const;
+export type MessageModel = (typeof MESSAGE_MODELS)[number];
+export const CONSUME_FROM_WHERE = [
+  "CONSUME_FROM_LAST_OFFSET",
+  "CONSUME_FROM_FIRST_OFFSET",
+  "CONSUME_FROM_TIMESTAMP",
+] as const;
+
+export const SubscriptionDataSchema = z
+  .object({ topic: topicName, subString: z.string().max(MAX_SUB_EXPRESSION_LENGTH) })
+  .meta({ id: "SubscriptionData" });
+
+/** Unknown fields are accepted and dropped, so RocketMQ-shaped heartbeats with more fields still pass. */
+export const ConsumerDataSchema = z
+  .object({
+    groupName,
+    consumeType: z.enum(CONSUME_TYPES).optional(),
+    messageModel: z.enum(MESSAGE_MODELS).optional(),
+    consumeFromWhere: z.enum(CONSUME_FROM_WHERE).optional(),
+    subscriptionDataSet: z.array(SubscriptionDataSchema).max(MAX_SUBSCRIPTIONS_PER_GROUP).optional(),
+  })
+  .meta({ id: "ConsumerData" });
+export type ConsumerData = z.output<typeof ConsumerDataSchema>;
+
+export const HeartbeatSchema = z
+  .object({
+    clientId,
+    producerDataSet: z.array(z.object({ groupName })).max(MAX_GROUPS_PER_HEARTBEAT).optional(),
+    consumerDataSet: z.array(ConsumerDataSchema).max(MAX_GROUPS_PER_HEARTBEAT).optional(),
+  })
+  .strict()
+  .meta({ id: "HeartbeatData" });
+export type HeartbeatData = z.output<typeof HeartbeatSchema>;
+
+/** A live consumer of a group, as its last heartbeat described it. */
+export const ConsumerInfoSchema = z
+  .object({
+    clientId: z.string(),
+    consumeType: z.string(),
+    messageModel: z.enum(MESSAGE_MODELS),
+    consumeFromWhere: z.string(),
+    subscriptionDataSet: z.array(z.object({ topic: z.string(), subString: z.string() })),
+    lastHeartbeat: timestamp,
+  })
+  .meta({ id: "ConsumerInfo" });
+export type ConsumerInfo = z.output<typeof ConsumerInfoSchema>;
+
+/** The ids (RocketMQ's consumerIdList) and each consumer's details (an extension). */
+export const ConsumerConnectionSchema = z
+  .object({ consumerIdList: z.array(z.string()), consumers: z.array(ConsumerInfoSchema) })
+  .meta({ id: "ConsumerConnection" });
+export type ConsumerConnection = z.output<typeof ConsumerConnectionSchema>;
+
+export const heartbeat = endpoint({
+  id: "heartbeat",
+  method: "POST",
+  path: "/heartbeat",
+  service: "Clients",
+  summary: "Registers or renews a client in its producer and consumer groups; live for 120 s (HEART_BEAT).",
+  body: HeartbeatSchema,
+  response: success,
+  errors: [ErrorCode.PARAMETER_ILLEGAL],
+});
+
+export const unregister = endpoint({
+  id: "unregister",
+  method: "POST",
+  path: "/unregister",
+  service: "Clients",
+  summary: "Removes a client from its groups at once, so a rebalance need not wait 120 s (UNREGISTER_CLIENT).",
+  body: z.object({ clientId, producerGroup: groupName.optional(), consumerGroup: groupName.optional() }).strict(),
+  response: success,
+  errors: [ErrorCode.PARAMETER_ILLEGAL],
+});
+
+export const consumerConnection = endpoint({
+  id: "consumerConnection",
+  method: "GET",
+  path: "/groups/{group}/consumers",
+  service: "Clients",
+  summary: "The group's live consumers with their subscriptions (GET_CONSUMER_LIST_BY_GROUP, consumerConnection).",
+  params: z.object({ group: groupName }),
+  response: ConsumerConnectionSchema,
+  errors: [ErrorCode.PARAMETER_ILLEGAL],
+});

@@ -1,0 +1,83 @@
+/** @module Name server endpoints: health, cluster, topic route (RocketMQ's namesrv requests). */
+import { z } from "zod";
+import { ErrorCode } from "../../core/errors.js";
+import { endpoint } from "../endpoint.js";
+import { perm, queueNums, topicName } from "../fields.js";
+
+/** A topic's queues on one broker. Queue ids run from 0 on every broker. */
+export const QueueDataSchema = z
+  .object({
+    brokerName: z.string(),
+    readQueueNums: queueNums,
+    writeQueueNums: queueNums,
+    /** PermName bits; the broker's own permission is already applied. */
+    perm,
+    topicSysFlag: z.number().int(),
+  })
+  .meta({ id: "QueueData" });
+export type QueueData = z.output<typeof QueueDataSchema>;
+
+/** A broker's addresses by brokerId ("0" is the master). */
+export const BrokerDataSchema = z
+  .object({ cluster: z.string(), brokerName: z.string(), brokerAddrs: z.record(z.string(), z.string()) })
+  .meta({ id: "BrokerData" });
+export type BrokerData = z.output<typeof BrokerDataSchema>;
+
+export const TopicRouteDataSchema = z
+  .object({
+    /** Sorted by brokerName. */
+    queueDatas: z.array(QueueDataSchema),
+    brokerDatas: z.array(BrokerDataSchema),
+  })
+  .meta({ id: "TopicRouteData" });
+export type TopicRouteData = z.output<typeof TopicRouteDataSchema>;
+
+export const ClusterInfoSchema = z
+  .object({
+    brokerAddrTable: z.record(z.string(), BrokerDataSchema),
+    clusterAddrTable: z.record(z.string(), z.array(z.string())),
+  })
+  .meta({ id: "ClusterInfo" });
+export type ClusterInfo = z.output<typeof ClusterInfoSchema>;
+
+export const health = endpoint({
+  id: "health",
+  method: "GET",
+  path: "/health",
+  service: "NameServer",
+  summary: "Liveness: answers without touching storage, and without auth on every stage.",
+  auth: "none",
+  response: z.object({ status: z.literal("ok") }),
+  errors: [],
+});
+
+export const clusterInfo = endpoint({
+  id: "clusterInfo",
+  method: "GET",
+  path: "/cluster",
+  service: "NameServer",
+  summary: "Live brokers by name and the broker names of each cluster (RocketMQ's GET_BROKER_CLUSTER_INFO).",
+  response: ClusterInfoSchema,
+  errors: [],
+});
+
+export const topicRoute = endpoint({
+  id: "topicRoute",
+  method: "GET",
+  path: "/topics/{topic}/route",
+  service: "NameServer",
+  summary: "The topic's QueueData on live brokers and those brokers' addresses (GET_ROUTEINFO_BY_TOPIC).",
+  params: z.object({ topic: topicName }),
+  response: TopicRouteDataSchema,
+  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
+});
+
+export const openApi = endpoint({
+  id: "openApi",
+  method: "GET",
+  path: "/openapi.json",
+  service: "NameServer",
+  summary: "This API's OpenAPI 3.1 document, generated from lib/protocol (docs/openapi.json is a copy).",
+  response: z.record(z.string(), z.unknown()).meta({ description: "An OpenAPI 3.1 document" }),
+  errors: [],
+});

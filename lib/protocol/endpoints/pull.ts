@@ -1,0 +1,67 @@
+/** @module The consumer's endpoint: `POST /pull` (RocketMQ's PULL_MESSAGE, answered at once: no long polling). */
+import { z } from "zod";
+import { ErrorCode } from "../../core/errors.js";
+import { MAX_PULL_MESSAGES, MAX_SUB_EXPRESSION_LENGTH } from "../bounds.js";
+import { endpoint } from "../endpoint.js";
+import { brokerName, bytes, groupName, queueId, queueOffset, timestamp, topicName } from "../fields.js";
+
+export const PullRequestSchema = z
+  .object({
+    consumerGroup: groupName,
+    topic: topicName,
+    brokerName,
+    queueId,
+    queueOffset,
+    /** Default `DEFAULT_PULL_MESSAGES` (32). */
+    maxMsgNums: z.number().int().min(1).max(MAX_PULL_MESSAGES).optional(),
+    /** `*` or empty: every message; `TagA || TagB`: those tags. */
+    subExpression: z.string().max(MAX_SUB_EXPRESSION_LENGTH).optional(),
+  })
+  .strict()
+  .meta({ id: "PullRequest" });
+export type PullRequest = z.output<typeof PullRequestSchema>;
+
+export const PULL_STATUSES = ["FOUND", "NO_NEW_MSG", "NO_MATCHED_MSG", "OFFSET_ILLEGAL"] as const;
+export type PullStatus = (typeof PULL_STATUSES)[number];
+
+/** A message as a pull hands it out (RocketMQ's MessageExt fields). `msgId` is the UNIQ_KEY. */
+export const PulledMessageSchema = z
+  .object({
+    msgId: z.string(),
+    topic: z.string(),
+    brokerName: z.string(),
+    queueId,
+    queueOffset,
+    tags: z.string(),
+    keys: z.array(z.string()),
+    properties: z.record(z.string(), z.string()),
+    body: bytes,
+    flag: z.number().int(),
+    bornTimestamp: timestamp,
+    storeTimestamp: timestamp,
+    reconsumeTimes: z.number().int().min(0),
+  })
+  .meta({ id: "PulledMessage" });
+export type PulledMessage = z.output<typeof PulledMessageSchema>;
+
+export const PullResponseSchema = z
+  .object({
+    pullStatus: z.enum(PULL_STATUSES),
+    nextBeginOffset: queueOffset,
+    minOffset: queueOffset,
+    maxOffset: queueOffset,
+    messages: z.array(PulledMessageSchema),
+  })
+  .meta({ id: "PullResponse" });
+export type PullResponse = z.output<typeof PullResponseSchema>;
+
+export const pull = endpoint({
+  id: "pull",
+  method: "POST",
+  path: "/pull",
+  service: "Pull",
+  summary: "Reads up to maxMsgNums messages of one queue from an offset, filtered by tags; deletes nothing.",
+  body: PullRequestSchema,
+  response: PullResponseSchema,
+  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.NO_PERMISSION, ErrorCode.TOPIC_NOT_EXIST, ErrorCode.DATA_CORRUPTED],
+});

@@ -1,0 +1,79 @@
+/** @module The producer's endpoint: `POST /send`, one batch into one queue (RocketMQ's SEND_BATCH_MESSAGE). */
+import { z } from "zod";
+import { ErrorCode } from "../../core/errors.js";
+import { MAX_BATCH_MESSAGES } from "../bounds.js";
+import { endpoint } from "../endpoint.js";
+import {
+  brokerName,
+  bytes,
+  groupName,
+  messageKeys,
+  messageQueue,
+  queueId,
+  queueOffset,
+  timestamp,
+  userTopicName,
+} from "../fields.js";
+
+export const SendMessageSchema = z
+  .object({
+    body: bytes,
+    tags: z.string().optional(),
+    keys: messageKeys.optional(),
+    /** User properties; `UNIQ_KEY` (the message id) is kept when given, so a retried send keeps its ids. */
+    properties: z.record(z.string(), z.string()).optional(),
+    flag: z.number().int().min(-0x80000000).max(0x7fffffff).optional(),
+    /** Refused unless 0 until delayed messages exist (no silent ignore). */
+    delayTimeLevel: z.number().int().min(0).optional(),
+  })
+  .strict()
+  .meta({ id: "SendMessage" });
+export type SendMessage = z.output<typeof SendMessageSchema>;
+
+export const SendRequestSchema = z
+  .object({
+    producerGroup: groupName.optional(),
+    topic: userTopicName,
+    /** With `queueId`, the queue to append to; alone, a broker whose queue the broker picks. */
+    brokerName: brokerName.optional(),
+    queueId: queueId.optional(),
+    // More than MAX_BATCH_MESSAGES is the broker's MESSAGE_ILLEGAL, as RocketMQ answers an oversized batch.
+    messages: z
+      .array(SendMessageSchema)
+      .min(1)
+      .meta({ description: `1 to ${MAX_BATCH_MESSAGES} messages (more: 400 MESSAGE_ILLEGAL)` }),
+  })
+  .strict()
+  .meta({ id: "SendRequest" });
+export type SendRequest = z.output<typeof SendRequestSchema>;
+
+export const SendResponseSchema = z
+  .object({
+    sendStatus: z.literal("SEND_OK"),
+    messageQueue,
+    /** Offset of the batch's first message; the others follow consecutively. */
+    queueOffset,
+    /** Each message's UNIQ_KEY. */
+    msgIds: z.array(z.string()),
+    storeTimestamp: timestamp,
+  })
+  .meta({ id: "SendResponse" });
+export type SendResponse = z.output<typeof SendResponseSchema>;
+
+export const send = endpoint({
+  id: "send",
+  method: "POST",
+  path: "/send",
+  service: "Send",
+  summary: "Appends a batch of 1 to 1024 messages to one queue at consecutive offsets; unknown topics may auto-create.",
+  body: SendRequestSchema,
+  response: SendResponseSchema,
+  errors: [
+    ErrorCode.PARAMETER_ILLEGAL,
+    ErrorCode.MESSAGE_ILLEGAL,
+    ErrorCode.MESSAGE_BODY_TOO_LARGE,
+    ErrorCode.NO_PERMISSION,
+    ErrorCode.TOPIC_NOT_EXIST,
+    ErrorCode.SERVICE_NOT_AVAILABLE,
+  ],
+});

@@ -1,0 +1,74 @@
+/** @module Topic administration endpoints (mqadmin's updateTopic, topicList, deleteTopic, topicStatus). */
+import { z } from "zod";
+import { ErrorCode } from "../../core/errors.js";
+import { endpoint } from "../endpoint.js";
+import { brokerName, perm, queueId, queueNums, queueOffset, timestamp, topicName, userTopicName } from "../fields.js";
+import { TopicRouteDataSchema } from "./name-server.js";
+
+export const TopicConfigSchema = z
+  .object({
+    readQueueNums: queueNums.optional(),
+    writeQueueNums: queueNums.optional(),
+    perm: perm.optional(),
+    /** Brokers to set the QueueData on; default every live master. Other brokers' QueueData stays as it was. */
+    brokerNames: z.array(brokerName).min(1).optional(),
+  })
+  .strict()
+  .meta({ id: "TopicConfig" });
+export type TopicConfig = z.output<typeof TopicConfigSchema>;
+
+export const QueueStatusSchema = z
+  .object({
+    brokerName: z.string(),
+    queueId,
+    minOffset: queueOffset,
+    maxOffset: queueOffset,
+    lastUpdateTimestamp: timestamp,
+  })
+  .meta({ id: "QueueStatus" });
+export type QueueStatus = z.output<typeof QueueStatusSchema>;
+
+export const listTopics = endpoint({
+  id: "listTopics",
+  method: "GET",
+  path: "/topics",
+  service: "Topics",
+  summary: "Every topic (one partition query, never a scan).",
+  response: z.object({ topics: z.array(z.string()) }),
+  errors: [],
+});
+
+export const updateTopic = endpoint({
+  id: "updateTopic",
+  method: "PUT",
+  path: "/topics/{topic}",
+  service: "Topics",
+  summary: "Creates or updates the topic's QueueData on the named live masters (default all); answers the route.",
+  params: z.object({ topic: userTopicName }),
+  // An empty request body means every default.
+  body: TopicConfigSchema.optional(),
+  response: TopicRouteDataSchema,
+  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.SERVICE_NOT_AVAILABLE],
+});
+
+export const deleteTopic = endpoint({
+  id: "deleteTopic",
+  method: "DELETE",
+  path: "/topics/{topic}",
+  service: "Topics",
+  summary: "Deletes the topic's route at once; its messages stay until retention.",
+  params: z.object({ topic: userTopicName }),
+  response: z.object({ topic: z.string(), deleted: z.literal(true) }),
+  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
+});
+
+export const topicStatus = endpoint({
+  id: "topicStatus",
+  method: "GET",
+  path: "/topics/{topic}/status",
+  service: "Topics",
+  summary: "Min and max offset and last store time of every queue of the topic on every broker.",
+  params: z.object({ topic: topicName }),
+  response: z.object({ queues: z.array(QueueStatusSchema) }),
+  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
+});

@@ -1,0 +1,97 @@
+/**
+ * @module The request and response fields the endpoints share: names with RocketMQ's rules (and wording),
+ * queue ids and offsets, message bodies as base64 on the wire and bytes in code. Each is a zod schema that
+ * works both ways: the server decodes requests and encodes answers with it, the SDK the other way round.
+ */
+import { z } from "zod";
+import { isNimbusError } from "../core/errors.js";
+import {
+  BROKER_NAME_MAX_LENGTH,
+  GROUP_MAX_LENGTH,
+  TOPIC_MAX_LENGTH,
+  VALID_NAME_PATTERN,
+  validateBrokerName,
+  validateGroup,
+  validateTopic,
+  validateUserTopic,
+} from "../core/names.js";
+import { PermName } from "../core/perm-name.js";
+import { MAX_CLIENT_ID_LENGTH, MAX_QUEUE_ID, MAX_QUEUE_NUMS } from "./bounds.js";
+
+/** A string checked by one of core's name validators, whose RocketMQ message becomes the issue's. */
+function named(validate: (name: string) => void, description: string, maxLength: number) {
+  return z
+    .string()
+    .superRefine((value, ctx) => {
+      try {
+        validate(value);
+      } catch (err) {
+        if (!isNimbusError(err)) throw err;
+        ctx.addIssue({ code: "custom", message: err.message });
+      }
+    })
+    .meta({ description, minLength: 1, maxLength, pattern: VALID_NAME_PATTERN });
+}
+
+/** Any topic, system topics included (routes, pulls, offsets). */
+export const topicName = named(validateTopic, "A topic, system topics included", TOPIC_MAX_LENGTH);
+/** A topic a user may create, delete or send to: not a system topic (`TBW102`, `%RETRY%…`, `%DLQ%…`, `rmq_sys_…`). */
+export const userTopicName = named(
+  validateUserTopic,
+  "A topic that is not a system topic (TBW102, %RETRY%..., %DLQ%..., rmq_sys_...)",
+  TOPIC_MAX_LENGTH,
+);
+export const groupName = named(validateGroup, "A producer or consumer group", GROUP_MAX_LENGTH);
+export const brokerName = named(validateBrokerName, "A broker name", BROKER_NAME_MAX_LENGTH);
+
+export const queueId = z.number().int().min(0).max(MAX_QUEUE_ID);
+export const queueOffset = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** Milliseconds since the epoch. */
+export const timestamp = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+export const queueNums = z.number().int().min(1).max(MAX_QUEUE_NUMS);
+export const perm = z
+  .number()
+  .int()
+  .refine(PermName.isValid, "perm must be an integer from 0 to 15")
+  .meta({ description: "RocketMQ's PermName bits: 4 read, 2 write, 1 inherit, 8 priority" });
+export const clientId = z
+  .string()
+  .min(1)
+  .max(MAX_CLIENT_ID_LENGTH)
+  .regex(/^\S+$/, "a client id has no blanks")
+  .meta({ description: "RocketMQ's client id, `ip@instance[@unit]`" });
+
+/** A queue of a topic, as RocketMQ's MessageQueue. */
+export const messageQueue = z.object({ topic: z.string(), brokerName: z.string(), queueId });
+
+const base64Text = z.string().meta({ description: "Standard base64 (RFC 4648), padded", contentEncoding: "base64" });
+
+/**
+ * Bytes, carried as strict standard base64: what decodes must encode back to the same text. A round trip
+ * is stricter than a regex and cheaper (a regex with a repeated group overflows the stack on megabytes).
+ */
+const byteArray = z.custom<Uint8Array>((v) => v instanceof Uint8Array, "must be bytes");
+
+export const bytes = z.codec(base64Text, byteArray, {
+  decode: (text, ctx) => {
+    const buf = Buffer.from(text, "base64");
+    if (buf.toString("base64") !== text) {
+      ctx.issues.push({ code: "custom", message: "must be base64", input: text });
+      return new Uint8Array(0);
+    }
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  },
+  encode: (b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64"),
+});
+
+/** Message keys: one string or a list on the wire, always a list in code. */
+export const messageKeys = z.codec(z.union([z.string(), z.array(z.string())]), z.array(z.string()), {
+  decode: (keys) => (typeof keys === "string" ? [keys] : keys),
+  encode: (keys) => keys,
+});
+
+/** Every failure's body: a RocketMQ ResponseCode name and a message. */
+export const errorBody = z.object({ code: z.string(), message: z.string() }).meta({ id: "Error" });
+
+/** `{"code":"SUCCESS"}`, RocketMQ's answer to a command that returns nothing. */
+export const success = z.object({ code: z.literal("SUCCESS") });

@@ -1,0 +1,48 @@
+/**
+ * @module The HTTP contract of Nimbus: every endpoint once (method, path, schemas, errors), the bounds,
+ * the error statuses. Handlers, the local server, infra/, the SDK and docs/openapi.json derive from it.
+ * Imports only lib/core.
+ */
+import type { AnyEndpoint } from "./endpoint.js";
+import { consumerConnection, heartbeat, unregister } from "./endpoints/clients.js";
+import { clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
+import { commitOffsets, consumerProgress, queryOffsets } from "./endpoints/offsets.js";
+import { pull } from "./endpoints/pull.js";
+import { send } from "./endpoints/send.js";
+import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
+
+export * from "./bounds.js";
+export * from "./endpoint.js";
+export * from "./endpoints/clients.js";
+export * from "./endpoints/name-server.js";
+export * from "./endpoints/offsets.js";
+export * from "./endpoints/pull.js";
+export * from "./endpoints/send.js";
+export * from "./endpoints/topics.js";
+export * from "./fields.js";
+export * from "./http-status.js";
+
+/** Every endpoint, by id. */
+export const endpoints = {
+  health,
+  clusterInfo,
+  topicRoute,
+  openApi,
+  listTopics,
+  updateTopic,
+  deleteTopic,
+  topicStatus,
+  send,
+  pull,
+  queryOffsets,
+  commitOffsets,
+  consumerProgress,
+  heartbeat,
+  unregister,
+  consumerConnection,
+} as const;
+
+export type EndpointId = keyof typeof endpoints;
+
+/** Every endpoint, in the order the docs list them. */
+export const ENDPOINTS: readonly AnyEndpoint[] = Object.values(endpoints);
