@@ -58,7 +58,7 @@ export class Broker {
     const now = this.#now;
     const routes = storage.table(ROUTES_TABLE);
     this.queueLog = new QueueLog(storage, {
-      ...(options.inlineThresholdBytes === undefined ? {} : { inlineThresholdBytes: options.inlineThresholdBytes }),
+      inlineThresholdBytes: options.inlineThresholdBytes,
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
       now,
     });

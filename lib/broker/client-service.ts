@@ -43,7 +43,10 @@ export class ClientService {
   }
 
   /** Removes the client from the groups at once (RocketMQ's UNREGISTER_CLIENT), so a rebalance need not wait 120 s. */
-  async unregister(clientId: string, groups: { producerGroup?: string; consumerGroup?: string }): Promise<void> {
+  async unregister(
+    clientId: string,
+    groups: { producerGroup?: string | undefined; consumerGroup?: string | undefined },
+  ): Promise<void> {
     await Promise.all([
       groups.producerGroup === undefined
         ? undefined

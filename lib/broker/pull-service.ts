@@ -39,7 +39,7 @@ export class PullService {
     }
     const queue = { topic: req.topic, brokerName: req.brokerName, queueId: req.queueId };
     const result = await this.queueLog.read(queue, req.queueOffset, {
-      ...(req.maxMsgNums === undefined ? {} : { maxMessages: req.maxMsgNums }),
+      maxMessages: req.maxMsgNums,
       ...(sub.all ? {} : { filter: (m) => matchesTag(sub, m.tags) }),
     });
     return {

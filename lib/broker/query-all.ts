@@ -9,7 +9,7 @@ export async function queryAll(
   const items: Item[] = [];
   let startAfter: QueryOptions["startAfter"];
   do {
-    const page = await table.query(pk, { ...options, ...(startAfter === undefined ? {} : { startAfter }) });
+    const page = await table.query(pk, { ...options, startAfter });
     items.push(...page.items);
     startAfter = page.lastSk;
   } while (startAfter !== undefined);

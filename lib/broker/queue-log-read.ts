@@ -17,7 +17,7 @@ export type { PullStatus };
 
 export interface ReadOptions {
   /** At most this many messages (RocketMQ's maxMsgNums). Default 32, at most `MAX_READ_MESSAGES`. */
-  maxMessages?: number;
+  maxMessages?: number | undefined;
   /** Keep only the messages this accepts (a tag subscription); the others are skipped for good. */
   filter?: (message: MessageRecord) => boolean;
   /** Stop after examining this many messages even if fewer matched. Default 4096. */

@@ -23,7 +23,7 @@ import { type ReadOptions, type ReadResult, readQueue } from "./queue-log-read.j
 
 export interface QueueLogOptions {
   /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
-  inlineThresholdBytes?: number;
+  inlineThresholdBytes?: number | undefined;
   /** How long a learned tail offset is trusted before a consistent re-read. Default 30 s. */
   tailCacheMs?: number;
   /** How long a learned min offset is trusted (it only moves by retention). Default 30 s. */
@@ -116,7 +116,7 @@ export class QueueLog {
   }
 
   /**
-   * Appends an encoded batch of `count` messages (the caller has validated it with `decodeBatch`). The
+   * Appends an encoded batch of `count` messages (made by `encodeBatch` from messages the caller checked). The
    * batch gets consecutive offsets; a failure leaves nothing visible (an object written for a batch whose
    * index put never succeeded is garbage that no reader can reach, removed by the bucket's lifecycle).
    */

@@ -21,7 +21,7 @@ export interface CliConsumerOptions {
   /** Where a queue without a committed offset starts: its min offset or its max offset. */
   from: "first" | "last";
   /** Stop after this many messages. */
-  count?: number;
+  count?: number | undefined;
   /** Stop after this many ms without a message (0: after the first round that found none). */
   idleMs?: number;
   /** Stops the loop (Ctrl-C); offsets are committed all the same. */
@@ -92,7 +92,7 @@ export class CliConsumer {
     return {
       clientId: this.clientId,
       consumed: this.#consumed,
-      ...(commitError === undefined ? {} : { commitError }),
+      commitError,
       queues: [...this.#queues.values()].map((q) => ({
         brokerName: q.mq.brokerName,
         queueId: q.mq.queueId,

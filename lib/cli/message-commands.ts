@@ -108,7 +108,7 @@ function messageJson(m: PulledMessage): Record<string, unknown> {
   return {
     ...m,
     body: Buffer.from(m.body).toString("base64"),
-    ...(text === undefined ? {} : { bodyText: text }),
+    bodyText: text,
   };
 }
 
@@ -134,7 +134,7 @@ async function consume(opts: ConsumeOptions): Promise<void> {
   const progress = opts.quiet
     ? new Progress({
         verb: "consumed",
-        ...(opts.count === undefined ? {} : { total: opts.count }),
+        total: opts.count,
         stream: process.stderr,
       })
     : undefined;
@@ -143,7 +143,7 @@ async function consume(opts: ConsumeOptions): Promise<void> {
     topic: opts.topic,
     subExpression: opts.subExpression,
     from: opts.from,
-    ...(opts.count === undefined ? {} : { count: opts.count }),
+    count: opts.count,
     ...(opts.wait === undefined ? {} : { idleMs: opts.wait * 1000 }),
     signal: stop.signal,
     onMessage: (m) => {

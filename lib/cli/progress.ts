@@ -20,7 +20,7 @@ export interface ProgressOptions {
   /** "sent", "consumed". */
   verb: string;
   /** The count to reach; without it the line shows the count and the rate only. */
-  total?: number;
+  total?: number | undefined;
   stream: ProgressStream;
   /** Redraws of the bar at most this often. Default 100 ms. */
   redrawMs?: number;
@@ -31,7 +31,7 @@ export interface ProgressOptions {
 }
 
 export class Progress {
-  readonly #options: Required<Omit<ProgressOptions, "total">> & { total?: number };
+  readonly #options: Required<Omit<ProgressOptions, "total">> & { total?: number | undefined };
   readonly #tty: boolean;
   readonly #started: number;
   #count = 0;

@@ -65,8 +65,8 @@ async function send(opts: SendOptions, cmd: Command): Promise<void> {
   const message = messageOf(opts, cmd);
   const target: Omit<SendRequest, "messages"> = {
     topic: opts.topic,
-    ...(opts.brokerName === undefined ? {} : { brokerName: opts.brokerName }),
-    ...(opts.queueId === undefined ? {} : { queueId: opts.queueId }),
+    brokerName: opts.brokerName,
+    queueId: opts.queueId,
   };
   const api = connect(opts);
   if (opts.count === 1) {
@@ -106,7 +106,7 @@ function messageOf(opts: SendOptions, cmd: Command): SendMessage {
   }
   return {
     body,
-    ...(opts.tags === undefined ? {} : { tags: opts.tags }),
+    tags: opts.tags,
     ...(keys.length === 0 ? {} : { keys }),
     ...(Object.keys(properties).length === 0 ? {} : { properties }),
   };

@@ -102,9 +102,9 @@ async function updateTopic(opts: UpdateTopicOptions, cmd: Command): Promise<void
   }
   const route = await api.updateTopic(opts.topic, {
     brokerNames,
-    ...(opts.readQueueNums === undefined ? {} : { readQueueNums: opts.readQueueNums }),
-    ...(opts.writeQueueNums === undefined ? {} : { writeQueueNums: opts.writeQueueNums }),
-    ...(opts.perm === undefined ? {} : { perm: opts.perm }),
+    readQueueNums: opts.readQueueNums,
+    writeQueueNums: opts.writeQueueNums,
+    perm: opts.perm,
   });
   if (opts.json) return printJson(route);
   for (const b of brokerNames) print(`create topic to ${b} success.\n`);

@@ -134,7 +134,10 @@ export class NimbusApi {
     await this.call(endpoints.heartbeat, { body: data });
   }
 
-  async unregister(clientId: string, groups: { producerGroup?: string; consumerGroup?: string }): Promise<void> {
+  async unregister(
+    clientId: string,
+    groups: { producerGroup?: string | undefined; consumerGroup?: string | undefined },
+  ): Promise<void> {
     await this.call(endpoints.unregister, { body: { clientId, ...groups } });
   }
 

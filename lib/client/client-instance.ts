@@ -29,9 +29,9 @@ export interface ClientInstanceOptions {
   /** What this client reports in each heartbeat; the instance adds `clientId`. */
   heartbeatData: () => Omit<HeartbeatData, "clientId">;
   /** RocketMQ's pollNameServerInterval: how often the used topics' routes are fetched again. Default 30000 ms. */
-  pollNameServerInterval?: number;
+  pollNameServerInterval?: number | undefined;
   /** RocketMQ's heartbeatBrokerInterval. Default 30000 ms. */
-  heartbeatBrokerInterval?: number;
+  heartbeatBrokerInterval?: number | undefined;
   /** Called when a topic's route arrives for the first time or differs from the last one. */
   onRouteChange?: (topic: string, route: TopicRouteData) => void;
   /** Failures of background work (route polls, heartbeats). Ignored by default. */
@@ -111,7 +111,7 @@ export class ClientInstance {
   async #fetchRoute(topic: string, timeoutMs: number | undefined): Promise<TopicRouteData | undefined> {
     let route: TopicRouteData;
     try {
-      route = await this.api.topicRoute(topic, timeoutMs === undefined ? {} : { timeoutMs });
+      route = await this.api.topicRoute(topic, { timeoutMs });
     } catch (err) {
       if (isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) return undefined;
       throw err;

@@ -49,7 +49,7 @@ export class ConsumerRuntime {
     const { endpoints, timeoutMs, headers, iam } = options;
     this.api = new NimbusApi({
       endpoints,
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      timeoutMs,
       ...(headers ? { headers } : {}),
       ...(iam ? { iam } : {}),
     });

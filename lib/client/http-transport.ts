@@ -32,17 +32,17 @@ export interface TransportOptions {
   /** Name server / API base URLs, e.g. `http://127.0.0.1:9876`. */
   endpoints: string | string[];
   /** Per-request timeout. Default 3000 ms (RocketMQ's sendMsgTimeout). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Extra headers on every request (e.g. auth). */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** Sign every request with AWS SigV4 (API Gateway IAM auth). Its `authorization` replaces any in `headers`. */
-  iam?: IamAuth;
+  iam?: IamAuth | undefined;
 }
 
 export interface RequestOptions {
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Send to this base URL (a broker address from a route) instead of the endpoints. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
 }
 
 type Signing = Required<Pick<IamAuth, "region" | "service">> & { credentials: Credentials };

@@ -237,7 +237,7 @@ export class Producer {
             ...(mq === undefined ? {} : { brokerName: mq.brokerName, queueId: mq.queueId }),
             messages: wire,
           },
-          { timeoutMs: remaining, ...(baseUrl === undefined ? {} : { baseUrl }) },
+          { timeoutMs: remaining, baseUrl },
         );
       } catch (err) {
         if (!isRetryable(err)) throw err;

@@ -33,20 +33,20 @@ export interface SignRequestInput {
   /** The full URL the request goes to: its host, path and query are signed. */
   url: string | URL;
   /** Headers the request will carry, all signed (but hop-by-hop ones and `user-agent`). Default none. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** The exact bytes that will be sent; none means an empty payload. */
-  body?: string | Uint8Array;
+  body?: string | Uint8Array | undefined;
   region: string;
   /** Default `execute-api` (API Gateway). */
-  service?: string;
+  service?: string | undefined;
   credentials: Credentials;
   /** The signing time. Default now; AWS refuses a signature more than 5 minutes off its clock. */
-  now?: Date;
+  now?: Date | undefined;
   /**
    * Send and sign `x-amz-content-sha256`. Default true. AWS's published test vectors predate the header,
    * so their tests turn it off.
    */
-  contentSha256?: boolean;
+  contentSha256?: boolean | undefined;
 }
 
 /** Every intermediate of one signature, for tests and for debugging a `403` from AWS. */

@@ -1,6 +1,6 @@
 /**
- * @module The binary batch format of the queue log: what an index item holds inline or points at in S3,
- * and what the SDK may send ready-made. Little-endian throughout.
+ * @module The binary batch format of the queue log: what an index item holds inline or points at in S3.
+ * Little-endian throughout.
  *
  * Batch (version 1):
  *

@@ -1,26 +1,26 @@
 /**
  * @module RocketMQ's tag subscription expressions (`FilterAPI.buildSubscriptionData`, `SubscriptionData`):
- * `*` for every message, or tags joined by `||`. The broker pre-filters by each tag's Java `hashCode`
- * and the client then compares the tag strings, so a hash collision never delivers a wrong tag.
+ * `*` for every message, or tags joined by `||`. The broker compares a message's tag with the subscribed
+ * tag strings themselves (RocketMQ's broker compares hash codes first; with the tags at hand, Nimbus needs
+ * no such pre-filter, and a hash collision can never deliver a wrong tag). `javaStringHashCode` stays for
+ * the producer's hash queue selector.
  */
 import { ErrorCode, NimbusError } from "./errors.js";
 
 /** RocketMQ's `SubscriptionData.SUB_ALL`. */
 export const SUB_ALL = "*";
 
-/** A parsed tag expression. `tagsSet` and `codeSet` are empty when `all` is true. */
+/** A parsed tag expression. `tagsSet` is empty when `all` is true. */
 export interface TagSubscription {
   /** The expression as given, or "*" when it subscribes to everything. */
   subString: string;
   tagsSet: Set<string>;
-  /** Java `String.hashCode()` of each tag: what the broker compares against a message's tags code. */
-  codeSet: Set<number>;
   all: boolean;
 }
 
 /**
  * Java's `String.hashCode()`: `s[0]*31^(n-1) + ... + s[n-1]` over UTF-16 code units, as a signed 32-bit
- * int. RocketMQ stores it as a message's tags code.
+ * int, as RocketMQ's SelectMessageQueueByHash uses it.
  *
  * @example
  * javaStringHashCode("TagA"); // 2598919
@@ -55,20 +55,18 @@ function javaTrim(value: string): string {
  */
 export function parseSubExpression(expr: string | undefined | null): TagSubscription {
   if (expr === undefined || expr === null || expr === "" || expr === SUB_ALL) {
-    return { subString: SUB_ALL, tagsSet: new Set(), codeSet: new Set(), all: true };
+    return { subString: SUB_ALL, tagsSet: new Set(), all: true };
   }
   const parts = expr.split("||");
   while (parts.length > 0 && parts[parts.length - 1] === "") parts.pop();
   if (parts.length === 0) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "subString split error");
   const tagsSet = new Set<string>();
-  const codeSet = new Set<number>();
   for (const part of parts) {
     const tag = javaTrim(part);
     if (tag.length === 0) continue;
     tagsSet.add(tag);
-    codeSet.add(javaStringHashCode(tag));
   }
-  return { subString: expr, tagsSet, codeSet, all: false };
+  return { subString: expr, tagsSet, all: false };
 }
 
 /**
@@ -83,16 +81,4 @@ export function matchesTag(sub: TagSubscription, tags: string | undefined | null
   if (sub.all) return true;
   if (tags === undefined || tags === null || tags === "") return false;
   return sub.tagsSet.has(tags);
-}
-
-/**
- * The broker's pre-filter (RocketMQ's `ExpressionMessageFilter.isMatchedByConsumeQueue`): compares a
- * message's tags code with `codeSet`. It can pass a message whose tag only collides in hash; the client's
- * `matchesTag` then drops it.
- *
- * @example
- * matchesTagsCode(parseSubExpression("TagA"), javaStringHashCode("TagA")); // true
- */
-export function matchesTagsCode(sub: TagSubscription, tagsCode: number): boolean {
-  return sub.all || sub.codeSet.has(tagsCode | 0);
 }

@@ -21,7 +21,7 @@ export interface ListOptions {
   /** At most this many keys per page (S3's MaxKeys; default 1000, the most S3 returns). */
   limit?: number;
   /** The previous page's `next`. */
-  continuation?: string;
+  continuation?: string | undefined;
 }
 
 export interface ListPage {

@@ -85,7 +85,7 @@ export interface QueryOptions {
   /** At most this many items in this page. */
   limit?: number;
   /** Continue after this sort key (a previous page's `lastSk`), as `ExclusiveStartKey`. */
-  startAfter?: SortKey;
+  startAfter?: SortKey | undefined;
   consistent?: boolean;
 }
 

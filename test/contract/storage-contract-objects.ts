@@ -11,7 +11,7 @@ async function listAll(store: ObjectStore, prefix: string, options: ListOptions 
   const out: ObjectInfo[][] = [];
   let continuation: string | undefined;
   for (let guard = 0; guard < 100; guard++) {
-    const page = await store.list(prefix, { ...options, ...(continuation === undefined ? {} : { continuation }) });
+    const page = await store.list(prefix, { ...options, continuation });
     out.push(page.objects);
     if (page.next === undefined) return out;
     continuation = page.next;

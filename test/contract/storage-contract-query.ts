@@ -13,7 +13,7 @@ async function pages(table: Table, pk: string, options: QueryOptions): Promise<{
     const page = await table.query(pk, {
       ...options,
       consistent: true,
-      ...(startAfter === undefined ? {} : { startAfter }),
+      startAfter,
     });
     out.push({ sks: page.items.map((i) => i.sk), ...(page.lastSk === undefined ? {} : { last: page.lastSk }) });
     if (page.lastSk === undefined) return out;

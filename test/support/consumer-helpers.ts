@@ -85,7 +85,7 @@ export async function sendRoundRobin(
       topic: mq.topic,
       brokerName: mq.brokerName,
       queueId: mq.queueId,
-      messages: [{ body: new TextEncoder().encode(body), ...(tags === undefined ? {} : { tags }) }],
+      messages: [{ body: new TextEncoder().encode(body), tags }],
     });
     sent.push({ msgId: res.msgIds[0] as string, queue: mq.key(), queueOffset: res.queueOffset, body });
   }

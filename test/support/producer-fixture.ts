@@ -50,7 +50,7 @@ export async function createTopic(queues: number, brokerNames?: string[], perm?:
     readQueueNums: queues,
     writeQueueNums: queues,
     ...(brokerNames ? { brokerNames } : {}),
-    ...(perm === undefined ? {} : { perm }),
+    perm,
   });
   return topic;
 }

@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ErrorCode, isNimbusError } from "../../lib/core/errors.js";
-import {
-  javaStringHashCode,
-  matchesTag,
-  matchesTagsCode,
-  parseSubExpression,
-  SUB_ALL,
-} from "../../lib/core/subscription.js";
+import { javaStringHashCode, matchesTag, parseSubExpression, SUB_ALL } from "../../lib/core/subscription.js";
 
 describe("javaStringHashCode", () => {
   it("equals Java's String.hashCode (values from the JVM)", () => {
@@ -34,7 +28,6 @@ describe("parseSubExpression", () => {
       assert.equal(sub.all, true);
       assert.equal(sub.subString, SUB_ALL);
       assert.equal(sub.tagsSet.size, 0);
-      assert.equal(sub.codeSet.size, 0);
     }
   });
 
@@ -43,7 +36,6 @@ describe("parseSubExpression", () => {
     assert.equal(sub.all, false);
     assert.equal(sub.subString, " TagA ||TagB||  || TagA ");
     assert.deepEqual([...sub.tagsSet], ["TagA", "TagB"]);
-    assert.deepEqual([...sub.codeSet], [2598919, 2598920]);
   });
 
   it("keeps a lone | inside a tag, as Java's split on \\|\\| does", () => {
@@ -102,20 +94,10 @@ describe("matchesTag", () => {
     assert.equal(matchesTag(sub, undefined), false);
   });
 
-  it("tells apart tags whose hash codes collide, where the broker's code filter cannot", () => {
+  it("tells apart tags whose hash codes collide", () => {
     const sub = parseSubExpression("Aa");
-    assert.equal(matchesTagsCode(sub, javaStringHashCode("BB")), true);
+    assert.equal(javaStringHashCode("Aa"), javaStringHashCode("BB"));
     assert.equal(matchesTag(sub, "BB"), false);
     assert.equal(matchesTag(sub, "Aa"), true);
-  });
-});
-
-describe("matchesTagsCode", () => {
-  it("compares 32-bit codes and passes everything for *", () => {
-    const sub = parseSubExpression("polygenelubricants");
-    assert.equal(matchesTagsCode(sub, -2147483648), true);
-    assert.equal(matchesTagsCode(sub, 2 ** 31), true); // the same 32 bits read unsigned
-    assert.equal(matchesTagsCode(sub, 0), false);
-    assert.equal(matchesTagsCode(parseSubExpression("*"), 12345), true);
   });
 });

@@ -108,7 +108,7 @@ export class S3ObjectStore implements ObjectStore {
       const chunk = keys.slice(i, i + S3_MAX_KEYS);
       this.counter.objectDelete();
       const what = this.#what("DeleteObjects", `${chunk[0]}… (${chunk.length} keys)`);
-      let errors: { Key?: string; Code?: string; Message?: string }[] | undefined;
+      let errors: { Key?: string | undefined; Code?: string | undefined; Message?: string | undefined }[] | undefined;
       try {
         const out = await this.#client.send(
           new DeleteObjectsCommand({
