@@ -1,6 +1,6 @@
 /**
  * @module The benchmark's HTTP client: JSON over `fetch` on loopback, as an application would call the
- * API (docs: /work/shared/API.md), with the shapes of the answers the benchmark reads.
+ * API (docs/api.md), with the shapes of the answers the benchmark reads.
  */
 
 export interface SendAnswer {
