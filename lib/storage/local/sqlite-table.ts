@@ -59,9 +59,14 @@ export function sqlite<T>(what: string, fn: () => T): T {
   }
 }
 
+/**
+ * SQLite's lock conflicts: `SQLITE_BUSY` and `SQLITE_LOCKED`, and their extended codes, which
+ * better-sqlite3 reports as they are (`SQLITE_BUSY_RECOVERY`, `SQLITE_BUSY_SNAPSHOT`, `SQLITE_BUSY_TIMEOUT`,
+ * `SQLITE_LOCKED_SHAREDCACHE`, ...). None of them applied anything: all are retryable.
+ */
 const isBusy = (err: unknown): boolean => {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED";
+  return typeof code === "string" && /^SQLITE_(BUSY|LOCKED)(_[A-Z]+)?$/.test(code);
 };
 
 /**
