@@ -10,6 +10,7 @@ import type { ObjectStore } from "../storage/object-store.js";
 import type { Storage } from "../storage/storage.js";
 import type { Table } from "../storage/table.js";
 import {
+  BATCH_OBJECT_PREFIX,
   type BatchLocation,
   end,
   fromItem,
@@ -197,7 +198,7 @@ export class QueueLog {
     // Hashed prefix (the first hex digits of a random UUID) spreads PUTs over S3 partitions; the key does
     // not depend on the offset, so the object can be written before the offset is known.
     const id = randomUUID().replaceAll("-", "");
-    const objectKey = `batches/${id.slice(0, 2)}/${id.slice(2, 4)}/${id}`;
+    const objectKey = `${BATCH_OBJECT_PREFIX}${id.slice(0, 2)}/${id.slice(2, 4)}/${id}`;
     await this.#objects.put(objectKey, batch);
     return { kind: "object", objectKey, byteOffset: 0, byteLength: batch.byteLength };
   }

@@ -113,10 +113,12 @@ function faultyObjects(objects: ObjectStore, options: FaultStorageOptions): Obje
 /** `storage` with faults injected into every table and the object store, per `options.plan`. */
 export function withFaults(storage: Storage, options: FaultStorageOptions): Storage {
   const tables = new Map<string, Table>();
+  const collectGarbage = storage.collectGarbage?.bind(storage);
   return {
     counter: storage.counter,
     objects: faultyObjects(storage.objects, options),
     close: () => storage.close(),
+    ...(collectGarbage ? { collectGarbage } : {}),
     table(spec: TableSpec): Table {
       let table = tables.get(spec.name);
       if (!table) {

@@ -20,6 +20,7 @@ import {
   type ObjectStore,
 } from "../object-store.js";
 import type { RequestCounter } from "../request-counter.js";
+import type { GarbageReport } from "../storage.js";
 import { checkByteRange, checkList, checkObjectKey } from "../validate.js";
 
 /** S3's DeleteObjects takes at most 1000 keys per request. */
@@ -27,6 +28,24 @@ const DELETE_BATCH = 1000;
 const DELETE_PARALLEL = 32;
 const OBJECT_SUFFIX = "~";
 const OBJECT_FILE = /^[^~]+~$/;
+/** A temp file of `put`: `<object file><tag>-<pid>.<n>.tmp`. */
+const TEMP_FILE = /^[^~]+~[0-9a-f]{8}-(\d+)\.\d+\.tmp$/;
+
+/** Objects under `prefix` are garbage unless `owned` holds their key. */
+export interface ObjectOwner {
+  prefix: string;
+  owned: ReadonlySet<string>;
+}
+
+/** True while process `pid` runs (on this machine: the local store is one machine's folder). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return errno(err) === "EPERM";
+  }
+}
 
 /** A key segment as a file name that no case-insensitive file system can confuse with another. */
 function encodeSegment(segment: string): string {
@@ -147,6 +166,49 @@ export class FileObjectStore implements ObjectStore {
     }
   }
 
+  /**
+   * Removes temp files whose writer is gone (or that are older than `olderThan`, ms since epoch) and,
+   * under each owner's prefix, object files older than `olderThan` that the owner does not hold.
+   * `owners` must be read before this runs or during it: an object older than `olderThan` gains no owner.
+   */
+  async collectGarbage(owners: readonly ObjectOwner[], olderThan: number): Promise<GarbageReport> {
+    const report: GarbageReport = { tempFiles: 0, orphanObjects: 0 };
+    let entries: Dirent[];
+    try {
+      entries = await fs.readdir(this.#root, { recursive: true, withFileTypes: true });
+    } catch (err) {
+      if (errno(err) === "ENOENT") return report;
+      throw this.#failure("collect garbage in", this.#root, err);
+    }
+    for (const entry of entries) {
+      if (!entry.isFile()) continue;
+      const file = path.join(entry.parentPath, entry.name);
+      const temp = TEMP_FILE.exec(entry.name);
+      if (temp) {
+        if (processAlive(Number(temp[1])) && (await modifiedAt(file)) >= olderThan) continue;
+        if (await removed(file)) report.tempFiles++;
+        continue;
+      }
+      const key = OBJECT_FILE.test(entry.name) ? this.#keyOf(file) : undefined;
+      const owner = key === undefined ? undefined : owners.find((o) => key.startsWith(o.prefix));
+      if (key === undefined || owner === undefined || owner.owned.has(key)) continue;
+      if ((await modifiedAt(file)) >= olderThan) continue;
+      if (await removed(file)) {
+        report.orphanObjects++;
+        await this.#pruneEmptyFolders(path.dirname(file));
+      }
+    }
+    return report;
+  }
+
+  /** The key of an object file, or undefined for a file this store did not write. */
+  #keyOf(file: string): string | undefined {
+    const relative = path.relative(this.#root, file.slice(0, -OBJECT_SUFFIX.length));
+    const segments = relative.split(path.sep).map(decodeSegment);
+    if (segments.some((segment) => segment === undefined)) return undefined;
+    return segments.join("/");
+  }
+
   async #deleteOne(key: string): Promise<void> {
     const file = this.#fileOf(key);
     try {
@@ -228,6 +290,27 @@ export class FileObjectStore implements ObjectStore {
       });
     }
     return new NimbusError(ErrorCode.SYSTEM_ERROR, `${what} ${key}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** The file's modification time (ms since epoch); +Infinity when it is gone (nothing to collect). */
+async function modifiedAt(file: string): Promise<number> {
+  try {
+    return (await fs.stat(file)).mtimeMs;
+  } catch (err) {
+    if (errno(err) === "ENOENT") return Number.POSITIVE_INFINITY;
+    throw err;
+  }
+}
+
+/** Removes `file`; false when somebody else removed it first. */
+async function removed(file: string): Promise<boolean> {
+  try {
+    await fs.unlink(file);
+    return true;
+  } catch (err) {
+    if (errno(err) === "ENOENT") return false;
+    throw err;
   }
 }
 

@@ -10,10 +10,10 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { RequestCounter } from "../request-counter.js";
-import type { Storage } from "../storage.js";
+import type { GarbageReport, Storage } from "../storage.js";
 import type { Table, TableSpec } from "../table.js";
 import { checkTableSpec } from "../validate.js";
-import { FileObjectStore } from "./file-object-store.js";
+import { FileObjectStore, type ObjectOwner } from "./file-object-store.js";
 import { retryWhileBusy, SqliteTable, sqlite } from "./sqlite-table.js";
 
 export { FileObjectStore } from "./file-object-store.js";
@@ -24,7 +24,15 @@ export interface LocalStorageOptions {
   dataDir: string;
   /** How long a write waits for another process's write lock before SYSTEM_BUSY (default 5000 ms). */
   busyTimeoutMs?: number;
+  /**
+   * An object that no item owns is garbage only once it is this old (default 1 h): far longer than any
+   * append takes between writing its object and its index item, so a live writer never loses its object.
+   */
+  orphanGraceMs?: number;
 }
+
+/** One hour: an append writes its index item within seconds of its object (`maxAppendMs` is 2.5 s). */
+export const DEFAULT_ORPHAN_GRACE_MS = 3_600_000;
 
 /** Opens (or creates) the embedded store in `options.dataDir`. */
 export function createLocalStorage(options: LocalStorageOptions): Storage {
@@ -42,6 +50,25 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
     return opened;
   });
   const tables = new Map<string, SqliteTable>();
+  const objects = new FileObjectStore(path.join(dataDir, "objects"), counter);
+  const graceMs = options.orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS;
+  const collectGarbage = (): Promise<GarbageReport> => {
+    const owners: ObjectOwner[] = [];
+    for (const table of tables.values()) {
+      const owned = table.spec.ownedObjects;
+      if (owned) owners.push({ prefix: owned.prefix, owned: table.ownedObjectKeys() });
+    }
+    return objects.collectGarbage(owners, Date.now() - graceMs);
+  };
+  // Collections started when the store or an owning table opens run in the background; close waits for
+  // them. A failed one is left to the next (retention runs one every hour).
+  const background = new Set<Promise<unknown>>();
+  const inBackground = (collect: () => Promise<GarbageReport>) => {
+    const running = collect().catch(() => undefined);
+    background.add(running);
+    void running.finally(() => background.delete(running));
+  };
+  inBackground(() => objects.collectGarbage([], Date.now() - graceMs));
   return {
     table(spec: TableSpec): Table {
       const open = tables.get(spec.name);
@@ -49,11 +76,14 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
       if (open) return open;
       const table = new SqliteTable(db, spec, counter);
       tables.set(spec.name, table);
+      if (spec.ownedObjects) inBackground(collectGarbage);
       return table;
     },
-    objects: new FileObjectStore(path.join(dataDir, "objects"), counter),
+    objects,
     counter,
+    collectGarbage,
     async close(): Promise<void> {
+      await Promise.all(background);
       if (db.open) db.close();
     },
   };

@@ -271,6 +271,21 @@ export class SqliteTable implements Table {
     return statement;
   }
 
+  /** The object keys this table's items own (`spec.ownedObjects`), from one read of the table. */
+  ownedObjectKeys(): Set<string> {
+    const attribute = this.spec.ownedObjects?.attribute;
+    if (attribute === undefined) return new Set();
+    // checkTableSpec allows only [A-Za-z0-9_] in the name: it needs no quoting inside the JSON path.
+    const path = `$."${storedName(attribute)}"`;
+    return sqlite("read owned object keys", () => {
+      const rows = this.#db
+        .prepare(`SELECT json_extract(attrs, ?) AS k FROM ${this.#name} WHERE json_type(attrs, ?) = 'text'`)
+        .pluck()
+        .all(path, path) as string[];
+      return new Set(rows);
+    });
+  }
+
   /** Deletes items whose TTL passed over an hour ago, as DynamoDB's background TTL would by then. */
   #sweepExpired(): void {
     const attribute = this.spec.ttlAttribute;
