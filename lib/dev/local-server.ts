@@ -20,13 +20,13 @@ import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js
 import { ErrorCode } from "../core/errors.js";
 import { createApiHandler, json } from "../http/handler.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
-import { createLocalStorage } from "../storage/local/index.js";
+import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
 import { BodyTooLargeError, readBody, toApiEvent, writeResult } from "./api-gateway-event.js";
 import { ALL_ROUTES } from "./handlers.js";
 
 export type StorageChoice =
-  | { kind: "local"; dataDir: string }
+  | { kind: "local"; dataDir: string; flush?: FlushMode }
   | ({ kind: "aws"; provision?: boolean } & AwsStorageOptions);
 
 export interface LocalServerOptions {
@@ -52,7 +52,7 @@ export interface LocalServer {
 export async function openStorage(choice: StorageChoice): Promise<Storage> {
   if (choice.kind === "local") {
     mkdirSync(choice.dataDir, { recursive: true });
-    return createLocalStorage({ dataDir: choice.dataDir });
+    return createLocalStorage({ dataDir: choice.dataDir, ...(choice.flush ? { flush: choice.flush } : {}) });
   }
   const { kind: _kind, provision, ...options } = choice;
   if (provision) {

@@ -64,14 +64,23 @@ const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoExceptio
 let tempSequence = 0;
 const tempTag = randomBytes(4).toString("hex");
 
+/**
+ * When a write is acknowledged, as RocketMQ's flushDiskType: `async` (ASYNC_FLUSH) once the bytes are in
+ * the OS's page cache (a process crash loses nothing, an OS crash or power loss may lose the last writes);
+ * `sync` (SYNC_FLUSH) once they are on disk, the file and its directory entry both fsync'ed.
+ */
+export type FlushMode = "async" | "sync";
+
 export class FileObjectStore implements ObjectStore {
   readonly counter: RequestCounter;
   readonly #root: string;
+  readonly #flush: FlushMode;
 
   /** Objects live under `root` (created on first put). */
-  constructor(root: string, counter: RequestCounter) {
+  constructor(root: string, counter: RequestCounter, flush: FlushMode = "async") {
     this.#root = root;
     this.counter = counter;
+    this.#flush = flush;
   }
 
   async put(key: string, body: Uint8Array): Promise<void> {
@@ -82,15 +91,18 @@ export class FileObjectStore implements ObjectStore {
     // A concurrent delete may remove an empty parent folder between our mkdir and our open: try again.
     for (let attempt = 0; ; attempt++) {
       try {
-        await fs.mkdir(path.dirname(file), { recursive: true });
+        const firstCreated = await fs.mkdir(path.dirname(file), { recursive: true });
         const handle = await fs.open(temp, "wx");
         try {
           await handle.writeFile(body);
-          await handle.datasync();
+          if (this.#flush === "sync") await handle.datasync();
         } finally {
           await handle.close();
         }
         await fs.rename(temp, file);
+        // The rename is durable once the folder is: fsync it, and every folder this put created (each
+        // one's entry lives in its parent), so an acknowledged object survives an OS crash.
+        if (this.#flush === "sync") await syncFolders(path.dirname(file), firstCreated);
         return;
       } catch (err) {
         await fs.rm(temp, { force: true });
@@ -290,6 +302,26 @@ export class FileObjectStore implements ObjectStore {
       });
     }
     return new NimbusError(ErrorCode.SYSTEM_ERROR, `${what} ${key}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** fsyncs `folder`, and when a put created folders (`firstCreated` the topmost), the parent of each. */
+async function syncFolders(folder: string, firstCreated: string | undefined): Promise<void> {
+  const folders = [folder];
+  if (firstCreated !== undefined) {
+    const top = path.dirname(firstCreated);
+    for (let f = folder; f !== top && path.dirname(f) !== f; ) {
+      f = path.dirname(f);
+      folders.push(f);
+    }
+  }
+  for (const f of folders) {
+    const handle = await fs.open(f, "r");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
   }
 }
 
