@@ -12,10 +12,10 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-index.js";
 import { QueueLog } from "../../lib/broker/queue-log.js";
-import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../../lib/storage/aws/index.js";
+import { createAwsStorage, ensureBucket, ensureTables } from "../../lib/storage/aws/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
-import { EMULATOR_CREDENTIALS, type Emulators, startEmulators } from "../support/emulators.js";
+import { type Emulators, emulatorStorageOptions, startEmulators } from "../support/emulators.js";
 import { type FaultProxy, type ProxyFault, startFaultProxy } from "../support/fault-proxy.js";
 import { NO_FAULTS, noFaultCounts, withFaults } from "../support/fault-storage.js";
 import { record } from "./queue-log-helpers.js";
@@ -47,14 +47,7 @@ describe("queue log on DynamoDB: a conditional put retried by the SDK after a lo
       },
       lateApplyMs: 30,
     });
-    const direct: AwsStorageOptions = {
-      region: "us-east-1",
-      bucket: "nimbus-faults",
-      tablePrefix: "f-",
-      dynamoEndpoint: emulators.dynamoEndpoint,
-      s3Endpoint: emulators.s3Endpoint,
-      credentials: EMULATOR_CREDENTIALS,
-    };
+    const direct = emulatorStorageOptions(emulators, { bucket: "nimbus-faults", tablePrefix: "f-" });
     await ensureTables(direct, [QUEUE_INDEX_TABLE]);
     await ensureBucket(direct);
     storage = createAwsStorage({ ...direct, dynamoEndpoint: proxy.url });
