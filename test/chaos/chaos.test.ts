@@ -23,6 +23,10 @@ describe("chaos (short run)", () => {
     const report = await runLocalChaos(SHORT);
     t.diagnostic(JSON.stringify(report));
     assertSound(report);
+    assert.ok(
+      report.orphanObjectsFound >= (report.faults.producerKillsBetweenObjectAndIndex ?? 0),
+      "each kill between an object PUT and its index put left an orphan",
+    );
     assert.equal(report.orphanObjectsLeft, 0, "garbage collection left no orphan");
     assert.equal(report.tempFilesLeft, 0);
     for (const [kind, n] of Object.entries(report.faults))

@@ -15,7 +15,8 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { QUEUE_INDEX_TABLE } from "../../lib/broker/queue-index.js";
 import { createAwsStorage, ensureBucket, ensureTables } from "../../lib/storage/aws/index.js";
-import { createLocalStorage } from "../../lib/storage/local/index.js";
+import { createLocalStorage, type LocalStorageOptions } from "../../lib/storage/local/index.js";
+import type { Storage } from "../../lib/storage/storage.js";
 import { emulatorStorageOptions, startEmulators } from "../support/emulators.js";
 import { type FaultProxy, type ProxyFault, startFaultProxy } from "../support/fault-proxy.js";
 import { type FaultPlan, NO_FAULTS, noFaultCounts } from "../support/fault-storage.js";
@@ -41,6 +42,9 @@ export interface ChaosReport extends CheckResult {
   producers: number;
   faults: Record<string, number>;
   clientRetries: number;
+  /** Local: what killed writers left after the run, before the store collected its garbage. */
+  orphanObjectsFound: number;
+  tempFilesFound: number;
   /** Batch objects no index item names after the run (local: after the store's garbage collection). */
   orphanObjectsLeft: number;
   tempFilesLeft: number;
@@ -105,16 +109,19 @@ export async function runLocalChaos(options: ChaosOptions): Promise<ChaosReport>
     await killer;
     await server.kill();
 
-    const storage = createLocalStorage({ dataDir, orphanGraceMs: 0 });
-    try {
-      storage.table(QUEUE_INDEX_TABLE);
-      await storage.collectGarbage?.();
+    const topics = ["ChaosDirect", "ChaosServer"];
+    const objectsDir = path.join(dataDir, "objects");
+    const tempFilesFound = countTempFiles(objectsDir);
+    const orphanObjectsFound = await withLocalStorage(dataDir, {}, (s) => unownedObjects(s, topics, options.queues));
+    // Opening the store and its queue index collects garbage; grace 0, as every producer is gone now.
+    await withLocalStorage(dataDir, { orphanGraceMs: 0 }, async (s) => s.table(QUEUE_INDEX_TABLE));
+    return await withLocalStorage(dataDir, {}, async (storage) => {
       const checks = [
         await checkQueues(storage, "ChaosDirect", options.queues, direct.acks),
         await checkQueues(storage, "ChaosServer", options.queues, viaServer.acks),
       ];
       return {
-        mode: "local",
+        mode: "local" as const,
         messages: options.messages,
         producers: options.producers * 2,
         ...sumChecks(checks),
@@ -124,12 +131,12 @@ export async function runLocalChaos(options: ChaosOptions): Promise<ChaosReport>
           serverKills,
         },
         clientRetries: direct.clientRetries + viaServer.clientRetries,
-        orphanObjectsLeft: await unownedObjects(storage, ["ChaosDirect", "ChaosServer"], options.queues),
-        tempFilesLeft: countTempFiles(path.join(dataDir, "objects")),
+        orphanObjectsFound,
+        tempFilesFound,
+        orphanObjectsLeft: await unownedObjects(storage, topics, options.queues),
+        tempFilesLeft: countTempFiles(objectsDir),
       };
-    } finally {
-      await storage.close();
-    }
+    });
   } finally {
     await server.kill();
     rmSync(dataDir, { recursive: true, force: true });
@@ -180,6 +187,8 @@ export async function runAwsChaos(options: ChaosOptions): Promise<ChaosReport> {
           producerKillsBetweenObjectAndIndex: totals.kills,
         },
         clientRetries: totals.clientRetries,
+        orphanObjectsFound: 0,
+        tempFilesFound: 0,
         // Left for the bucket's lifecycle rule, as on AWS: reported, not collected.
         orphanObjectsLeft: await unownedObjects(storage, ["ChaosAws"], options.queues),
         tempFilesLeft: 0,
@@ -190,6 +199,20 @@ export async function runAwsChaos(options: ChaosOptions): Promise<ChaosReport> {
   } finally {
     for (const proxy of proxies) await proxy.stop();
     await emulators.stop();
+  }
+}
+
+/** Runs `use` on the embedded store in `dataDir`, then closes it (which waits for its garbage collections). */
+async function withLocalStorage<T>(
+  dataDir: string,
+  options: Omit<LocalStorageOptions, "dataDir">,
+  use: (storage: Storage) => Promise<T>,
+): Promise<T> {
+  const storage = createLocalStorage({ dataDir, ...options });
+  try {
+    return await use(storage);
+  } finally {
+    await storage.close();
   }
 }
 
