@@ -127,8 +127,10 @@ export class QueueLog {
 
   /**
    * Appends an encoded batch of `count` messages (the caller has validated it with `decodeBatch`). The
-   * batch gets consecutive offsets; a failure leaves nothing visible (an object written for a batch whose
-   * index put never succeeded is garbage that no reader can reach, removed by the bucket's lifecycle).
+   * batch gets consecutive offsets, once, even when a reply is lost on the way (see `ChainWriter`). An
+   * object written for a batch whose index put never succeeded is garbage no reader can reach (the bucket's
+   * lifecycle rule, or the embedded store's `collectGarbage`, removes it). A SYSTEM_BUSY given up after an
+   * unknown outcome may still have landed: the client's retry then stores the messages twice (same UNIQ_KEY).
    */
   async appendEncoded(q: QueueRef, batch: Uint8Array, count: number): Promise<AppendResult> {
     if (!Number.isInteger(count) || count < 1) {
