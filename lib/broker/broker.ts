@@ -38,6 +38,8 @@ export interface RetentionReport {
   queues: number;
   deletedBatches: number;
   deletedMessages: number;
+  /** Objects no index item owns and temp files of writers that died, removed (embedded store only). */
+  garbageFiles: number;
 }
 
 export class Broker {
@@ -51,9 +53,11 @@ export class Broker {
   readonly clients: ClientService;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
+  readonly #storage: Storage;
 
   constructor(storage: Storage, options: BrokerOptions) {
     this.#options = options;
+    this.#storage = storage;
     this.#now = options.now ?? Date.now;
     const now = this.#now;
     const routes = storage.table(ROUTES_TABLE);
@@ -84,7 +88,7 @@ export class Broker {
   /** Retention over every queue of every topic: the scheduled job, hourly. */
   async applyRetention(): Promise<RetentionReport> {
     const olderThan = this.#now() - (this.#options.retentionMs ?? DEFAULT_RETENTION_MS);
-    const report: RetentionReport = { queues: 0, deletedBatches: 0, deletedMessages: 0 };
+    const report: RetentionReport = { queues: 0, deletedBatches: 0, deletedMessages: 0, garbageFiles: 0 };
     for (const entry of await this.topics.listEntries()) {
       for (const [brokerName, n] of Object.entries(entry.queues)) {
         for (let queueId = 0; queueId < n; queueId++) {
@@ -95,6 +99,9 @@ export class Broker {
         }
       }
     }
+    // After the trims: a trim that died between an index delete and its object delete left an orphan.
+    const garbage = await this.#storage.collectGarbage?.();
+    if (garbage) report.garbageFiles = garbage.tempFiles + garbage.orphanObjects;
     return report;
   }
 }

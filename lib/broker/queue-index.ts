@@ -6,7 +6,14 @@
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { Item, TableSpec } from "../storage/table.js";
 
-export const QUEUE_INDEX_TABLE: TableSpec = { name: "queue-index", sortKeyType: "number" };
+/** Where batch objects live: `batches/<2 hex>/<2 hex>/<id>`, each owned by the index item naming it in `ok`. */
+export const BATCH_OBJECT_PREFIX = "batches/";
+
+export const QUEUE_INDEX_TABLE: TableSpec = {
+  name: "queue-index",
+  sortKeyType: "number",
+  ownedObjects: { attribute: "ok", prefix: BATCH_OBJECT_PREFIX },
+};
 
 /** A queue, as `(topic, brokerName, queueId)`; `MessageQueue` from lib/core fits. */
 export interface QueueRef {

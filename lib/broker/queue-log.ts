@@ -8,8 +8,9 @@ import type { MessageRecord } from "../core/message.js";
 import { encodeBatch } from "../core/message-codec.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import type { Storage } from "../storage/storage.js";
-import { ConditionFailedError, type Table } from "../storage/table.js";
+import type { Table } from "../storage/table.js";
 import {
+  BATCH_OBJECT_PREFIX,
   type BatchLocation,
   end,
   fromItem,
@@ -17,9 +18,11 @@ import {
   QUEUE_INDEX_TABLE,
   type QueueRef,
   queuePk,
-  toItem,
 } from "./queue-index.js";
+import { type AppendResult, ChainWriter } from "./queue-log-append.js";
 import { type ReadOptions, type ReadResult, readQueue } from "./queue-log-read.js";
+
+export type { AppendResult };
 
 export interface QueueLogOptions {
   /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
@@ -44,14 +47,14 @@ export interface QueueLogOptions {
   maxAppendMs?: number;
   /** Walk this many items along the chain before a short random pause and a fresh tail read. Default 4. */
   walkBeforeReread?: number;
-  /** Clock, for tests. */
+  /** Wall clock (ms since epoch) for store timestamps and retention, for tests. Default `Date.now`. */
   now?: () => number;
-}
-
-export interface AppendResult {
-  /** Queue offset of the batch's first message; the batch holds `[queueOffset, queueOffset + count)`. */
-  queueOffset: number;
-  storeTimestamp: number;
+  /**
+   * Monotonic clock (ms) for the ages of cached tail and min offsets, for tests. Default
+   * `performance.now`. Never the wall clock: one stepped back would keep a stale tail trusted for as
+   * long as the step, past the retention that makes a stale tail safe.
+   */
+  monotonicNow?: () => number;
 }
 
 export interface QueueStatus {
@@ -70,10 +73,9 @@ export interface TrimResult {
 /** DynamoDB items are at most 400 KB; leave room for the other attributes. */
 const MAX_INLINE_BYTES = 350 * 1024;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 interface Cached {
   value: number;
+  /** When it was learned, on the monotonic clock. */
   at: number;
 }
 
@@ -84,9 +86,9 @@ export class QueueLog {
   readonly #tailCacheMs: number;
   readonly #minCacheMs: number;
   readonly #minRetentionMs: number;
-  readonly #maxAppendMs: number;
-  readonly #walkBeforeReread: number;
   readonly #now: () => number;
+  readonly #monotonicNow: () => number;
+  readonly #writer: ChainWriter;
   readonly #retentionMs: number | undefined;
   readonly #tails = new Map<string, Cached>();
   readonly #mins = new Map<string, Cached>();
@@ -98,9 +100,8 @@ export class QueueLog {
     this.#tailCacheMs = options.tailCacheMs ?? 30_000;
     this.#minCacheMs = options.minCacheMs ?? 30_000;
     this.#minRetentionMs = options.minRetentionMs ?? 3_600_000;
-    this.#maxAppendMs = options.maxAppendMs ?? 2500;
-    this.#walkBeforeReread = options.walkBeforeReread ?? 4;
     this.#now = options.now ?? Date.now;
+    this.#monotonicNow = options.monotonicNow ?? (() => performance.now());
     this.#retentionMs = options.retentionMs;
     if (this.#inlineThreshold < 0 || this.#inlineThreshold > MAX_INLINE_BYTES) {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `inlineThresholdBytes must be 0..${MAX_INLINE_BYTES}`);
@@ -108,6 +109,15 @@ export class QueueLog {
     if (this.#minRetentionMs < 2 * this.#tailCacheMs) {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "minRetentionMs must be at least twice tailCacheMs");
     }
+    this.#writer = new ChainWriter({
+      index: this.#index,
+      wallNow: this.#now,
+      tailEnd: (pk, fresh) => this.#tailEnd(pk, fresh),
+      learnTail: (pk, tail) => this.#learn(this.#tails, pk, tail),
+      maxAppendMs: options.maxAppendMs ?? 2500,
+      walkBeforeReread: options.walkBeforeReread ?? 4,
+      mergeLimitBytes: this.#inlineThreshold,
+    });
   }
 
   /** Encodes and appends `messages` as one batch. */
@@ -117,44 +127,17 @@ export class QueueLog {
 
   /**
    * Appends an encoded batch of `count` messages (made by `encodeBatch` from messages the caller checked). The
-   * batch gets consecutive offsets; a failure leaves nothing visible (an object written for a batch whose
-   * index put never succeeded is garbage that no reader can reach, removed by the bucket's lifecycle).
+   * batch gets consecutive offsets, once, even when a reply is lost on the way (see `ChainWriter`). An
+   * object written for a batch whose index put never succeeded is garbage no reader can reach (the bucket's
+   * lifecycle rule, or the embedded store's `collectGarbage`, removes it). A SYSTEM_BUSY given up after an
+   * unknown outcome may still have landed: the client's retry then stores the messages twice (same UNIQ_KEY).
    */
   async appendEncoded(q: QueueRef, batch: Uint8Array, count: number): Promise<AppendResult> {
     if (!Number.isInteger(count) || count < 1) {
       throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
     }
-    const pk = queuePk(q);
     const loc = await this.#store(batch);
-    let tail = await this.#tailEnd(pk, false);
-    // Real time, not the injectable clock (that one stamps batches, and tests may freeze it).
-    const deadline = performance.now() + this.#maxAppendMs;
-    for (let attempt = 1; attempt === 1 || performance.now() < deadline; attempt++) {
-      const storeTimestamp = this.#now();
-      const entry: IndexEntry = { start: tail, count, storeTimestamp, loc };
-      try {
-        // Condition `attribute_not_exists(pk)` on (queue, sk = tail): no batch starts at this offset yet.
-        // Every offset we try is the end of an item we have seen, so a success extends the chain with
-        // no gap, and no two batches can ever share an offset.
-        await this.#index.put(toItem(pk, entry), { condition: { exists: false }, returnExistingOnFailure: true });
-        this.#tails.set(pk, { value: end(entry), at: this.#now() });
-        return { queueOffset: tail, storeTimestamp };
-      } catch (err) {
-        if (!(err instanceof ConditionFailedError)) throw err;
-        // Somebody else holds this slot: the chain goes on at the end of their batch.
-        const next = err.existing ? end(fromItem(err.existing)) : await this.#tailEnd(pk, true);
-        if (attempt % this.#walkBeforeReread === 0) {
-          // Contended: many writers chase the same tail in lock step. A short random pause breaks the
-          // convoy, and a fresh tail read skips the items appended meanwhile. The pause does not grow with
-          // the attempts: a writer that has lost often must not wait longer than the others (starvation).
-          await sleep(Math.random() * 5);
-          tail = Math.max(next, await this.#tailEnd(pk, true));
-        } else {
-          tail = next;
-        }
-      }
-    }
-    throw new NimbusError(ErrorCode.SYSTEM_BUSY, `queue ${pk} is too contended, try again`);
+    return this.#writer.append(queuePk(q), loc, count);
   }
 
   /** Reads messages from `offset` on, as RocketMQ's pull does. */
@@ -171,7 +154,7 @@ export class QueueLog {
       offset,
       options,
     );
-    this.#tails.set(pk, { value: result.maxOffset, at: this.#now() });
+    this.#learn(this.#tails, pk, result.maxOffset);
     return result;
   }
 
@@ -217,7 +200,7 @@ export class QueueLog {
     // Hashed prefix (the first hex digits of a random UUID) spreads PUTs over S3 partitions; the key does
     // not depend on the offset, so the object can be written before the offset is known.
     const id = randomUUID().replaceAll("-", "");
-    const objectKey = `batches/${id.slice(0, 2)}/${id.slice(2, 4)}/${id}`;
+    const objectKey = `${BATCH_OBJECT_PREFIX}${id.slice(0, 2)}/${id.slice(2, 4)}/${id}`;
     await this.#objects.put(objectKey, batch);
     return { kind: "object", objectKey, byteOffset: 0, byteLength: batch.byteLength };
   }
@@ -225,10 +208,10 @@ export class QueueLog {
   /** The offset after the newest batch: cached for `tailCacheMs`, else one consistent query. */
   async #tailEnd(pk: string, fresh: boolean): Promise<number> {
     const cached = this.#tails.get(pk);
-    if (!fresh && cached && this.#now() - cached.at < this.#tailCacheMs) return cached.value;
+    if (!fresh && cached && this.#monotonicNow() - cached.at < this.#tailCacheMs) return cached.value;
     const newest = await this.#newest(pk);
     const value = newest ? end(newest) : 0;
-    this.#tails.set(pk, { value, at: this.#now() });
+    this.#learn(this.#tails, pk, value);
     return value;
   }
 
@@ -239,10 +222,14 @@ export class QueueLog {
 
   async #minOffset(pk: string, fresh: boolean): Promise<number> {
     const cached = this.#mins.get(pk);
-    if (!fresh && cached && this.#now() - cached.at < this.#minCacheMs) return cached.value;
+    if (!fresh && cached && this.#monotonicNow() - cached.at < this.#minCacheMs) return cached.value;
     const page = await this.#index.query(pk, { limit: 1, consistent: true });
     const value = page.items[0] ? fromItem(page.items[0]).start : 0;
-    this.#mins.set(pk, { value, at: this.#now() });
+    this.#learn(this.#mins, pk, value);
     return value;
+  }
+
+  #learn(cache: Map<string, Cached>, pk: string, value: number): void {
+    cache.set(pk, { value, at: this.#monotonicNow() });
   }
 }

@@ -9,6 +9,7 @@ interface DevOptions {
   host: string;
   dataDir: string;
   storage: "local" | "aws";
+  flush: "async" | "sync";
   region: string;
   bucket?: string;
   tablePrefix: string;
@@ -32,6 +33,11 @@ export function addDevCommand(program: Command): void {
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--data-dir <dir>", "embedded store folder (--storage local)", "./.nimbus")
     .addOption(
+      new Option("--flush <mode>", "ack after the OS has the write (async) or after fsync (sync) (--storage local)")
+        .choices(["async", "sync"])
+        .default("async"),
+    )
+    .addOption(
       new Option("--storage <kind>", "where messages and metadata live").choices(["local", "aws"]).default("local"),
     )
     .option("--region <region>", "AWS region (--storage aws)", "us-east-1")
@@ -52,7 +58,7 @@ export function addDevCommand(program: Command): void {
 }
 
 function storageChoice(opts: DevOptions): StorageChoice {
-  if (opts.storage === "local") return { kind: "local", dataDir: resolve(opts.dataDir) };
+  if (opts.storage === "local") return { kind: "local", dataDir: resolve(opts.dataDir), flush: opts.flush };
   if (!opts.bucket) throw new InvalidArgumentError("--storage aws needs --bucket");
   return {
     kind: "aws",
@@ -67,7 +73,7 @@ function storageChoice(opts: DevOptions): StorageChoice {
 
 function describe(opts: DevOptions): string {
   return opts.storage === "local"
-    ? `embedded store in ${resolve(opts.dataDir)}`
+    ? `embedded store in ${resolve(opts.dataDir)}, --flush ${opts.flush}`
     : `DynamoDB + S3 bucket ${opts.bucket}`;
 }
 

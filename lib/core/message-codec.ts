@@ -114,6 +114,32 @@ export function decodeBatch(bytes: Uint8Array): MessageRecord[] {
   return messages;
 }
 
+/**
+ * One batch holding the messages of `batches` in order: records are self-contained (length and CRC
+ * each), so they are copied as they are under one new header. Each input must be a batch `decodeBatch`
+ * accepted; only the headers are looked at here.
+ */
+export function concatBatches(batches: readonly Uint8Array[]): Uint8Array {
+  let size = BATCH_HEADER_SIZE;
+  let count = 0;
+  for (const batch of batches) {
+    if (batch.byteLength < BATCH_HEADER_SIZE || batch[4] !== BATCH_VERSION) throw corrupted("not a batch");
+    count += new DataView(batch.buffer, batch.byteOffset, batch.byteLength).getUint32(5, true);
+    size += batch.byteLength - BATCH_HEADER_SIZE;
+  }
+  if (count > MAX_U32) throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, `${count} messages do not fit one batch`);
+  const out = new Uint8Array(size);
+  out.set(BATCH_MAGIC, 0);
+  out[4] = BATCH_VERSION;
+  new DataView(out.buffer).setUint32(5, count, true);
+  let pos = BATCH_HEADER_SIZE;
+  for (const batch of batches) {
+    out.set(batch.subarray(BATCH_HEADER_SIZE), pos);
+    pos += batch.byteLength - BATCH_HEADER_SIZE;
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------- encode
 
 /** The UTF-8 length of `s`, or -1 if it holds a lone surrogate (which UTF-8 cannot carry). */

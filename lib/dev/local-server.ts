@@ -20,12 +20,12 @@ import { createApiHandler, json } from "../http/handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { HTTP_STATUS } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
-import { createLocalStorage } from "../storage/local/index.js";
+import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
 import { BodyTooLargeError, readBody, toApiEvent, writeResult } from "./api-gateway-event.js";
 
 export type StorageChoice =
-  | { kind: "local"; dataDir: string }
+  | { kind: "local"; dataDir: string; flush?: FlushMode }
   | ({ kind: "aws"; provision?: boolean } & AwsStorageOptions);
 
 export interface LocalServerOptions {
@@ -51,7 +51,7 @@ export interface LocalServer {
 export async function openStorage(choice: StorageChoice): Promise<Storage> {
   if (choice.kind === "local") {
     mkdirSync(choice.dataDir, { recursive: true });
-    return createLocalStorage({ dataDir: choice.dataDir });
+    return createLocalStorage({ dataDir: choice.dataDir, ...(choice.flush ? { flush: choice.flush } : {}) });
   }
   const { kind: _kind, provision, ...options } = choice;
   if (provision) {

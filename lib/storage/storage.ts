@@ -14,4 +14,18 @@ export interface Storage {
   readonly counter: RequestCounter;
   /** Releases connections and file handles. */
   close(): Promise<void>;
+  /**
+   * Removes what crashed writers left behind: half-written temp files, and objects under a table's
+   * `ownedObjects` prefix that no item names and that are older than the adapter's grace period (so an
+   * item still being written can never lose its object). Adapters whose backend does this itself (S3's
+   * lifecycle rule) leave it out.
+   */
+  collectGarbage?(): Promise<GarbageReport>;
+}
+
+export interface GarbageReport {
+  /** Temp files of writes that never finished (their process is gone, or they are older than the grace). */
+  tempFiles: number;
+  /** Objects that no item owns, older than the grace. */
+  orphanObjects: number;
 }

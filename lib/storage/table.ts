@@ -29,6 +29,13 @@ export interface TableSpec {
   sortKeyType: SortKeyType;
   /** Attribute holding an epoch-seconds expiry, as DynamoDB TTL; expiry is lazy and may be hours late. */
   ttlAttribute?: string;
+  /**
+   * Objects this table's items own: every object under `prefix` belongs to the item whose `attribute`
+   * names its key, and one that no item names is garbage once it is old (a writer died between the object
+   * and the item). On AWS the bucket's lifecycle rule removes such objects; adapters without one sweep them
+   * (`Storage.collectGarbage`).
+   */
+  ownedObjects?: { attribute: string; prefix: string };
 }
 
 /**

@@ -42,6 +42,20 @@ export function checkTableSpec(spec: TableSpec, existing?: TableSpec): void {
   if (spec.ttlAttribute !== undefined && (typeof spec.ttlAttribute !== "string" || spec.ttlAttribute === "")) {
     throw illegal(`table ${spec.name}: ttlAttribute must be a non-empty string`);
   }
+  const owned = spec.ownedObjects;
+  if (
+    owned !== undefined &&
+    (typeof owned !== "object" ||
+      owned === null ||
+      typeof owned.attribute !== "string" ||
+      !/^[A-Za-z0-9_]{1,255}$/.test(owned.attribute) ||
+      typeof owned.prefix !== "string" ||
+      !/^[A-Za-z0-9!_.*'()%-]+\/$/.test(owned.prefix))
+  ) {
+    throw illegal(
+      `table ${spec.name}: ownedObjects needs an attribute of [A-Za-z0-9_] and a one-segment prefix ending in "/"`,
+    );
+  }
   if (existing && (existing.sortKeyType !== spec.sortKeyType || existing.ttlAttribute !== spec.ttlAttribute)) {
     throw illegal(`table ${spec.name} is already open with another spec`);
   }

@@ -6,13 +6,14 @@
  *
  * Flags: `--quick` (short budgets, for a smoke run), `--mode local|aws|both`, `--seconds <produce budget>`,
  * `--max-messages <cap per case>`, `--batches 1,32,256`, `--polls <idle polls>`, `--clients <producers and
- * consumers, default 4>`.
+ * consumers, default 4>`, `--flush async|sync|both` (the embedded store's durability, default async).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type LocalServer, type StorageChoice, startLocalServer } from "../../lib/dev/local-server.js";
+import type { FlushMode } from "../../lib/storage/local/index.js";
 import { EMULATOR_CREDENTIALS, startEmulators } from "../support/emulators.js";
 import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     batches: { type: "string", default: "1,32,256" },
     polls: { type: "string" },
     clients: { type: "string" },
+    flush: { type: "string", default: "async" },
   },
   strict: true,
 });
@@ -57,6 +59,13 @@ if (batches.some((b) => b > 1024)) throw new Error("--batches: a send holds at m
 const modes: ("local" | "aws")[] =
   values.mode === "both" ? ["local", "aws"] : values.mode === "local" || values.mode === "aws" ? [values.mode] : [];
 if (modes.length === 0) throw new Error(`--mode must be local, aws or both, got ${values.mode}`);
+const flushes: FlushMode[] =
+  values.flush === "both"
+    ? ["async", "sync"]
+    : values.flush === "async" || values.flush === "sync"
+      ? [values.flush]
+      : [];
+if (flushes.length === 0) throw new Error(`--flush must be async, sync or both, got ${values.flush}`);
 
 // Whatever happens, this process ends: a hung call would otherwise keep a CI job up.
 const WATCHDOG_MS = 15 * 60_000;
@@ -65,14 +74,14 @@ setTimeout(() => {
   process.exit(2);
 }, WATCHDOG_MS).unref();
 
-async function runMode(mode: "local" | "aws", runId: string): Promise<ModeResult> {
+async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): Promise<ModeResult> {
   let cleanup: () => Promise<void>;
   let storage: StorageChoice;
   let description: string;
   if (mode === "local") {
     const dataDir = await mkdtemp(join(tmpdir(), "nimbus-bench-"));
-    storage = { kind: "local", dataDir };
-    description = "embedded store (SQLite tables + object files)";
+    storage = { kind: "local", dataDir, flush };
+    description = `embedded store (SQLite tables + object files), --flush ${flush}`;
     cleanup = () => rm(dataDir, { recursive: true, force: true });
   } else {
     const emulators = await startEmulators();
@@ -103,7 +112,7 @@ async function runMode(mode: "local" | "aws", runId: string): Promise<ModeResult
       const options: CaseOptions = { ...settings, batch };
       const result = await runCase(server, `Bench${mode}${runId}B${batch}`, options);
       console.error(
-        `bench ${mode} batch ${batch}: produced ${result.produce.messages} (${result.produce.msgsPerSec}/s), ` +
+        `bench ${mode}${mode === "local" ? ` (--flush ${flush})` : ""} batch ${batch}: produced ${result.produce.messages} (${result.produce.msgsPerSec}/s), ` +
           `consumed ${result.consume.messages} (${result.consume.msgsPerSec}/s)${result.complete ? "" : " INCOMPLETE"}`,
       );
       cases.push(result);
@@ -135,7 +144,10 @@ async function main(): Promise<void> {
   );
   const started = performance.now();
   const results: ModeResult[] = [];
-  for (const mode of modes) results.push(await runMode(mode, runId));
+  for (const mode of modes) {
+    for (const flush of mode === "local" ? flushes : (["async"] as const))
+      results.push(await runMode(mode, runId, flush));
+  }
   for (const r of results) console.log(formatMode(r));
   console.log(
     "\nCost: AWS list prices (us-east-1, on demand) for requests and capacity units only; " +

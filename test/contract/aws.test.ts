@@ -19,11 +19,13 @@ import { ConditionFailedError, type TableSpec } from "../../lib/storage/table.js
 import { openAwsFixture } from "../support/aws-fixture.js";
 import { EMULATOR_CREDENTIALS, type Emulators, startEmulators } from "../support/emulators.js";
 import { queueLogContract } from "./queue-log-contract.js";
+import { queueLogAppendersContract } from "./queue-log-contract-appenders.js";
 import { storageContract } from "./storage-contract.js";
 import { rejectsWith } from "./storage-contract-helpers.js";
 
 storageContract("aws (dynalite + s3rver)", openAwsFixture);
 queueLogContract("aws (dynalite + s3rver)", openAwsFixture);
+queueLogAppendersContract("aws (dynalite + s3rver)", openAwsFixture);
 
 const STRINGS: TableSpec = { name: "strings", sortKeyType: "string" };
 

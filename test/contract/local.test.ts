@@ -13,11 +13,13 @@ import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { openLocalFixture } from "../support/local-fixture.js";
 import { queueLogContract } from "./queue-log-contract.js";
+import { queueLogAppendersContract } from "./queue-log-contract-appenders.js";
 import { storageContract } from "./storage-contract.js";
 import { rejectsWith } from "./storage-contract-helpers.js";
 
 storageContract("local (SQLite + files)", openLocalFixture);
 queueLogContract("local (SQLite + files)", openLocalFixture);
+queueLogAppendersContract("local (SQLite + files)", openLocalFixture);
 
 describe("local storage specifics", () => {
   let dataDir = "";

@@ -1,9 +1,11 @@
 /** @module Shared pieces of the queue-log contract: test messages, concurrent appenders, the chain check. */
 import assert from "node:assert/strict";
+import { after, before } from "node:test";
 import type { QueueRef } from "../../lib/broker/queue-index.js";
 import { QueueLog } from "../../lib/broker/queue-log.js";
 import type { MessageRecord } from "../../lib/core/message.js";
 import type { Storage } from "../../lib/storage/storage.js";
+import type { OpenFixture, StorageFixture } from "../support/storage-fixture.js";
 
 export function record(body: string | Uint8Array, tags = "TagA"): MessageRecord {
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
@@ -94,4 +96,17 @@ export async function assertChainAndReadBack(
   }
   assert.equal(seen.size, next, "every message reads back");
   assert.deepEqual(seen, expected);
+}
+
+/** Opens a fixture before the enclosing suite's tests and cleans it up after them (call inside `describe`). */
+export function suiteFixture(open: OpenFixture): () => StorageFixture {
+  let fx: StorageFixture | undefined;
+  before(async () => {
+    fx = await open();
+  });
+  after(async () => fx?.cleanup());
+  return () => {
+    if (!fx) throw new Error("the suite's fixture is not open");
+    return fx;
+  };
 }

@@ -115,9 +115,10 @@ describe("nimbus dev (the CLI, in a child process)", () => {
     assert.match(cli.output(), /SIGINT, stopping/);
   });
 
-  it("a second run on the same data folder has the messages; SIGTERM also exits 0", async () => {
-    const cli = await startCli(["--data-dir", dataDir]);
+  it("a second run on the same data folder (--flush sync) has the messages; SIGTERM also exits 0", async () => {
+    const cli = await startCli(["--data-dir", dataDir, "--flush", "sync"]);
     try {
+      assert.match(cli.output(), /--flush sync/);
       const http = api(cli.url);
       const pulled = ok(
         await http.post<PullAnswer>("/pull", {

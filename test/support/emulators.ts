@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import dynalite from "dynalite";
 import S3rver, { type S3rverListResult, type S3rverStore } from "s3rver";
+import type { AwsStorageOptions } from "../../lib/storage/aws/index.js";
 
 export interface Emulators {
   /** dynalite's URL, e.g. `http://127.0.0.1:40123`. */
@@ -28,6 +29,20 @@ export interface Emulators {
 
 /** The credentials s3rver checks signatures against; dynalite accepts anything. */
 export const EMULATOR_CREDENTIALS = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } as const;
+
+/** Options for `createAwsStorage` (and `ensureTables`/`ensureBucket`) on these emulators. */
+export function emulatorStorageOptions(
+  emulators: Emulators,
+  names: { bucket: string; tablePrefix: string },
+): AwsStorageOptions {
+  return {
+    region: "us-east-1",
+    ...names,
+    dynamoEndpoint: emulators.dynamoEndpoint,
+    s3Endpoint: emulators.s3Endpoint,
+    credentials: EMULATOR_CREDENTIALS,
+  };
+}
 
 const LOOPBACK = "127.0.0.1";
 

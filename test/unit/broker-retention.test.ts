@@ -53,7 +53,7 @@ describe("retention (fake clock)", () => {
 
     await travelTo(t0 + RETENTION + 90 * 60_000);
     const report = await t.broker.applyRetention();
-    assert.deepEqual(report, { queues: 2, deletedBatches: 1, deletedMessages: 1 });
+    assert.deepEqual(report, { queues: 2, deletedBatches: 1, deletedMessages: 1, garbageFiles: 0 });
     assert.deepEqual(await t.broker.queueLog.status(queue("Orders")), {
       minOffset: 3,
       maxOffset: 6,

@@ -20,6 +20,7 @@ import {
   type ObjectStore,
 } from "../object-store.js";
 import type { RequestCounter } from "../request-counter.js";
+import type { GarbageReport } from "../storage.js";
 import { checkByteRange, checkList, checkObjectKey } from "../validate.js";
 
 /** S3's DeleteObjects takes at most 1000 keys per request. */
@@ -27,6 +28,24 @@ const DELETE_BATCH = 1000;
 const DELETE_PARALLEL = 32;
 const OBJECT_SUFFIX = "~";
 const OBJECT_FILE = /^[^~]+~$/;
+/** A temp file of `put`: `<object file><tag>-<pid>.<n>.tmp`. */
+const TEMP_FILE = /^[^~]+~[0-9a-f]{8}-(\d+)\.\d+\.tmp$/;
+
+/** Objects under `prefix` are garbage unless `owned` holds their key. */
+export interface ObjectOwner {
+  prefix: string;
+  owned: ReadonlySet<string>;
+}
+
+/** True while process `pid` runs (on this machine: the local store is one machine's folder). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return errno(err) === "EPERM";
+  }
+}
 
 /** A key segment as a file name that no case-insensitive file system can confuse with another. */
 function encodeSegment(segment: string): string {
@@ -45,14 +64,23 @@ const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoExceptio
 let tempSequence = 0;
 const tempTag = randomBytes(4).toString("hex");
 
+/**
+ * When a write is acknowledged, as RocketMQ's flushDiskType: `async` (ASYNC_FLUSH) once the bytes are in
+ * the OS's page cache (a process crash loses nothing, an OS crash or power loss may lose the last writes);
+ * `sync` (SYNC_FLUSH) once they are on disk, the file and its directory entry both fsync'ed.
+ */
+export type FlushMode = "async" | "sync";
+
 export class FileObjectStore implements ObjectStore {
   readonly counter: RequestCounter;
   readonly #root: string;
+  readonly #flush: FlushMode;
 
   /** Objects live under `root` (created on first put). */
-  constructor(root: string, counter: RequestCounter) {
+  constructor(root: string, counter: RequestCounter, flush: FlushMode = "async") {
     this.#root = root;
     this.counter = counter;
+    this.#flush = flush;
   }
 
   async put(key: string, body: Uint8Array): Promise<void> {
@@ -63,15 +91,18 @@ export class FileObjectStore implements ObjectStore {
     // A concurrent delete may remove an empty parent folder between our mkdir and our open: try again.
     for (let attempt = 0; ; attempt++) {
       try {
-        await fs.mkdir(path.dirname(file), { recursive: true });
+        const firstCreated = await fs.mkdir(path.dirname(file), { recursive: true });
         const handle = await fs.open(temp, "wx");
         try {
           await handle.writeFile(body);
-          await handle.datasync();
+          if (this.#flush === "sync") await handle.datasync();
         } finally {
           await handle.close();
         }
         await fs.rename(temp, file);
+        // The rename is durable once the folder is: fsync it, and every folder this put created (each
+        // one's entry lives in its parent), so an acknowledged object survives an OS crash.
+        if (this.#flush === "sync") await syncFolders(path.dirname(file), firstCreated);
         return;
       } catch (err) {
         await fs.rm(temp, { force: true });
@@ -145,6 +176,49 @@ export class FileObjectStore implements ObjectStore {
     for (let i = 0; i < unique.length; i += DELETE_PARALLEL) {
       await Promise.all(unique.slice(i, i + DELETE_PARALLEL).map((key) => this.#deleteOne(key)));
     }
+  }
+
+  /**
+   * Removes temp files whose writer is gone (or that are older than `olderThan`, ms since epoch) and,
+   * under each owner's prefix, object files older than `olderThan` that the owner does not hold.
+   * `owners` must be read before this runs or during it: an object older than `olderThan` gains no owner.
+   */
+  async collectGarbage(owners: readonly ObjectOwner[], olderThan: number): Promise<GarbageReport> {
+    const report: GarbageReport = { tempFiles: 0, orphanObjects: 0 };
+    let entries: Dirent[];
+    try {
+      entries = await fs.readdir(this.#root, { recursive: true, withFileTypes: true });
+    } catch (err) {
+      if (errno(err) === "ENOENT") return report;
+      throw this.#failure("collect garbage in", this.#root, err);
+    }
+    for (const entry of entries) {
+      if (!entry.isFile()) continue;
+      const file = path.join(entry.parentPath, entry.name);
+      const temp = TEMP_FILE.exec(entry.name);
+      if (temp) {
+        if (processAlive(Number(temp[1])) && (await modifiedAt(file)) >= olderThan) continue;
+        if (await removed(file)) report.tempFiles++;
+        continue;
+      }
+      const key = OBJECT_FILE.test(entry.name) ? this.#keyOf(file) : undefined;
+      const owner = key === undefined ? undefined : owners.find((o) => key.startsWith(o.prefix));
+      if (key === undefined || owner === undefined || owner.owned.has(key)) continue;
+      if ((await modifiedAt(file)) >= olderThan) continue;
+      if (await removed(file)) {
+        report.orphanObjects++;
+        await this.#pruneEmptyFolders(path.dirname(file));
+      }
+    }
+    return report;
+  }
+
+  /** The key of an object file, or undefined for a file this store did not write. */
+  #keyOf(file: string): string | undefined {
+    const relative = path.relative(this.#root, file.slice(0, -OBJECT_SUFFIX.length));
+    const segments = relative.split(path.sep).map(decodeSegment);
+    if (segments.some((segment) => segment === undefined)) return undefined;
+    return segments.join("/");
   }
 
   async #deleteOne(key: string): Promise<void> {
@@ -228,6 +302,47 @@ export class FileObjectStore implements ObjectStore {
       });
     }
     return new NimbusError(ErrorCode.SYSTEM_ERROR, `${what} ${key}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** fsyncs `folder`, and when a put created folders (`firstCreated` the topmost), the parent of each. */
+async function syncFolders(folder: string, firstCreated: string | undefined): Promise<void> {
+  const folders = [folder];
+  if (firstCreated !== undefined) {
+    const top = path.dirname(firstCreated);
+    for (let f = folder; f !== top && path.dirname(f) !== f; ) {
+      f = path.dirname(f);
+      folders.push(f);
+    }
+  }
+  for (const f of folders) {
+    const handle = await fs.open(f, "r");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+/** The file's modification time (ms since epoch); +Infinity when it is gone (nothing to collect). */
+async function modifiedAt(file: string): Promise<number> {
+  try {
+    return (await fs.stat(file)).mtimeMs;
+  } catch (err) {
+    if (errno(err) === "ENOENT") return Number.POSITIVE_INFINITY;
+    throw err;
+  }
+}
+
+/** Removes `file`; false when somebody else removed it first. */
+async function removed(file: string): Promise<boolean> {
+  try {
+    await fs.unlink(file);
+    return true;
+  } catch (err) {
+    if (errno(err) === "ENOENT") return false;
+    throw err;
   }
 }
 

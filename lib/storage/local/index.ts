@@ -10,13 +10,13 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { RequestCounter } from "../request-counter.js";
-import type { Storage } from "../storage.js";
+import type { GarbageReport, Storage } from "../storage.js";
 import type { Table, TableSpec } from "../table.js";
 import { checkTableSpec } from "../validate.js";
-import { FileObjectStore } from "./file-object-store.js";
+import { FileObjectStore, type FlushMode, type ObjectOwner } from "./file-object-store.js";
 import { retryWhileBusy, SqliteTable, sqlite } from "./sqlite-table.js";
 
-export { FileObjectStore } from "./file-object-store.js";
+export { FileObjectStore, type FlushMode } from "./file-object-store.js";
 export { SqliteTable } from "./sqlite-table.js";
 
 export interface LocalStorageOptions {
@@ -24,6 +24,37 @@ export interface LocalStorageOptions {
   dataDir: string;
   /** How long a write waits for another process's write lock before SYSTEM_BUSY (default 5000 ms). */
   busyTimeoutMs?: number;
+  /**
+   * An object that no item owns is garbage only once it is this old (default 1 h): far longer than any
+   * append takes between writing its object and its index item, so a live writer never loses its object.
+   */
+  orphanGraceMs?: number;
+  /**
+   * When a write is acknowledged (RocketMQ's flushDiskType). `async` (default, RocketMQ's ASYNC_FLUSH):
+   * SQLite `synchronous=NORMAL` and object files left in the OS's page cache; a process crash loses
+   * nothing acknowledged, an OS crash or power loss may lose the last writes. `sync` (SYNC_FLUSH): SQLite
+   * `synchronous=FULL` (the WAL is fsync'ed at every commit) and every object file and its folder
+   * fsync'ed before its put returns; an acknowledged message survives an OS crash.
+   */
+  flush?: FlushMode;
+}
+
+/** One hour: an append writes its index item within seconds of its object (`maxAppendMs` is 2.5 s). */
+export const DEFAULT_ORPHAN_GRACE_MS = 3_600_000;
+
+/** The store's SQLite database in `dataDir` (created if missing), in WAL mode, synced as `options.flush` says. */
+export function openLocalDatabase(dataDir: string, options: Omit<LocalStorageOptions, "dataDir">): Database.Database {
+  return sqlite("open the local database", () => {
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    const opened = new Database(path.join(dataDir, "tables.sqlite"), { timeout: busyTimeoutMs });
+    // WAL lets readers run beside the one writer. NORMAL syncs at checkpoints (a commit survives a process
+    // crash, not always an OS crash); FULL syncs the WAL at every commit. Several processes may create
+    // the database at the same moment: switching to WAL then answers BUSY without waiting, so retry (WAL
+    // is persistent: once set, later opens find it and switch nothing).
+    retryWhileBusy(() => opened.pragma("journal_mode = WAL"), busyTimeoutMs);
+    opened.pragma(options.flush === "sync" ? "synchronous = FULL" : "synchronous = NORMAL");
+    return opened;
+  });
 }
 
 /** Opens (or creates) the embedded store in `options.dataDir`. */
@@ -31,17 +62,27 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
   const dataDir = path.resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const counter = new RequestCounter();
-  const db = sqlite("open the local database", () => {
-    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-    const opened = new Database(path.join(dataDir, "tables.sqlite"), { timeout: busyTimeoutMs });
-    // WAL lets readers run beside the one writer; NORMAL syncs at checkpoints, which WAL keeps consistent.
-    // Several processes may create the database at the same moment: switching to WAL then answers BUSY
-    // without waiting, so retry (WAL is persistent: once set, later opens find it and switch nothing).
-    retryWhileBusy(() => opened.pragma("journal_mode = WAL"), busyTimeoutMs);
-    opened.pragma("synchronous = NORMAL");
-    return opened;
-  });
+  const db = openLocalDatabase(dataDir, options);
   const tables = new Map<string, SqliteTable>();
+  const objects = new FileObjectStore(path.join(dataDir, "objects"), counter, options.flush ?? "async");
+  const graceMs = options.orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS;
+  const collectGarbage = (): Promise<GarbageReport> => {
+    const owners: ObjectOwner[] = [];
+    for (const table of tables.values()) {
+      const owned = table.spec.ownedObjects;
+      if (owned) owners.push({ prefix: owned.prefix, owned: table.ownedObjectKeys() });
+    }
+    return objects.collectGarbage(owners, Date.now() - graceMs);
+  };
+  // Collections started when the store or an owning table opens run in the background; close waits for
+  // them. A failed one is left to the next (retention runs one every hour).
+  const background = new Set<Promise<unknown>>();
+  const inBackground = (collect: () => Promise<GarbageReport>) => {
+    const running = collect().catch(() => undefined);
+    background.add(running);
+    void running.finally(() => background.delete(running));
+  };
+  inBackground(() => objects.collectGarbage([], Date.now() - graceMs));
   return {
     table(spec: TableSpec): Table {
       const open = tables.get(spec.name);
@@ -49,11 +90,14 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
       if (open) return open;
       const table = new SqliteTable(db, spec, counter);
       tables.set(spec.name, table);
+      if (spec.ownedObjects) inBackground(collectGarbage);
       return table;
     },
-    objects: new FileObjectStore(path.join(dataDir, "objects"), counter),
+    objects,
     counter,
+    collectGarbage,
     async close(): Promise<void> {
+      await Promise.all(background);
       if (db.open) db.close();
     },
   };

@@ -59,9 +59,14 @@ export function sqlite<T>(what: string, fn: () => T): T {
   }
 }
 
+/**
+ * SQLite's lock conflicts: `SQLITE_BUSY` and `SQLITE_LOCKED`, and their extended codes, which
+ * better-sqlite3 reports as they are (`SQLITE_BUSY_RECOVERY`, `SQLITE_BUSY_SNAPSHOT`, `SQLITE_BUSY_TIMEOUT`,
+ * `SQLITE_LOCKED_SHAREDCACHE`, ...). None of them applied anything: all are retryable.
+ */
 const isBusy = (err: unknown): boolean => {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED";
+  return typeof code === "string" && /^SQLITE_(BUSY|LOCKED)(_[A-Z]+)?$/.test(code);
 };
 
 /**
@@ -264,6 +269,21 @@ export class SqliteTable implements Table {
       this.#statements.set(sql, statement);
     }
     return statement;
+  }
+
+  /** The object keys this table's items own (`spec.ownedObjects`), from one read of the table. */
+  ownedObjectKeys(): Set<string> {
+    const attribute = this.spec.ownedObjects?.attribute;
+    if (attribute === undefined) return new Set();
+    // checkTableSpec allows only [A-Za-z0-9_] in the name: it needs no quoting inside the JSON path.
+    const path = `$."${storedName(attribute)}"`;
+    return sqlite("read owned object keys", () => {
+      const rows = this.#db
+        .prepare(`SELECT json_extract(attrs, ?) AS k FROM ${this.#name} WHERE json_type(attrs, ?) = 'text'`)
+        .pluck()
+        .all(path, path) as string[];
+      return new Set(rows);
+    });
   }
 
   /** Deletes items whose TTL passed over an hour ago, as DynamoDB's background TTL would by then. */

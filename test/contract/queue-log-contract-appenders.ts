@@ -1,0 +1,100 @@
+/**
+ * @module The queue log's contract for the writers of one process, run unchanged on every adapter:
+ * appends to one queue through one `QueueLog` wait in line (and small ones merge) instead of racing
+ * each other through conditional puts, and cached tails age on a monotonic clock, so a wall clock
+ * stepped back cannot keep a stale tail trusted into trimmed space.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-index.js";
+import { QueueLog } from "../../lib/broker/queue-log.js";
+import { diffCounts } from "../../lib/storage/request-counter.js";
+import type { OpenFixture } from "../support/storage-fixture.js";
+import { record, suiteFixture } from "./queue-log-helpers.js";
+
+let queueSeq = 0;
+const freshQueue = (): QueueRef => ({ topic: `Appenders_${process.pid}_${++queueSeq}`, brokerName: "b", queueId: 0 });
+const HOUR = 3_600_000;
+const text = (body: Uint8Array) => new TextDecoder().decode(body);
+
+export function queueLogAppendersContract(label: string, open: OpenFixture): void {
+  describe(`queue log contract, one process's writers: ${label}`, () => {
+    const fixture = suiteFixture(open);
+
+    it("24 concurrent appends through one QueueLog never lose a race, and each gets its own offsets", async () => {
+      const { storage } = fixture();
+      const log = new QueueLog(storage, { inlineThresholdBytes: 1024 });
+      const q = freshQueue();
+      await log.append(q, [record("warm")]); // the tail is cached from here on
+      const before = storage.counter.snapshot();
+      const results = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => log.append(q, [record(`c${i}-0`), record(`c${i}-1`)])),
+      );
+      const used = diffCounts(storage.counter.snapshot(), before);
+      const items = (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
+      assert.equal(
+        used.tableWrites,
+        items.length - 1,
+        "one conditional put per index item written: no put lost a race against its own process",
+      );
+      assert.ok(items.length - 1 < 24, `small batches waiting together were merged (${items.length - 1} items)`);
+      assert.deepEqual(
+        results.map((r) => r.queueOffset).sort((x, y) => x - y),
+        Array.from({ length: 24 }, (_, i) => 1 + 2 * i),
+      );
+      const read = await log.read(q, 0, { maxMessages: 100 });
+      assert.equal(read.messages.length, 49);
+      for (const [i, r] of results.entries()) {
+        const at = (offset: number) => text(read.messages[offset]?.body ?? new Uint8Array());
+        assert.deepEqual([at(r.queueOffset), at(r.queueOffset + 1)], [`c${i}-0`, `c${i}-1`]);
+      }
+    });
+
+    it("object batches wait in line too and keep one object each", async () => {
+      const { storage } = fixture();
+      const log = new QueueLog(storage, { inlineThresholdBytes: 0 });
+      const q = freshQueue();
+      const before = storage.counter.snapshot();
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => log.append(q, [record(`o${i}`)])));
+      const used = diffCounts(storage.counter.snapshot(), before);
+      assert.equal(used.objectPuts, 6);
+      assert.equal(used.tableWrites, 6, "one conditional put per batch, none lost to a sibling");
+      assert.deepEqual(
+        results.map((r) => r.queueOffset).sort((x, y) => x - y),
+        [0, 1, 2, 3, 4, 5],
+      );
+    });
+
+    it("a wall clock stepped back does not keep a stale tail trusted: cache ages are monotonic", async () => {
+      const { storage, reopen } = fixture();
+      const q = freshQueue();
+      const start = 100_000_000;
+      const wallA = start;
+      let monotonicA = 0;
+      let wallB = start;
+      const a = new QueueLog(storage, { now: () => wallA, monotonicNow: () => monotonicA });
+      const b = new QueueLog(await reopen(), { now: () => wallB });
+      await a.append(q, [record("a0")]); // A caches the tail (1)
+      for (const name of ["b1", "b2", "b3"]) {
+        wallB += 1000;
+        await b.append(q, [record(name)]);
+      }
+      // Two hours pass; retention trims what is older than an hour, all but the newest batch.
+      wallB += 2 * HOUR;
+      monotonicA += 2 * HOUR;
+      const trimmed = await b.trim(q, wallB - HOUR);
+      assert.equal(trimmed.deletedBatches, 3);
+      // Meanwhile A's wall clock was stepped back by those two hours (wallA did not move).
+      const appended = await a.append(q, [record("a1")]);
+      assert.equal(appended.queueOffset, 4, "after the newest batch, not into the trimmed space at offset 1");
+      const read = await b.read(q, 3);
+      assert.deepEqual(
+        read.messages.map((m) => [m.queueOffset, text(m.body)]),
+        [
+          [3, "b3"],
+          [4, "a1"],
+        ],
+      );
+    });
+  });
+}
