@@ -36,11 +36,13 @@ describe("infra routes and the protocol", () => {
     }
   });
 
-  it("provisions exactly the broker's tables", () => {
-    assert.deepEqual(
-      TABLES.map((t) => ({ ...t })),
-      BROKER_TABLES.map((t) => ({ ...t })),
-    );
+  it("provisions exactly the broker's tables, with their key types and TTL attributes", () => {
+    const provisioned = ({ name, sortKeyType, ttlAttribute }: (typeof BROKER_TABLES)[number]) => ({
+      name,
+      sortKeyType,
+      ttlAttribute,
+    });
+    assert.deepEqual(TABLES.map(provisioned), BROKER_TABLES.map(provisioned));
   });
 
   it("names in infra/ exactly the handlers of the manifest (what check:infra bundles is what is deployed)", async () => {
