@@ -7,7 +7,7 @@
 export interface RequestCounts {
   /** DynamoDB GetItem + Query calls. */
   tableReads: number;
-  /** DynamoDB PutItem + UpdateItem + DeleteItem calls (failed conditional writes included: they are billed). */
+  /** DynamoDB PutItem + DeleteItem calls (failed conditional puts included: they are billed). */
   tableWrites: number;
   /** Read capacity units: 4 KB per unit, half for eventually consistent reads. */
   readUnits: number;
@@ -40,7 +40,7 @@ export class RequestCounter {
     this.#counts.readUnits += consistent ? units : units / 2;
   }
 
-  /** One write of an item of `bytes` (the larger of old and new item, as DynamoDB bills updates). */
+  /** One write of an item of `bytes`: a unit per KB, at least one. */
   tableWrite(bytes: number): void {
     this.#counts.tableWrites++;
     this.#counts.writeUnits += Math.max(1, Math.ceil(bytes / 1024));

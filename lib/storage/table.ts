@@ -39,34 +39,21 @@ export interface TableSpec {
 }
 
 /**
- * A condition on the item currently stored under the key of a write. All parts must hold.
- * - `{ exists: false }`: no item has this key (`attribute_not_exists(pk)`).
- * - `{ exists: true }`: an item has this key (`attribute_exists(pk)`).
- * - `{ equals: {...} }`: an item exists and each named attribute equals the value (e.g. a version).
- * - `{ absentOrLessThan: [name, n] }`: no item, or the item's numeric attribute is missing or `< n`.
+ * The condition a put can carry: `{ exists: false }`, no item has this key (`attribute_not_exists(pk)`).
+ * It guarantees the put creates and never overwrites: of concurrent puts under one key, at most one
+ * succeeds.
  */
-export type Condition =
-  | { exists: false }
-  | { exists: true }
-  | { equals: Record<string, AttrValue> }
-  | { absentOrLessThan: [name: string, value: number] };
+export type Condition = { exists: false };
 
-/** Which sort keys a query reads, as DynamoDB's KeyConditionExpression on the sort key. */
-export type SortKeyRange =
-  | { eq: SortKey }
-  | { lt: SortKey }
-  | { lte: SortKey }
-  | { gt: SortKey }
-  | { gte: SortKey }
-  | { between: [SortKey, SortKey] }
-  | { beginsWith: string };
+/** Which sort keys a query reads, as DynamoDB's KeyConditionExpression on the sort key (`<=` or `>`). */
+export type SortKeyRange = { lte: SortKey } | { gt: SortKey };
 
 export interface GetOptions {
   /** Strongly consistent read (1 read unit per 4 KB instead of 0.5). */
   consistent?: boolean;
 }
 
-export interface WriteOptions {
+export interface PutOptions {
   condition?: Condition;
   /**
    * On a failed condition, attach the stored item to the error (`ConditionFailedError.existing`).
@@ -74,15 +61,6 @@ export interface WriteOptions {
    * one consistent get, so callers see the same thing everywhere.
    */
   returnExistingOnFailure?: boolean;
-}
-
-export interface UpdateSpec {
-  /** Attributes to set (overwrite). */
-  set?: Record<string, AttrValue>;
-  /** Numeric attributes to add to atomically (missing counts as 0), as DynamoDB's `ADD`. */
-  add?: Record<string, number>;
-  /** Attributes to remove. */
-  remove?: string[];
 }
 
 export interface QueryOptions {
@@ -110,11 +88,9 @@ export interface Table {
   readonly counter: RequestCounter;
   get(key: ItemKey, options?: GetOptions): Promise<Item | undefined>;
   /** Writes the whole item. Throws `ConditionFailedError` (code CONDITION_FAILED) when the condition fails. */
-  put(item: Item, options?: WriteOptions): Promise<void>;
-  /** Creates the item if absent (unless a condition says otherwise) and returns it as stored after the update. */
-  update(key: ItemKey, update: UpdateSpec, options?: WriteOptions): Promise<Item>;
-  /** Deletes the item; deleting a missing item without a condition is not an error. */
-  delete(key: ItemKey, options?: WriteOptions): Promise<void>;
+  put(item: Item, options?: PutOptions): Promise<void>;
+  /** Deletes the item; deleting a missing item is not an error. */
+  delete(key: ItemKey): Promise<void>;
   /** Reads one partition in sort-key order. */
   query(pk: string, options?: QueryOptions): Promise<QueryPage>;
 }
@@ -122,7 +98,7 @@ export interface Table {
 /** DynamoDB's largest item (400 KB, counting attribute names and values). */
 export const MAX_ITEM_BYTES = 400 * 1024;
 
-/** A failed write condition. `existing` is the stored item when the write asked for it (absent if none). */
+/** A failed put condition. `existing` is the stored item when the put asked for it (absent if none). */
 export class ConditionFailedError extends NimbusError {
   readonly existing: Item | undefined;
 

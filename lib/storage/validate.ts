@@ -16,7 +16,6 @@ import {
   type SortKey,
   type SortKeyRange,
   type TableSpec,
-  type UpdateSpec,
 } from "./table.js";
 
 /** DynamoDB's key limits: partition key up to 2048 bytes, sort key up to 1024 bytes. */
@@ -62,7 +61,7 @@ export function checkTableSpec(spec: TableSpec, existing?: TableSpec): void {
 }
 
 /** DynamoDB numbers: finite, magnitude below 1e126 and (unless 0) at least 1e-130. */
-export function checkNumber(n: unknown, what: string): asserts n is number {
+function checkNumber(n: unknown, what: string): asserts n is number {
   if (typeof n !== "number" || !Number.isFinite(n)) throw illegal(`${what} must be a finite number`);
   const abs = Math.abs(n);
   if (abs >= 1e126) throw illegal(`${what}: number overflow (magnitude must be below 1e126)`);
@@ -117,15 +116,7 @@ export function checkKey(spec: TableSpec, key: ItemKey): void {
   checkSortKey(spec, key.sk);
 }
 
-/** DynamoDB's 400 KB item limit, by `itemSize`. */
-export function checkItemSize(item: Item): void {
-  const size = itemSize(item);
-  if (size > MAX_ITEM_BYTES) {
-    throw new NimbusError(ErrorCode.ITEM_TOO_LARGE, `item of ${size} bytes exceeds ${MAX_ITEM_BYTES} bytes`);
-  }
-}
-
-/** A whole item for `put`: a valid key, valid attributes, at most 400 KB. */
+/** A whole item for `put`: a valid key, valid attributes, at most 400 KB (DynamoDB's limit, by `itemSize`). */
 export function checkItem(spec: TableSpec, item: Item): void {
   checkKey(spec, item);
   for (const [name, value] of Object.entries(item)) {
@@ -133,58 +124,22 @@ export function checkItem(spec: TableSpec, item: Item): void {
     checkAttrName(name, "item");
     checkValue(value, name);
   }
-  checkItemSize(item);
+  const size = itemSize(item);
+  if (size > MAX_ITEM_BYTES) {
+    throw new NimbusError(ErrorCode.ITEM_TOO_LARGE, `item of ${size} bytes exceeds ${MAX_ITEM_BYTES} bytes`);
+  }
 }
 
+/** A put's condition: absent, or exactly `{ exists: false }`. */
 export function checkCondition(condition: Condition | undefined): void {
   if (condition === undefined) return;
-  if (typeof condition !== "object" || condition === null) throw illegal("a condition must be an object");
-  const c = condition as { exists?: unknown; equals?: unknown; absentOrLessThan?: unknown };
-  if (c.exists === undefined && c.equals === undefined && c.absentOrLessThan === undefined) {
-    throw illegal("a condition needs exists, equals or absentOrLessThan");
-  }
-  if (c.exists !== undefined && typeof c.exists !== "boolean") throw illegal("condition.exists must be a boolean");
-  if (c.equals !== undefined) {
-    if (typeof c.equals !== "object" || c.equals === null) throw illegal("condition.equals must be an object");
-    const entries = Object.entries(c.equals);
-    if (entries.length === 0) throw illegal("condition.equals must name at least one attribute");
-    for (const [name, value] of entries) {
-      checkAttrName(name, "condition.equals");
-      checkValue(value, `condition.equals.${name}`);
-    }
-  }
-  if (c.absentOrLessThan !== undefined) {
-    const pair = c.absentOrLessThan;
-    if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== "string") {
-      throw illegal("condition.absentOrLessThan must be [name, number]");
-    }
-    checkAttrName(pair[0], "condition.absentOrLessThan");
-    checkNumber(pair[1], "condition.absentOrLessThan value");
-  }
-}
-
-/** set/add/remove: valid names, never the key, each name in one clause only (DynamoDB: overlapping paths). */
-export function checkUpdate(update: UpdateSpec): void {
-  if (typeof update !== "object" || update === null) throw illegal("an update must be an object");
-  const seen = new Set<string>();
-  const claim = (name: string, clause: string): void => {
-    checkAttrName(name, `update.${clause}`);
-    if (name === "pk" || name === "sk") throw illegal(`update.${clause}: cannot update key attribute ${name}`);
-    if (seen.has(name)) throw illegal(`update: attribute ${name} appears more than once`);
-    seen.add(name);
-  };
-  for (const [name, value] of Object.entries(update.set ?? {})) {
-    claim(name, "set");
-    checkValue(value, `update.set.${name}`);
-  }
-  for (const [name, value] of Object.entries(update.add ?? {})) {
-    claim(name, "add");
-    checkNumber(value, `update.add.${name}`);
-  }
-  if (update.remove !== undefined && !Array.isArray(update.remove)) throw illegal("update.remove must be an array");
-  for (const name of update.remove ?? []) {
-    if (typeof name !== "string") throw illegal("update.remove must list attribute names");
-    claim(name, "remove");
+  if (
+    typeof condition !== "object" ||
+    condition === null ||
+    Object.keys(condition).length !== 1 ||
+    condition.exists !== false
+  ) {
+    throw illegal("the only condition is { exists: false }");
   }
 }
 
@@ -196,36 +151,15 @@ export function compareSortKeys(a: SortKey, b: SortKey): number {
 
 /** True when `sk` satisfies `range` (as DynamoDB's KeyConditionExpression on the sort key). */
 export function sortKeyInRange(sk: SortKey, range: SortKeyRange): boolean {
-  if ("eq" in range) return compareSortKeys(sk, range.eq) === 0;
-  if ("lt" in range) return compareSortKeys(sk, range.lt) < 0;
-  if ("lte" in range) return compareSortKeys(sk, range.lte) <= 0;
-  if ("gt" in range) return compareSortKeys(sk, range.gt) > 0;
-  if ("gte" in range) return compareSortKeys(sk, range.gte) >= 0;
-  if ("between" in range) {
-    return compareSortKeys(sk, range.between[0]) >= 0 && compareSortKeys(sk, range.between[1]) <= 0;
-  }
-  return typeof sk === "string" && sk.startsWith(range.beginsWith);
+  return "lte" in range ? compareSortKeys(sk, range.lte) <= 0 : compareSortKeys(sk, range.gt) > 0;
 }
 
 function checkRange(spec: TableSpec, range: SortKeyRange): void {
   if (typeof range !== "object" || range === null) throw illegal("sk range must be an object");
   const ops = Object.keys(range);
   if (ops.length !== 1) throw illegal("sk range must have exactly one operator");
-  if ("between" in range) {
-    const pair: unknown = range.between;
-    if (!Array.isArray(pair) || pair.length !== 2) throw illegal("sk.between must be [low, high]");
-    checkSortKey(spec, pair[0], "sk.between[0]");
-    checkSortKey(spec, pair[1], "sk.between[1]");
-    if (compareSortKeys(pair[0], pair[1]) > 0) throw illegal("sk.between: the lower bound is above the upper bound");
-    return;
-  }
-  if ("beginsWith" in range) {
-    if (spec.sortKeyType !== "string") throw illegal(`sk.beginsWith needs a string sort key (table ${spec.name})`);
-    checkSortKey(spec, range.beginsWith, "sk.beginsWith");
-    return;
-  }
   const op = ops[0] ?? "";
-  if (!["eq", "lt", "lte", "gt", "gte"].includes(op)) throw illegal(`unknown sk range operator ${op}`);
+  if (op !== "lte" && op !== "gt") throw illegal(`unknown sk range operator ${op} (use lte or gt)`);
   checkSortKey(spec, (range as Record<string, unknown>)[op], `sk.${op}`);
 }
 

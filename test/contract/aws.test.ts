@@ -128,7 +128,7 @@ describe("aws adapter: SDK error translation", () => {
     [sdkError("SlowDown", 503), ErrorCode.SYSTEM_BUSY],
     [sdkError("InternalFailure", 503), ErrorCode.SYSTEM_BUSY],
     [Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), ErrorCode.SYSTEM_BUSY],
-    [sdkError("ValidationException", 400, "Invalid UpdateExpression"), ErrorCode.PARAMETER_ILLEGAL],
+    [sdkError("ValidationException", 400, "Invalid KeyConditionExpression"), ErrorCode.PARAMETER_ILLEGAL],
     [sdkError("ValidationException", 400, "Item size has exceeded the maximum allowed size"), ErrorCode.ITEM_TOO_LARGE],
     [sdkError("ResourceNotFoundException", 400), ErrorCode.SYSTEM_ERROR],
     [sdkError("NoSuchKey", 404), ErrorCode.OBJECT_NOT_FOUND],

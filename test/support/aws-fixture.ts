@@ -19,16 +19,7 @@ import {
 } from "../../lib/storage/aws/index.js";
 import { createDynamoClient, createS3Client } from "../../lib/storage/aws/provision.js";
 import type { Storage } from "../../lib/storage/storage.js";
-import type {
-  GetOptions,
-  Item,
-  ItemKey,
-  QueryOptions,
-  Table,
-  TableSpec,
-  UpdateSpec,
-  WriteOptions,
-} from "../../lib/storage/table.js";
+import type { GetOptions, Item, ItemKey, PutOptions, QueryOptions, Table, TableSpec } from "../../lib/storage/table.js";
 import { EMULATOR_CREDENTIALS, type Emulators, startEmulators } from "./emulators.js";
 import type { OpenFixture, StorageFixture } from "./storage-fixture.js";
 
@@ -151,17 +142,13 @@ function lazyTable(table: Table, ready: () => Promise<void>): Table {
       await ready();
       return table.get(key, options);
     },
-    async put(item: Item, options?: WriteOptions) {
+    async put(item: Item, options?: PutOptions) {
       await ready();
       return table.put(item, options);
     },
-    async update(key: ItemKey, update: UpdateSpec, options?: WriteOptions) {
+    async delete(key: ItemKey) {
       await ready();
-      return table.update(key, update, options);
-    },
-    async delete(key: ItemKey, options?: WriteOptions) {
-      await ready();
-      return table.delete(key, options);
+      return table.delete(key);
     },
     async query(pk: string, options?: QueryOptions) {
       await ready();

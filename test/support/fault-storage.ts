@@ -94,8 +94,7 @@ function faultyTable(table: Table, options: FaultStorageOptions): Table {
       if (name === "queue-index") options.beforeIndexPut?.(item);
       return faulty(options, `${name}.put`, true, () => table.put(item, o));
     },
-    update: (key, u, o) => faulty(options, `${name}.update`, true, () => table.update(key, u, o)),
-    delete: (key, o) => faulty(options, `${name}.delete`, true, () => table.delete(key, o)),
+    delete: (key) => faulty(options, `${name}.delete`, true, () => table.delete(key)),
     query: (pk, o) => faulty(options, `${name}.query`, false, () => table.query(pk, o)),
   };
 }

@@ -10,7 +10,6 @@ import {
   PutItemCommand,
   QueryCommand,
   type QueryCommandOutput,
-  UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import { itemSize } from "../item-size.js";
 import type { RequestCounter } from "../request-counter.js";
@@ -19,23 +18,21 @@ import {
   type GetOptions,
   type Item,
   type ItemKey,
+  type PutOptions,
   type QueryOptions,
   type QueryPage,
   type Table,
   type TableSpec,
-  type UpdateSpec,
-  type WriteOptions,
 } from "../table.js";
-import { checkCondition, checkItem, checkItemSize, checkKey, checkQuery, checkUpdate } from "../validate.js";
+import { checkCondition, checkItem, checkKey, checkQuery } from "../validate.js";
 import {
-  conditionExpression,
   fromItem,
   fromSortKey,
   keyConditionExpression,
+  notExistsCondition,
   Placeholders,
   toAttrMap,
   toKey,
-  updateExpression,
 } from "./marshal.js";
 import { conditionFailedItem, isConditionalCheckFailed, translateError } from "./sdk-errors.js";
 
@@ -57,87 +54,43 @@ export class DynamoTable implements Table {
     return this.#getItem(key, options.consistent === true, "GetItem");
   }
 
-  async put(item: Item, options: WriteOptions = {}): Promise<void> {
+  async put(item: Item, options: PutOptions = {}): Promise<void> {
     checkItem(this.spec, item);
     checkCondition(options.condition);
     const ph = new Placeholders();
-    const condition = options.condition === undefined ? undefined : conditionExpression(options.condition, ph);
+    const conditional = options.condition !== undefined;
+    const returnExisting = conditional && options.returnExistingOnFailure === true;
     const size = itemSize(item);
-    await this.#write(
-      "PutItem",
-      item,
-      options,
-      () => this.counter.tableWrite(size),
-      async () => {
-        await this.#client.send(
-          new PutItemCommand({
-            TableName: this.#tableName,
-            Item: toAttrMap(item),
-            ...(condition === undefined ? {} : { ConditionExpression: condition, ...ph.fields() }),
-            ...returnOnFailure(options),
-          }),
-        );
-        this.counter.tableWrite(size);
-      },
-    );
+    try {
+      await this.#client.send(
+        new PutItemCommand({
+          TableName: this.#tableName,
+          Item: toAttrMap(item),
+          ...(conditional ? { ConditionExpression: notExistsCondition(ph), ...ph.fields() } : {}),
+          ...(returnExisting ? { ReturnValuesOnConditionCheckFailure: "ALL_OLD" } : {}),
+        }),
+      );
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw translateError(err, this.#what("PutItem"));
+      // DynamoDB bills a failed conditional put as the write it would have been.
+      this.counter.tableWrite(size);
+      throw new ConditionFailedError(
+        `${this.#what("PutItem")}: the condition failed`,
+        returnExisting ? await this.#existingAfterFailure(item, err) : undefined,
+        { cause: err },
+      );
+    }
+    this.counter.tableWrite(size);
   }
 
-  async update(key: ItemKey, update: UpdateSpec, options: WriteOptions = {}): Promise<Item> {
+  async delete(key: ItemKey): Promise<void> {
     checkKey(this.spec, key);
-    checkUpdate(update);
-    checkUpdateSize(key, update);
-    checkCondition(options.condition);
-    const ph = new Placeholders();
-    const expression = updateExpression(update, ph);
-    const condition = options.condition === undefined ? undefined : conditionExpression(options.condition, ph);
-    let stored: Item | undefined;
-    await this.#write(
-      "UpdateItem",
-      key,
-      options,
-      () => this.counter.tableWrite(0),
-      async () => {
-        const out = await this.#client.send(
-          new UpdateItemCommand({
-            TableName: this.#tableName,
-            Key: toKey(key),
-            ...(expression === undefined ? {} : { UpdateExpression: expression }),
-            ...(condition === undefined ? {} : { ConditionExpression: condition }),
-            ...ph.fields(),
-            ReturnValues: "ALL_NEW",
-            ...returnOnFailure(options),
-          }),
-        );
-        // ALL_NEW always holds at least the key: an update creates the item when it is missing.
-        stored = fromItem(out.Attributes ?? toKey(key));
-        this.counter.tableWrite(itemSize(stored));
-      },
-    );
-    return stored as Item;
-  }
-
-  async delete(key: ItemKey, options: WriteOptions = {}): Promise<void> {
-    checkKey(this.spec, key);
-    checkCondition(options.condition);
-    const ph = new Placeholders();
-    const condition = options.condition === undefined ? undefined : conditionExpression(options.condition, ph);
-    await this.#write(
-      "DeleteItem",
-      key,
-      options,
-      () => this.counter.tableWrite(0),
-      async () => {
-        await this.#client.send(
-          new DeleteItemCommand({
-            TableName: this.#tableName,
-            Key: toKey(key),
-            ...(condition === undefined ? {} : { ConditionExpression: condition, ...ph.fields() }),
-            ...returnOnFailure(options),
-          }),
-        );
-        this.counter.tableWrite(0);
-      },
-    );
+    try {
+      await this.#client.send(new DeleteItemCommand({ TableName: this.#tableName, Key: toKey(key) }));
+    } catch (err) {
+      throw translateError(err, this.#what("DeleteItem"));
+    }
+    this.counter.tableWrite(0);
   }
 
   async query(pk: string, options: QueryOptions = {}): Promise<QueryPage> {
@@ -186,46 +139,16 @@ export class DynamoTable implements Table {
   }
 
   /**
-   * Runs one conditional write. A failed condition is billed as a write (`countFailed`) and becomes a
-   * `ConditionFailedError`; with `returnExistingOnFailure` it carries the stored item: the one DynamoDB
-   * returned, or, where the backend returns none (dynalite), the one a consistent GetItem reads.
+   * The item stored under the key of a put whose condition failed: the one DynamoDB returned, or, where
+   * the backend returns none (dynalite), the one a consistent GetItem reads.
    */
-  async #write(
-    op: string,
-    key: ItemKey,
-    options: WriteOptions,
-    countFailed: () => void,
-    send: () => Promise<void>,
-  ): Promise<void> {
-    try {
-      await send();
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw translateError(err, this.#what(op));
-      countFailed();
-      let existing: Item | undefined;
-      if (options.returnExistingOnFailure === true) {
-        const returned = conditionFailedItem(err);
-        existing =
-          returned === undefined
-            ? await this.#getItem({ pk: key.pk, sk: key.sk }, true, "GetItem after a failed condition")
-            : fromItem(returned);
-      }
-      throw new ConditionFailedError(`${this.#what(op)}: the condition failed`, existing, { cause: err });
-    }
+  async #existingAfterFailure(key: ItemKey, err: unknown): Promise<Item | undefined> {
+    const returned = conditionFailedItem(err);
+    if (returned !== undefined) return fromItem(returned);
+    return this.#getItem({ pk: key.pk, sk: key.sk }, true, "GetItem after a failed condition");
   }
 
   #what(op: string): string {
     return `${op} on table "${this.#tableName}"`;
   }
-}
-
-function returnOnFailure(options: WriteOptions): { ReturnValuesOnConditionCheckFailure?: "ALL_OLD" } {
-  return options.returnExistingOnFailure === true && options.condition !== undefined
-    ? { ReturnValuesOnConditionCheckFailure: "ALL_OLD" }
-    : {};
-}
-
-/** The stored item holds at least the key and the set attributes: already too large is known without a read. */
-function checkUpdateSize(key: ItemKey, update: UpdateSpec): void {
-  checkItemSize({ ...update.set, pk: key.pk, sk: key.sk });
 }

@@ -1,13 +1,13 @@
 /**
- * @module DynamoDB's wire shapes: our `AttrValue` to `AttributeValue` and back, and the condition,
- * update and key-condition expressions built from the ports' types. Our own code rather than a
+ * @module DynamoDB's wire shapes: our `AttrValue` to `AttributeValue` and back, and the condition and
+ * key-condition expressions built from the ports' types. Our own code rather than a
  * marshalling library, because the mapping is small and fixed: strings are `S`, numbers `N`, booleans
  * `BOOL`, `null` is `NULL`, bytes are `B`, arrays `L` and plain objects `M`. Sets are never written; if
  * another tool wrote one, it reads back as an array. Expressions only ever hold placeholders.
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
-import type { AttrValue, Condition, Item, ItemKey, SortKey, SortKeyRange, UpdateSpec } from "../table.js";
+import type { AttrValue, Item, ItemKey, SortKey, SortKeyRange } from "../table.js";
 
 /** One attribute value in DynamoDB's wire shape. */
 export function toAttr(value: AttrValue): AttributeValue {
@@ -110,34 +110,12 @@ export class Placeholders {
   }
 }
 
-/** A `ConditionExpression` for `condition`; what each form guarantees is said beside it. */
-export function conditionExpression(condition: Condition, ph: Placeholders): string {
-  // Guarantees no item is stored under the key: the write creates, it never overwrites.
-  if ("exists" in condition && !condition.exists) return `attribute_not_exists(${ph.name("pk")})`;
-  // Guarantees an item is stored under the key: the write never creates one.
-  if ("exists" in condition) return `attribute_exists(${ph.name("pk")})`;
-  if ("equals" in condition) {
-    // Guarantees the item exists and each named attribute holds exactly the given value (optimistic lock).
-    const parts = Object.entries(condition.equals).map(([name, v]) => `${ph.name(name)} = ${ph.value(v)}`);
-    return [`attribute_exists(${ph.name("pk")})`, ...parts].join(" AND ");
-  }
-  // Guarantees the stored number (if any item, and if it has the attribute) is below the new one: a
-  // counter or high-water mark only moves forward. A missing item has no attribute, so it passes too.
-  const [name, limit] = condition.absentOrLessThan;
-  const n = ph.name(name);
-  return `attribute_not_exists(${n}) OR ${n} < ${ph.value(limit)}`;
-}
-
-/** An `UpdateExpression` (`SET`/`ADD`/`REMOVE` clauses), or undefined for an empty update. */
-export function updateExpression(update: UpdateSpec, ph: Placeholders): string | undefined {
-  const clauses: string[] = [];
-  const set = Object.entries(update.set ?? {});
-  const add = Object.entries(update.add ?? {});
-  const remove = update.remove ?? [];
-  if (set.length > 0) clauses.push(`SET ${set.map(([k, v]) => `${ph.name(k)} = ${ph.value(v)}`).join(", ")}`);
-  if (add.length > 0) clauses.push(`ADD ${add.map(([k, v]) => `${ph.name(k)} ${ph.value(v)}`).join(", ")}`);
-  if (remove.length > 0) clauses.push(`REMOVE ${remove.map((k) => ph.name(k)).join(", ")}`);
-  return clauses.length > 0 ? clauses.join(" ") : undefined;
+/**
+ * The `ConditionExpression` of the put condition `{ exists: false }`. It guarantees no item is stored under
+ * the key: the put creates, it never overwrites.
+ */
+export function notExistsCondition(ph: Placeholders): string {
+  return `attribute_not_exists(${ph.name("pk")})`;
 }
 
 /** A `KeyConditionExpression`: the partition, and optionally a sort-key range within it. */
@@ -145,14 +123,6 @@ export function keyConditionExpression(pk: string, range: SortKeyRange | undefin
   const partition = `${ph.name("pk")} = ${ph.value(pk)}`;
   if (range === undefined) return partition;
   const sk = ph.name("sk");
-  let rangeText: string;
-  if ("eq" in range) rangeText = `${sk} = ${ph.value(range.eq)}`;
-  else if ("lt" in range) rangeText = `${sk} < ${ph.value(range.lt)}`;
-  else if ("lte" in range) rangeText = `${sk} <= ${ph.value(range.lte)}`;
-  else if ("gt" in range) rangeText = `${sk} > ${ph.value(range.gt)}`;
-  else if ("gte" in range) rangeText = `${sk} >= ${ph.value(range.gte)}`;
-  else if ("between" in range)
-    rangeText = `${sk} BETWEEN ${ph.value(range.between[0])} AND ${ph.value(range.between[1])}`;
-  else rangeText = `begins_with(${sk}, ${ph.value(range.beginsWith)})`;
+  const rangeText = "lte" in range ? `${sk} <= ${ph.value(range.lte)}` : `${sk} > ${ph.value(range.gt)}`;
   return `${partition} AND ${rangeText}`;
 }

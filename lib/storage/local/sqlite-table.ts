@@ -2,8 +2,8 @@
  * @module The `Table` port on SQLite: one SQL table per `TableSpec`, rows `(pk, sk, attrs)` under a
  * `(pk, sk)` primary key WITHOUT ROWID, so a partition reads in sort-key order straight off the index.
  * Number sort keys are REAL (numeric order); string sort keys are TEXT under SQLite's BINARY collation,
- * which compares UTF-8 bytes as DynamoDB does. Every write runs in one `BEGIN IMMEDIATE` transaction
- * (read, check the condition, write), so processes sharing the database file never interleave.
+ * which compares UTF-8 bytes as DynamoDB does. A put runs in one `BEGIN IMMEDIATE` transaction (read,
+ * check the condition, write), so processes sharing the database file never interleave.
  */
 import type { Database, Statement, Transaction } from "better-sqlite3";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
@@ -14,24 +14,14 @@ import {
   type GetOptions,
   type Item,
   type ItemKey,
+  type PutOptions,
   type QueryOptions,
   type QueryPage,
   type SortKey,
   type Table,
   type TableSpec,
-  type UpdateSpec,
-  type WriteOptions,
 } from "../table.js";
-import {
-  checkCondition,
-  checkItem,
-  checkItemSize,
-  checkKey,
-  checkQuery,
-  checkTableSpec,
-  checkUpdate,
-} from "../validate.js";
-import { applyUpdate, conditionHolds, prefixUpperBound } from "./expression.js";
+import { checkCondition, checkItem, checkKey, checkQuery, checkTableSpec } from "../validate.js";
 import { decodeItem, encodeAttributes, storedName } from "./item-codec.js";
 
 /** DynamoDB ends a query page once it has read 1 MB. */
@@ -133,36 +123,34 @@ export class SqliteTable implements Table {
     return item;
   }
 
-  async put(item: Item, options: WriteOptions = {}): Promise<void> {
+  /**
+   * The put takes the write lock before it reads (`BEGIN IMMEDIATE`), so `{ exists: false }` is checked
+   * against the item as it is when the put lands, whichever process writes. A failed condition is counted
+   * as the write DynamoDB bills for it.
+   */
+  async put(item: Item, options: PutOptions = {}): Promise<void> {
     checkItem(this.spec, item);
     checkCondition(options.condition);
-    const size = itemSize(item);
-    this.#write("put", item, options, size, () => {
-      this.#upsert(item);
-      return { result: undefined, bytes: size };
-    });
+    const stored = sqlite("put", () =>
+      this.#transaction.immediate(() => {
+        const found = options.condition === undefined ? undefined : this.#read(item);
+        if (found === undefined) this.#upsert(item);
+        return found;
+      }),
+    ) as Item | undefined;
+    this.counter.tableWrite(itemSize(item));
+    if (stored !== undefined) {
+      throw new ConditionFailedError(
+        `put ${this.spec.name} ${item.pk}/${item.sk}: condition failed`,
+        options.returnExistingOnFailure ? stored : undefined,
+      );
+    }
   }
 
-  async update(key: ItemKey, update: UpdateSpec, options: WriteOptions = {}): Promise<Item> {
+  async delete(key: ItemKey): Promise<void> {
     checkKey(this.spec, key);
-    checkUpdate(update);
-    checkCondition(options.condition);
-    const target: ItemKey = { pk: key.pk, sk: key.sk };
-    return this.#write("update", target, options, 0, (stored) => {
-      const next = applyUpdate(target, stored, update);
-      checkItemSize(next);
-      this.#upsert(next);
-      return { result: next, bytes: itemSize(next) };
-    });
-  }
-
-  async delete(key: ItemKey, options: WriteOptions = {}): Promise<void> {
-    checkKey(this.spec, key);
-    checkCondition(options.condition);
-    this.#write("delete", key, options, 0, () => {
-      this.#stmt(`DELETE FROM ${this.#name} WHERE pk = ? AND sk = ?`).run(key.pk, key.sk);
-      return { result: undefined, bytes: 0 };
-    });
+    sqlite("delete", () => this.#stmt(`DELETE FROM ${this.#name} WHERE pk = ? AND sk = ?`).run(key.pk, key.sk));
+    this.counter.tableWrite(0);
   }
 
   async query(pk: string, options: QueryOptions = {}): Promise<QueryPage> {
@@ -184,34 +172,6 @@ export class SqliteTable implements Table {
     const last = items[items.length - 1];
     const cut = items.length >= limit || bytes >= PAGE_BYTES;
     return cut && last ? { items, lastSk: last.sk } : { items };
-  }
-
-  /**
-   * One conditional write in a `BEGIN IMMEDIATE` transaction: it takes the write lock before reading, so
-   * the condition is checked against the item as it is when the write lands, whichever process writes.
-   * `apply` runs only when the condition holds; an error it throws rolls everything back. Counts what
-   * DynamoDB bills: `apply`'s bytes, or `failedBytes` when the condition fails (a put's item size).
-   */
-  #write<T>(
-    what: string,
-    key: ItemKey,
-    options: WriteOptions,
-    failedBytes: number,
-    apply: (stored: Item | undefined) => { result: T; bytes: number },
-  ): T {
-    const outcome = sqlite(what, () =>
-      this.#transaction.immediate(() => {
-        const stored = this.#read(key);
-        return conditionHolds(options.condition, stored) ? { done: apply(stored) } : { stored };
-      }),
-    ) as { done: { result: T; bytes: number } } | { stored: Item | undefined };
-    if ("done" in outcome) {
-      this.counter.tableWrite(outcome.done.bytes);
-      return outcome.done.result;
-    }
-    this.counter.tableWrite(failedBytes);
-    const existing = options.returnExistingOnFailure ? outcome.stored : undefined;
-    throw new ConditionFailedError(`${what} ${this.spec.name} ${key.pk}/${key.sk}: condition failed`, existing);
   }
 
   #upsert(item: Item): void {
@@ -238,19 +198,8 @@ export class SqliteTable implements Table {
     };
     const range = options.sk;
     if (range) {
-      if ("eq" in range) bound("=", range.eq);
-      else if ("lt" in range) bound("<", range.lt);
-      else if ("lte" in range) bound("<=", range.lte);
-      else if ("gt" in range) bound(">", range.gt);
-      else if ("gte" in range) bound(">=", range.gte);
-      else if ("between" in range) {
-        bound(">=", range.between[0]);
-        bound("<=", range.between[1]);
-      } else {
-        bound(">=", range.beginsWith);
-        const upper = prefixUpperBound(range.beginsWith);
-        if (upper !== undefined) bound("<", upper);
-      }
+      if ("lte" in range) bound("<=", range.lte);
+      else bound(">", range.gt);
     }
     if (options.startAfter !== undefined) bound(options.descending ? "<" : ">", options.startAfter);
     const order = options.descending ? "DESC" : "ASC";
