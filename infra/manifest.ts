@@ -21,6 +21,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "routes", sortKeyType: "string" },
   { name: "offsets", sortKeyType: "string" },
   { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" },
+  { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
 
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
@@ -84,6 +85,14 @@ export const API_FUNCTIONS = {
     tables: ["clients"],
     bucket: false,
   },
+  // Half messages live in the queue log (half queues), their records in the transactions table.
+  Transactions: {
+    handler: "functions/transactions.handler",
+    memoryMb: 512,
+    timeoutSeconds: 10,
+    tables: ["routes", "queue-index", "transactions"],
+    bucket: true,
+  },
 } as const satisfies Record<ServiceName, FunctionSpec>;
 
 export type ApiFunctionName = keyof typeof API_FUNCTIONS;
@@ -129,6 +138,16 @@ export const SCHEDULED_FUNCTIONS = {
     memoryMb: 512,
     timeoutSeconds: 900,
     tables: ["routes", "queue-index"],
+    bucket: true,
+  },
+  // RocketMQ checks every 60 s (transactionCheckInterval); EventBridge's shortest period is a minute too.
+  // Checks go to producers' inboxes (clients); discarded messages to TRANS_CHECK_MAX_TIME_TOPIC (routes, queue log).
+  TransactionCheck: {
+    handler: "functions/transaction-check.handler",
+    schedule: "rate(1 minute)",
+    memoryMb: 256,
+    timeoutSeconds: 60,
+    tables: ["routes", "queue-index", "transactions", "clients"],
     bucket: true,
   },
 } as const satisfies Record<string, ScheduleSpec>;

@@ -1,6 +1,7 @@
 /**
  * @module The scheduled functions of manifest.ts on EventBridge: broker registration every minute (the
- * name server expires a broker 120 s after its last registration) and hourly retention.
+ * name server expires a broker 120 s after its last registration), transaction check-backs every minute and
+ * hourly retention.
  */
 import { api } from "./api.js";
 import { createFunction } from "./functions.js";

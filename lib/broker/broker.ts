@@ -2,16 +2,21 @@
  * @module The broker: every service wired on one `Storage`. Handlers (Lambda or the local server) build
  * one per process and call its services; this is the only place that knows how they fit together.
  */
+import { RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC } from "../core/names.js";
+import { MASTER_ID } from "../core/topology.js";
 import type { Storage } from "../storage/storage.js";
 import { ClientService } from "./client-service.js";
 import { type BrokerRegistration, NameServer } from "./name-server.js";
 import { OffsetService } from "./offset-service.js";
 import { PullService } from "./pull-service.js";
+import type { QueueRef } from "./queue-index.js";
 import { QueueLog } from "./queue-log.js";
 import { RouteCache } from "./route-cache.js";
 import { SendService } from "./send-service.js";
-import { CLIENTS_TABLE, OFFSETS_TABLE, ROUTES_TABLE } from "./tables.js";
+import { CLIENTS_TABLE, OFFSETS_TABLE, ROUTES_TABLE, TRANSACTIONS_TABLE } from "./tables.js";
 import { TopicService } from "./topics.js";
+import { TransactionChecker, type TransactionCheckReport } from "./transaction-checks.js";
+import { DEFAULT_TRANSACTION_OPTIONS, halfQueue, type TransactionOptions, TransactionService } from "./transactions.js";
 
 export interface BrokerOptions {
   /** The brokers this deployment serves (registered by `registerBrokers`). */
@@ -28,6 +33,8 @@ export interface BrokerOptions {
   routeCacheMs?: number;
   /** Makes a message id (UNIQ_KEY) for messages that come without one. */
   newMessageId: () => string;
+  /** Check-back timing of transactional messages (RocketMQ's defaults: 6 s, 60 s, 15 checks). */
+  transactions?: Partial<Omit<TransactionOptions, "retentionMs">>;
   now?: () => number;
 }
 
@@ -51,6 +58,8 @@ export class Broker {
   readonly puller: PullService;
   readonly offsets: OffsetService;
   readonly clients: ClientService;
+  readonly transactions: TransactionService;
+  readonly transactionChecker: TransactionChecker;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
   readonly #storage: Storage;
@@ -78,6 +87,33 @@ export class Broker {
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
+    const transactionTable = storage.table(TRANSACTIONS_TABLE);
+    this.transactions = new TransactionService(
+      transactionTable,
+      this.sender,
+      this.queueLog,
+      {
+        ...DEFAULT_TRANSACTION_OPTIONS,
+        ...options.transactions,
+        retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
+      },
+      now,
+    );
+    this.transactionChecker = new TransactionChecker(
+      transactionTable,
+      this.transactions,
+      this.clients,
+      async (brokerName, message) => {
+        const queue = await this.topics.ensureSystemQueue(RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, brokerName);
+        await this.queueLog.append(queue, [message]);
+      },
+      now,
+    );
+  }
+
+  /** Check-backs of transactions due for one: the scheduled job, every transaction check interval. */
+  checkTransactions(): Promise<TransactionCheckReport> {
+    return this.transactionChecker.run();
   }
 
   /** Registers the configured brokers with the name server: the scheduled job, every 30 s. */
@@ -89,15 +125,19 @@ export class Broker {
   async applyRetention(): Promise<RetentionReport> {
     const olderThan = this.#now() - (this.#options.retentionMs ?? DEFAULT_RETENTION_MS);
     const report: RetentionReport = { queues: 0, deletedBatches: 0, deletedMessages: 0, garbageFiles: 0 };
+    const queues: QueueRef[] = [];
     for (const entry of await this.topics.listEntries()) {
       for (const [brokerName, n] of Object.entries(entry.queues)) {
-        for (let queueId = 0; queueId < n; queueId++) {
-          const trimmed = await this.queueLog.trim({ topic: entry.topic, brokerName, queueId }, olderThan);
-          report.queues++;
-          report.deletedBatches += trimmed.deletedBatches;
-          report.deletedMessages += trimmed.deletedMessages;
-        }
+        for (let queueId = 0; queueId < n; queueId++) queues.push({ topic: entry.topic, brokerName, queueId });
       }
+    }
+    // The half queues have no route (consumers never see them), so they are not in the topic list.
+    for (const b of this.#options.brokers) if (b.brokerId === MASTER_ID) queues.push(halfQueue(b.brokerName));
+    for (const queue of queues) {
+      const trimmed = await this.queueLog.trim(queue, olderThan);
+      report.queues++;
+      report.deletedBatches += trimmed.deletedBatches;
+      report.deletedMessages += trimmed.deletedMessages;
     }
     // After the trims: a trim that died between an index delete and its object delete left an orphan.
     const garbage = await this.#storage.collectGarbage?.();

@@ -3,7 +3,7 @@
  * client is live while its last heartbeat is under 120 s old; the table's TTL only tidies up, hours late.
  */
 import { LIVENESS_EXPIRY_MS } from "../core/topology.js";
-import type { ConsumerInfo, HeartbeatData } from "../protocol/index.js";
+import type { ConsumerInfo, HeartbeatData, ProducerInfo, TransactionCheck } from "../protocol/index.js";
 import type { Table } from "../storage/table.js";
 import { queryAll } from "./query-all.js";
 import { keys } from "./tables.js";
@@ -17,7 +17,8 @@ export class ClientService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async heartbeat(hb: HeartbeatData): Promise<void> {
+  /** Records the heartbeat; a producer gets the check-backs waiting for it (each handed out once). */
+  async heartbeat(hb: HeartbeatData): Promise<TransactionCheck[]> {
     const producers = hb.producerDataSet ?? [];
     const consumers = hb.consumerDataSet ?? [];
     const lastHeartbeat = this.now();
@@ -25,7 +26,14 @@ export class ClientService {
     // Unconditional puts: a heartbeat replaces the client's previous one.
     await Promise.all([
       ...producers.map((p) =>
-        this.clients.put({ pk: keys.producers(p.groupName), sk: hb.clientId, lastHeartbeat, expiresAt }),
+        this.clients.put({
+          pk: keys.producers(p.groupName),
+          sk: hb.clientId,
+          language: hb.language ?? "",
+          version: hb.version ?? "",
+          lastHeartbeat,
+          expiresAt,
+        }),
       ),
       ...consumers.map((c) =>
         this.clients.put({
@@ -40,6 +48,48 @@ export class ClientService {
         }),
       ),
     ]);
+    return producers.length === 0 ? [] : this.#takeTransactionChecks(hb.clientId);
+  }
+
+  /** The check-backs waiting for `clientId`, deleted as they are handed out (a lost answer waits for the next check). */
+  async #takeTransactionChecks(clientId: string): Promise<TransactionCheck[]> {
+    const items = await queryAll(this.clients, keys.transactionChecks(clientId), { consistent: true });
+    // Unconditional deletes: a check is handed out at most once; the next check round asks again.
+    await Promise.all(items.map((i) => this.clients.delete({ pk: i.pk, sk: i.sk })));
+    return items.map((i) => ({
+      transactionId: String(i.sk),
+      producerGroup: String(i.producerGroup),
+      checkTimes: Number(i.checkTimes),
+    }));
+  }
+
+  /** Leaves a check-back for a producer client, to be handed out with its next heartbeat answer. */
+  async addTransactionCheck(clientId: string, check: TransactionCheck): Promise<void> {
+    const expiresAt = Math.floor(this.now() / 1000) + TTL_SECONDS;
+    // Unconditional put: a newer check of the same transaction replaces an older one not yet picked up.
+    await this.clients.put({
+      pk: keys.transactionChecks(clientId),
+      sk: check.transactionId,
+      producerGroup: check.producerGroup,
+      checkTimes: check.checkTimes,
+      expiresAt,
+    });
+  }
+
+  /** Live producers of the group, the most recently heard from first. */
+  async producers(group: string): Promise<ProducerInfo[]> {
+    const since = this.now() - LIVENESS_EXPIRY_MS;
+    const items = await queryAll(this.clients, keys.producers(group), { consistent: true });
+    return items
+      .filter((i) => Number(i.lastHeartbeat) > since)
+      .map((i) => ({
+        clientId: String(i.sk),
+        clientAddr: String(i.sk).split("@")[0] ?? "",
+        language: typeof i.language === "string" ? i.language : "",
+        version: typeof i.version === "string" ? i.version : "",
+        lastHeartbeat: Number(i.lastHeartbeat),
+      }))
+      .sort((a, b) => b.lastHeartbeat - a.lastHeartbeat || (a.clientId < b.clientId ? -1 : 1));
   }
 
   /** Removes the client from the groups at once (RocketMQ's UNREGISTER_CLIENT), so a rebalance need not wait 120 s. */

@@ -52,7 +52,7 @@ export class PullService {
   }
 }
 
-function toPulled(q: { topic: string; brokerName: string; queueId: number }, m: StoredMessage): PulledMessage {
+export function toPulled(q: { topic: string; brokerName: string; queueId: number }, m: StoredMessage): PulledMessage {
   return {
     msgId: m.properties[MessageConst.UNIQ_KEY] ?? `${q.brokerName}-${q.queueId}-${m.queueOffset}`,
     ...q,

@@ -51,16 +51,27 @@ export class SendService {
   }
 
   async send(req: SendRequest): Promise<SendResponse> {
-    const records = this.#toRecords(req.messages);
+    const { records, batch, queue } = await this.prepare(req, (r) => r);
+    const { queueOffset, storeTimestamp } = await this.queueLog.appendEncoded(queue, batch, records.length);
+    const msgIds = records.map((r) => r.properties[MessageConst.UNIQ_KEY] as string);
+    return { sendStatus: "SEND_OK", messageQueue: queue, queueOffset, msgIds, storeTimestamp };
+  }
+
+  /**
+   * Every check of a send, without the append: the messages as records (`finish` may add properties, as a
+   * half message's), encoded and within the batch limit, and the queue they go to (auto-creating the topic).
+   */
+  async prepare(
+    req: SendRequest,
+    finish: (record: MessageRecord) => MessageRecord,
+  ): Promise<{ records: MessageRecord[]; batch: Uint8Array; queue: QueueRef }> {
+    const records = this.#toRecords(req.messages).map(finish);
     const batch = encodeBatch(records);
     if (batch.byteLength > MAX_BATCH_BYTES) {
       throw tooLarge(`the batch is ${batch.byteLength} bytes encoded, over the limit of ${MAX_BATCH_BYTES}`);
     }
     const route = await this.#route(req.topic);
-    const queue = this.#pickQueue(req, route);
-    const { queueOffset, storeTimestamp } = await this.queueLog.appendEncoded(queue, batch, records.length);
-    const msgIds = records.map((r) => r.properties[MessageConst.UNIQ_KEY] as string);
-    return { sendStatus: "SEND_OK", messageQueue: queue, queueOffset, msgIds, storeTimestamp };
+    return { records, batch, queue: this.#pickQueue(req, route) };
   }
 
   #toRecords(messages: SendMessage[]): MessageRecord[] {

@@ -9,11 +9,23 @@ import { QUEUE_INDEX_TABLE } from "./queue-index.js";
 export const ROUTES_TABLE: TableSpec = { name: "routes", sortKeyType: "string" };
 /** Consumer offsets (`offset:<T>:<G>` / brokerName:queueId) and each group's topics (`group:<G>` / topic). */
 export const OFFSETS_TABLE: TableSpec = { name: "offsets", sortKeyType: "string" };
-/** Heartbeats (`consumer:<G>` or `producer:<G>` / clientId); TTL only tidies up, liveness is the heartbeat time. */
+/**
+ * Heartbeats (`consumer:<G>` or `producer:<G>` / clientId) and producers' waiting check-backs
+ * (`txcheck:<clientId>` / transaction id); TTL only tidies up, liveness is the heartbeat time.
+ */
 export const CLIENTS_TABLE: TableSpec = { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
+/** Transactions (`tx:<id>` / record) and the pending ones by due time (`txpending` / due#id); TTL tidies up. */
+export const TRANSACTIONS_TABLE: TableSpec = { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" };
+
 /** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
-export const BROKER_TABLES: readonly TableSpec[] = [QUEUE_INDEX_TABLE, ROUTES_TABLE, OFFSETS_TABLE, CLIENTS_TABLE];
+export const BROKER_TABLES: readonly TableSpec[] = [
+  QUEUE_INDEX_TABLE,
+  ROUTES_TABLE,
+  OFFSETS_TABLE,
+  CLIENTS_TABLE,
+  TRANSACTIONS_TABLE,
+];
 
 export const keys = {
   topicRoute: (topic: string) => `topic:${topic}`,
@@ -25,4 +37,10 @@ export const keys = {
   groupTopics: (group: string) => `group:${group}`,
   consumers: (group: string) => `consumer:${group}`,
   producers: (group: string) => `producer:${group}`,
+  /** Check-backs waiting for a producer client, picked up by its next heartbeat (sk: transaction id). */
+  transactionChecks: (clientId: string) => `txcheck:${clientId}`,
+  /** Every record of one transaction: `half`, `end`, `delivered`, `check:<n>`, `deliver:<n>`. */
+  transaction: (transactionId: string) => `tx:${transactionId}`,
+  /** Transactions not ended yet, by when they are next due for a check (sk: `<due ms, 15 digits>#<id>`). */
+  pendingTransactions: "txpending",
 } as const;

@@ -11,6 +11,7 @@ import type { Table } from "../storage/table.js";
 import { ConditionFailedError } from "../storage/table.js";
 import type { LiveBroker, NameServer, QueueData, TopicRouteData } from "./name-server.js";
 import { queryAll } from "./query-all.js";
+import type { QueueRef } from "./queue-index.js";
 import type { QueueLog } from "./queue-log.js";
 import { keys } from "./tables.js";
 
@@ -77,29 +78,23 @@ export class TopicService {
     const writable = (await this.liveMasters()).filter((b) => PermName.isWriteable(b.perm));
     if (writable.length === 0)
       throw new NimbusError(ErrorCode.SERVICE_NOT_AVAILABLE, "no live writable broker to create the topic on");
-    await Promise.all(
-      writable.map(async (b) => {
-        try {
-          // Condition `attribute_not_exists(pk)`: create the QueueData only if nobody has set it meanwhile.
-          await this.routes.put(
-            {
-              pk: keys.topicRoute(topic),
-              sk: b.brokerName,
-              readQueueNums: queueNums,
-              writeQueueNums: queueNums,
-              perm: DEFAULT_PERM,
-              topicSysFlag: 0,
-              updatedAt: this.now(),
-            },
-            { condition: { exists: false } },
-          );
-        } catch (err) {
-          if (!(err instanceof ConditionFailedError)) throw err;
-        }
-      }),
-    );
+    await Promise.all(writable.map((b) => this.#createQueueData(topic, b.brokerName, queueNums)));
     await this.#listTopic(topic, Object.fromEntries(writable.map((b) => [b.brokerName, queueNums])));
     return this.nameServer.topicRoute(topic);
+  }
+
+  /**
+   * Gives a system topic one queue on `brokerName` if it has none (RocketMQ creates its system topics on
+   * first use), so operators can read it and retention trims it. Returns the queue.
+   */
+  async ensureSystemQueue(topic: string, brokerName: string): Promise<QueueRef> {
+    const existing = await this.routes.get({ pk: keys.topicRoute(topic), sk: brokerName }, { consistent: true });
+    if (existing === undefined) {
+      await this.#createQueueData(topic, brokerName, 1);
+      await this.#listTopic(topic, { [brokerName]: 1 });
+      this.onChange(topic);
+    }
+    return { topic, brokerName, queueId: 0 };
   }
 
   /** All topics, from the topic list partition (no scan). */
@@ -142,6 +137,27 @@ export class TopicService {
       queueIds(qd).map((queueId) => ({ brokerName: qd.brokerName, queueId })),
     );
     return Promise.all(rows.map(async (r) => ({ ...r, ...(await this.queueLog.status({ topic, ...r })) })));
+  }
+
+  /** Creates the topic's QueueData on one broker unless it has one: a concurrent admin update or creation stays. */
+  async #createQueueData(topic: string, brokerName: string, queueNums: number): Promise<void> {
+    try {
+      // Condition `attribute_not_exists(pk)`: create the QueueData only if nobody has set it meanwhile.
+      await this.routes.put(
+        {
+          pk: keys.topicRoute(topic),
+          sk: brokerName,
+          readQueueNums: queueNums,
+          writeQueueNums: queueNums,
+          perm: DEFAULT_PERM,
+          topicSysFlag: 0,
+          updatedAt: this.now(),
+        },
+        { condition: { exists: false } },
+      );
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err;
+    }
   }
 
   /**

@@ -17,7 +17,15 @@ interface DevOptions {
   s3Endpoint?: string;
   provision: boolean;
   stage: string;
+  transactionTimeout?: number;
+  transactionCheckInterval?: number;
 }
+
+const ms = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("a time in ms is a non-negative integer");
+  return n;
+};
 
 const port = (value: string): number => {
   const n = Number(value);
@@ -47,10 +55,28 @@ export function addDevCommand(program: Command): void {
     .option("--s3-endpoint <url>", "S3 endpoint, e.g. an emulator (--storage aws)")
     .option("--stage <name>", "take the broker settings of this stage from lib/config/stages.ts", "local")
     .option("--provision", "create the tables and the bucket if missing (--storage aws)", false)
+    .addOption(
+      new Option(
+        "--transaction-timeout <ms>",
+        "first check-back of a half message after this long (default 6000)",
+      ).argParser(ms),
+    )
+    .addOption(
+      new Option(
+        "--transaction-check-interval <ms>",
+        "time between check-backs of a transaction (default 60000)",
+      ).argParser(ms),
+    )
     .action(async (opts: DevOptions) => {
       // Loaded here, not at the top: the server (AWS SDK, SQLite) would add ~0.4 s to every other command.
       const { startLocalServer } = await import("../dev/local-server.js");
-      const config = stageSettings(opts.stage).nimbus;
+      const config = {
+        ...stageSettings(opts.stage).nimbus,
+        ...(opts.transactionTimeout === undefined ? {} : { transactionTimeoutMs: opts.transactionTimeout }),
+        ...(opts.transactionCheckInterval === undefined
+          ? {}
+          : { transactionCheckIntervalMs: Math.max(100, opts.transactionCheckInterval) }),
+      };
       const server = await startLocalServer({ port: opts.port, host: opts.host, storage: storageChoice(opts), config });
       console.log(`nimbus: local broker listening on ${server.url} (${describe(opts)}); Ctrl-C stops it`);
       stopOnSignals(server);

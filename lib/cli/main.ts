@@ -10,6 +10,7 @@ import { CommandLineExit, configureErrors, describeFailure, oneLine } from "./co
 import { addConsumerCommands } from "./consumer-commands.js";
 import { addDevCommand } from "./dev-command.js";
 import { addMessageCommands } from "./message-commands.js";
+import { addProducerCommands } from "./producer-commands.js";
 import { addSendCommand } from "./send-command.js";
 import { addTopicCommands } from "./topic-commands.js";
 
@@ -21,6 +22,7 @@ configureErrors(program);
 addDevCommand(program);
 addTopicCommands(program);
 addConsumerCommands(program);
+addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);
 program.addHelpText(

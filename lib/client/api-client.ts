@@ -16,10 +16,16 @@ import {
   type ConsumerConnection,
   type EndpointInput,
   type EndpointOutput,
+  type EndTransactionRequest,
   endpoints,
+  type HalfMessageRequest,
+  type HalfMessageResponse,
   type HeartbeatData,
+  type HeartbeatResponse,
   type OffsetEntry,
+  type ProducerInfo,
   type ProgressRow,
+  type PulledMessage,
   type PullRequest,
   type PullResponse,
   type QueueStatus,
@@ -27,14 +33,20 @@ import {
   type SendResponse,
   type TopicConfig,
   type TopicRouteData,
+  type TransactionInfo,
 } from "../protocol/index.js";
 import { HttpTransport, type RequestOptions, type TransportOptions } from "./http-transport.js";
 
 export type {
   ConsumerConnection,
   ConsumerInfo,
+  EndTransactionRequest,
+  HalfMessageRequest,
+  HalfMessageResponse,
   HeartbeatData,
+  HeartbeatResponse,
   OffsetEntry,
+  ProducerInfo,
   ProgressRow,
   PulledMessage,
   PullRequest,
@@ -45,6 +57,8 @@ export type {
   SendRequest,
   SendResponse,
   TopicConfig,
+  TransactionCheck,
+  TransactionInfo,
 } from "../protocol/index.js";
 
 /** What a call gives: the parts of the endpoint's input that it has. */
@@ -130,8 +144,35 @@ export class NimbusApi {
     return this.call(endpoints.pull, { body: req }, options);
   }
 
-  async heartbeat(data: HeartbeatData): Promise<void> {
-    await this.call(endpoints.heartbeat, { body: data });
+  /** Registers this client in its groups; the answer carries check-backs for a producer. */
+  heartbeat(data: HeartbeatData): Promise<HeartbeatResponse> {
+    return this.call(endpoints.heartbeat, { body: data });
+  }
+
+  /** The group's live producers (mqadmin's producerConnection). */
+  async producerConnection(group: string): Promise<ProducerInfo[]> {
+    return (await this.call(endpoints.producerConnection, { params: { group } })).producers;
+  }
+
+  sendHalfMessage(req: HalfMessageRequest, options?: RequestOptions): Promise<HalfMessageResponse> {
+    return this.call(endpoints.sendHalfMessage, { body: req }, options);
+  }
+
+  endTransaction(
+    transactionId: string,
+    req: EndTransactionRequest,
+    options?: RequestOptions,
+  ): Promise<TransactionInfo> {
+    return this.call(endpoints.endTransaction, { params: { transactionId }, body: req }, options);
+  }
+
+  transactionInfo(transactionId: string, producerGroup: string): Promise<TransactionInfo> {
+    return this.call(endpoints.transactionInfo, { params: { transactionId }, query: { producerGroup } });
+  }
+
+  /** The half message of a transaction, as a check-back's listener sees it. */
+  transactionMessage(transactionId: string, producerGroup: string): Promise<PulledMessage> {
+    return this.call(endpoints.transactionMessage, { params: { transactionId }, query: { producerGroup } });
   }
 
   async unregister(

@@ -20,8 +20,9 @@
  */
 import { ErrorCode, isNimbusError } from "../core/errors.js";
 import type { TopicRouteData } from "../protocol/index.js";
-import type { HeartbeatData, NimbusApi } from "./api-client.js";
+import type { HeartbeatData, HeartbeatResponse, NimbusApi } from "./api-client.js";
 import { Repeaters } from "./schedule.js";
+import { CLIENT_LANGUAGE, CLIENT_VERSION } from "./version.js";
 
 export interface ClientInstanceOptions {
   api: NimbusApi;
@@ -34,6 +35,8 @@ export interface ClientInstanceOptions {
   heartbeatBrokerInterval?: number | undefined;
   /** Called when a topic's route arrives for the first time or differs from the last one. */
   onRouteChange?: (topic: string, route: TopicRouteData) => void;
+  /** Gets every heartbeat's answer (a producer's check-backs). */
+  onHeartbeatAnswer?: (answer: HeartbeatResponse) => void;
   /** Failures of background work (route polls, heartbeats). Ignored by default. */
   onError?: (err: unknown, during: "heartbeat" | "route") => void;
 }
@@ -103,9 +106,15 @@ export class ClientInstance {
     this.#routes.delete(topic);
   }
 
-  /** One heartbeat now; rejects on failure. */
-  sendHeartbeat(): Promise<void> {
-    return this.api.heartbeat({ clientId: this.clientId, ...this.#options.heartbeatData() });
+  /** One heartbeat now; its answer (check-backs for a producer) goes to `onHeartbeatAnswer`. Rejects on failure. */
+  async sendHeartbeat(): Promise<void> {
+    const answer = await this.api.heartbeat({
+      clientId: this.clientId,
+      language: CLIENT_LANGUAGE,
+      version: CLIENT_VERSION,
+      ...this.#options.heartbeatData(),
+    });
+    this.#options.onHeartbeatAnswer?.(answer);
   }
 
   async #fetchRoute(topic: string, timeoutMs: number | undefined): Promise<TopicRouteData | undefined> {

@@ -39,6 +39,12 @@ export {
   SelectMessageQueueByRandom,
 } from "./message-queue-selector.js";
 export { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
-export { Producer, type ProducerOptions } from "./producer.js";
+export { Producer, type ProducerErrorSource, type ProducerOptions } from "./producer.js";
 export { PushConsumer } from "./push-consumer.js";
 export { signatureParts, signRequest } from "./sigv4.js";
+export {
+  LocalTransactionState,
+  type TransactionListener,
+  TransactionProducer,
+  type TransactionSendResult,
+} from "./transaction-producer.js";

@@ -17,7 +17,7 @@ import { newMessageId } from "../core/message-id-node.js";
 import { MessageQueue } from "../core/message-queue.js";
 import { validateGroup, validateUserTopic } from "../core/names.js";
 import { HTTP_STATUS, MAX_BODY_BYTES } from "../protocol/index.js";
-import { NimbusApi, type SendMessage, type SendResponse } from "./api-client.js";
+import { type HeartbeatResponse, NimbusApi, type SendMessage, type SendResponse } from "./api-client.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "./client-id.js";
 import { ClientInstance } from "./client-instance.js";
 import type { IamAuth } from "./http-transport.js";
@@ -50,8 +50,17 @@ export interface ProducerOptions {
   /** Extra headers on every request (e.g. auth). */
   headers?: Record<string, string>;
   /** Failures of background work and of one-way sends; ignored by default. */
-  onError?: (err: unknown, during: "heartbeat" | "route" | "oneway" | "unregister") => void;
+  onError?: (err: unknown, during: ProducerErrorSource) => void;
 }
+
+/** What failed in the background: a heartbeat, a route poll, a one-way send, leaving, a transaction's end or check. */
+export type ProducerErrorSource = "heartbeat" | "route" | "oneway" | "unregister" | "transaction";
+
+/**
+ * The producer groups started in this process: RocketMQ allows one producer instance per group per
+ * process (MQClientInstance.registerProducer), so two instances never answer for one group.
+ */
+const startedGroups = new Set<string>();
 
 type ServiceState = "CREATE_JUST" | "RUNNING" | "SHUTDOWN_ALREADY";
 /** Where a send goes: round robin over the publish queues, a given queue, or the queue a selector picks. */
@@ -59,7 +68,7 @@ type Target =
   | { kind: "any" }
   | { kind: "queue"; mq: MessageQueue }
   | { kind: "select"; selector: MessageQueueSelector<unknown>; arg: unknown; head: Message };
-type Prepared = { topic: string; wire: SendMessage[] };
+export type Prepared = { topic: string; wire: SendMessage[] };
 
 /** RocketMQ's producer, HTTP edition. See the module example. */
 export class Producer {
@@ -97,6 +106,7 @@ export class Producer {
       pollNameServerInterval: options.pollNameServerInterval,
       heartbeatBrokerInterval: options.heartbeatBrokerInterval,
       onRouteChange: (topic, route) => this.#publishInfo.set(topic, topicRouteData2TopicPublishInfo(topic, route)),
+      onHeartbeatAnswer: (answer) => this.handleHeartbeatAnswer(answer),
       onError: (err, during) => this.#onError?.(err, during),
     });
     this.#batcher = options.batching
@@ -106,11 +116,18 @@ export class Producer {
       : undefined;
   }
 
-  /** Heartbeat at once, then route polling and heartbeats every 30 s. */
+  /** Heartbeat at once, then route polling and heartbeats every 30 s. One started producer per group per process. */
   async start(): Promise<void> {
     if (this.#state !== "CREATE_JUST") {
       throw new NimbusError(ErrorCode.SERVICE_NOT_AVAILABLE, `The producer service state not OK, ${this.#state}`);
     }
+    if (startedGroups.has(this.producerGroup)) {
+      throw new NimbusError(
+        ErrorCode.PARAMETER_ILLEGAL,
+        `The producer group[${this.producerGroup}] has been created before, specify another name please.`,
+      );
+    }
+    startedGroups.add(this.producerGroup);
     this.#state = "RUNNING";
     await this.#instance.start();
   }
@@ -122,6 +139,7 @@ export class Producer {
       return;
     }
     this.#state = "SHUTDOWN_ALREADY";
+    startedGroups.delete(this.producerGroup);
     await this.#batcher?.close();
     await Promise.all([...this.#oneways]);
     await this.#instance.shutdown();
@@ -132,7 +150,7 @@ export class Producer {
 
   /** The topic's writable queues (RocketMQ's `fetchPublishMessageQueues`). */
   async fetchPublishMessageQueues(topic: string): Promise<MessageQueue[]> {
-    this.#ensureRunning();
+    this.ensureRunning();
     return [...((await this.#findPublishInfo(topic, this.sendMsgTimeout))?.messageQueueList ?? [])];
   }
 
@@ -146,7 +164,7 @@ export class Producer {
   send(msg: Message | Message[], mq: MessageQueue, timeout?: number): Promise<SendResult>;
   send<A>(msg: Message | Message[], selector: MessageQueueSelector<A>, arg: A, timeout?: number): Promise<SendResult>;
   async send(msg: Message | Message[], ...rest: unknown[]): Promise<SendResult> {
-    this.#ensureRunning();
+    this.ensureRunning();
     const prepared = prepare(msg);
     const { target, timeout } = this.#parseCall(prepared, msg, rest);
     const single = !Array.isArray(msg) && prepared.wire[0];
@@ -161,7 +179,7 @@ export class Producer {
   sendOneway<A>(msg: Message | Message[], selector: MessageQueueSelector<A>, arg: A, timeout?: number): Promise<void>;
   sendOneway(msg: Message | Message[], ...rest: unknown[]): Promise<void> {
     const job = (async () => {
-      this.#ensureRunning();
+      this.ensureRunning();
       const prepared = prepare(msg);
       const { target, timeout } = this.#parseCall(prepared, msg, rest);
       await this.#sendDefault(prepared, target, timeout, 1);
@@ -253,6 +271,29 @@ export class Producer {
     );
   }
 
+  /** A heartbeat's answer; a TransactionProducer answers the check-backs in it. */
+  protected handleHeartbeatAnswer(_answer: HeartbeatResponse): void {}
+
+  /** Hands a background failure to `onError`. */
+  protected reportError(err: unknown, during: ProducerErrorSource): void {
+    this.#onError?.(err, during);
+  }
+
+  /**
+   * The next writable queue of the topic round robin (avoiding `lastBroker` when another has one) and its
+   * broker's address; undefined when the topic has no route yet (the broker then picks and auto-creates).
+   */
+  protected async nextQueue(
+    topic: string,
+    timeoutMs: number,
+    lastBroker?: string,
+  ): Promise<{ mq: MessageQueue; baseUrl: string | undefined } | undefined> {
+    const info = await this.#findPublishInfo(topic, timeoutMs);
+    if (!info?.ok()) return undefined;
+    const mq = info.selectOneMessageQueue(lastBroker);
+    return mq === undefined ? undefined : { mq, baseUrl: info.brokerAddr(mq.brokerName) };
+  }
+
   /** RocketMQ's `tryToFindTopicPublishInfo`: the cached publish info, else the route fetched now. */
   async #findPublishInfo(topic: string, timeoutMs: number): Promise<TopicPublishInfo | undefined> {
     const cached = this.#publishInfo.get(topic);
@@ -273,7 +314,7 @@ export class Producer {
     return value;
   }
 
-  #ensureRunning(): void {
+  protected ensureRunning(): void {
     if (this.#state !== "RUNNING") {
       throw new NimbusError(ErrorCode.SERVICE_NOT_AVAILABLE, `The producer service state not OK, ${this.#state}`);
     }
@@ -289,7 +330,7 @@ export function isRetryable(err: unknown): boolean {
 }
 
 /** Checks messages as RocketMQ's `Validators.checkMessage` and `batch()` do, sets UNIQ_KEY, and makes wire messages. */
-function prepare(msg: Message | Message[]): Prepared {
+export function prepare(msg: Message | Message[]): Prepared {
   const msgs = Array.isArray(msg) ? msg : [msg];
   const topic = msgs[0]?.topic;
   if (topic === undefined) throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");

@@ -19,6 +19,11 @@ export function createBroker(
     inlineThresholdBytes: config.inlineThresholdBytes,
     retentionMs: config.retentionHours * 3600_000,
     routeCacheMs: config.routeCacheMs,
+    transactions: {
+      timeoutMs: config.transactionTimeoutMs,
+      checkIntervalMs: config.transactionCheckIntervalMs,
+      checkMax: config.transactionCheckMax,
+    },
     newMessageId: options.newMessageId,
     ...(options.now ? { now: options.now } : {}),
   });

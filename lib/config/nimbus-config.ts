@@ -52,6 +52,15 @@ export const NimbusConfigSchema = z
       .default(72),
     /** How long an API instance trusts a cached topic route. */
     routeCacheMs: z.number().int().min(0).max(60_000).default(3000),
+    /** RocketMQ's transactionTimeOut: a half message not ended this long after it was stored is checked. */
+    transactionTimeoutMs: z.number().int().min(0).max(86_400_000).default(6000),
+    /**
+     * RocketMQ's transactionCheckInterval: time between checks of one transaction. On AWS the checks run on
+     * a one-minute schedule, so anything under 60 s acts as 60 s there.
+     */
+    transactionCheckIntervalMs: z.number().int().min(100).max(86_400_000).default(60_000),
+    /** RocketMQ's transactionCheckMax: checks before a half message is discarded. */
+    transactionCheckMax: z.number().int().min(1).max(1000).default(15),
   })
   .strict();
 

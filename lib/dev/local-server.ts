@@ -85,17 +85,23 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   context = { broker: createBroker(storage, config, { apiUrl: url, newMessageId }) };
   const ctx = context;
 
-  // The scheduled handlers' jobs (functions/register-brokers.ts, functions/retention.ts), on timers.
+  // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers.
+  // One run of a job at a time (a run longer than its period is not started twice), and close() waits for
+  // the runs in flight before it closes the store.
   await ctx.broker.registerBrokers();
+  const running = new Map<string, Promise<unknown>>();
+  const every = (job: string, periodMs: number, run: () => Promise<unknown>) =>
+    setInterval(() => {
+      if (running.has(job)) return;
+      const done = run()
+        .catch(logJobError(job))
+        .finally(() => running.delete(job));
+      running.set(job, done);
+    }, periodMs);
   const timers = [
-    setInterval(
-      () => void ctx.broker.registerBrokers().catch(logJobError("register brokers")),
-      options.registerIntervalMs ?? 30_000,
-    ),
-    setInterval(
-      () => void ctx.broker.applyRetention().catch(logJobError("retention")),
-      options.retentionIntervalMs ?? 3_600_000,
-    ),
+    every("register brokers", options.registerIntervalMs ?? 30_000, () => ctx.broker.registerBrokers()),
+    every("retention", options.retentionIntervalMs ?? 3_600_000, () => ctx.broker.applyRetention()),
+    every("transaction check", config.transactionCheckIntervalMs, () => ctx.broker.checkTransactions()),
   ];
 
   return {
@@ -105,6 +111,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     storage,
     async close() {
       for (const t of timers) clearInterval(t);
+      await Promise.all(running.values());
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await storage.close();

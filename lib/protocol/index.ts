@@ -4,12 +4,13 @@
  * Imports only lib/core.
  */
 import type { AnyEndpoint } from "./endpoint.js";
-import { consumerConnection, heartbeat, unregister } from "./endpoints/clients.js";
+import { consumerConnection, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
 import { clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
 import { commitOffsets, consumerProgress, queryOffsets } from "./endpoints/offsets.js";
 import { pull } from "./endpoints/pull.js";
 import { send } from "./endpoints/send.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
+import { endTransaction, sendHalfMessage, transactionInfo, transactionMessage } from "./endpoints/transactions.js";
 
 export * from "./bounds.js";
 export * from "./endpoint.js";
@@ -19,6 +20,7 @@ export * from "./endpoints/offsets.js";
 export * from "./endpoints/pull.js";
 export * from "./endpoints/send.js";
 export * from "./endpoints/topics.js";
+export * from "./endpoints/transactions.js";
 export * from "./fields.js";
 export * from "./http-status.js";
 
@@ -40,6 +42,11 @@ export const endpoints = {
   heartbeat,
   unregister,
   consumerConnection,
+  producerConnection,
+  sendHalfMessage,
+  endTransaction,
+  transactionInfo,
+  transactionMessage,
 } as const;
 
 export type EndpointId = keyof typeof endpoints;

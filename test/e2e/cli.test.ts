@@ -187,6 +187,46 @@ describe("nimbus dev (the CLI, in a child process)", () => {
     }
   });
 
+  it("--transaction-timeout and --transaction-check-interval set the check-backs' timing", async () => {
+    const txDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-cli-tx-"));
+    const cli = await startCli([
+      "--data-dir",
+      txDir,
+      "--transaction-timeout",
+      "0",
+      "--transaction-check-interval",
+      "100",
+    ]);
+    try {
+      const http = api(cli.url);
+      const half = ok(
+        await http.post<{ transactionId: string }>("/transactions", {
+          producerGroup: "CliTx",
+          topic: "CliTxTopic",
+          message: { body: b64("pending") },
+        }),
+      );
+      const heartbeat = { clientId: "127.0.0.1@cli-test", producerDataSet: [{ groupName: "CliTx" }] };
+      // Three checks take 2 intervals: 0.2 s here, 120 s with the defaults (longer than the guard).
+      const deadline = Date.now() + GUARD_MS;
+      let checkTimes = 0;
+      while (checkTimes < 3) {
+        assert.ok(Date.now() < deadline, `only ${checkTimes} checks within the guard time:\n${cli.output()}`);
+        const answer = ok(
+          await http.post<{ transactionChecks: { transactionId: string; checkTimes: number }[] }>(
+            "/heartbeat",
+            heartbeat,
+          ),
+        );
+        for (const c of answer.transactionChecks) if (c.transactionId === half.transactionId) checkTimes = c.checkTimes;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      assert.equal(await cli.stop("SIGTERM"), 0, cli.output());
+      rmSync(txDir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses bad options with exit code 1 and a message", async () => {
     const noBucket = await runCli(["dev", "--port", "0", "--storage", "aws"]);
     assert.equal(noBucket.code, 1, noBucket.output);
@@ -194,5 +234,8 @@ describe("nimbus dev (the CLI, in a child process)", () => {
     const badPort = await runCli(["dev", "--port", "70000"]);
     assert.notEqual(badPort.code, 0, badPort.output);
     assert.match(badPort.output, /port/);
+    const badTimeout = await runCli(["dev", "--port", "0", "--transaction-timeout", "-5"]);
+    assert.notEqual(badTimeout.code, 0, badTimeout.output);
+    assert.match(badTimeout.output, /ms/);
   });
 });

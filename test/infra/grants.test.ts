@@ -13,6 +13,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
+import { checkTransactions } from "../../functions/transaction-check.js";
 import { ALL_FUNCTIONS, API_FUNCTIONS, API_ROUTES, type ApiFunctionName } from "../../infra/manifest.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
@@ -78,7 +79,7 @@ function apiEvent(method: string, url: string, body?: unknown): ApiEvent {
 }
 
 const HOUR = 3600_000;
-const config = parseNimbusConfig({ inlineThresholdBytes: 1024, retentionHours: 1 });
+const config = parseNimbusConfig({ inlineThresholdBytes: 1024, retentionHours: 1, transactionCheckMax: 1 });
 
 describe("each function is granted exactly the resources it uses", () => {
   let dataDir: string;
@@ -132,7 +133,7 @@ describe("each function is granted exactly the resources it uses", () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("runs every route and both scheduled jobs", async () => {
+  it("runs every route and every scheduled job", async () => {
     const registration = contextOf("RegisterBrokers");
     await registerBrokers(registration);
 
@@ -175,12 +176,44 @@ describe("each function is granted exactly the resources it uses", () => {
     await call("GET /groups/{group}/progress", "/groups/G/progress?topic=Orders");
     await call("GET /openapi.json", "/openapi.json");
 
+    // A transaction committed at once, and one left to a check-back (large: its half message is an object).
+    await call("POST /heartbeat", "/heartbeat", { clientId: "p1", producerDataSet: [{ groupName: "TxG" }] });
+    await call("GET /groups/{group}/producers", "/groups/TxG/producers");
+    const tx = (await call("POST /transactions", "/transactions", {
+      producerGroup: "TxG",
+      topic: "Orders",
+      message: { body: text("tx"), properties: { UNIQ_KEY: "TX1" } },
+    })) as { transactionId: string };
+    await call("GET /transactions/{transactionId}", `/transactions/${tx.transactionId}?producerGroup=TxG`);
+    await call(
+      "GET /transactions/{transactionId}/message",
+      `/transactions/${tx.transactionId}/message?producerGroup=TxG`,
+    );
+    await call("POST /transactions/{transactionId}/end", `/transactions/${tx.transactionId}/end`, {
+      producerGroup: "TxG",
+      commitOrRollback: "COMMIT_MESSAGE",
+    });
+    await call("POST /transactions", "/transactions", {
+      producerGroup: "TxG",
+      topic: "Orders",
+      message: { body: text("y".repeat(4096)), properties: { UNIQ_KEY: "TX2" } },
+    });
+    clock += 10 * 60_000;
+    await call("POST /heartbeat", "/heartbeat", { clientId: "p1", producerDataSet: [{ groupName: "TxG" }] });
+    const checked = await checkTransactions(contextOf("TransactionCheck"));
+    assert.equal(checked.sentToProducers, 1, "the pending transaction was checked with the live producer");
+    clock += 10 * 60_000;
+    const discarded = await checkTransactions(contextOf("TransactionCheck"));
+    assert.equal(discarded.discarded, 1, "after transactionCheckMax checks the message is discarded");
+
     // Two hours on, one newer batch: retention trims both old ones, the large one's object included.
     clock += 2 * HOUR;
     await registerBrokers(registration);
     await call("POST /send", "/send", small);
     const report = await applyRetention(contextOf("Retention"));
-    assert.equal(report.deletedBatches, 2, "retention trimmed the two old batches");
+    // Orders: the three old batches (two sends and the committed transaction) but never the newest; the half
+    // queue: the older of its two half messages.
+    assert.equal(report.deletedBatches, 4, "retention trimmed the old batches");
 
     await call("DELETE /topics/{topic}", "/topics/Orders");
 

@@ -6,14 +6,17 @@ import { route, serviceRoutes } from "../route.js";
 const SUCCESS = { code: "SUCCESS" } as const;
 
 export const clientRoutes = serviceRoutes<HandlerContext>("Clients", [
-  route(endpoints.heartbeat, async ({ body }, { broker }) => {
-    await broker.clients.heartbeat(body);
-    return SUCCESS;
-  }),
+  route(endpoints.heartbeat, async ({ body }, { broker }) => ({
+    code: "SUCCESS" as const,
+    transactionChecks: await broker.clients.heartbeat(body),
+  })),
   route(endpoints.unregister, async ({ body: { clientId, ...groups } }, { broker }) => {
     await broker.clients.unregister(clientId, groups);
     return SUCCESS;
   }),
+  route(endpoints.producerConnection, async ({ params }, { broker }) => ({
+    producers: await broker.clients.producers(params.group),
+  })),
   route(endpoints.consumerConnection, async ({ params }, { broker }) => {
     const consumers = await broker.clients.consumers(params.group);
     return { consumerIdList: consumers.map((c) => c.clientId), consumers };

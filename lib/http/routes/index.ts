@@ -7,6 +7,7 @@ import { pullRoutes, sendRoutes } from "./data-plane.js";
 import { nameServerRoutes } from "./name-server.js";
 import { offsetRoutes } from "./offsets.js";
 import { topicRoutes } from "./topics.js";
+import { transactionRoutes } from "./transactions.js";
 
 export const SERVICE_ROUTES: Readonly<Record<ServiceName, Route<HandlerContext>[]>> = {
   NameServer: nameServerRoutes,
@@ -15,6 +16,7 @@ export const SERVICE_ROUTES: Readonly<Record<ServiceName, Route<HandlerContext>[
   Pull: pullRoutes,
   Offsets: offsetRoutes,
   Clients: clientRoutes,
+  Transactions: transactionRoutes,
 };
 
 /** Every route of the API: what the local server serves. */

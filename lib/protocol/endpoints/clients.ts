@@ -33,12 +33,41 @@ export type ConsumerData = z.output<typeof ConsumerDataSchema>;
 export const HeartbeatSchema = z
   .object({
     clientId,
+    /** RocketMQ's LanguageCode of the client, e.g. `TYPESCRIPT`, `JAVA`. */
+    language: z.string().max(32).optional(),
+    /** The client's version. */
+    version: z.string().max(64).optional(),
     producerDataSet: z.array(z.object({ groupName })).max(MAX_GROUPS_PER_HEARTBEAT).optional(),
     consumerDataSet: z.array(ConsumerDataSchema).max(MAX_GROUPS_PER_HEARTBEAT).optional(),
   })
   .strict()
   .meta({ id: "HeartbeatData" });
 export type HeartbeatData = z.output<typeof HeartbeatSchema>;
+
+/** A check-back for a producer: "what became of this transaction?" (RocketMQ's CHECK_TRANSACTION_STATE). */
+export const TransactionCheckSchema = z
+  .object({ transactionId: z.string(), producerGroup: z.string(), checkTimes: z.number().int().min(1) })
+  .meta({ id: "TransactionCheck" });
+export type TransactionCheck = z.output<typeof TransactionCheckSchema>;
+
+/** A heartbeat's answer: success, and the check-backs waiting for this client (producers only). */
+export const HeartbeatResponseSchema = z
+  .object({ code: z.literal("SUCCESS"), transactionChecks: z.array(TransactionCheckSchema) })
+  .meta({ id: "HeartbeatResponse" });
+export type HeartbeatResponse = z.output<typeof HeartbeatResponseSchema>;
+
+/** A live producer of a group (mqadmin's producerConnection). */
+export const ProducerInfoSchema = z
+  .object({
+    clientId: z.string(),
+    /** The client's IP, from its client id (`ip@instance`). */
+    clientAddr: z.string(),
+    language: z.string(),
+    version: z.string(),
+    lastHeartbeat: timestamp,
+  })
+  .meta({ id: "ProducerInfo" });
+export type ProducerInfo = z.output<typeof ProducerInfoSchema>;
 
 /** A live consumer of a group, as its last heartbeat described it. */
 export const ConsumerInfoSchema = z
@@ -64,9 +93,9 @@ export const heartbeat = endpoint({
   method: "POST",
   path: "/heartbeat",
   service: "Clients",
-  summary: "Registers or renews a client in its producer and consumer groups; live for 120 s (HEART_BEAT).",
+  summary: "Registers or renews a client in its groups (live for 120 s) and hands it its check-backs (HEART_BEAT).",
   body: HeartbeatSchema,
-  response: success,
+  response: HeartbeatResponseSchema,
   errors: [ErrorCode.PARAMETER_ILLEGAL],
 });
 
@@ -89,5 +118,16 @@ export const consumerConnection = endpoint({
   summary: "The group's live consumers with their subscriptions (GET_CONSUMER_LIST_BY_GROUP, consumerConnection).",
   params: z.object({ group: groupName }),
   response: ConsumerConnectionSchema,
+  errors: [ErrorCode.PARAMETER_ILLEGAL],
+});
+
+export const producerConnection = endpoint({
+  id: "producerConnection",
+  method: "GET",
+  path: "/groups/{group}/producers",
+  service: "Clients",
+  summary: "The group's live producers (GET_PRODUCER_CONNECTION_LIST, mqadmin's producerConnection).",
+  params: z.object({ group: groupName }),
+  response: z.object({ producers: z.array(ProducerInfoSchema) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL],
 });

@@ -60,6 +60,16 @@ export const SendResponseSchema = z
   .meta({ id: "SendResponse" });
 export type SendResponse = z.output<typeof SendResponseSchema>;
 
+/** What a send may answer besides the usual: bad messages, no permission, no topic (or no broker to create it on). */
+export const SEND_ERRORS = [
+  ErrorCode.PARAMETER_ILLEGAL,
+  ErrorCode.MESSAGE_ILLEGAL,
+  ErrorCode.MESSAGE_BODY_TOO_LARGE,
+  ErrorCode.NO_PERMISSION,
+  ErrorCode.TOPIC_NOT_EXIST,
+  ErrorCode.SERVICE_NOT_AVAILABLE,
+] as const;
+
 export const send = endpoint({
   id: "send",
   method: "POST",
@@ -68,12 +78,5 @@ export const send = endpoint({
   summary: "Appends a batch of 1 to 1024 messages to one queue at consecutive offsets; unknown topics may auto-create.",
   body: SendRequestSchema,
   response: SendResponseSchema,
-  errors: [
-    ErrorCode.PARAMETER_ILLEGAL,
-    ErrorCode.MESSAGE_ILLEGAL,
-    ErrorCode.MESSAGE_BODY_TOO_LARGE,
-    ErrorCode.NO_PERMISSION,
-    ErrorCode.TOPIC_NOT_EXIST,
-    ErrorCode.SERVICE_NOT_AVAILABLE,
-  ],
+  errors: SEND_ERRORS,
 });

@@ -1,0 +1,17 @@
+/** @module Transaction routes: half messages, ending them, and reading a transaction or its message. */
+import { endpoints } from "../../protocol/index.js";
+import type { HandlerContext } from "../context.js";
+import { route, serviceRoutes } from "../route.js";
+
+export const transactionRoutes = serviceRoutes<HandlerContext>("Transactions", [
+  route(endpoints.sendHalfMessage, ({ body }, { broker }) => broker.transactions.sendHalf(body)),
+  route(endpoints.endTransaction, ({ params, body }, { broker }) =>
+    broker.transactions.end(body.producerGroup, params.transactionId, body.commitOrRollback),
+  ),
+  route(endpoints.transactionInfo, ({ params, query }, { broker }) =>
+    broker.transactions.info(query.producerGroup, params.transactionId),
+  ),
+  route(endpoints.transactionMessage, ({ params, query }, { broker }) =>
+    broker.transactions.message(query.producerGroup, params.transactionId),
+  ),
+]);
