@@ -158,6 +158,11 @@ export class QueueLog {
     return result;
   }
 
+  /** The queue's max offset (the offset its next message gets), from one consistent read. */
+  maxOffset(q: QueueRef): Promise<number> {
+    return this.#tailEnd(queuePk(q), true);
+  }
+
   /** Min and max offset and the last store time of a queue, from two consistent reads. */
   async status(q: QueueRef): Promise<QueueStatus> {
     const pk = queuePk(q);

@@ -146,18 +146,16 @@ export class TransactionService {
    */
   async end(producerGroup: string, id: string, state: EndState): Promise<TransactionInfo> {
     const records = await this.records(producerGroup, id);
-    if (records.end === undefined) {
-      const queue = realQueue(records.half);
-      const tailAtClaim = state === "COMMIT_MESSAGE" ? (await this.queueLog.status(queue)).maxOffset : 0;
-      const endState: TransactionState = state === "COMMIT_MESSAGE" ? "COMMITTED" : "ROLLED_BACK";
-      const claimed = await this.#claim(id, "end", { state: endState, tailAtClaim });
-      if (claimed) {
-        if (endState === "COMMITTED") await this.#deliver(records.half, queue, id);
-        await this.dropPending(records);
-        return this.info(producerGroup, id);
-      }
-    }
-    return this.info(producerGroup, id);
+    if (records.end !== undefined) return infoOf(id, records);
+    const queue = realQueue(records.half);
+    const tailAtClaim = state === "COMMIT_MESSAGE" ? await this.queueLog.maxOffset(queue) : 0;
+    const endState: TransactionState = state === "COMMIT_MESSAGE" ? "COMMITTED" : "ROLLED_BACK";
+    const end = await this.#claim(id, "end", { state: endState, tailAtClaim });
+    // Another end came first: answer what it made of the transaction.
+    if (end === undefined) return this.info(producerGroup, id);
+    const delivered = endState === "COMMITTED" ? await this.#deliver(records.half, queue, id) : undefined;
+    await this.dropPending(records);
+    return infoOf(id, { ...records, end, delivered });
   }
 
   /** The transaction's state and where its message goes. */
@@ -205,7 +203,7 @@ export class TransactionService {
   async recoverDelivery(id: string, records: TransactionRecords): Promise<void> {
     if (records.end?.state !== "COMMITTED" || records.delivered !== undefined) return;
     if (this.#now() - records.lastClaimAt < DELIVERY_LEASE_MS) return;
-    if (!(await this.#claim(id, `deliver:${records.deliveryClaims + 1}`, {}))) return;
+    if ((await this.#claim(id, `deliver:${records.deliveryClaims + 1}`, {})) === undefined) return;
     const queue = realQueue(records.half);
     const found = await this.#findDelivered(queue, Number(records.end.tailAtClaim), id);
     if (found === undefined) await this.#deliver(records.half, queue, id);
@@ -215,7 +213,7 @@ export class TransactionService {
 
   /** Discards a transaction checked `checkMax` times: kept in TRANS_CHECK_MAX_TIME_TOPIC for operators. */
   async discard(id: string, records: TransactionRecords, keep: (queueOf: string, m: MessageRecord) => Promise<void>) {
-    if (!(await this.#claim(id, "end", { state: "DISCARDED", tailAtClaim: 0 }))) return;
+    if ((await this.#claim(id, "end", { state: "DISCARDED", tailAtClaim: 0 })) === undefined) return;
     await keep(String(records.half.brokerName), await this.#readHalf(records.half));
     await this.dropPending(records);
   }
@@ -226,7 +224,7 @@ export class TransactionService {
    */
   async claimCheck(id: string, records: TransactionRecords, round: number, nextDueAt: number): Promise<boolean> {
     const next = pendingSk(nextDueAt, id);
-    if (!(await this.#claim(id, `check:${round}`, { pendingSk: next }))) return false;
+    if ((await this.#claim(id, `check:${round}`, { pendingSk: next })) === undefined) return false;
     // Unconditional put, then delete: a crash in between leaves a stale entry the checker drops later.
     await this.table.put({
       pk: keys.pendingTransactions,
@@ -243,29 +241,35 @@ export class TransactionService {
    * Claims record `sk` of the transaction. Condition `attribute_not_exists(pk)`: only the first writer of a
    * record wins, which is what makes every step of a transaction happen once.
    */
-  async #claim(id: string, sk: string, attributes: Record<string, string | number>): Promise<boolean> {
+  async #claim(id: string, sk: string, attributes: Record<string, string | number>): Promise<Item | undefined> {
+    const item: Item = {
+      pk: keys.transaction(id),
+      sk,
+      ...attributes,
+      claimedAt: this.#now(),
+      expiresAt: this.#expiresAt(),
+    };
     try {
-      await this.table.put(
-        { pk: keys.transaction(id), sk, ...attributes, claimedAt: this.#now(), expiresAt: this.#expiresAt() },
-        { condition: { exists: false } },
-      );
-      return true;
+      await this.table.put(item, { condition: { exists: false } });
+      return item;
     } catch (err) {
-      if (err instanceof ConditionFailedError) return false;
+      if (err instanceof ConditionFailedError) return undefined;
       throw err;
     }
   }
 
-  async #deliver(half: Item, queue: QueueRef, id: string): Promise<void> {
+  /** Appends the half message to its real queue; answers the `delivered` record. */
+  async #deliver(half: Item, queue: QueueRef, id: string): Promise<Item> {
     const message = await this.#readHalf(half);
     const { [MessageConst.REAL_TOPIC]: _t, [MessageConst.REAL_QID]: _q, ...properties } = message.properties;
     const { queueOffset } = await this.queueLog.append(queue, [{ ...message, properties }]);
-    await this.#markDelivered(id, queueOffset);
+    return this.#markDelivered(id, queueOffset);
   }
 
-  async #markDelivered(id: string, queueOffset: number): Promise<void> {
-    // Condition `attribute_not_exists(pk)`: the first delivery's offset stays the answer.
-    await this.#claim(id, "delivered", { queueOffset });
+  async #markDelivered(id: string, queueOffset: number): Promise<Item> {
+    // Condition `attribute_not_exists(pk)` (in #claim): the first delivery's offset stays the answer.
+    const delivered = await this.#claim(id, "delivered", { queueOffset });
+    return delivered ?? { pk: keys.transaction(id), sk: "delivered", queueOffset };
   }
 
   /** Where a committed message landed: scans its queue from `from` for its UNIQ_KEY. */

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 
 const run = promisify(execFile);
@@ -27,7 +28,12 @@ describe("SDK examples (docs/examples)", () => {
     ).stdout;
 
   before(async () => {
-    server = await startLocalServer({ port: 0, storage: { kind: "local", dataDir } });
+    // Quick check-backs, as `npm run dev -- --transaction-timeout 1000 --transaction-check-interval 1000`.
+    server = await startLocalServer({
+      port: 0,
+      storage: { kind: "local", dataDir },
+      config: parseNimbusConfig({ transactionTimeoutMs: 1000, transactionCheckIntervalMs: 1000 }),
+    });
   });
   after(async () => {
     await server.close();
@@ -62,5 +68,19 @@ describe("SDK examples (docs/examples)", () => {
     );
     const committed = progress.rows.reduce((sum, r) => sum + r.consumerOffset, 0);
     assert.ok(committed >= 10, `committed ${committed} messages`);
+  });
+
+  it("transaction producer: commit, rollback, and an unknown outcome settled by a check-back", async () => {
+    const lines = (await runExample("transaction-producer")).trim().split("\n");
+    assert.match(lines[0] ?? "", /^order-1: COMMIT_MESSAGE \(transaction [0-9A-F]{32}\)$/);
+    assert.match(lines[1] ?? "", /^order-2: ROLLBACK_MESSAGE /);
+    assert.match(lines[2] ?? "", /^order-3: UNKNOW /);
+    assert.ok(lines.includes("check-back for order-3: the order exists, commit"), lines.join("\n"));
+    assert.equal(lines.at(-1), "order-3: COMMITTED after a check-back");
+    const route = await fetch(`${server.url}/topics/TxTopic/status`).then(
+      (r) => r.json() as Promise<{ queues: { maxOffset: number }[] }>,
+    );
+    const delivered = route.queues.reduce((sum, q) => sum + q.maxOffset, 0);
+    assert.equal(delivered, 2, "order-1 and order-3 delivered, order-2 not");
   });
 });

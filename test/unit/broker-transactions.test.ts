@@ -1,0 +1,130 @@
+/**
+ * @module Transactions at the service level on a fake clock: what each step costs in storage requests (the
+ * counters both adapters share, so these are the AWS requests per transaction that docs/transactions.md
+ * quotes), and the check-back rounds: timeout, interval, the freshest live producer, discard after checkMax,
+ * and a commit whose deliverer died finished once by the checker.
+ */
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, describe, it } from "node:test";
+import { keys } from "../../lib/broker/tables.js";
+import { MessageConst } from "../../lib/core/message.js";
+import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";
+import { openTestBroker, type TestBroker } from "../support/server-fixture.js";
+
+const body = (s: string) => new TextEncoder().encode(s);
+const CONFIG = { transactionTimeoutMs: 6000, transactionCheckIntervalMs: 60_000, transactionCheckMax: 3 };
+
+describe("transactions (service level, fake clock)", () => {
+  let t: TestBroker;
+  let id = 0;
+  beforeEach(async () => {
+    t = await openTestBroker({ config: CONFIG });
+    await t.broker.topics.upsert("Orders", { readQueueNums: 1, writeQueueNums: 1, brokerNames: ["broker-a"] });
+  });
+  afterEach(() => t.close());
+
+  const half = (group = "TxG") =>
+    t.broker.transactions.sendHalf({
+      producerGroup: group,
+      topic: "Orders",
+      brokerName: "broker-a",
+      queueId: 0,
+      message: { body: body("paid"), properties: { [MessageConst.UNIQ_KEY]: `TX${++id}` } },
+    });
+  const counted = async <T>(run: () => Promise<T>): Promise<{ result: T; used: RequestCounts }> => {
+    const before = t.storage.counter.snapshot();
+    const result = await run();
+    return { result, used: diffCounts(t.storage.counter.snapshot(), before) };
+  };
+  const rw = (c: RequestCounts) => ({ reads: c.tableReads, writes: c.tableWrites, s3: c.objectPuts + c.objectGets });
+  const heartbeat = (clientId: string) =>
+    t.broker.clients.heartbeat({ clientId, producerDataSet: [{ groupName: "TxG" }] });
+
+  it("costs: a half message 3 writes; a commit 4 reads and 4 writes; a rollback 1 read and 2 writes (warm caches)", async () => {
+    await half(); // warms the route cache and the half queue's tail
+    const stored = await counted(() => half());
+    assert.deepEqual(rw(stored.used), { reads: 0, writes: 3, s3: 0 }, "half queue append, half record, pending entry");
+    const commit = await counted(() => t.broker.transactions.end("TxG", stored.result.transactionId, "COMMIT_MESSAGE"));
+    assert.equal(commit.result.state, "COMMITTED");
+    assert.equal(commit.result.queueOffset, 0);
+    // Reads: the transaction's records, the real queue's tail, the half message (the half queue's newest item
+    // and the message's own). Writes: the end claim, the append, the delivered record, the pending delete.
+    assert.deepEqual(rw(commit.used), { reads: 4, writes: 4, s3: 0 });
+    const again = await counted(() => t.broker.transactions.end("TxG", stored.result.transactionId, "COMMIT_MESSAGE"));
+    assert.deepEqual(rw(again.used), { reads: 1, writes: 0, s3: 0 }, "a repeated end reads and answers");
+    const other = await half();
+    const rollback = await counted(() => t.broker.transactions.end("TxG", other.transactionId, "ROLLBACK_MESSAGE"));
+    assert.equal(rollback.result.state, "ROLLED_BACK");
+    assert.deepEqual(rw(rollback.used), { reads: 1, writes: 2, s3: 0 }, "records; end claim and pending delete");
+  });
+
+  it("checks after the timeout, every interval, to the freshest live producer; discards after checkMax", async () => {
+    const pending = await half();
+    await heartbeat("10.0.0.1@old");
+    t.clock.advance(1000);
+    await heartbeat("10.0.0.2@new");
+    t.clock.advance(4000);
+    assert.equal((await t.broker.checkTransactions()).checked, 0, "not before the timeout");
+    t.clock.advance(1000);
+    const first = await counted(() => t.broker.checkTransactions());
+    assert.deepEqual({ ...first.result }, { checked: 1, sentToProducers: 1, discarded: 0, recovered: 0 });
+    // Reads: due entries, the records, the group's producers. Writes: the check claim, the inbox item, the
+    // moved pending entry (put and delete).
+    assert.deepEqual(rw(first.used), { reads: 3, writes: 4, s3: 0 });
+    assert.deepEqual(await heartbeat("10.0.0.1@old"), [], "the older producer got nothing");
+    assert.deepEqual(await heartbeat("10.0.0.2@new"), [
+      { transactionId: pending.transactionId, producerGroup: "TxG", checkTimes: 1 },
+    ]);
+    assert.deepEqual(await heartbeat("10.0.0.2@new"), [], "a check is handed out once");
+    assert.equal((await t.broker.checkTransactions()).checked, 0, "not before the interval");
+    for (let round = 2; round <= CONFIG.transactionCheckMax; round++) {
+      t.clock.advance(CONFIG.transactionCheckIntervalMs);
+      assert.equal((await t.broker.checkTransactions()).checked, 1, `round ${round}`);
+    }
+    t.clock.advance(CONFIG.transactionCheckIntervalMs);
+    assert.equal((await t.broker.checkTransactions()).discarded, 1);
+    const info = await t.broker.transactions.info("TxG", pending.transactionId);
+    assert.deepEqual([info.state, info.checkTimes], ["DISCARDED", CONFIG.transactionCheckMax]);
+    const kept = await t.broker.queueLog.read(
+      { topic: "TRANS_CHECK_MAX_TIME_TOPIC", brokerName: "broker-a", queueId: 0 },
+      0,
+    );
+    assert.deepEqual(
+      kept.messages.map((m) => m.properties[MessageConst.UNIQ_KEY]),
+      [pending.transactionId],
+    );
+    t.clock.advance(CONFIG.transactionCheckIntervalMs);
+    assert.deepEqual(
+      { ...(await t.broker.checkTransactions()) },
+      { checked: 0, sentToProducers: 0, discarded: 0, recovered: 0 },
+    );
+  });
+
+  it("a commit whose deliverer died after its claim is delivered once by the checker after the lease", async () => {
+    const pending = await half();
+    const tx = await t.broker.transactions.records("TxG", pending.transactionId);
+    // What a deliverer that died right after claiming leaves: the end record, no delivery.
+    const table = t.storage.table({ name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" });
+    await table.put({
+      pk: keys.transaction(pending.transactionId),
+      sk: "end",
+      state: "COMMITTED",
+      tailAtClaim: 0,
+      claimedAt: t.clock(),
+    });
+    assert.equal(tx.end, undefined);
+    t.clock.advance(CONFIG.transactionTimeoutMs);
+    assert.equal((await t.broker.checkTransactions()).recovered, 0, "not within the lease");
+    t.clock.advance(120_000);
+    assert.equal((await t.broker.checkTransactions()).recovered, 1);
+    t.clock.advance(120_000);
+    await t.broker.checkTransactions();
+    const read = await t.broker.queueLog.read({ topic: "Orders", brokerName: "broker-a", queueId: 0 }, 0);
+    assert.deepEqual(
+      read.messages.map((m) => m.properties[MessageConst.UNIQ_KEY]),
+      [pending.transactionId],
+    );
+    const info = await t.broker.transactions.info("TxG", pending.transactionId);
+    assert.deepEqual([info.state, info.queueOffset], ["COMMITTED", 0]);
+  });
+});
