@@ -211,10 +211,18 @@ export class TransactionService {
     await this.dropPending(records);
   }
 
-  /** Discards a transaction checked `checkMax` times: kept in TRANS_CHECK_MAX_TIME_TOPIC for operators. */
-  async discard(id: string, records: TransactionRecords, keep: (queueOf: string, m: MessageRecord) => Promise<void>) {
-    if ((await this.#claim(id, "end", { state: "DISCARDED", tailAtClaim: 0 })) === undefined) return;
+  /**
+   * Discards a transaction checked `checkMax` times: kept in TRANS_CHECK_MAX_TIME_TOPIC for operators first,
+   * then ended as DISCARDED, so a discarded message is always there to read (an end that comes in between
+   * wins, and the kept copy is only an extra record for operators).
+   */
+  async discard(
+    id: string,
+    records: TransactionRecords,
+    keep: (brokerName: string, m: MessageRecord) => Promise<void>,
+  ) {
     await keep(String(records.half.brokerName), await this.#readHalf(records.half));
+    if ((await this.#claim(id, "end", { state: "DISCARDED", tailAtClaim: 0 })) === undefined) return;
     await this.dropPending(records);
   }
 
