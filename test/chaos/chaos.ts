@@ -67,6 +67,7 @@ function jobsFor(
     to: Math.min(each, messages - producer * each),
     plan,
     killBeforeIndexPut: transport.kind === "http" ? 0 : options.killRate,
+    killAtFirstObject: transport.kind !== "http" && options.killRate > 0 && producer === 0,
   }));
 }
 

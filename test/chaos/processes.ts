@@ -30,8 +30,10 @@ function addFaults(into: FaultCounts, from: FaultCounts): void {
 /** Runs `job` to its end, restarting its process after each SIGKILL; resolves when all its messages are acked. */
 export async function runProducer(job: ProducerJob, totals: ProducerTotals): Promise<void> {
   let from = job.from;
-  for (;;) {
-    const child = fork(PRODUCER, [JSON.stringify({ ...job, from })], {
+  for (let run = 0; ; run++) {
+    // The forced kill is for the first run only: the restarted process goes on by chance alone.
+    const thisRun: ProducerJob = { ...job, from, killAtFirstObject: run === 0 && job.killAtFirstObject === true };
+    const child = fork(PRODUCER, [JSON.stringify(thisRun)], {
       ...TSX,
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });

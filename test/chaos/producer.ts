@@ -32,7 +32,9 @@ function directSender(storage: Storage): SendBatch {
       plan: job.plan,
       counts: faults,
       beforeIndexPut: (item) => {
-        if (item.ok !== undefined && Math.random() < job.killBeforeIndexPut) process.kill(process.pid, "SIGKILL");
+        if (item.ok === undefined) return;
+        if (job.killAtFirstObject === true || Math.random() < job.killBeforeIndexPut)
+          process.kill(process.pid, "SIGKILL");
       },
     }),
   );

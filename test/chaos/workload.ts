@@ -25,6 +25,11 @@ export interface ProducerJob {
   plan: FaultPlan;
   /** Probability that the process SIGKILLs itself after an object PUT, before the index put. */
   killBeforeIndexPut: number;
+  /**
+   * Kill at the first object batch whatever the dice say: set on the first run of a direct producer with
+   * kills on, so every run injects this fault at least once (a short run is too short to count on chance).
+   */
+  killAtFirstObject?: boolean;
 }
 
 /** One acknowledged batch: messages `[from, from + count)` of `producer` at `queueOffset` of `queueId`. */
