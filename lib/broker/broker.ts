@@ -16,7 +16,8 @@ import { SendService } from "./send-service.js";
 import { CLIENTS_TABLE, OFFSETS_TABLE, ROUTES_TABLE, TRANSACTIONS_TABLE } from "./tables.js";
 import { TopicService } from "./topics.js";
 import { TransactionChecker, type TransactionCheckReport } from "./transaction-checks.js";
-import { DEFAULT_TRANSACTION_OPTIONS, halfQueue, type TransactionOptions, TransactionService } from "./transactions.js";
+import { halfQueuesOf } from "./transaction-records.js";
+import { DEFAULT_TRANSACTION_OPTIONS, type TransactionOptions, TransactionService } from "./transactions.js";
 
 export interface BrokerOptions {
   /** The brokers this deployment serves (registered by `registerBrokers`). */
@@ -103,10 +104,8 @@ export class Broker {
       transactionTable,
       this.transactions,
       this.clients,
-      async (brokerName, message) => {
-        const queue = await this.topics.ensureSystemQueue(RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, brokerName);
-        await this.queueLog.append(queue, [message]);
-      },
+      this.queueLog,
+      (brokerName) => this.topics.ensureSystemQueue(RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, brokerName),
       now,
     );
   }
@@ -132,7 +131,7 @@ export class Broker {
       }
     }
     // The half queues have no route (consumers never see them), so they are not in the topic list.
-    for (const b of this.#options.brokers) if (b.brokerId === MASTER_ID) queues.push(halfQueue(b.brokerName));
+    for (const b of this.#options.brokers) if (b.brokerId === MASTER_ID) queues.push(...halfQueuesOf(b.brokerName));
     for (const queue of queues) {
       const trimmed = await this.queueLog.trim(queue, olderThan);
       report.queues++;

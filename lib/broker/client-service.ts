@@ -8,6 +8,9 @@ import type { Table } from "../storage/table.js";
 import { queryAll } from "./query-all.js";
 import { keys } from "./tables.js";
 
+/** Check-backs handed to one producer with one heartbeat answer, at most. */
+export const MAX_CHECKS_PER_HEARTBEAT = 32;
+
 /** Rows stay a day past their last heartbeat, then DynamoDB TTL removes them. */
 const TTL_SECONDS = 24 * 3600;
 
@@ -31,6 +34,7 @@ export class ClientService {
           sk: hb.clientId,
           language: hb.language ?? "",
           version: hb.version ?? "",
+          transactional: p.transactional === true,
           lastHeartbeat,
           expiresAt,
         }),
@@ -48,45 +52,53 @@ export class ClientService {
         }),
       ),
     ]);
-    return producers.length === 0 ? [] : this.#takeTransactionChecks(hb.clientId);
+    const transactional = producers.filter((p) => p.transactional === true).map((p) => p.groupName);
+    return (await Promise.all(transactional.map((g) => this.#takeTransactionChecks(g, hb.clientId)))).flat();
   }
 
-  /** The check-backs waiting for `clientId`, deleted as they are handed out (a lost answer waits for the next check). */
-  async #takeTransactionChecks(clientId: string): Promise<TransactionCheck[]> {
-    const items = await queryAll(this.clients, keys.transactionChecks(clientId), { consistent: true });
+  /**
+   * The check-backs waiting for `clientId` in `group`, at most `MAX_CHECKS_PER_HEARTBEAT` (the rest come with
+   * the next heartbeats), deleted as they are handed out: a lost answer waits for the next check round.
+   */
+  async #takeTransactionChecks(group: string, clientId: string): Promise<TransactionCheck[]> {
+    const page = await this.clients.query(keys.transactionChecks(group, clientId), {
+      consistent: true,
+      limit: MAX_CHECKS_PER_HEARTBEAT,
+    });
     // Unconditional deletes: a check is handed out at most once; the next check round asks again.
-    await Promise.all(items.map((i) => this.clients.delete({ pk: i.pk, sk: i.sk })));
-    return items.map((i) => ({
+    await Promise.all(page.items.map((i) => this.clients.delete({ pk: i.pk, sk: i.sk })));
+    return page.items.map((i) => ({
       transactionId: String(i.sk),
-      producerGroup: String(i.producerGroup),
+      producerGroup: group,
       checkTimes: Number(i.checkTimes),
     }));
   }
 
-  /** Leaves a check-back for a producer client, to be handed out with its next heartbeat answer. */
+  /** Leaves a check-back for a producer client of the check's group, handed out with its next heartbeat answer. */
   async addTransactionCheck(clientId: string, check: TransactionCheck): Promise<void> {
     const expiresAt = Math.floor(this.now() / 1000) + TTL_SECONDS;
     // Unconditional put: a newer check of the same transaction replaces an older one not yet picked up.
     await this.clients.put({
-      pk: keys.transactionChecks(clientId),
+      pk: keys.transactionChecks(check.producerGroup, clientId),
       sk: check.transactionId,
-      producerGroup: check.producerGroup,
       checkTimes: check.checkTimes,
       expiresAt,
     });
   }
 
-  /** Live producers of the group, the most recently heard from first. */
-  async producers(group: string): Promise<ProducerInfo[]> {
+  /** Live producers of the group (only those answering check-backs with `transactional`), the most recently heard from first. */
+  async producers(group: string, filter: { transactional?: boolean } = {}): Promise<ProducerInfo[]> {
     const since = this.now() - LIVENESS_EXPIRY_MS;
     const items = await queryAll(this.clients, keys.producers(group), { consistent: true });
     return items
       .filter((i) => Number(i.lastHeartbeat) > since)
+      .filter((i) => filter.transactional === undefined || (i.transactional === true) === filter.transactional)
       .map((i) => ({
         clientId: String(i.sk),
         clientAddr: String(i.sk).split("@")[0] ?? "",
         language: typeof i.language === "string" ? i.language : "",
         version: typeof i.version === "string" ? i.version : "",
+        transactional: i.transactional === true,
         lastHeartbeat: Number(i.lastHeartbeat),
       }))
       .sort((a, b) => b.lastHeartbeat - a.lastHeartbeat || (a.clientId < b.clientId ? -1 : 1));

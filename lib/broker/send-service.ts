@@ -103,7 +103,16 @@ export class SendService {
           throw illegal(`message ${i}: a key is non-empty and has no space`);
       }
       const properties = { ...(m.properties ?? {}) };
-      for (const reserved of [MessageConst.TAGS, MessageConst.KEYS, MessageConst.DELAY]) {
+      // Set by the broker: tags, keys and delay have fields; the rest mark transactional messages.
+      for (const reserved of [
+        MessageConst.TAGS,
+        MessageConst.KEYS,
+        MessageConst.DELAY,
+        MessageConst.TRAN_MSG,
+        MessageConst.PGROUP,
+        MessageConst.REAL_TOPIC,
+        MessageConst.REAL_QID,
+      ]) {
         if (reserved in properties) throw illegal(`message ${i}: property ${reserved} is set by the broker`);
       }
       properties[MessageConst.UNIQ_KEY] ??= this.options.newMessageId();

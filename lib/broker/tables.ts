@@ -15,7 +15,7 @@ export const OFFSETS_TABLE: TableSpec = { name: "offsets", sortKeyType: "string"
  */
 export const CLIENTS_TABLE: TableSpec = { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
-/** Transactions (`tx:<id>` / record) and the pending ones by due time (`txpending` / due#id); TTL tidies up. */
+/** Transactions (`tx:<id>` / record) and the pending ones by due time (`txpending:<shard>` / due#id#round#nonce); TTL tidies up. */
 export const TRANSACTIONS_TABLE: TableSpec = { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
 /** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
@@ -37,10 +37,8 @@ export const keys = {
   groupTopics: (group: string) => `group:${group}`,
   consumers: (group: string) => `consumer:${group}`,
   producers: (group: string) => `producer:${group}`,
-  /** Check-backs waiting for a producer client, picked up by its next heartbeat (sk: transaction id). */
-  transactionChecks: (clientId: string) => `txcheck:${clientId}`,
-  /** Every record of one transaction: `half`, `end`, `delivered`, `check:<n>`, `deliver:<n>`. */
+  /** Check-backs of a group waiting for one of its producer clients, picked up by its next heartbeat (sk: transaction id). */
+  transactionChecks: (group: string, clientId: string) => `txcheck:${group}:${clientId}`,
+  /** Every record of one transaction: `half`, `end`, `delivered`, `check:<n>`, `deliver:<n>` (transaction-records.ts). */
   transaction: (transactionId: string) => `tx:${transactionId}`,
-  /** Transactions not ended yet, by when they are next due for a check (sk: `<due ms, 15 digits>#<id>`). */
-  pendingTransactions: "txpending",
 } as const;

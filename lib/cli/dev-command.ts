@@ -1,6 +1,7 @@
 /** @module `nimbus dev`: the local broker on 127.0.0.1:9876, on the embedded store or on DynamoDB/S3 endpoints. */
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { parseNimbusConfig } from "../config/nimbus-config.js";
 import { stageSettings } from "../config/stages.js";
 import type { LocalServer, StorageChoice } from "../dev/local-server.js";
 
@@ -65,18 +66,22 @@ export function addDevCommand(program: Command): void {
       new Option(
         "--transaction-check-interval <ms>",
         "time between check-backs of a transaction (default 60000)",
-      ).argParser(ms),
+      ).argParser((value) => {
+        const n = ms(value);
+        if (n < 100) throw new InvalidArgumentError("a check interval is at least 100 ms");
+        return n;
+      }),
     )
     .action(async (opts: DevOptions) => {
       // Loaded here, not at the top: the server (AWS SDK, SQLite) would add ~0.4 s to every other command.
       const { startLocalServer } = await import("../dev/local-server.js");
-      const config = {
+      const config = parseNimbusConfig({
         ...stageSettings(opts.stage).nimbus,
         ...(opts.transactionTimeout === undefined ? {} : { transactionTimeoutMs: opts.transactionTimeout }),
         ...(opts.transactionCheckInterval === undefined
           ? {}
-          : { transactionCheckIntervalMs: Math.max(100, opts.transactionCheckInterval) }),
-      };
+          : { transactionCheckIntervalMs: opts.transactionCheckInterval }),
+      });
       const server = await startLocalServer({ port: opts.port, host: opts.host, storage: storageChoice(opts), config });
       console.log(`nimbus: local broker listening on ${server.url} (${describe(opts)}); Ctrl-C stops it`);
       stopOnSignals(server);

@@ -102,7 +102,7 @@ export class Producer {
     this.#instance = new ClientInstance({
       api: this.api,
       clientId: this.clientId,
-      heartbeatData: () => ({ producerDataSet: [{ groupName: this.producerGroup }] }),
+      heartbeatData: () => ({ producerDataSet: [this.producerData()] }),
       pollNameServerInterval: options.pollNameServerInterval,
       heartbeatBrokerInterval: options.heartbeatBrokerInterval,
       onRouteChange: (topic, route) => this.#publishInfo.set(topic, topicRouteData2TopicPublishInfo(topic, route)),
@@ -269,6 +269,11 @@ export class Producer {
       `Send [${attempts}] times, still failed, cost [${cost}]ms, Topic: ${topic}, BrokersSent: [${brokersSent.join(", ")}]`,
       { cause: lastError },
     );
+  }
+
+  /** What the heartbeat says of this producer's group. */
+  protected producerData(): { groupName: string; transactional?: boolean } {
+    return { groupName: this.producerGroup };
   }
 
   /** A heartbeat's answer; a TransactionProducer answers the check-backs in it. */

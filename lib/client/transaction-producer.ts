@@ -15,6 +15,8 @@
  * const result = await producer.sendMessageInTransaction(new Message("TxTopic", "TagA", "order-1", "paid"), "order-1");
  */
 import { ErrorCode, NimbusError } from "../core/errors.js";
+import { MessageConst } from "../core/message.js";
+import { newMessageId } from "../core/message-id-node.js";
 import type { TransactionCheck } from "../protocol/index.js";
 import type { HeartbeatResponse } from "./api-client.js";
 import { type Message, type MessageExt, type SendResult, toMessageExt, toMessageQueue } from "./message.js";
@@ -43,8 +45,9 @@ export interface TransactionSendResult extends SendResult {
 
 export class TransactionProducer extends Producer {
   #listener: TransactionListener | undefined;
-  /** Check-backs being answered now: one answer per transaction at a time. */
+  /** Check-backs waiting or being answered, one at a time in arrival order (each transaction once). */
   readonly #checking = new Set<string>();
+  #checks: Promise<void> = Promise.resolve();
 
   constructor(options: ProducerOptions) {
     super(options);
@@ -65,6 +68,8 @@ export class TransactionProducer extends Producer {
     if (msg.properties.DELAY !== undefined && msg.properties.DELAY !== "0") {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "a transactional message cannot be delayed");
     }
+    // A fresh id per transaction (kept across this call's own retries): a reused Message is a new transaction.
+    msg.properties[MessageConst.UNIQ_KEY] = newMessageId();
     const { topic, wire } = prepare(msg);
     const message = wire[0];
     if (message === undefined) throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "no message");
@@ -112,31 +117,57 @@ export class TransactionProducer extends Producer {
     });
   }
 
-  /** Ends the transaction; a failure is reported, not thrown: the broker's check-back settles it. */
+  /**
+   * Ends the transaction, retrying a busy or unreachable broker within sendMsgTimeout (an end is idempotent);
+   * a failure is reported, not thrown: the broker's check-back settles it.
+   */
   async #end(transactionId: string, state: "COMMIT_MESSAGE" | "ROLLBACK_MESSAGE", fromCheck: boolean) {
-    try {
-      await this.api.endTransaction(transactionId, {
-        producerGroup: this.producerGroup,
-        commitOrRollback: state,
-        fromTransactionCheck: fromCheck,
-      });
-    } catch (err) {
-      this.reportError(err, "transaction");
+    const begin = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      const remaining = this.sendMsgTimeout - (Date.now() - begin);
+      try {
+        await this.api.endTransaction(
+          transactionId,
+          { producerGroup: this.producerGroup, commitOrRollback: state, fromTransactionCheck: fromCheck },
+          { timeoutMs: Math.max(1, remaining) },
+        );
+        return;
+      } catch (err) {
+        if (
+          !isRetryable(err) ||
+          attempt >= this.retryTimesWhenSendFailed ||
+          Date.now() - begin >= this.sendMsgTimeout
+        ) {
+          this.reportError(err, "transaction");
+          return;
+        }
+      }
     }
+  }
+
+  /** Waits for the check-backs being answered, then stops as a Producer does. */
+  override async shutdown(): Promise<void> {
+    await this.#checks;
+    await super.shutdown();
+  }
+
+  protected override producerData(): { groupName: string; transactional?: boolean } {
+    return { groupName: this.producerGroup, transactional: true };
   }
 
   protected override handleHeartbeatAnswer(answer: HeartbeatResponse): void {
     for (const check of answer.transactionChecks) {
-      if (check.producerGroup === this.producerGroup) void this.#answerCheck(check);
+      if (check.producerGroup !== this.producerGroup || this.#checking.has(check.transactionId)) continue;
+      this.#checking.add(check.transactionId);
+      this.#checks = this.#checks.then(() => this.#answerCheck(check));
     }
   }
 
   /** RocketMQ's checkTransactionState: the half message to the listener, its answer to the broker. */
   async #answerCheck(check: TransactionCheck): Promise<void> {
     const listener = this.#listener;
-    if (listener === undefined || this.#checking.has(check.transactionId)) return;
-    this.#checking.add(check.transactionId);
     try {
+      if (listener === undefined) return;
       const half = await this.api.transactionMessage(check.transactionId, this.producerGroup);
       const state = await settle(() => listener.checkLocalTransaction(toMessageExt(half)));
       if (state !== LocalTransactionState.UNKNOW) await this.#end(check.transactionId, state, true);

@@ -62,7 +62,13 @@ export const NimbusConfigSchema = z
     /** RocketMQ's transactionCheckMax: checks before a half message is discarded. */
     transactionCheckMax: z.number().int().min(1).max(1000).default(15),
   })
-  .strict();
+  .strict()
+  // A half message must outlive its last check (retention trims half queues like any queue).
+  .refine(
+    (c) =>
+      c.transactionTimeoutMs + c.transactionCheckMax * c.transactionCheckIntervalMs < (c.retentionHours * 3600_000) / 2,
+    "transactionTimeoutMs + transactionCheckMax × transactionCheckIntervalMs must be under half the retention",
+  );
 
 export type NimbusConfig = z.output<typeof NimbusConfigSchema>;
 export type NimbusConfigInput = z.input<typeof NimbusConfigSchema>;

@@ -206,7 +206,10 @@ describe("nimbus dev (the CLI, in a child process)", () => {
           message: { body: b64("pending") },
         }),
       );
-      const heartbeat = { clientId: "127.0.0.1@cli-test", producerDataSet: [{ groupName: "CliTx" }] };
+      const heartbeat = {
+        clientId: "127.0.0.1@cli-test",
+        producerDataSet: [{ groupName: "CliTx", transactional: true }],
+      };
       // Three checks take 2 intervals: 0.2 s here, 120 s with the defaults (longer than the guard).
       const deadline = Date.now() + GUARD_MS;
       let checkTimes = 0;

@@ -76,7 +76,7 @@ describe("SDK examples (docs/examples)", () => {
     assert.match(lines[1] ?? "", /^order-2: ROLLBACK_MESSAGE /);
     assert.match(lines[2] ?? "", /^order-3: UNKNOW /);
     assert.ok(lines.includes("check-back for order-3: the order exists, commit"), lines.join("\n"));
-    assert.equal(lines.at(-1), "order-3: COMMITTED after a check-back");
+    assert.ok(lines.includes("order-3: COMMITTED after a check-back"), lines.join("\n"));
     const route = await fetch(`${server.url}/topics/TxTopic/status`).then(
       (r) => r.json() as Promise<{ queues: { maxOffset: number }[] }>,
     );

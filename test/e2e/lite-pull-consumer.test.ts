@@ -13,6 +13,7 @@ import { ErrorCode, isNimbusError } from "../../lib/core/errors.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import { createTopic, fastTimings, report, sendRoundRobin, waitUntil } from "../support/consumer-helpers.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
+import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
 
 describe("LitePullConsumer (local server)", () => {
   const ctx = useTestServer("local");
@@ -21,7 +22,7 @@ describe("LitePullConsumer (local server)", () => {
     await Promise.all(open.splice(0).map((c) => c.shutdown()));
   });
 
-  const api = () => new NimbusApi({ endpoints: ctx.server.url });
+  const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
 
   function consumer(group: string, extra: Partial<LitePullConsumerOptions> = {}) {
     const c = new LitePullConsumer({

@@ -16,6 +16,7 @@ import type { MessageQueue } from "../../lib/core/message-queue.js";
 import { javaStringHashCode } from "../../lib/core/subscription.js";
 import { createTopic, fastTimings, Received, report, sendRoundRobin, waitUntil } from "../support/consumer-helpers.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
+import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
 
 describe("PushConsumer (local server)", () => {
   const ctx = useTestServer("local");
@@ -26,7 +27,7 @@ describe("PushConsumer (local server)", () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  const api = () => new NimbusApi({ endpoints: ctx.server.url });
+  const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
 
   async function consumer(
     group: string,

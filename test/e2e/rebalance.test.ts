@@ -19,6 +19,7 @@ import {
   waitUntil,
 } from "../support/consumer-helpers.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
+import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
 
 describe("rebalance of push consumers (local server)", () => {
   const ctx = useTestServer("local");
@@ -27,7 +28,7 @@ describe("rebalance of push consumers (local server)", () => {
     await Promise.all(open.splice(0).map((c) => c.shutdown()));
   });
 
-  const api = () => new NimbusApi({ endpoints: ctx.server.url });
+  const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
 
   async function startConsumers(
     group: string,

@@ -6,7 +6,8 @@
  * nothing. Timings are short (checks every 200 ms); waits are conditions with generous deadlines.
  */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { afterEach, describe, it } from "node:test";
+import { HALF_QUEUES } from "../../lib/broker/transaction-records.js";
 import { NimbusApi } from "../../lib/client/api-client.js";
 import { Message, type MessageExt } from "../../lib/client/message.js";
 import {
@@ -16,10 +17,11 @@ import {
 } from "../../lib/client/transaction-producer.js";
 import type { NimbusConfigInput } from "../../lib/config/nimbus-config.js";
 import { MessageConst } from "../../lib/core/message.js";
-import { RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC } from "../../lib/core/names.js";
+import { RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC } from "../../lib/core/names.js";
 import { waitUntil } from "../support/consumer-helpers.js";
 import { b64, expectError, ok, writesNothing } from "../support/http.js";
 import { type ServerMode, uniqueName, useTestServer } from "../support/server-fixture.js";
+import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
 
 /**
  * Checks 300 ms after a half message is stored, then every 200 ms. So many checks that no test depends on
@@ -52,14 +54,28 @@ export class ScriptedListener implements TransactionListener {
 /** A test server with check-back timings, and the helpers of the cases. */
 function useTransactionServer(mode: ServerMode, config: NimbusConfigInput) {
   const ctx = useTestServer(mode, config);
-  const api = () => new NimbusApi({ endpoints: ctx.server.url });
+  const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
+  const running = new Set<TransactionProducer>();
   const start = async (group: string, listener: TransactionListener) => {
-    const p = new TransactionProducer({ producerGroup: group, endpoints: ctx.server.url, heartbeatBrokerInterval: 50 });
+    const p = new TransactionProducer({
+      producerGroup: group,
+      endpoints: ctx.server.url,
+      heartbeatBrokerInterval: 50,
+      sendMsgTimeout: TEST_TIMEOUT_MS,
+    });
     p.setTransactionListener(listener);
     await p.start();
+    running.add(p);
     return p;
   };
-  const stop = (p: TransactionProducer) => p.shutdown();
+  const stop = async (p: TransactionProducer) => {
+    running.delete(p);
+    await p.shutdown();
+  };
+  // A failed test leaves no producer running into the next.
+  afterEach(async () => {
+    await Promise.all([...running].map(stop));
+  });
   const topicWithOneQueue = async () => {
     const topic = uniqueName("Tx");
     await api().updateTopic(topic, { readQueueNums: 1, writeQueueNums: 1, brokerNames: ["broker-a"] });
@@ -78,7 +94,8 @@ export function transactionCases(mode: ServerMode): void {
     it("commit: the message is delivered once, keeps its msgId and properties, carries TRAN_MSG and PGROUP", async () => {
       const topic = await topicWithOneQueue();
       const group = uniqueName("TxG");
-      const p = await start(group, new ScriptedListener(LocalTransactionState.COMMIT_MESSAGE));
+      // A check would commit too, should the producer's own end be lost on a loaded machine.
+      const p = await start(group, new ScriptedListener("COMMIT_MESSAGE", "COMMIT_MESSAGE"));
       const msg = new Message(topic, "TagA", "key-1", "paid");
       msg.putUserProperty("region", "eu");
       const r = await p.sendMessageInTransaction(msg, "arg");
@@ -86,6 +103,7 @@ export function transactionCases(mode: ServerMode): void {
       assert.equal(r.localTransactionState, "COMMIT_MESSAGE");
       assert.equal(r.transactionId, r.msgId);
       assert.deepEqual({ ...r.messageQueue }, { topic, brokerName: "broker-a", queueId: 0 });
+      await waitUntil(async () => (await delivered(topic)).length > 0, "delivered");
       const [m, ...rest] = await delivered(topic);
       assert.equal(rest.length, 0);
       assert.equal(m?.msgId, r.msgId);
@@ -96,7 +114,10 @@ export function transactionCases(mode: ServerMode): void {
       assert.equal(m?.properties[MessageConst.TRAN_MSG], "true");
       assert.equal(m?.properties[MessageConst.PGROUP], group);
       assert.equal((await api().transactionInfo(r.transactionId, group)).state, "COMMITTED");
-      await stop(p);
+      // Sending the same Message object again is a new transaction, with a new id.
+      const again = await p.sendMessageInTransaction(msg, "arg");
+      assert.notEqual(again.transactionId, r.transactionId);
+      await waitUntil(async () => (await delivered(topic)).length === 2, "the second transaction delivered");
     });
 
     it("rollback: never delivered; a half message is invisible to pulls, queue status and consumer progress", async () => {
@@ -214,9 +235,26 @@ export function transactionCases(mode: ServerMode): void {
       const readOnly = uniqueName("TxRO");
       await api().updateTopic(readOnly, { readQueueNums: 1, writeQueueNums: 1, perm: 4, brokerNames: ["broker-a"] });
       const group = uniqueName("TxG");
-      const half = ok(
-        await ctx.http.post("/transactions", { producerGroup: group, topic, message: { body: b64("x") } }),
-      ) as { transactionId: string };
+      const halfTo = (t: string, message: unknown, g = group) =>
+        ctx.http.post("/transactions", { producerGroup: g, topic: t, message });
+      const half = ok(await halfTo(topic, { body: b64("x") })) as { transactionId: string };
+      const ended = ok(await halfTo(topic, { body: b64("y") })) as { transactionId: string };
+      await api().endTransaction(ended.transactionId, { producerGroup: group, commitOrRollback: "ROLLBACK_MESSAGE" });
+      const halfQueues = async () =>
+        Promise.all(
+          Array.from(
+            { length: HALF_QUEUES },
+            async (_, queueId) =>
+              (
+                await ctx.server.server.context.broker.queueLog.status({
+                  topic: RMQ_SYS_TRANS_HALF_TOPIC,
+                  brokerName: "broker-a",
+                  queueId,
+                })
+              ).maxOffset,
+          ),
+        );
+      const halvesBefore = await halfQueues();
       await writesNothing(ctx.http, [topic, readOnly], async () => {
         const end = (id: string, body: unknown) => ctx.http.post(`/transactions/${id}/end`, body);
         expectError(
@@ -241,11 +279,24 @@ export function transactionCases(mode: ServerMode): void {
           400,
           "PARAMETER_ILLEGAL",
         );
-        const halfTo = (t: string, message: unknown) =>
-          ctx.http.post("/transactions", { producerGroup: group, topic: t, message });
         expectError(await halfTo(readOnly, { body: b64("x") }), 403, "NO_PERMISSION");
         expectError(await halfTo(topic, { body: b64("x"), delayTimeLevel: 3 }), 400, "PARAMETER_ILLEGAL");
         expectError(await halfTo(topic, { body: "" }), 400, "MESSAGE_ILLEGAL");
+        expectError(await halfTo(topic, { body: b64("x"), properties: { TRAN_MSG: "true" } }), 400, "MESSAGE_ILLEGAL");
+        for (const uniq of ["has space", "dot.id", "é", "x".repeat(129)]) {
+          expectError(
+            await halfTo(topic, { body: b64("x"), properties: { UNIQ_KEY: uniq } }),
+            400,
+            "PARAMETER_ILLEGAL",
+          );
+        }
+        for (const immunity of ["0", "-5", "1.5", "soon", String(10 ** 9)]) {
+          const props = { UNIQ_KEY: uniqueName("Imm"), CHECK_IMMUNITY_TIME_IN_SECONDS: immunity };
+          expectError(await halfTo(topic, { body: b64("x"), properties: props }), 400, "PARAMETER_ILLEGAL");
+        }
+        const reuse = (id: string, g = group) => halfTo(topic, { body: b64("z"), properties: { UNIQ_KEY: id } }, g);
+        expectError(await reuse(half.transactionId, "OtherG"), 400, "PARAMETER_ILLEGAL");
+        expectError(await reuse(ended.transactionId), 400, "PARAMETER_ILLEGAL");
         expectError(
           await ctx.http.post("/transactions", { topic, message: { body: b64("x") } }),
           400,
@@ -253,7 +304,14 @@ export function transactionCases(mode: ServerMode): void {
         );
         expectError(await ctx.http.get(`/transactions/${half.transactionId}`), 400, "PARAMETER_ILLEGAL");
       });
+      assert.deepEqual(await halfQueues(), halvesBefore, "no half message stored by a refused request");
       assert.equal((await api().transactionInfo(half.transactionId, group)).state, "PENDING");
+      // A retry of a pending half message (same id, group and topic) answers the one stored.
+      const retried = ok(await halfTo(topic, { body: b64("x"), properties: { UNIQ_KEY: half.transactionId } })) as {
+        transactionId: string;
+      };
+      assert.equal(retried.transactionId, half.transactionId);
+      assert.deepEqual(await halfQueues(), halvesBefore, "a retry stores nothing again");
     });
   });
 

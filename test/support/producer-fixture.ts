@@ -12,6 +12,7 @@ import { NimbusApi, type PulledMessage } from "../../lib/client/api-client.js";
 import { Producer, type ProducerOptions } from "../../lib/client/producer.js";
 import { isNimbusError } from "../../lib/core/errors.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
+import { TEST_TIMEOUT_MS } from "./timeouts.js";
 
 export let server: LocalServer;
 export let api: NimbusApi;
@@ -27,7 +28,7 @@ export function useProducerServer(): void {
     dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-producer-"));
     // Registration only at start: the dead-broker tests re-register broker-a by hand.
     server = await startLocalServer({ port: 0, storage: { kind: "local", dataDir }, registerIntervalMs: 3_600_000 });
-    api = new NimbusApi({ endpoints: server.url });
+    api = new NimbusApi({ endpoints: server.url, timeoutMs: TEST_TIMEOUT_MS });
   });
 
   after(async () => {
@@ -38,7 +39,12 @@ export function useProducerServer(): void {
 }
 
 export async function startProducer(options: Partial<ProducerOptions> = {}): Promise<Producer> {
-  const producer = new Producer({ producerGroup: unique("PG"), endpoints: server.url, ...options });
+  const producer = new Producer({
+    producerGroup: unique("PG"),
+    endpoints: server.url,
+    sendMsgTimeout: TEST_TIMEOUT_MS,
+    ...options,
+  });
   producers.push(producer);
   await producer.start();
   return producer;

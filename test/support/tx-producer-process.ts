@@ -14,7 +14,14 @@ if (!url || !group || !process.send || (role !== "unknown" && role !== "commit-o
   throw new Error("usage: fork(tx-producer-process.ts, [url, group, unknown|commit-on-check, topic?])");
 }
 const send = process.send.bind(process);
-const producer = new TransactionProducer({ producerGroup: group, endpoints: url, heartbeatBrokerInterval: 50 });
+// The parent gone (a failed test), this process goes too.
+process.on("disconnect", () => process.exit(0));
+const producer = new TransactionProducer({
+  producerGroup: group,
+  endpoints: url,
+  heartbeatBrokerInterval: 50,
+  sendMsgTimeout: 30_000,
+});
 producer.setTransactionListener({
   executeLocalTransaction: () => LocalTransactionState.UNKNOW,
   checkLocalTransaction: (msg) => {

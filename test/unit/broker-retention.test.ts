@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
+import { HALF_QUEUES } from "../../lib/broker/transaction-records.js";
 import { openTestBroker, type TestBroker } from "../support/server-fixture.js";
 
 const HOUR = 3_600_000;
@@ -53,8 +54,8 @@ describe("retention (fake clock)", () => {
 
     await travelTo(t0 + RETENTION + 90 * 60_000);
     const report = await t.broker.applyRetention();
-    // Two queues of Orders, and the two brokers' half queues of transactional messages (empty here).
-    assert.deepEqual(report, { queues: 4, deletedBatches: 1, deletedMessages: 1, garbageFiles: 0 });
+    // Two queues of Orders, and the half queues of transactional messages on both brokers (empty here).
+    assert.deepEqual(report, { queues: 2 + 2 * HALF_QUEUES, deletedBatches: 1, deletedMessages: 1, garbageFiles: 0 });
     assert.deepEqual(await t.broker.queueLog.status(queue("Orders")), {
       minOffset: 3,
       maxOffset: 6,
@@ -81,8 +82,8 @@ describe("retention (fake clock)", () => {
 
     await travelTo(t0 + RETENTION + 2 * HOUR);
     const report = await t.broker.applyRetention();
-    // Gone's three queues and the two brokers' half queues.
-    assert.deepEqual([report.queues, report.deletedBatches, report.deletedMessages], [5, 1, 1]);
+    // Gone's three queues and the half queues of both brokers.
+    assert.deepEqual([report.queues, report.deletedBatches, report.deletedMessages], [3 + 2 * HALF_QUEUES, 1, 1]);
     assert.deepEqual(await t.broker.queueLog.status(queue("Gone", 2)), {
       minOffset: 1,
       maxOffset: 2,

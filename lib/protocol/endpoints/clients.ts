@@ -37,7 +37,16 @@ export const HeartbeatSchema = z
     language: z.string().max(32).optional(),
     /** The client's version. */
     version: z.string().max(64).optional(),
-    producerDataSet: z.array(z.object({ groupName })).max(MAX_GROUPS_PER_HEARTBEAT).optional(),
+    producerDataSet: z
+      .array(
+        z.object({
+          groupName,
+          /** A TransactionProducer: it answers check-backs, so the broker sends them to it. */
+          transactional: z.boolean().optional(),
+        }),
+      )
+      .max(MAX_GROUPS_PER_HEARTBEAT)
+      .optional(),
     consumerDataSet: z.array(ConsumerDataSchema).max(MAX_GROUPS_PER_HEARTBEAT).optional(),
   })
   .strict()
@@ -64,6 +73,8 @@ export const ProducerInfoSchema = z
     clientAddr: z.string(),
     language: z.string(),
     version: z.string(),
+    /** It answers transaction check-backs. */
+    transactional: z.boolean(),
     lastHeartbeat: timestamp,
   })
   .meta({ id: "ProducerInfo" });

@@ -1,0 +1,6 @@
+/**
+ * @module How long a test's SDK client waits for one request. The SDK's default (3 s, RocketMQ's
+ * sendMsgTimeout) is a production setting; on a loaded 2-core machine a request can take longer, and a test
+ * must not depend on machine speed. Tests that are about timeouts set their own.
+ */
+export const TEST_TIMEOUT_MS = 30_000;
