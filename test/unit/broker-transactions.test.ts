@@ -6,9 +6,17 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
+import { queuePk } from "../../lib/broker/queue-index.js";
 import { keys } from "../../lib/broker/tables.js";
 import { TAKEOVER_LEASE_MS } from "../../lib/broker/transaction-checks.js";
-import { HALF_QUEUES, PENDING_SHARDS } from "../../lib/broker/transaction-records.js";
+import {
+  HALF_QUEUES,
+  halfQueue,
+  PENDING_SHARDS,
+  pendingPkOf,
+  pendingSk,
+} from "../../lib/broker/transaction-records.js";
+import { isNimbusError } from "../../lib/core/errors.js";
 import { MessageConst } from "../../lib/core/message.js";
 import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";
 import { openTestBroker, type TestBroker } from "../support/server-fixture.js";
@@ -133,5 +141,80 @@ describe("transactions (service level, fake clock)", () => {
     );
     const info = await t.broker.transactions.info("TxG", pending.transactionId);
     assert.deepEqual([info.state, info.queueOffset], ["COMMITTED", 0]);
+  });
+
+  it("a failure between writes never leaves a transaction unchecked", async () => {
+    const table = t.storage.table({ name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" });
+    const pending = await half();
+    const id = pending.transactionId;
+    // A half-send that died after its pending entry: the retry writes the entry again, stores nothing more.
+    const records = await t.broker.transactions.records("TxG", id);
+    await t.broker.transactions.dropPending(id, records.pendingSk);
+    const retry = await t.broker.transactions.sendHalf({
+      producerGroup: "TxG",
+      topic: "Orders",
+      brokerName: "broker-a",
+      queueId: 0,
+      message: { body: body("paid"), properties: { [MessageConst.UNIQ_KEY]: id } },
+    });
+    assert.deepEqual(retry, pending, "the retry answers the half message stored");
+    // A check move that died after its new entry and before its claim: a stray entry, dropped, checks go on.
+    await table.put({ pk: pendingPkOf(id), sk: pendingSk(t.clock(), id, 1), transactionId: id, producerGroup: "TxG" });
+    for (let round = 1; round <= CONFIG.transactionCheckMax; round++) {
+      t.clock.advance(CONFIG.transactionCheckIntervalMs);
+      await t.broker.checkTransactions();
+    }
+    t.clock.advance(CONFIG.transactionCheckIntervalMs);
+    await t.broker.checkTransactions();
+    assert.equal((await t.broker.transactions.info("TxG", id)).state, "DISCARDED", "checked to the end");
+  });
+
+  it("a half message gone with retention: commit answers 404 and writes nothing; the checker goes on", async () => {
+    const gone = await half();
+    const other = await half();
+    // What retention leaves: the half message's batch deleted from its half queue.
+    const records = await t.broker.transactions.records("TxG", gone.transactionId);
+    const index = t.storage.table({ name: "queue-index", sortKeyType: "number" });
+    const halfPk = queuePk(halfQueue("broker-a", gone.transactionId));
+    await index.delete({ pk: halfPk, sk: Number(records.half.halfOffset) });
+    const before = t.storage.counter.snapshot();
+    await assert.rejects(t.broker.transactions.end("TxG", gone.transactionId, "COMMIT_MESSAGE"), (err: unknown) =>
+      isNimbusError(err, "QUERY_NOT_FOUND"),
+    );
+    assert.equal(diffCounts(t.storage.counter.snapshot(), before).tableWrites, 0, "nothing written");
+    await heartbeat("10.0.0.9@p");
+    for (let round = 0; round <= CONFIG.transactionCheckMax + 1; round++) {
+      t.clock.advance(CONFIG.transactionCheckIntervalMs);
+      const report = await t.broker.checkTransactions();
+      assert.equal(report.failed, 0);
+    }
+    assert.equal((await t.broker.transactions.info("TxG", gone.transactionId)).state, "DISCARDED");
+    assert.equal((await t.broker.transactions.info("TxG", other.transactionId)).state, "DISCARDED");
+  });
+
+  it("checks go to transactional producers only, each group's to its own inbox (one client id, two groups)", async () => {
+    const a = await half("TxA");
+    const b = await half("TxB");
+    const both = (transactional: boolean) =>
+      t.broker.clients.heartbeat({
+        clientId: "10.0.0.5@shared",
+        producerDataSet: [
+          { groupName: "TxA", transactional },
+          { groupName: "TxB", transactional },
+        ],
+      });
+    await both(true);
+    t.clock.advance(1);
+    await t.broker.clients.heartbeat({ clientId: "10.0.0.6@plain", producerDataSet: [{ groupName: "TxA" }] });
+    t.clock.advance(CONFIG.transactionTimeoutMs);
+    assert.equal((await t.broker.checkTransactions()).sentToProducers, 2, "the fresher plain producer is skipped");
+    const checks = await both(true);
+    assert.deepEqual(
+      checks.map((c) => [c.producerGroup, c.transactionId]).sort(),
+      [
+        ["TxA", a.transactionId],
+        ["TxB", b.transactionId],
+      ].sort(),
+    );
   });
 });
