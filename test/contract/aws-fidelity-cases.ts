@@ -1,6 +1,7 @@
 /**
- * @module What the AWS adapter relies on DynamoDB itself for, checked on each emulator every run: the
- * stored item returned with a failed condition (`ALL_OLD`: DynamoDB and DynamoDB Local return it, dynalite
+ * @module What the AWS adapter relies on DynamoDB itself for, checked on each emulator every run: its
+ * item size count (the 400 KB limit and the capacity units follow from it), and the stored item returned
+ * with a failed condition (`ALL_OLD`: DynamoDB and DynamoDB Local return it, dynalite
  * does not, and the adapter then reads it), so the path production takes is proven on DynamoDB Local and
  * the fallback on dynalite.
  */
@@ -9,12 +10,14 @@ import { describe, it } from "node:test";
 import { PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { ErrorCode, isNimbusError } from "../../lib/core/errors.js";
 import { createAwsStorage, ensureTables, physicalTableName } from "../../lib/storage/aws/index.js";
+import { toAttrMap } from "../../lib/storage/aws/marshal.js";
 import { createDynamoClient } from "../../lib/storage/aws/provision.js";
 import { conditionFailedItem } from "../../lib/storage/aws/sdk-errors.js";
-import { ConditionFailedError, type Item, type TableSpec } from "../../lib/storage/table.js";
+import { itemSize } from "../../lib/storage/item-size.js";
+import { ConditionFailedError, type Item, MAX_ITEM_BYTES, type TableSpec } from "../../lib/storage/table.js";
 import type { DynamoBackend } from "../support/emulators.js";
 import { useEmulatorOptions } from "../support/shared-emulators.js";
-import { rejectsWith } from "./storage-contract-helpers.js";
+import { numbersOfEveryShape, rejectsWith } from "./storage-contract-helpers.js";
 
 const STRINGS: TableSpec = { name: "strings", sortKeyType: "string" };
 
@@ -55,6 +58,27 @@ export function fidelityCases(backend: DynamoBackend): void {
         client.destroy();
       }
     }
+
+    it("itemSize is DynamoDB's count to the byte: exactly 400 KB is stored, one byte more is refused by DynamoDB", async () => {
+      await ensureTables(options(), [STRINGS]);
+      const client = createDynamoClient(options());
+      const TableName = physicalTableName(options(), STRINGS.name);
+      const base: Item = { pk: "size", sk: "1", ...numbersOfEveryShape(100), data: "" };
+      const fits: Item = { ...base, data: "x".repeat(MAX_ITEM_BYTES - itemSize(base)) };
+      const over: Item = { ...fits, data: `${fits.data}x` };
+      assert.equal(itemSize(over), MAX_ITEM_BYTES + 1);
+      try {
+        // Sent as they are, past the adapter's own check: DynamoDB's answer is what is tested.
+        await client.send(new PutItemCommand({ TableName, Item: toAttrMap(fits) }));
+        await assert.rejects(client.send(new PutItemCommand({ TableName, Item: toAttrMap(over) })), (err: unknown) => {
+          assert.equal((err as { name?: unknown }).name, "ValidationException");
+          assert.match((err as Error).message, /size/i);
+          return true;
+        });
+      } finally {
+        client.destroy();
+      }
+    });
 
     it("a failed condition returns the stored item: DynamoDB's own (ALL_OLD), else one consistent GetItem", async () => {
       await ensureTables(options(), [STRINGS]);

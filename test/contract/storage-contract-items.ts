@@ -16,6 +16,7 @@ import {
   allBytes,
   assertItem,
   NUMBER_TABLE,
+  numbersOfEveryShape,
   rejectsWith,
   STRING_TABLE,
   unique,
@@ -113,6 +114,18 @@ export function itemCases(open: OpenFixture): void {
       await strings().put(item);
       assertItem(await strings().get({ pk, sk: "fits" }, { consistent: true }), item);
       assertItem((await strings().query(pk, { consistent: true })).items, [item]);
+    });
+
+    it("stores an item of exactly 400 KB holding numbers of every shape: its size is DynamoDB's", async () => {
+      const pk = unique("limit");
+      const base: Item = { pk, sk: "fits", ...numbersOfEveryShape(100), data: "" };
+      const item: Item = { ...base, data: "x".repeat(MAX_ITEM_BYTES - itemSize(base)) };
+      assert.equal(itemSize(item), MAX_ITEM_BYTES);
+      await strings().put(item);
+      assertItem(await strings().get({ pk, sk: "fits" }, { consistent: true }), item);
+      const over: Item = { ...item, sk: "over", data: `${item.data}x` };
+      assert.equal(itemSize(over), MAX_ITEM_BYTES + 1);
+      await rejectsWith(strings().put(over), ErrorCode.ITEM_TOO_LARGE);
     });
 
     it("rejects an item one byte over 400 KB with ITEM_TOO_LARGE and stores nothing", async () => {
