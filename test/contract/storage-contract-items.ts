@@ -182,6 +182,15 @@ export function itemCases(open: OpenFixture): void {
       assert.deepEqual((await numbers().query(pk, { consistent: true })).items, []);
     });
 
+    it("rejects empty attribute names inside maps, at any depth (as DynamoDB does)", async () => {
+      const pk = unique("emptyname");
+      await illegal(strings().put({ pk, sk: "a", m: { "": 1 } }));
+      await illegal(strings().put({ pk, sk: "b", m: { ok: { "": "deep" } } }));
+      await illegal(strings().put({ pk, sk: "c", l: [1, { fine: 2, "": true }] }));
+      assert.deepEqual((await strings().query(pk, { consistent: true })).items, [], "nothing was written");
+      await strings().put({ pk, sk: "d", m: { " ": 1 } });
+    });
+
     it("rejects any condition but { exists: false }", async () => {
       const pk = unique("condition");
       for (const condition of [{ exists: true }, { exists: false, equals: { v: 1 } }, {}]) {
