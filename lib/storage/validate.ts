@@ -73,7 +73,10 @@ function isPlainObject(v: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
-/** An attribute value DynamoDB can store: no undefined, NaN, bigint, class instances, or nesting past 32. */
+/**
+ * An attribute value DynamoDB can store: no undefined, NaN, bigint, class instances, nesting past 32, or
+ * map keys that are not valid attribute names (empty, or over 64 KB).
+ */
 export function checkValue(value: unknown, what: string, depth = 0): asserts value is AttrValue {
   if (value === null || typeof value === "string" || typeof value === "boolean") return;
   if (typeof value === "number") return checkNumber(value, what);
@@ -85,7 +88,11 @@ export function checkValue(value: unknown, what: string, depth = 0): asserts val
     return;
   }
   if (!isPlainObject(value)) throw illegal(`${what}: only plain objects, arrays and Uint8Array can be stored`);
-  for (const [k, v] of Object.entries(value)) checkValue(v, `${what}.${k}`, depth + 1);
+  for (const [k, v] of Object.entries(value)) {
+    // Names inside maps follow the rules of top-level names: DynamoDB refuses an empty one after the request.
+    checkAttrName(k, what);
+    checkValue(v, `${what}.${k}`, depth + 1);
+  }
 }
 
 function checkAttrName(name: string, what: string): void {

@@ -78,3 +78,13 @@ export function patternBytes(n: number): Uint8Array {
 export function byUtf8(values: readonly string[]): string[] {
   return [...values].sort((a, b) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
 }
+
+/**
+ * Numbers of every shape DynamoDB sizes differently (negatives, fractions, digit pairs split by the decimal
+ * point, exponents), `copies` times over, in a list and in a map: what the 400 KB limit must count exactly.
+ */
+export function numbersOfEveryShape(copies: number): { list: AttrValue; map: AttrValue } {
+  const shapes = [-1, -120, 120, 1.5, -1.5, 0, 0.012, -0.001, 12345.6789, -(2 ** 53 - 1), Math.PI, 1e-100, -1.5e100];
+  const list = Array.from({ length: copies }, () => shapes).flat();
+  return { list, map: Object.fromEntries(list.map((n, i) => [`n${i}`, n])) };
+}

@@ -16,6 +16,7 @@ import {
   allBytes,
   assertItem,
   NUMBER_TABLE,
+  numbersOfEveryShape,
   rejectsWith,
   STRING_TABLE,
   unique,
@@ -115,6 +116,18 @@ export function itemCases(open: OpenFixture): void {
       assertItem((await strings().query(pk, { consistent: true })).items, [item]);
     });
 
+    it("stores an item of exactly 400 KB holding numbers of every shape: its size is DynamoDB's", async () => {
+      const pk = unique("limit");
+      const base: Item = { pk, sk: "fits", ...numbersOfEveryShape(100), data: "" };
+      const item: Item = { ...base, data: "x".repeat(MAX_ITEM_BYTES - itemSize(base)) };
+      assert.equal(itemSize(item), MAX_ITEM_BYTES);
+      await strings().put(item);
+      assertItem(await strings().get({ pk, sk: "fits" }, { consistent: true }), item);
+      const over: Item = { ...item, sk: "over", data: `${item.data}x` };
+      assert.equal(itemSize(over), MAX_ITEM_BYTES + 1);
+      await rejectsWith(strings().put(over), ErrorCode.ITEM_TOO_LARGE);
+    });
+
     it("rejects an item one byte over 400 KB with ITEM_TOO_LARGE and stores nothing", async () => {
       const pk = unique("limit");
       const base: Item = { pk, sk: "over", data: "" };
@@ -167,6 +180,15 @@ export function itemCases(open: OpenFixture): void {
       await illegal(numbers().put({ pk, sk: 1, map: { inner: { n: Number.NEGATIVE_INFINITY } } }));
       await illegal(numbers().put({ pk, sk: 1, n: 1e126 }));
       assert.deepEqual((await numbers().query(pk, { consistent: true })).items, []);
+    });
+
+    it("rejects empty attribute names inside maps, at any depth (as DynamoDB does)", async () => {
+      const pk = unique("emptyname");
+      await illegal(strings().put({ pk, sk: "a", m: { "": 1 } }));
+      await illegal(strings().put({ pk, sk: "b", m: { ok: { "": "deep" } } }));
+      await illegal(strings().put({ pk, sk: "c", l: [1, { fine: 2, "": true }] }));
+      assert.deepEqual((await strings().query(pk, { consistent: true })).items, [], "nothing was written");
+      await strings().put({ pk, sk: "d", m: { " ": 1 } });
     });
 
     it("rejects any condition but { exists: false }", async () => {

@@ -12,7 +12,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { EMULATOR_CREDENTIALS } from "../support/emulators.js";
 import { api, b64, ok, type PullAnswer, type SendAnswer, text } from "../support/http.js";
-import { acquireEmulators } from "../support/server-fixture.js";
+import { acquireEmulators } from "../support/shared-emulators.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 /** Only a guard against a hung child: the test fails instead of hanging. Not a speed requirement. */

@@ -1,13 +1,14 @@
 /**
  * @module The end-to-end suite of the HTTP API, registered once per storage mode (`local.test.ts`,
- * `aws.test.ts`): every case runs unchanged against the local server on the embedded store and on
- * DynamoDB + S3 emulators. Each group of cases starts its own server (on free loopback ports) and stops it.
+ * `aws.test.ts`, `aws-dynamodb-local.test.ts`): every case runs unchanged against the local server on the
+ * embedded store and on DynamoDB + S3 emulators (dynalite, and Amazon's DynamoDB Local). Each group of cases starts its own server (on free loopback ports) and stops it.
  *
  * @example
  * e2eSuite("local");
  */
 import { describe } from "node:test";
-import { MODE_LABEL, type ServerMode } from "../support/server-fixture.js";
+import { MODE_BACKEND, MODE_LABEL, modeUnavailable, type ServerMode } from "../support/server-fixture.js";
+import { holdEmulators } from "../support/shared-emulators.js";
 import { configCases } from "./config-suite.js";
 import { endpointCases } from "./endpoints-suite.js";
 import { adminErrorCases } from "./errors-admin-suite.js";
@@ -18,7 +19,10 @@ import { restartCases } from "./restart-suite.js";
 import { sendCases } from "./send-suite.js";
 
 export function e2eSuite(mode: ServerMode): void {
-  describe(`e2e (${MODE_LABEL[mode]})`, () => {
+  // Skipped, with the reason, only where the mode cannot run here (DynamoDB Local without Java).
+  describe(`e2e (${MODE_LABEL[mode]})`, { skip: modeUnavailable(mode) ?? false }, () => {
+    // One emulator set for the whole suite (DynamoDB Local is a JVM: start it once, not per server).
+    if (mode !== "local") holdEmulators(MODE_BACKEND[mode]);
     endpointCases(mode);
     queueCases(mode);
     configCases(mode);

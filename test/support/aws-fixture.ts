@@ -1,8 +1,9 @@
 /**
- * @module The AWS adapter's test fixture: `createAwsStorage` against dynalite and s3rver in this process.
+ * @module The AWS adapter's test fixture: `createAwsStorage` against s3rver and a DynamoDB emulator,
+ * dynalite (`openAwsFixture`) or DynamoDB Local (`awsFixture("dynamodb-local")`).
  *
- * - One emulator pair per process, shared by the fixtures open at the same time: the first open starts
- *   it, the last cleanup stops it (so a test file exits on its own; a later open starts a new pair).
+ * - One emulator set per backend per process, shared by the fixtures open at the same time
+ *   (`shared-emulators.ts`).
  * - Each fixture gets a fresh table prefix and a fresh bucket, so fixtures never see each other's data.
  * - Tables: `PRESET_TABLES` are created up front; any other spec is created on the first call to one of
  *   its table's methods (the fixture's `table()` wraps the adapter's table). Tests therefore never list
@@ -20,38 +21,25 @@ import {
 import { createDynamoClient, createS3Client } from "../../lib/storage/aws/provision.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import type { GetOptions, Item, ItemKey, PutOptions, QueryOptions, Table, TableSpec } from "../../lib/storage/table.js";
-import { EMULATOR_CREDENTIALS, type Emulators, startEmulators } from "./emulators.js";
+import { type DynamoBackend, EMULATOR_CREDENTIALS } from "./emulators.js";
+import { acquireEmulators } from "./shared-emulators.js";
 import type { OpenFixture, StorageFixture } from "./storage-fixture.js";
 
 /** Tables every fixture creates before its first test: the broker's queue index. */
 export const PRESET_TABLES: readonly TableSpec[] = [{ name: "queue-index", sortKeyType: "number" }];
 
-let shared: { emulators: Promise<Emulators>; users: number } | undefined;
 let fixtureSeq = 0;
 
-async function acquireEmulators(): Promise<Emulators> {
-  if (shared === undefined) {
-    const emulators = startEmulators();
-    shared = { emulators, users: 0 };
-    emulators.catch(() => {
-      shared = undefined;
-    });
-  }
-  shared.users++;
-  return shared.emulators;
+/** Fixtures on s3rver and `backend` as DynamoDB. */
+export function awsFixture(backend: DynamoBackend): OpenFixture {
+  return () => openOn(backend);
 }
 
-async function releaseEmulators(): Promise<void> {
-  const current = shared;
-  if (current === undefined) return;
-  current.users--;
-  if (current.users > 0) return;
-  shared = undefined;
-  await (await current.emulators).stop();
-}
+/** Fixtures on dynalite and s3rver. */
+export const openAwsFixture: OpenFixture = awsFixture("dynalite");
 
-export const openAwsFixture: OpenFixture = async (): Promise<StorageFixture> => {
-  const emulators = await acquireEmulators();
+async function openOn(backend: DynamoBackend): Promise<StorageFixture> {
+  const { emulators, release: releaseEmulators } = await acquireEmulators(backend);
   fixtureSeq++;
   const options: AwsStorageOptions = {
     region: "us-east-1",
@@ -88,7 +76,7 @@ export const openAwsFixture: OpenFixture = async (): Promise<StorageFixture> => 
       }
     },
   };
-};
+}
 
 /** Creates each table once, on first use, for every storage of one fixture. */
 class TableCreator {

@@ -1,7 +1,8 @@
 /**
- * @module DynamoDB and S3 emulators, in this process, on free loopback ports: dynalite (in memory) and
- * s3rver (files in a temporary folder). `stop()` closes both servers, every connection and the folder,
- * so a test process exits on its own.
+ * @module DynamoDB and S3 emulators on free loopback ports: for DynamoDB either dynalite (in this process, in
+ * memory) or Amazon's DynamoDB Local (a child JVM, in memory: `dynamodb-local.ts`), and s3rver (in this
+ * process, files in a temporary folder). `stop()` closes every server, connection and the folder (and
+ * stops the JVM), so a test process exits on its own.
  *
  * Two fidelity fixes to s3rver's file store, everything else is s3rver as shipped:
  * - it lists keys in the order it walks its folders (`a/b/c` before `a/b`, `a/b` before `a-c`), while S3
@@ -18,9 +19,19 @@ import { join } from "node:path";
 import dynalite from "dynalite";
 import S3rver, { type S3rverListResult, type S3rverStore } from "s3rver";
 import type { AwsStorageOptions } from "../../lib/storage/aws/index.js";
+import { startDynamoDBLocal } from "./dynamodb-local.js";
+
+/** Which emulator plays DynamoDB: dynalite (fast, in process) or DynamoDB Local (Amazon's, stricter). */
+export type DynamoBackend = "dynalite" | "dynamodb-local";
+
+export const DYNAMO_BACKEND_LABEL: Record<DynamoBackend, string> = {
+  dynalite: "dynalite",
+  "dynamodb-local": "DynamoDB Local",
+};
 
 export interface Emulators {
-  /** dynalite's URL, e.g. `http://127.0.0.1:40123`. */
+  dynamo: DynamoBackend;
+  /** The DynamoDB emulator's URL, e.g. `http://127.0.0.1:40123`. */
   dynamoEndpoint: string;
   /** s3rver's URL (use path-style addressing). */
   s3Endpoint: string;
@@ -46,13 +57,33 @@ export function emulatorStorageOptions(
 
 const LOOPBACK = "127.0.0.1";
 
-export async function startEmulators(): Promise<Emulators> {
-  const dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+/** A DynamoDB emulator that runs: its URL and how to stop it. */
+interface RunningDynamo {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+async function startDynalite(): Promise<RunningDynamo> {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
-    dynamo.once("error", reject);
-    dynamo.listen(0, LOOPBACK, () => resolve());
+    server.once("error", reject);
+    server.listen(0, LOOPBACK, () => resolve());
   });
+  return {
+    endpoint: `http://${LOOPBACK}:${(server.address() as AddressInfo).port}`,
+    stop: () => closeServer(server),
+  };
+}
+
+export async function startEmulators(backend: DynamoBackend = "dynalite"): Promise<Emulators> {
   const directory = await mkdtemp(join(tmpdir(), "nimbus-s3rver-"));
+  let dynamo: RunningDynamo;
+  try {
+    dynamo = backend === "dynalite" ? await startDynalite() : await startDynamoDBLocal();
+  } catch (err) {
+    await rm(directory, { recursive: true, force: true });
+    throw err;
+  }
   const s3 = new S3rver({ address: LOOPBACK, port: 0, silent: true, directory, vhostBuckets: false });
   listInByteOrder(s3.store);
   tolerateDeleteRaces(s3.store);
@@ -60,15 +91,16 @@ export async function startEmulators(): Promise<Emulators> {
   try {
     s3Port = (await s3.run()).port;
   } catch (err) {
-    await closeServer(dynamo);
+    await dynamo.stop();
     await rm(directory, { recursive: true, force: true });
     throw err;
   }
   return {
-    dynamoEndpoint: `http://${LOOPBACK}:${(dynamo.address() as AddressInfo).port}`,
+    dynamo: backend,
+    dynamoEndpoint: dynamo.endpoint,
     s3Endpoint: `http://${LOOPBACK}:${s3Port}`,
     async stop() {
-      await Promise.all([closeServer(dynamo), s3.httpServer === undefined ? undefined : closeServer(s3.httpServer)]);
+      await Promise.all([dynamo.stop(), s3.httpServer === undefined ? undefined : closeServer(s3.httpServer)]);
       await rm(directory, { recursive: true, force: true });
     },
   };

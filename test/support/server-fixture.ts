@@ -1,9 +1,10 @@
 /**
- * @module Test servers: `startTestServer("local" | "aws", config?)` starts the local server on a free
- * loopback port, on a fresh temp data folder ("local") or on dynalite + s3rver with a fresh table prefix
- * and bucket ("aws"). `restart()` stops the server and starts another on the same data (a restart, or a
- * new config on old data). `close()` stops the server and deletes its data; the emulators are shared by
- * the servers of one process and stop with the last one, so a test file exits on its own.
+ * @module Test servers: `startTestServer(mode, config?)` starts the local server on a free loopback port,
+ * on a fresh temp data folder ("local") or on s3rver and a DynamoDB emulator, dynalite ("aws") or
+ * DynamoDB Local ("aws-dynamodb-local"), with a fresh table prefix and bucket. `restart()` stops the server
+ * and starts another on the same data (a restart, or a new config on old data). `close()` stops the server
+ * and deletes its data; the emulators are shared by the servers of one process and stop with the last one
+ * (`shared-emulators.ts`), so a test file exits on its own.
  *
  * `openTestBroker()` is the service-level twin: a `Broker` on the embedded store in a temp folder, with
  * a fake clock, for the time rules (expiry, retention) that HTTP tests cannot wait for.
@@ -19,12 +20,29 @@ import { newMessageId } from "../../lib/core/message-id-node.js";
 import { type LocalServer, type StorageChoice, startLocalServer } from "../../lib/dev/local-server.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
-import { EMULATOR_CREDENTIALS, type Emulators, startEmulators } from "./emulators.js";
+import { dynamoDBLocalUnavailable } from "./dynamodb-local.js";
+import { type DynamoBackend, EMULATOR_CREDENTIALS } from "./emulators.js";
 import { type Api, api } from "./http.js";
+import { acquireEmulators } from "./shared-emulators.js";
 
-export type ServerMode = "local" | "aws";
+export type ServerMode = "local" | "aws" | "aws-dynamodb-local";
 
-export const MODE_LABEL: Record<ServerMode, string> = { local: "local", aws: "aws: dynalite+s3rver" };
+export const MODE_LABEL: Record<ServerMode, string> = {
+  local: "local",
+  aws: "aws: dynalite+s3rver",
+  "aws-dynamodb-local": "aws: DynamoDB Local+s3rver",
+};
+
+/** The DynamoDB emulator of an AWS mode. */
+export const MODE_BACKEND: Record<Exclude<ServerMode, "local">, DynamoBackend> = {
+  aws: "dynalite",
+  "aws-dynamodb-local": "dynamodb-local",
+};
+
+/** Why `mode` cannot run on this machine (DynamoDB Local without Java), or undefined. */
+export function modeUnavailable(mode: ServerMode): string | undefined {
+  return mode === "aws-dynamodb-local" ? dynamoDBLocalUnavailable() : undefined;
+}
 
 export interface TestServer {
   readonly mode: ServerMode;
@@ -44,36 +62,7 @@ interface Backing {
   release(): Promise<void>;
 }
 
-let shared: { emulators: Promise<Emulators>; users: number } | undefined;
 let seq = 0;
-
-/** One emulator pair per process, started by the first user and stopped by the last. */
-export async function acquireEmulators(): Promise<{ emulators: Emulators; release(): Promise<void> }> {
-  if (shared === undefined) {
-    const emulators = startEmulators();
-    shared = { emulators, users: 0 };
-    emulators.catch(() => {
-      shared = undefined;
-    });
-  }
-  const current = shared;
-  current.users++;
-  let released = false;
-  const release = async () => {
-    if (released) return;
-    released = true;
-    current.users--;
-    if (current.users > 0) return;
-    if (shared === current) shared = undefined;
-    await (await current.emulators).stop();
-  };
-  try {
-    return { emulators: await current.emulators, release };
-  } catch (err) {
-    await release().catch(() => undefined);
-    throw err;
-  }
-}
 
 async function openBacking(mode: ServerMode): Promise<Backing> {
   seq++;
@@ -84,7 +73,7 @@ async function openBacking(mode: ServerMode): Promise<Backing> {
       release: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   }
-  const { emulators, release } = await acquireEmulators();
+  const { emulators, release } = await acquireEmulators(MODE_BACKEND[mode]);
   return {
     choice: {
       kind: "aws",

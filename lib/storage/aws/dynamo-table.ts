@@ -66,6 +66,8 @@ export class DynamoTable implements Table {
         new PutItemCommand({
           TableName: this.#tableName,
           Item: toAttrMap(item),
+          // `attribute_not_exists(pk)` ({ exists: false }): the put creates, never overwrites; of concurrent
+          // creates under one key at most one succeeds. It fails only when an item is stored under the key.
           ...(conditional ? { ConditionExpression: notExistsCondition(ph), ...ph.fields() } : {}),
           ...(returnExisting ? { ReturnValuesOnConditionCheckFailure: "ALL_OLD" } : {}),
         }),
@@ -140,7 +142,9 @@ export class DynamoTable implements Table {
 
   /**
    * The item stored under the key of a put whose condition failed: the one DynamoDB returned, or, where
-   * the backend returns none (dynalite), the one a consistent GetItem reads.
+   * the backend returns none (dynalite), the one a consistent GetItem reads. The only condition,
+   * `attribute_not_exists(pk)`, fails only when an item exists, and DynamoDB then always returns it, so
+   * on DynamoDB (and DynamoDB Local) this never reads; an absent item cannot fail the condition at all.
    */
   async #existingAfterFailure(key: ItemKey, err: unknown): Promise<Item | undefined> {
     const returned = conditionFailedItem(err);
