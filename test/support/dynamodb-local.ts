@@ -38,9 +38,9 @@ const STOP_TIMEOUT_MS = 30_000;
 let unavailable: string | undefined | null = null;
 
 /**
- * Why DynamoDB Local cannot run here (no `java`, or the jar is missing), or undefined when it can. With
- * `NIMBUS_REQUIRE_DYNAMODB_LOCAL=1` (set by `.ci/run` and `npm run test:dynamodb-local`) a missing Java is
- * an error instead of a reason to skip.
+ * Why DynamoDB Local cannot run here (no `java`, or the jar is missing), or undefined when it can. In CI
+ * (`CI=true`, as CI runs `.ci/run`) and with `NIMBUS_REQUIRE_DYNAMODB_LOCAL=1` (`npm run test:dynamodb-local`)
+ * a missing Java is an error instead of a reason to skip.
  */
 export function dynamoDBLocalUnavailable(): string | undefined {
   if (unavailable === null) {
@@ -52,8 +52,9 @@ export function dynamoDBLocalUnavailable(): string | undefined {
           ? undefined
           : `DynamoDBLocal.jar is missing from ${EMULATOR_DIR}`;
   }
-  if (unavailable !== undefined && process.env.NIMBUS_REQUIRE_DYNAMODB_LOCAL === "1") {
-    throw new Error(`NIMBUS_REQUIRE_DYNAMODB_LOCAL=1 but ${unavailable}`);
+  const required = process.env.NIMBUS_REQUIRE_DYNAMODB_LOCAL === "1" || process.env.CI === "true";
+  if (unavailable !== undefined && required) {
+    throw new Error(`DynamoDB Local is required here (CI, or NIMBUS_REQUIRE_DYNAMODB_LOCAL=1) but ${unavailable}`);
   }
   return unavailable;
 }
