@@ -47,7 +47,7 @@ for (const mode of ["local", "aws"] as const) {
       for (const c of children) await kill(c);
     });
 
-    it("P1 dies with an UNKNOW transaction; P2 of the same group commits it on check; delivered once", async () => {
+    it("P1 dies with an UNKNOW transaction; P2 of the same group commits it on check; delivered once", async (t) => {
       const api = new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
       const topic = uniqueName("TxProc");
       await api.updateTopic(topic, { readQueueNums: 1, writeQueueNums: 1, brokerNames: ["broker-a"] });
@@ -71,6 +71,7 @@ for (const mode of ["local", "aws"] as const) {
       );
       assert.equal((await api.transactionInfo(transactionId, group)).state, "PENDING");
 
+      const p2Started = Date.now();
       const p2 = startProducer(ctx.server.url, group, "commit-on-check");
       children.push(p2);
       // Delivered: committed, and the message appended (the offset is known once it is).
@@ -84,6 +85,8 @@ for (const mode of ["local", "aws"] as const) {
         transactionId,
         "P2 was asked about P1's transaction",
       );
+      // Reported, not asserted: P2's start, the next check round (every 200 ms), a heartbeat (50 ms), the end.
+      t.diagnostic(`${mode}: from P2's start to the message delivered: ${Date.now() - p2Started} ms`);
 
       const pulled = await api.pull({ consumerGroup: "C", topic, brokerName: "broker-a", queueId: 0, queueOffset: 0 });
       assert.deepEqual(
