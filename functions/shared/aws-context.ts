@@ -46,7 +46,8 @@ export function awsContext(): Promise<HandlerContext> {
       apiUrl: env.NIMBUS_API_URL,
       newMessageId,
     });
-    return { broker };
+    // A stage serves its name server and all its brokers in one API.
+    return { broker, role: { kind: "all" } };
   })();
   return context;
 }

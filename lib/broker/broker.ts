@@ -130,8 +130,14 @@ export class Broker {
         for (let queueId = 0; queueId < n; queueId++) queues.push({ topic: entry.topic, brokerName, queueId });
       }
     }
-    // The half queues have no route (consumers never see them), so they are not in the topic list.
-    for (const b of this.#options.brokers) if (b.brokerId === MASTER_ID) queues.push(...halfQueuesOf(b.brokerName));
+    // The half queues have no route (consumers never see them), so they are not in the topic list: those of
+    // every master known here, configured or live (a name server process has none configured).
+    const masters = new Set(
+      [...this.#options.brokers, ...(await this.nameServer.liveBrokers())]
+        .filter((b) => b.brokerId === MASTER_ID)
+        .map((b) => b.brokerName),
+    );
+    for (const name of masters) queues.push(...halfQueuesOf(name));
     for (const queue of queues) {
       const trimmed = await this.queueLog.trim(queue, olderThan);
       report.queues++;

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { parseNimbusConfig } from "../config/nimbus-config.js";
 import { stageSettings } from "../config/stages.js";
-import type { LocalServer, StorageChoice } from "../dev/local-server.js";
+import type { LocalServer, ServerRole, StorageChoice } from "../dev/local-server.js";
 
 interface DevOptions {
   port: number;
@@ -20,7 +20,14 @@ interface DevOptions {
   stage: string;
   transactionTimeout?: number;
   transactionCheckInterval?: number;
+  slaves?: number;
 }
+
+const count = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 1000) throw new InvalidArgumentError("a whole number from 0");
+  return n;
+};
 
 const ms = (value: string): number => {
   const n = Number(value);
@@ -35,10 +42,61 @@ const port = (value: string): number => {
 };
 
 export function addDevCommand(program: Command): void {
-  program
-    .command("dev")
-    .description("run the local broker (brokers broker-a and broker-b in DefaultCluster) until Ctrl-C")
-    .addOption(new Option("--port <port>", "port to listen on (0: any free port)").default(9876).argParser(port))
+  serverOptions(
+    program
+      .command("dev")
+      .description("run the local broker: the name server and the brokers of the stage (broker-a and broker-b)"),
+    9876,
+  )
+    .addOption(
+      new Option("--slaves <n>", "start n read-only slaves of each broker, each at its own port (after --port)")
+        .default(0)
+        .argParser(count),
+    )
+    .action(async (opts: DevOptions) => {
+      const servers = await startServers(opts, { kind: "all" });
+      console.log(`nimbus: local broker listening on ${servers[0]?.url} (${describe(opts)}); Ctrl-C stops it`);
+      for (const slave of servers.slice(1)) {
+        const role = slave.context.role;
+        if (role.kind === "broker")
+          console.log(`nimbus: ${role.brokerName} slave ${role.brokerId} listening on ${slave.url}`);
+      }
+      stopOnSignals(servers);
+    });
+
+  serverOptions(
+    program.command("namesrv").description("run a name server (routes, topics, clients) until Ctrl-C"),
+    9876,
+  ).action(async (opts: DevOptions) => {
+    const servers = await startServers(opts, { kind: "namesrv" });
+    console.log(`nimbus: name server listening on ${servers[0]?.url} (${describe(opts)}); Ctrl-C stops it`);
+    stopOnSignals(servers);
+  });
+
+  serverOptions(
+    program
+      .command("broker")
+      .description("run one broker (brokerId 0: the master; > 0: a read-only slave) on a shared store until Ctrl-C"),
+    10911,
+  )
+    .requiredOption("--broker-name <name>", "the broker's name, e.g. broker-a")
+    .addOption(new Option("--broker-id <id>", "0 for the master, > 0 for a slave").default(0).argParser(count))
+    .option("--cluster <name>", "the cluster it belongs to", "DefaultCluster")
+    .action(async (opts: DevOptions & { brokerName: string; brokerId: number; cluster: string }) => {
+      const role = { kind: "broker" as const, brokerName: opts.brokerName, brokerId: opts.brokerId };
+      const servers = await startServers({ ...opts, clusterName: opts.cluster }, role);
+      const what = opts.brokerId === 0 ? "master" : `slave ${opts.brokerId}`;
+      console.log(
+        `nimbus: ${opts.brokerName} ${what} listening on ${servers[0]?.url} (${describe(opts)}); Ctrl-C stops it`,
+      );
+      stopOnSignals(servers);
+    });
+}
+
+/** The options every server command takes: address, store, stage and transaction timings. */
+function serverOptions(command: Command, defaultPort: number): Command {
+  return command
+    .addOption(new Option("--port <port>", "port to listen on (0: any free port)").default(defaultPort).argParser(port))
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--data-dir <dir>", "embedded store folder (--storage local)", "./.nimbus")
     .addOption(
@@ -71,21 +129,35 @@ export function addDevCommand(program: Command): void {
         if (n < 100) throw new InvalidArgumentError("a check interval is at least 100 ms");
         return n;
       }),
-    )
-    .action(async (opts: DevOptions) => {
-      // Loaded here, not at the top: the server (AWS SDK, SQLite) would add ~0.4 s to every other command.
-      const { startLocalServer } = await import("../dev/local-server.js");
-      const config = parseNimbusConfig({
-        ...stageSettings(opts.stage).nimbus,
-        ...(opts.transactionTimeout === undefined ? {} : { transactionTimeoutMs: opts.transactionTimeout }),
-        ...(opts.transactionCheckInterval === undefined
-          ? {}
-          : { transactionCheckIntervalMs: opts.transactionCheckInterval }),
-      });
-      const server = await startLocalServer({ port: opts.port, host: opts.host, storage: storageChoice(opts), config });
-      console.log(`nimbus: local broker listening on ${server.url} (${describe(opts)}); Ctrl-C stops it`);
-      stopOnSignals(server);
-    });
+    );
+}
+
+/**
+ * Starts the server of `role` and, for `nimbus dev --slaves n`, n slaves of each configured broker on the same
+ * store (each a broker process of its own role, at the next ports). The first server is the main one.
+ */
+async function startServers(opts: DevOptions & { clusterName?: string }, role: ServerRole): Promise<LocalServer[]> {
+  // Loaded here, not at the top: the server (AWS SDK, SQLite) would add ~0.4 s to every other command.
+  const { startLocalServer, serveOn } = await import("../dev/local-server.js");
+  const config = parseNimbusConfig({
+    ...stageSettings(opts.stage).nimbus,
+    ...(opts.clusterName === undefined ? {} : { cluster: opts.clusterName }),
+    ...(opts.transactionTimeout === undefined ? {} : { transactionTimeoutMs: opts.transactionTimeout }),
+    ...(opts.transactionCheckInterval === undefined
+      ? {}
+      : { transactionCheckIntervalMs: opts.transactionCheckInterval }),
+  });
+  const main = await startLocalServer({ port: opts.port, host: opts.host, storage: storageChoice(opts), config, role });
+  const servers = [main];
+  let next = opts.port === 0 ? 0 : opts.port + 1;
+  for (const b of config.brokers) {
+    for (let brokerId = 1; brokerId <= (opts.slaves ?? 0); brokerId++) {
+      const slaveRole = { kind: "broker" as const, brokerName: b.brokerName, brokerId };
+      servers.push(await serveOn(main.storage, { port: next, host: opts.host, config, role: slaveRole }, false));
+      if (next !== 0) next++;
+    }
+  }
+  return servers;
 }
 
 function storageChoice(opts: DevOptions): StorageChoice {
@@ -108,19 +180,22 @@ function describe(opts: DevOptions): string {
     : `DynamoDB + S3 bucket ${opts.bucket}`;
 }
 
-function stopOnSignals(server: LocalServer): void {
+function stopOnSignals(servers: LocalServer[]): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`nimbus: ${signal}, stopping`);
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        console.error("nimbus: stop failed:", err);
-        process.exit(1);
-      },
-    );
+    // The slaves first: the main server closes the store they share.
+    Promise.all(servers.slice(1).map((s) => s.close()))
+      .then(() => servers[0]?.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          console.error("nimbus: stop failed:", err);
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));

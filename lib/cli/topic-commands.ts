@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { PermName } from "../core/perm-name.js";
+import { MASTER_ID } from "../core/topology.js";
 import type { TopicRouteData } from "../protocol/index.js";
 import { DEFAULT_QUEUE_NUMS, MAX_QUEUE_NUMS } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, connect, intIn, usage } from "./common.js";
@@ -135,7 +136,16 @@ async function topicRoute(opts: TopicOptions): Promise<void> {
   print(formatRoute(route));
 }
 
-/** The route as a table: a row per broker with its queues, permission and address. */
+/** A broker's addresses: the master's, then each slave's as `id: address` (a master gone shows `-`). */
+function addresses(byId: Record<string, string>): string {
+  const slaves = Object.entries(byId)
+    .filter(([id]) => id !== String(MASTER_ID))
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([id, address]) => `${id}: ${address}`);
+  return [byId[String(MASTER_ID)] ?? "-", ...slaves].join(", ");
+}
+
+/** The route as a table: a row per broker with its queues, permission and addresses. */
 export function formatRoute(route: TopicRouteData): string {
   const brokers = new Map(route.brokerDatas.map((b) => [b.brokerName, b]));
   const rows = route.queueDatas.map((qd) => {
@@ -146,7 +156,7 @@ export function formatRoute(route: TopicRouteData): string {
       qd.readQueueNums,
       qd.writeQueueNums,
       `${PermName.perm2String(qd.perm)} (${qd.perm})`,
-      broker?.brokerAddrs["0"] ?? "",
+      addresses(broker?.brokerAddrs ?? {}),
     ];
   });
   return formatTable(

@@ -32,6 +32,8 @@ export const ErrorCode = {
   OBJECT_NOT_FOUND: "OBJECT_NOT_FOUND",
   /** Stored or received bytes failed a check (magic, version, length, CRC32C). */
   DATA_CORRUPTED: "DATA_CORRUPTED",
+  /** A request for a broker that this process does not serve; the message names the address that does. */
+  WRONG_BROKER: "WRONG_BROKER",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -15,7 +15,8 @@ import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { ErrorCode } from "../core/errors.js";
 import { newMessageId } from "../core/message-id-node.js";
-import type { HandlerContext } from "../http/context.js";
+import { DEFAULT_PERM } from "../core/perm-name.js";
+import type { HandlerContext, ServerRole } from "../http/context.js";
 import { createApiHandler, json } from "../http/handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { HTTP_STATUS } from "../protocol/index.js";
@@ -23,6 +24,8 @@ import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } 
 import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
 import { BodyTooLargeError, readBody, toApiEvent, writeResult } from "./api-gateway-event.js";
+
+export type { ServerRole };
 
 export type StorageChoice =
   | { kind: "local"; dataDir: string; flush?: FlushMode }
@@ -35,6 +38,8 @@ export interface LocalServerOptions {
   host?: string;
   storage: StorageChoice;
   config?: NimbusConfig;
+  /** What the process serves (default `all`: the name server and every configured broker). */
+  role?: ServerRole;
   /** Broker registration interval, as RocketMQ's 30 s. */
   registerIntervalMs?: number;
   retentionIntervalMs?: number;
@@ -63,7 +68,36 @@ export async function openStorage(choice: StorageChoice): Promise<Storage> {
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const storage = await openStorage(options.storage);
+  try {
+    return await serveOn(storage, options, true);
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+}
+
+/**
+ * The brokers a process registers, at its own address: every configured broker for `all`, its own broker for
+ * `broker` (with the configured permission of its name), none for the name server.
+ */
+function registrations(config: NimbusConfig, role: ServerRole): NimbusConfig["brokers"] {
+  if (role.kind === "all") return config.brokers;
+  if (role.kind === "namesrv") return [];
+  const configured = config.brokers.find((b) => b.brokerName === role.brokerName);
+  return [{ brokerName: role.brokerName, brokerId: role.brokerId, perm: configured?.perm ?? DEFAULT_PERM }];
+}
+
+/**
+ * A server on an open store, in `options.role` (default all). It closes the store on `close()` only when
+ * it `ownsStorage`: the slaves of `nimbus dev --slaves` share the store of the process they run in.
+ */
+export async function serveOn(
+  storage: Storage,
+  options: Omit<LocalServerOptions, "storage">,
+  ownsStorage: boolean,
+): Promise<LocalServer> {
   const config = options.config ?? parseNimbusConfig({});
+  const role = options.role ?? { kind: "all" };
   const host = options.host ?? "127.0.0.1";
   let context: HandlerContext | undefined;
   const handler = createApiHandler(ALL_ROUTES, async () => context as HandlerContext);
@@ -82,13 +116,19 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host}:${port}`;
-  context = { broker: createBroker(storage, config, { apiUrl: url, newMessageId }) };
-  const ctx = context;
+  const broker = createBroker(
+    storage,
+    { ...config, brokers: registrations(config, role) },
+    { apiUrl: url, newMessageId },
+  );
+  const ctx: HandlerContext = { broker, role };
+  context = ctx;
 
-  // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers.
+  // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
+  // every process registers what it serves; the name server (or the all-in-one process) runs the others.
   // One run of a job at a time (a run longer than its period is not started twice), and close() waits for
   // the runs in flight before it closes the store.
-  await ctx.broker.registerBrokers();
+  await broker.registerBrokers();
   const running = new Map<string, Promise<unknown>>();
   const every = (job: string, periodMs: number, run: () => Promise<unknown>) =>
     setInterval(() => {
@@ -98,11 +138,13 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
         .finally(() => running.delete(job));
       running.set(job, done);
     }, periodMs);
-  const timers = [
-    every("register brokers", options.registerIntervalMs ?? 30_000, () => ctx.broker.registerBrokers()),
-    every("retention", options.retentionIntervalMs ?? 3_600_000, () => ctx.broker.applyRetention()),
-    every("transaction check", config.transactionCheckIntervalMs, () => ctx.broker.checkTransactions()),
-  ];
+  const timers = [every("register brokers", options.registerIntervalMs ?? 30_000, () => broker.registerBrokers())];
+  if (role.kind !== "broker") {
+    timers.push(
+      every("retention", options.retentionIntervalMs ?? 3_600_000, () => broker.applyRetention()),
+      every("transaction check", config.transactionCheckIntervalMs, () => broker.checkTransactions()),
+    );
+  }
 
   return {
     url,
@@ -114,7 +156,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       await Promise.all(running.values());
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await storage.close();
+      if (ownsStorage) await storage.close();
     },
   };
 }

@@ -1,6 +1,17 @@
-/** @module What every route gets: the broker, built once per process (per Lambda container, or by the local server). */
+/** @module What every route gets: the broker, built once per process (per Lambda container, or by the local server), and what the process serves. */
 import type { Broker } from "../broker/broker.js";
+
+/**
+ * What a process serves, as RocketMQ deploys it: `all` is the name server and every configured master in
+ * one (`nimbus dev`, a Lambda stage); `namesrv` the name server and admin routes (`nimbus namesrv`);
+ * `broker` one broker, a master (brokerId 0) or a read-only slave (`nimbus broker`).
+ */
+export type ServerRole =
+  | { kind: "all" }
+  | { kind: "namesrv" }
+  | { kind: "broker"; brokerName: string; brokerId: number };
 
 export interface HandlerContext {
   broker: Broker;
+  role: ServerRole;
 }

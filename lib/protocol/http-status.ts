@@ -19,6 +19,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   INVALID_RANGE: 416,
   OBJECT_NOT_FOUND: 404,
   DATA_CORRUPTED: 500,
+  // HTTP's Misdirected Request: this server is not the one for that broker.
+  WRONG_BROKER: 421,
 };
 
 /** A path that exists without the request's method: RocketMQ's REQUEST_CODE_NOT_SUPPORTED, as HTTP's 405. */

@@ -98,7 +98,7 @@ describe("each function is granted exactly the resources it uses", () => {
       newMessageId,
       now: () => clock,
     });
-    return { broker };
+    return { broker, role: { kind: "all" } };
   }
 
   /** Calls `route` (a manifest route key) with `url` through the function the manifest sends it to. */

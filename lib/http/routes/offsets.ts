@@ -2,12 +2,17 @@
 import { endpoints } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
+import { servedBroker } from "./broker-scope.js";
 
 export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
   route(endpoints.queryOffsets, async ({ params }, { broker }) => ({
     offsetTable: await broker.offsets.query(params.group, params.topic),
   })),
-  route(endpoints.commitOffsets, async ({ params, body }, { broker }) => {
+  route(endpoints.commitOffsets, async ({ params, body }, ctx) => {
+    const { broker, role } = ctx;
+    // A broker process takes its own queues' offsets (a slave too, while its master is down); the name
+    // server and an all-in-one process take any (mqadmin's resetOffset goes through them).
+    if (role.kind === "broker") for (const e of body.offsetTable) await servedBroker(ctx, e.brokerName, "read");
     await broker.offsets.commit(params.group, params.topic, body.offsetTable);
     return { offsetTable: await broker.offsets.query(params.group, params.topic) };
   }),

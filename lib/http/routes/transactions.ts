@@ -2,9 +2,13 @@
 import { endpoints } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
+import { servedBroker } from "./broker-scope.js";
 
 export const transactionRoutes = serviceRoutes<HandlerContext>("Transactions", [
-  route(endpoints.sendHalfMessage, ({ body }, { broker }) => broker.transactions.sendHalf(body)),
+  route(endpoints.sendHalfMessage, async ({ body }, ctx) => {
+    const brokerName = await servedBroker(ctx, body.brokerName, "write");
+    return ctx.broker.transactions.sendHalf({ ...body, brokerName });
+  }),
   route(endpoints.endTransaction, ({ params, body }, { broker }) =>
     broker.transactions.end(body.producerGroup, params.transactionId, body.commitOrRollback),
   ),

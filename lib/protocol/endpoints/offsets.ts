@@ -49,7 +49,7 @@ export const commitOffsets = endpoint({
   params: groupTopic,
   body: z.object({ offsetTable: z.array(OffsetEntrySchema).max(MAX_OFFSETS_PER_COMMIT) }).strict(),
   response: offsetTable,
-  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
+  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST, ErrorCode.WRONG_BROKER],
 });
 
 export const consumerProgress = endpoint({

@@ -63,5 +63,11 @@ export const pull = endpoint({
   summary: "Reads up to maxMsgNums messages of one queue from an offset, filtered by tags; deletes nothing.",
   body: PullRequestSchema,
   response: PullResponseSchema,
-  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.NO_PERMISSION, ErrorCode.TOPIC_NOT_EXIST, ErrorCode.DATA_CORRUPTED],
+  errors: [
+    ErrorCode.PARAMETER_ILLEGAL,
+    ErrorCode.NO_PERMISSION,
+    ErrorCode.TOPIC_NOT_EXIST,
+    ErrorCode.DATA_CORRUPTED,
+    ErrorCode.WRONG_BROKER,
+  ],
 });

@@ -68,6 +68,7 @@ export const SEND_ERRORS = [
   ErrorCode.NO_PERMISSION,
   ErrorCode.TOPIC_NOT_EXIST,
   ErrorCode.SERVICE_NOT_AVAILABLE,
+  ErrorCode.WRONG_BROKER,
 ] as const;
 
 export const send = endpoint({
