@@ -3,6 +3,11 @@
  * type it, encode its requests (bodies as bytes in code, base64 on the wire) and check and decode the
  * answers. The Producer, the consumers and the `nimbus` CLI all talk to the broker through it.
  *
+ * Requests for one broker (pull, send, offset commits) go to that broker's address as the routes it has
+ * seen say (`brokers`): sends to the master; pulls and commits to the master, or to a slave of the same
+ * broker while the master does not answer, and back to the master when it does. Without a route for the
+ * broker they go to the endpoints.
+ *
  * @example
  * const api = new NimbusApi({ endpoints: "http://127.0.0.1:9876" });
  * await api.updateTopic("TopicTest", { writeQueueNums: 4, readQueueNums: 4 });
@@ -35,7 +40,8 @@ import {
   type TopicRouteData,
   type TransactionInfo,
 } from "../protocol/index.js";
-import { HttpTransport, type RequestOptions, type TransportOptions } from "./http-transport.js";
+import { BrokerAddressBook } from "./broker-addresses.js";
+import { HttpTransport, isUnreachable, type RequestOptions, type TransportOptions } from "./http-transport.js";
 
 export type {
   ConsumerConnection,
@@ -74,9 +80,38 @@ function encode(schema: z.ZodType, value: unknown, where: string): unknown {
 
 export class NimbusApi {
   readonly transport: HttpTransport;
+  /** The brokers' addresses from the routes and cluster answers this client has seen. */
+  readonly brokers = new BrokerAddressBook();
 
   constructor(options: TransportOptions | HttpTransport) {
     this.transport = options instanceof HttpTransport ? options : new HttpTransport(options);
+  }
+
+  /**
+   * Runs a request for one broker at its best address, moving on to the next when one does not answer
+   * (master, then slaves for reads). A given `baseUrl`, or an unknown broker, leaves the choice as it is.
+   */
+  async #atBroker<T>(
+    brokerName: string | undefined,
+    access: "read" | "write",
+    options: RequestOptions | undefined,
+    run: (options: RequestOptions | undefined) => Promise<T>,
+  ): Promise<T> {
+    const candidates = brokerName === undefined || options?.baseUrl ? [] : this.brokers.candidates(brokerName, access);
+    if (candidates.length === 0) return run(options);
+    let lastError: unknown;
+    for (const baseUrl of candidates) {
+      try {
+        const answer = await run({ ...options, baseUrl });
+        this.brokers.markUp(baseUrl);
+        return answer;
+      } catch (err) {
+        if (!isUnreachable(err)) throw err;
+        this.brokers.markDown(baseUrl);
+        lastError = err;
+      }
+    }
+    throw lastError;
   }
 
   /** One call of `endpoint`: the path filled in, the query and body encoded, the answer checked and decoded. */
@@ -112,12 +147,16 @@ export class NimbusApi {
     return this.call(endpoints.health);
   }
 
-  clusterInfo(): Promise<ClusterInfo> {
-    return this.call(endpoints.clusterInfo);
+  async clusterInfo(): Promise<ClusterInfo> {
+    const info = await this.call(endpoints.clusterInfo);
+    this.brokers.learn(Object.values(info.brokerAddrTable));
+    return info;
   }
 
-  topicRoute(topic: string, options?: RequestOptions): Promise<TopicRouteData> {
-    return this.call(endpoints.topicRoute, { params: { topic } }, options);
+  async topicRoute(topic: string, options?: RequestOptions): Promise<TopicRouteData> {
+    const route = await this.call(endpoints.topicRoute, { params: { topic } }, options);
+    this.brokers.learn(route.brokerDatas);
+    return route;
   }
 
   async listTopics(): Promise<string[]> {
@@ -137,11 +176,11 @@ export class NimbusApi {
   }
 
   send(req: SendRequest, options?: RequestOptions): Promise<SendResponse> {
-    return this.call(endpoints.send, { body: req }, options);
+    return this.#atBroker(req.brokerName, "write", options, (o) => this.call(endpoints.send, { body: req }, o));
   }
 
   pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {
-    return this.call(endpoints.pull, { body: req }, options);
+    return this.#atBroker(req.brokerName, "read", options, (o) => this.call(endpoints.pull, { body: req }, o));
   }
 
   /** Registers this client in its groups; the answer carries check-backs for a producer. */
@@ -195,8 +234,40 @@ export class NimbusApi {
     return (await this.call(endpoints.queryOffsets, { params: { group, topic } })).offsetTable;
   }
 
+  /**
+   * Commits each broker's offsets at that broker (its master, or a slave while the master does not answer):
+   * one request per address, so brokers served at one address (a stage, `nimbus dev`) cost one request.
+   */
   async commitOffsets(group: string, topic: string, offsetTable: OffsetEntry[]): Promise<void> {
-    await this.call(endpoints.commitOffsets, { params: { group, topic }, body: { offsetTable } });
+    const commit = (entries: OffsetEntry[], o?: RequestOptions) =>
+      this.call(endpoints.commitOffsets, { params: { group, topic }, body: { offsetTable: entries } }, o);
+    const byAddress = new Map<string | undefined, OffsetEntry[]>();
+    for (const e of offsetTable) {
+      const address = this.brokers.candidates(e.brokerName, "read")[0];
+      byAddress.set(address, [...(byAddress.get(address) ?? []), e]);
+    }
+    await Promise.all(
+      [...byAddress].map(async ([baseUrl, entries]) => {
+        if (baseUrl === undefined) return commit(entries);
+        try {
+          return await commit(entries, { baseUrl });
+        } catch (err) {
+          if (!isUnreachable(err)) throw err;
+          this.brokers.markDown(baseUrl);
+          const brokers = [...new Set(entries.map((e) => e.brokerName))];
+          await Promise.all(
+            brokers.map((b) =>
+              this.#atBroker(b, "read", undefined, (o) =>
+                commit(
+                  entries.filter((e) => e.brokerName === b),
+                  o,
+                ),
+              ),
+            ),
+          );
+        }
+      }),
+    );
   }
 
   async progress(group: string, topic?: string): Promise<ProgressRow[]> {

@@ -145,6 +145,11 @@ export class HttpTransport {
   }
 }
 
+/** True when no server answered (a network failure or a timeout), as opposed to an answer that is an error. */
+export function isUnreachable(err: unknown): boolean {
+  return isNimbusError(err, ErrorCode.SYSTEM_BUSY) && err.cause !== undefined;
+}
+
 /** `headers` with the signature's headers, any of the same name (`Authorization`, ...) replaced. */
 function withSignature(headers: Record<string, string>, signature: Record<string, string>): Record<string, string> {
   const kept = Object.entries(headers).filter(([name]) => !(name.toLowerCase() in signature));
