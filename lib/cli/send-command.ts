@@ -5,8 +5,10 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import type { NimbusApi, SendMessage, SendRequest } from "../client/api-client.js";
+import { isUnreachable } from "../client/http-transport.js";
 import { sleep } from "../client/schedule.js";
-import { isNimbusError } from "../core/errors.js";
+import { topicRouteData2TopicPublishInfo } from "../client/topic-publish-info.js";
+import { ErrorCode, isNimbusError } from "../core/errors.js";
 import { MAX_BATCH_MESSAGES } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, byteSize, collect, connect, intIn, usage } from "./common.js";
 import { formatBytes, formatRate, formatTable, note, print, printJson } from "./output.js";
@@ -69,8 +71,9 @@ async function send(opts: SendOptions, cmd: Command): Promise<void> {
     queueId: opts.queueId,
   };
   const api = connect(opts);
+  const pick = await queuePicker(api, target);
   if (opts.count === 1) {
-    const sent = await api.send({ ...target, messages: [message] });
+    const sent = await sendWithRetry(api, { ...target, messages: [message] }, pick);
     if (opts.json) return printJson(sent);
     const { brokerName, queueId } = sent.messageQueue;
     print(
@@ -87,7 +90,26 @@ async function send(opts: SendOptions, cmd: Command): Promise<void> {
     );
     return;
   }
-  await sendMany(api, target, message, opts);
+  await sendMany(api, target, message, opts, pick);
+}
+
+/** Picks the next writable queue round robin, away from `avoid` when another broker has one. */
+type QueuePicker = (avoid: string | undefined) => { brokerName: string; queueId: number } | undefined;
+
+/**
+ * For sends without `-b`: the topic's writable queues round robin, as the Producer picks them, so each batch
+ * goes to its broker's master (with brokers at their own addresses, the name server takes no messages). A
+ * topic without a route is sent as it is, for the API to auto-create it.
+ */
+async function queuePicker(api: NimbusApi, target: Omit<SendRequest, "messages">): Promise<QueuePicker> {
+  if (target.brokerName !== undefined) return () => undefined;
+  try {
+    const info = topicRouteData2TopicPublishInfo(target.topic, await api.topicRoute(target.topic));
+    return (avoid) => (info.ok() ? info.selectOneMessageQueue(avoid) : undefined);
+  } catch (err) {
+    if (isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) return () => undefined;
+    throw err;
+  }
 }
 
 function messageOf(opts: SendOptions, cmd: Command): SendMessage {
@@ -131,6 +153,7 @@ async function sendMany(
   target: Omit<SendRequest, "messages">,
   message: SendMessage,
   opts: SendOptions,
+  pick: QueuePicker,
 ): Promise<void> {
   const perBatch = Math.max(1, Math.min(opts.batch, Math.floor(MAX_BATCH_BYTES / Math.max(1, message.body.length))));
   if (perBatch < opts.batch)
@@ -149,7 +172,7 @@ async function sendMany(
       const messages = Array.from({ length: n }, (_, i) =>
         opts.size === undefined ? message : { ...message, body: generatedBody(first + i, opts.count, opts.size) },
       );
-      const sent = await sendWithRetry(api, { ...target, messages });
+      const sent = await sendWithRetry(api, { ...target, messages }, pick);
       const { brokerName, queueId } = sent.messageQueue;
       const key = `${brokerName}#${queueId}`;
       const t = tallies.get(key) ?? { brokerName, queueId, messages: 0, firstOffset: sent.queueOffset, lastOffset: 0 };
@@ -200,13 +223,17 @@ async function sendMany(
   );
 }
 
-async function sendWithRetry(api: NimbusApi, req: SendRequest) {
+/** A batch, retried on a busy or unreachable broker (another broker's queue next, when there is one). */
+async function sendWithRetry(api: NimbusApi, req: SendRequest, pick: QueuePicker) {
+  let avoid: string | undefined;
   for (let attempt = 1; ; attempt++) {
+    const queue = pick(avoid);
     try {
-      return await api.send(req);
+      return await api.send(queue === undefined ? req : { ...req, ...queue });
     } catch (err) {
       if (!isNimbusError(err) || !err.retryable || attempt >= ATTEMPTS) throw err;
-      await sleep(100 * 2 ** attempt);
+      avoid = queue?.brokerName;
+      if (!isUnreachable(err)) await sleep(100 * 2 ** attempt);
     }
   }
 }

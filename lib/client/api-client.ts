@@ -14,7 +14,7 @@
  * const sent = await api.send({ topic: "TopicTest", messages: [{ body: new TextEncoder().encode("hi") }] });
  */
 import { z } from "zod";
-import { ErrorCode, NimbusError } from "../core/errors.js";
+import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
 import {
   type AnyEndpoint,
   type ClusterInfo,
@@ -87,17 +87,29 @@ export class NimbusApi {
     this.transport = options instanceof HttpTransport ? options : new HttpTransport(options);
   }
 
+  /** Learns the topic's brokers' addresses; a topic without a route (yet) leaves the endpoints to answer. */
+  async #learnRoute(topic: string): Promise<void> {
+    try {
+      await this.topicRoute(topic);
+    } catch (err) {
+      if (!isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) throw err;
+    }
+  }
+
   /**
    * Runs a request for one broker at its best address, moving on to the next when one does not answer
    * (master, then slaves for reads). A given `baseUrl`, or an unknown broker, leaves the choice as it is.
    */
   async #atBroker<T>(
-    brokerName: string | undefined,
+    where: { topic: string; brokerName?: string | undefined },
     access: "read" | "write",
     options: RequestOptions | undefined,
     run: (options: RequestOptions | undefined) => Promise<T>,
   ): Promise<T> {
-    const candidates = brokerName === undefined || options?.baseUrl ? [] : this.brokers.candidates(brokerName, access);
+    const { brokerName } = where;
+    if (brokerName === undefined || options?.baseUrl) return run(options);
+    if (this.brokers.candidates(brokerName, access).length === 0) await this.#learnRoute(where.topic);
+    const candidates = this.brokers.candidates(brokerName, access);
     if (candidates.length === 0) return run(options);
     let lastError: unknown;
     for (const baseUrl of candidates) {
@@ -176,11 +188,11 @@ export class NimbusApi {
   }
 
   send(req: SendRequest, options?: RequestOptions): Promise<SendResponse> {
-    return this.#atBroker(req.brokerName, "write", options, (o) => this.call(endpoints.send, { body: req }, o));
+    return this.#atBroker(req, "write", options, (o) => this.call(endpoints.send, { body: req }, o));
   }
 
   pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {
-    return this.#atBroker(req.brokerName, "read", options, (o) => this.call(endpoints.pull, { body: req }, o));
+    return this.#atBroker(req, "read", options, (o) => this.call(endpoints.pull, { body: req }, o));
   }
 
   /** Registers this client in its groups; the answer carries check-backs for a producer. */
@@ -242,6 +254,8 @@ export class NimbusApi {
     const commit = (entries: OffsetEntry[], o?: RequestOptions) =>
       this.call(endpoints.commitOffsets, { params: { group, topic }, body: { offsetTable: entries } }, o);
     const byAddress = new Map<string | undefined, OffsetEntry[]>();
+    if (offsetTable.some((e) => this.brokers.candidates(e.brokerName, "read").length === 0))
+      await this.#learnRoute(topic);
     for (const e of offsetTable) {
       const address = this.brokers.candidates(e.brokerName, "read")[0];
       byAddress.set(address, [...(byAddress.get(address) ?? []), e]);
@@ -257,7 +271,7 @@ export class NimbusApi {
           const brokers = [...new Set(entries.map((e) => e.brokerName))];
           await Promise.all(
             brokers.map((b) =>
-              this.#atBroker(b, "read", undefined, (o) =>
+              this.#atBroker({ topic, brokerName: b }, "read", undefined, (o) =>
                 commit(
                   entries.filter((e) => e.brokerName === b),
                   o,

@@ -230,6 +230,32 @@ describe("nimbus dev (the CLI, in a child process)", () => {
     }
   });
 
+  it("--slaves 1 adds a read-only slave of each broker at its own address", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "nimbus-cli-slaves-"));
+    const cli = await startCli(["--data-dir", dir, "--slaves", "1"]);
+    try {
+      const http = api(cli.url);
+      const cluster = ok(
+        await http.get<{ brokerAddrTable: Record<string, { brokerAddrs: Record<string, string> }> }>("/cluster"),
+      );
+      for (const name of ["broker-a", "broker-b"]) {
+        const addrs = cluster.brokerAddrTable[name]?.brokerAddrs ?? {};
+        assert.deepEqual(Object.keys(addrs).sort(), ["0", "1"], name);
+        assert.equal(addrs["0"], cli.url);
+        assert.notEqual(addrs["1"], cli.url);
+        assert.match(cli.output(), new RegExp(`${name} slave 1 listening on ${addrs["1"]}`));
+        const refused = await api(addrs["1"] ?? "").post("/send", {
+          topic: "SlaveTopic",
+          messages: [{ body: b64("x") }],
+        });
+        assert.equal(refused.status, 403, `${name}'s slave refuses sends`);
+      }
+    } finally {
+      assert.equal(await cli.stop("SIGTERM"), 0, cli.output());
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses bad options with exit code 1 and a message", async () => {
     const noBucket = await runCli(["dev", "--port", "0", "--storage", "aws"]);
     assert.equal(noBucket.code, 1, noBucket.output);
