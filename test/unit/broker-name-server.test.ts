@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import type { IncomingMessage } from "node:http";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { isNimbusError } from "../../lib/core/errors.js";
+import { PermName } from "../../lib/core/perm-name.js";
 import { toApiEvent } from "../../lib/dev/api-gateway-event.js";
 import { createApiHandler } from "../../lib/http/handler.js";
 import { ALL_ROUTES } from "../../lib/http/routes/index.js";
@@ -32,6 +33,41 @@ describe("broker expiry (fake clock)", () => {
     await t.broker.topics.upsert("Orders", { readQueueNums: 2, writeQueueNums: 2 });
   });
   afterEach(() => t.close());
+
+  it("a master that stops registering leaves the routes after 120 s; its slave stays, read-only", async () => {
+    const slave = { cluster: "DefaultCluster", brokerName: "broker-a", brokerId: 1, address: "http://slave-a:1" };
+    await t.broker.nameServer.register([slave]);
+    await t.broker.sender.send({
+      topic: "Orders",
+      brokerName: "broker-a",
+      queueId: 0,
+      messages: [{ body: body("m") }],
+    });
+    t.clock.advance(EXPIRY_MS);
+    // Only the slave (and broker-b's master, registered again) still registers.
+    await t.broker.nameServer.register([
+      slave,
+      { cluster: "DefaultCluster", brokerName: "broker-b", brokerId: 0, address: "http://b:1" },
+    ]);
+    t.broker.routeCache.invalidate();
+    const route = await t.broker.nameServer.topicRoute("Orders");
+    const a = route.brokerDatas.find((b) => b.brokerName === "broker-a");
+    assert.deepEqual(a?.brokerAddrs, { "1": "http://slave-a:1" }, "broker-a has only its slave's address");
+    const qd = route.queueDatas.find((q) => q.brokerName === "broker-a");
+    assert.equal(qd?.perm, PermName.PERM_READ, "a broker without a live master is read-only");
+    const pulled = await t.broker.puller.pull({
+      consumerGroup: "CG",
+      topic: "Orders",
+      brokerName: "broker-a",
+      queueId: 0,
+      queueOffset: 0,
+    });
+    assert.equal(pulled.messages.length, 1, "its messages are still read");
+    await rejectsWithCode(
+      t.broker.sender.send({ topic: "Orders", brokerName: "broker-a", queueId: 0, messages: [{ body: body("n") }] }),
+      "NO_PERMISSION",
+    );
+  });
 
   it("a broker is live for just under 120 s after its registration", async () => {
     t.clock.advance(EXPIRY_MS - 1);
