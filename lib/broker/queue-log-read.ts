@@ -61,6 +61,8 @@ export interface ReadContext {
   objects: ObjectStore;
   /** Batches stored before this time (ms) may have lost their object to the bucket's lifecycle rule. */
   expiredBefore?: number;
+  /** The wall clock, to tell a young batch whose object has not replicated yet. */
+  now?: () => number;
   /** The queue's min offset (cached unless `fresh`). */
   minOffset(fresh: boolean): Promise<number>;
 }
@@ -198,19 +200,33 @@ function takeCovering(entries: IndexEntry[], from: number, want: number): IndexE
   return entries.slice(0, n);
 }
 
-/** The batch's bytes; undefined when its object has expired (older than `ctx.expiredBefore` and gone). */
+/**
+ * How long a batch's object may lag its index item: S3 Replication Time Control replicates 99.99 % of objects
+ * within 15 minutes, while DynamoDB global tables replicate items in about a second. A slave cell reading a
+ * replica can see the index item of a young batch before its object.
+ */
+export const OBJECT_REPLICATION_GRACE_MS = 15 * 60_000;
+
+/**
+ * The batch's bytes; undefined when its object has expired (older than `ctx.expiredBefore` and gone). A young
+ * batch's missing object (stored less than `OBJECT_REPLICATION_GRACE_MS` ago) is one that has not replicated
+ * here yet: SYSTEM_BUSY, which the client retries, rather than a loss.
+ */
 async function payload(ctx: ReadContext, entry: IndexEntry): Promise<Uint8Array | undefined> {
   const loc = entry.loc;
   if (loc.kind === "inline") return loc.bytes;
   try {
     return await ctx.objects.get(loc.objectKey, { offset: loc.byteOffset, length: loc.byteLength });
   } catch (err) {
-    if (
-      isNimbusError(err, ErrorCode.OBJECT_NOT_FOUND) &&
-      ctx.expiredBefore !== undefined &&
-      entry.storeTimestamp < ctx.expiredBefore
-    )
-      return undefined;
+    if (!isNimbusError(err, ErrorCode.OBJECT_NOT_FOUND)) throw err;
+    if (ctx.expiredBefore !== undefined && entry.storeTimestamp < ctx.expiredBefore) return undefined;
+    if (ctx.now !== undefined && ctx.now() - entry.storeTimestamp < OBJECT_REPLICATION_GRACE_MS) {
+      throw new NimbusError(
+        ErrorCode.SYSTEM_BUSY,
+        `the object of the batch at offset ${entry.start} has not replicated here yet: retry`,
+        { cause: err },
+      );
+    }
     throw err;
   }
 }

@@ -148,6 +148,7 @@ export class QueueLog {
         index: this.#index,
         objects: this.#objects,
         minOffset: (fresh) => this.#minOffset(pk, fresh),
+        now: this.#now,
         ...(this.#retentionMs === undefined ? {} : { expiredBefore: this.#now() - this.#retentionMs }),
       },
       pk,
