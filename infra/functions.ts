@@ -5,7 +5,7 @@
  */
 import { settings } from "./config.js";
 import type { FunctionSpec } from "./manifest.js";
-import { bucket, table, tableNamesJson } from "./storage.js";
+import { bucket, table, tableNamesJson, tableRegionsJson } from "./storage.js";
 
 /**
  * `apiUrl` is the brokers' address that the name server hands to clients (NIMBUS_API_URL).
@@ -27,6 +27,13 @@ export function createFunction(name: string, spec: FunctionSpec, apiUrl: $util.I
     environment: {
       NIMBUS_BUCKET: bucket.name,
       NIMBUS_TABLES: tableNamesJson,
+      NIMBUS_TABLE_REGIONS: tableRegionsJson,
+      // A slave cell serves its broker, read-only; any other stage its name server and every broker.
+      NIMBUS_ROLE: JSON.stringify(
+        settings.cell === undefined
+          ? { kind: "all" }
+          : { kind: "broker", brokerName: settings.cell.brokerName, brokerId: settings.cell.brokerId },
+      ),
       NIMBUS_API_URL: apiUrl,
       NIMBUS_CONFIG: JSON.stringify(settings.nimbus),
     },

@@ -2,7 +2,7 @@
 
 import { api } from "./api.js";
 import { settings } from "./config.js";
-import { bucket, tableNamesJson } from "./storage.js";
+import { bucket, tableNamesJson, tableRegionsJson } from "./storage.js";
 
 export const outputs = {
   /** The endpoint for the SDK (`endpoints`), the CLI and apps; also every broker's address. */
@@ -11,4 +11,6 @@ export const outputs = {
   iamAuth: settings.iamAuth,
   bucket: bucket.name,
   tables: tableNamesJson,
+  /** What a slave cell's settings name (`replicaOf`, `nameServer`) and a master's `replicas[].bucket`. */
+  tableRegions: tableRegionsJson,
 };

@@ -6,6 +6,9 @@
 import { settings } from "./config.js";
 import { TABLES } from "./manifest.js";
 
+/** Set when this stage is a slave cell of another stage's broker (docs/topology.md). */
+const cell = settings.cell;
+
 /**
  * Objects outlive their retention by one day and then expire: the retention function deletes what it
  * trims, the rule catches what it cannot see (objects of failed appends, whose index item was never
@@ -28,6 +31,13 @@ export const bucket = new sst.aws.Bucket("Messages", {
           filter: {},
           abortIncompleteMultipartUpload: { daysAfterInitiation: 1 },
         },
+        // With replication the bucket is versioned: a deleted batch's old version goes a day later.
+        {
+          id: "expire-noncurrent-versions",
+          status: "Enabled",
+          filter: {},
+          noncurrentVersionExpiration: { noncurrentDays: 1 },
+        },
       ]);
     },
     // SST blocks public ACLs and (without `access`) public policies; say so explicitly for every flag.
@@ -40,6 +50,59 @@ export const bucket = new sst.aws.Bucket("Messages", {
   },
 });
 
+// A replica cell's bucket receives the master's objects (S3 replication needs versioning on both ends); a
+// stage with replicas sends its batch objects there, with Replication Time Control (15 minutes, 99.99 %).
+const replicaBuckets = settings.replicas.filter((r) => r.bucket !== undefined);
+if (cell !== undefined || replicaBuckets.length > 0) {
+  new aws.s3.BucketVersioningV2("MessagesVersioning", {
+    bucket: bucket.name,
+    versioningConfiguration: { status: "Enabled" },
+  });
+}
+if (replicaBuckets.length > 0) {
+  const role = new aws.iam.Role("MessagesReplicationRole", {
+    assumeRolePolicy: JSON.stringify({
+      Version: "2012-10-17",
+      Statement: [{ Effect: "Allow", Principal: { Service: "s3.amazonaws.com" }, Action: "sts:AssumeRole" }],
+    }),
+  });
+  new aws.iam.RolePolicy("MessagesReplicationPolicy", {
+    role: role.id,
+    policy: $jsonStringify({
+      Version: "2012-10-17",
+      Statement: [
+        { Effect: "Allow", Action: ["s3:GetReplicationConfiguration", "s3:ListBucket"], Resource: [bucket.arn] },
+        {
+          Effect: "Allow",
+          Action: ["s3:GetObjectVersionForReplication", "s3:GetObjectVersionAcl", "s3:GetObjectVersionTagging"],
+          Resource: [$interpolate`${bucket.arn}/*`],
+        },
+        {
+          Effect: "Allow",
+          Action: ["s3:ReplicateObject", "s3:ReplicateDelete", "s3:ReplicateTags"],
+          Resource: replicaBuckets.map((r) => `arn:aws:s3:::${r.bucket}/*`),
+        },
+      ],
+    }),
+  });
+  new aws.s3.BucketReplicationConfig("MessagesReplication", {
+    bucket: bucket.name,
+    role: role.arn,
+    rules: replicaBuckets.map((r, i) => ({
+      id: `to-${r.region}`,
+      priority: i,
+      status: "Enabled",
+      filter: { prefix: "batches/" },
+      deleteMarkerReplication: { status: "Enabled" },
+      destination: {
+        bucket: `arn:aws:s3:::${r.bucket}`,
+        replicationTime: { status: "Enabled", time: { minutes: 15 } },
+        metrics: { status: "Enabled", eventThreshold: { minutes: 15 } },
+      },
+    })),
+  });
+}
+
 // SSE-S3 (AES-256): free and per request the same price; SSE-KMS would add a KMS call to many S3 requests.
 new aws.s3.BucketServerSideEncryptionConfigurationV2("MessagesEncryption", {
   bucket: bucket.name,
@@ -50,26 +113,73 @@ new aws.s3.BucketServerSideEncryptionConfigurationV2("MessagesEncryption", {
 const componentName = (name: string): string =>
   name.replace(/(^|-)([a-z0-9])/g, (_m: string, _dash: string, c: string) => c.toUpperCase());
 
-/** The tables by logical name (the names `lib/broker` opens). */
-export const tables: ReadonlyMap<string, sst.aws.Dynamo> = new Map(
-  TABLES.map((spec) => [
-    spec.name,
-    new sst.aws.Dynamo(componentName(spec.name), {
-      fields: { pk: "string", sk: spec.sortKeyType },
-      primaryIndex: { hashKey: "pk", rangeKey: "sk" },
-      // DynamoDB TTL deletes late (hours); it only tidies up, liveness never depends on it.
-      ...(spec.ttlAttribute === undefined ? {} : { ttl: spec.ttlAttribute }),
-      deletionProtection: settings.production,
-      transform: {
-        table: (args) => {
-          // SST turns point-in-time recovery on everywhere; it is billed per GB-month, so production only.
-          args.pointInTimeRecovery = { enabled: settings.production };
-          // On-demand (SST's default, said again): cost follows traffic, an idle stage costs storage only.
-          args.billingMode = "PAY_PER_REQUEST";
+/** The tables a slave cell does not own: the master stage's, linked by name (its replicas, or its name server's). */
+const nameServerProvider =
+  cell === undefined
+    ? undefined
+    : new aws.Provider("NameServerRegion", { region: cell.nameServer.region as aws.Region });
+const linkedTables: Readonly<Record<string, { tableName: string; provider?: aws.Provider }>> =
+  cell === undefined
+    ? {}
+    : {
+        "queue-index": { tableName: cell.replicaOf.queueIndexTable },
+        offsets: { tableName: cell.replicaOf.offsetsTable },
+        routes: {
+          tableName: cell.nameServer.routesTable,
+          ...(nameServerProvider ? { provider: nameServerProvider } : {}),
         },
+        clients: {
+          tableName: cell.nameServer.clientsTable,
+          ...(nameServerProvider ? { provider: nameServerProvider } : {}),
+        },
+      };
+/** The tables slave cells read in their regions: DynamoDB global tables (one write here, one per replica). */
+const REPLICATED = new Set(["queue-index", "offsets"]);
+
+function ownTable(spec: (typeof TABLES)[number]): sst.aws.Dynamo {
+  return new sst.aws.Dynamo(componentName(spec.name), {
+    fields: { pk: "string", sk: spec.sortKeyType },
+    primaryIndex: { hashKey: "pk", rangeKey: "sk" },
+    // DynamoDB TTL deletes late (hours); it only tidies up, liveness never depends on it.
+    ...(spec.ttlAttribute === undefined ? {} : { ttl: spec.ttlAttribute }),
+    deletionProtection: settings.production,
+    transform: {
+      table: (args) => {
+        // SST turns point-in-time recovery on everywhere; it is billed per GB-month, so production only.
+        args.pointInTimeRecovery = { enabled: settings.production };
+        // On-demand (SST's default, said again): cost follows traffic, an idle stage costs storage only.
+        args.billingMode = "PAY_PER_REQUEST";
+        if (REPLICATED.has(spec.name) && settings.replicas.length > 0) {
+          // A global table: every write here is replicated to each region (billed there again).
+          args.replicas = settings.replicas.map((r) => ({ regionName: r.region }));
+          args.streamEnabled = true;
+          args.streamViewType = "NEW_AND_OLD_IMAGES";
+        }
       },
-    }),
-  ]),
+    },
+  });
+}
+
+/** The tables by logical name (the names `lib/broker` opens): the stage's own, or for a slave cell linked ones. */
+export const tables: ReadonlyMap<string, sst.aws.Dynamo> = new Map(
+  TABLES.map((spec) => {
+    const linked = linkedTables[spec.name];
+    return [
+      spec.name,
+      linked === undefined
+        ? ownTable(spec)
+        : sst.aws.Dynamo.get(
+            componentName(spec.name),
+            linked.tableName,
+            linked.provider ? { provider: linked.provider } : {},
+          ),
+    ];
+  }),
+);
+
+/** JSON `{ logical name: region }` of the tables in another region (a slave cell's name server tables). */
+export const tableRegionsJson = JSON.stringify(
+  cell === undefined ? {} : { routes: cell.nameServer.region, clients: cell.nameServer.region },
 );
 
 /** The table of logical name `name`; fails the deploy on a name that `BROKER_TABLES` does not have. */

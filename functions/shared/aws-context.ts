@@ -29,6 +29,17 @@ const Env = z.object({
   NIMBUS_TABLES: jsonString.pipe(z.record(z.string(), z.string().min(1))),
   NIMBUS_API_URL: z.string().url(),
   NIMBUS_CONFIG: jsonString.optional(),
+  /** A slave cell's name server tables live in another region: `{ "routes": "us-east-1", ... }`. */
+  NIMBUS_TABLE_REGIONS: jsonString.pipe(z.record(z.string(), z.string().min(1))).optional(),
+  /** What the stage serves: a slave cell is `{"kind":"broker","brokerName":"broker-a","brokerId":1}`. */
+  NIMBUS_ROLE: jsonString
+    .pipe(
+      z.union([
+        z.object({ kind: z.literal("all") }),
+        z.object({ kind: z.literal("broker"), brokerName: z.string().min(1), brokerId: z.number().int().min(0) }),
+      ]),
+    )
+    .optional(),
 });
 
 let context: Promise<HandlerContext> | undefined;
@@ -41,13 +52,14 @@ export function awsContext(): Promise<HandlerContext> {
       region: env.AWS_REGION,
       bucket: env.NIMBUS_BUCKET,
       tableNames: env.NIMBUS_TABLES,
+      ...(env.NIMBUS_TABLE_REGIONS ? { tableRegions: env.NIMBUS_TABLE_REGIONS } : {}),
     });
     const broker = createBroker(storage, parseNimbusConfig(env.NIMBUS_CONFIG), {
       apiUrl: env.NIMBUS_API_URL,
       newMessageId,
     });
-    // A stage serves its name server and all its brokers in one API.
-    return { broker, role: { kind: "all" } };
+    // A stage serves its name server and all its brokers in one API, unless it is a slave cell.
+    return { broker, role: env.NIMBUS_ROLE ?? { kind: "all" } };
   })();
   return context;
 }

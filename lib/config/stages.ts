@@ -11,13 +11,39 @@
 import { z } from "zod";
 import { NimbusConfigSchema, TWO_MASTERS } from "./nimbus-config.js";
 
+const region = z.string().regex(/^[a-z]{2}(?:-[a-z]+)+-\d$/, "an AWS region such as us-east-1");
+const tableName = z.string().regex(/^[a-zA-Z0-9_.-]{3,255}$/, "a DynamoDB table name");
+
+/**
+ * A replica of this stage's data in another region (docs/topology.md): the queue index and offsets become
+ * DynamoDB global tables with a replica there, and, once `bucket` names the replica cell's bucket, batch
+ * objects replicate to it (S3 Replication Time Control: 99.99 % within 15 minutes).
+ */
+const ReplicaSchema = z.object({ region, bucket: z.string().min(3).max(63).optional() }).strict();
+
+/**
+ * A slave cell: this stage serves a read-only slave (brokerId > 0) of a broker whose master is another stage,
+ * in another region. It registers into the master stage's routes table and reads the master's data from
+ * the replicas in its own region.
+ */
+const CellSchema = z
+  .object({
+    brokerName: z.string().regex(/^[%|a-zA-Z0-9_-]{1,127}$/),
+    brokerId: z.number().int().min(1),
+    /** The master stage's routes and clients tables (its name server), and their region. */
+    nameServer: z.object({ region, routesTable: tableName, clientsTable: tableName }).strict(),
+    /** The master stage's queue index and offsets tables, whose replicas in this region this cell reads. */
+    replicaOf: z.object({ queueIndexTable: tableName, offsetsTable: tableName }).strict(),
+  })
+  .strict();
+
 /** A browser origin: scheme and host (and port), no path, as the `Origin` header carries it. */
 const origin = z.string().regex(/^https?:\/\/[^/\s]+$/, "an origin such as https://console.example.com");
 
 export const StageSettingsSchema = z
   .object({
     /** AWS region of every resource of the stage. */
-    region: z.string().regex(/^[a-z]{2}(?:-[a-z]+)+-\d$/, "an AWS region such as us-east-1"),
+    region,
     /**
      * Production data: resources are retained by `sst remove` and protected from it, tables get
      * point-in-time recovery and deletion protection. Other stages are disposable.
@@ -29,8 +55,24 @@ export const StageSettingsSchema = z
     consoleOrigins: z.array(origin).default([]),
     /** The broker settings the handlers get (brokers, cluster, inline threshold, retention, auto-create). */
     nimbus: NimbusConfigSchema,
+    /** Regions holding a replica of this stage's data, for slave cells there. */
+    replicas: z.array(ReplicaSchema).default([]),
+    /** Set when this stage is a slave cell of another stage's broker. */
+    cell: CellSchema.optional(),
   })
-  .strict();
+  .strict()
+  .refine(
+    (s) =>
+      s.cell === undefined ||
+      (s.nimbus.brokers.length === 1 &&
+        s.nimbus.brokers[0]?.brokerName === s.cell.brokerName &&
+        s.nimbus.brokers[0]?.brokerId === s.cell.brokerId),
+    "a cell's nimbus.brokers is exactly its broker (brokerName and brokerId)",
+  )
+  .refine((s) => s.cell === undefined || s.replicas.length === 0, "a slave cell holds no replicas of its own")
+  .refine((s) => s.replicas.every((r) => r.region !== s.region), "a replica is in another region");
+
+export type CellSettings = z.output<typeof CellSchema>;
 
 export type StageSettings = z.output<typeof StageSettingsSchema>;
 export type StageSettingsInput = z.input<typeof StageSettingsSchema>;

@@ -49,6 +49,52 @@ describe("stage settings", () => {
   });
 });
 
+describe("two regions: a master stage with replicas and a slave cell", () => {
+  const master = {
+    region: "us-east-1",
+    production: true,
+    iamAuth: true,
+    nimbus: {},
+    replicas: [{ region: "us-west-2", bucket: "nimbus-dr-messages" }],
+  };
+  const cell = {
+    region: "us-west-2",
+    production: true,
+    iamAuth: true,
+    nimbus: { brokers: [{ brokerName: "broker-a", brokerId: 1, perm: 4 }] },
+    cell: {
+      brokerName: "broker-a",
+      brokerId: 1,
+      nameServer: {
+        region: "us-east-1",
+        routesTable: "nimbus-production-RoutesTable",
+        clientsTable: "nimbus-production-ClientsTable",
+      },
+      replicaOf: {
+        queueIndexTable: "nimbus-production-QueueIndexTable",
+        offsetsTable: "nimbus-production-OffsetsTable",
+      },
+    },
+  };
+
+  it("parses both", () => {
+    assert.ok(StageSettingsSchema.safeParse(master).success);
+    assert.ok(StageSettingsSchema.safeParse(cell).success);
+  });
+
+  it("refuses a cell that serves another broker, a master (id 0), holds replicas, or a replica in its own region", () => {
+    for (const bad of [
+      { ...cell, nimbus: { brokers: [{ brokerName: "broker-b", brokerId: 1 }] } },
+      { ...cell, cell: { ...cell.cell, brokerId: 0 } },
+      { ...cell, replicas: [{ region: "eu-west-1" }] },
+      { ...master, replicas: [{ region: "us-east-1" }] },
+      { ...cell, cell: { ...cell.cell, replicaOf: undefined } },
+    ]) {
+      assert.equal(StageSettingsSchema.safeParse(bad).success, false, JSON.stringify(bad));
+    }
+  });
+});
+
 describe("sst.config.ts", () => {
   const source = readFileSync(path.join(ROOT, "sst.config.ts"), "utf8");
 

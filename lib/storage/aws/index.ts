@@ -1,6 +1,7 @@
 /**
  * @module The AWS storage adapter: `Table` on DynamoDB and `ObjectStore` on S3, behind the same ports as
- * the embedded adapter. One DynamoDB client and one S3 client per storage, reused by every table.
+ * the embedded adapter. One S3 client and one DynamoDB client per region per storage, reused by every table
+ * (a table in another region, `tableRegions`, gets that region's client).
  *
  * @example
  * const storage = createAwsStorage({ region: "us-east-1", bucket: "nimbus-data", tablePrefix: "nimbus-prod-" });
@@ -29,13 +30,12 @@ class AwsStorage implements Storage {
   readonly counter = new RequestCounter();
   readonly objects: S3ObjectStore;
   readonly #options: AwsStorageOptions;
-  readonly #dynamo: DynamoDBClient;
+  readonly #dynamo = new Map<string, DynamoDBClient>();
   readonly #s3: S3Client;
   readonly #tables = new Map<string, DynamoTable>();
 
   constructor(options: AwsStorageOptions) {
     this.#options = options;
-    this.#dynamo = createDynamoClient(options);
     this.#s3 = createS3Client(options);
     this.objects = new S3ObjectStore(this.#s3, options.bucket, this.counter);
   }
@@ -52,13 +52,19 @@ class AwsStorage implements Storage {
       }
       return known;
     }
-    const table = new DynamoTable(this.#dynamo, physicalTableName(this.#options, spec.name), spec, this.counter);
+    const region = this.#options.tableRegions?.[spec.name] ?? this.#options.region;
+    let client = this.#dynamo.get(region);
+    if (client === undefined) {
+      client = createDynamoClient(this.#options, region);
+      this.#dynamo.set(region, client);
+    }
+    const table = new DynamoTable(client, physicalTableName(this.#options, spec.name), spec, this.counter);
     this.#tables.set(spec.name, table);
     return table;
   }
 
   async close(): Promise<void> {
-    this.#dynamo.destroy();
+    for (const client of this.#dynamo.values()) client.destroy();
     this.#s3.destroy();
   }
 }

@@ -23,6 +23,8 @@ export interface AwsStorageOptions {
   tablePrefix?: string;
   /** Logical spec name → physical table name; wins over `tablePrefix`. */
   tableNames?: Record<string, string>;
+  /** Logical spec name → the region of a table that is not in `region` (a slave cell's name server tables). */
+  tableRegions?: Record<string, string>;
   /** e.g. an emulator's `http://127.0.0.1:port`; default: the region's AWS endpoint. */
   dynamoEndpoint?: string;
   /** e.g. an emulator's URL; path-style addressing is used when set. */
@@ -38,9 +40,9 @@ export function physicalTableName(options: AwsStorageOptions, name: string): str
   return options.tableNames?.[name] ?? `${options.tablePrefix ?? ""}${name}`;
 }
 
-export function createDynamoClient(options: AwsStorageOptions): DynamoDBClient {
+export function createDynamoClient(options: AwsStorageOptions, region = options.region): DynamoDBClient {
   return new DynamoDBClient({
-    region: options.region,
+    region,
     ...(options.dynamoEndpoint === undefined ? {} : { endpoint: options.dynamoEndpoint }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
     ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
