@@ -64,7 +64,11 @@ export async function createTopic(queues: number, brokerNames?: string[], perm?:
 export async function pullAll(mq: { topic: string; brokerName: string; queueId: number }): Promise<PulledMessage[]> {
   const out: PulledMessage[] = [];
   for (let offset = 0; ; ) {
-    const res = await api.pull({ consumerGroup: "ProducerProbe", ...mq, queueOffset: offset, maxMsgNums: 32 });
+    // At the test server itself, whatever address a test registered broker-a at.
+    const res = await api.pull(
+      { consumerGroup: "ProducerProbe", ...mq, queueOffset: offset, maxMsgNums: 32 },
+      { baseUrl: server.url },
+    );
     if (res.pullStatus !== "FOUND") return out;
     out.push(...res.messages);
     offset = res.nextBeginOffset;
