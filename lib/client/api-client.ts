@@ -28,6 +28,7 @@ import {
   type PulledMessage,
   type PullRequest,
   type PullResponse,
+  type QueueOwner,
   type QueueStatus,
   type SendRequest,
   type SendResponse,
@@ -52,6 +53,7 @@ export type {
   PullRequest,
   PullResponse,
   PullStatus,
+  QueueOwner,
   QueueStatus,
   SendMessage,
   SendRequest,
@@ -195,8 +197,20 @@ export class NimbusApi {
     return (await this.call(endpoints.queryOffsets, { params: { group, topic } })).offsetTable;
   }
 
-  async commitOffsets(group: string, topic: string, offsetTable: OffsetEntry[]): Promise<void> {
-    await this.call(endpoints.commitOffsets, { params: { group, topic }, body: { offsetTable } });
+  /** Commits offsets; a consumer names itself (`clientId`) so the records say who owns the queues. */
+  async commitOffsets(group: string, topic: string, offsetTable: OffsetEntry[], clientId?: string): Promise<void> {
+    const body = clientId === undefined ? { offsetTable } : { offsetTable, clientId };
+    await this.call(endpoints.commitOffsets, { params: { group, topic }, body });
+  }
+
+  /** Commits the offsets of queues this client stopped reading and marks them released (the queue handover). */
+  async releaseQueues(group: string, topic: string, clientId: string, offsetTable: OffsetEntry[]): Promise<void> {
+    await this.call(endpoints.releaseQueues, { params: { group, topic }, body: { clientId, offsetTable } });
+  }
+
+  /** Each queue's offset, owner and released flag (the queue handover). */
+  async queueOwners(group: string, topic: string): Promise<QueueOwner[]> {
+    return (await this.call(endpoints.queueOwners, { params: { group, topic } })).queues;
   }
 
   async progress(group: string, topic?: string): Promise<ProgressRow[]> {

@@ -1,4 +1,4 @@
-/** @module Offset routes: query and commit a group's offsets on a topic, and the group's consumer progress. */
+/** @module Offset routes: query and commit a group's offsets on a topic, release queues and read their owners, and the group's consumer progress. */
 import { endpoints } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
@@ -8,9 +8,20 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
     offsetTable: await broker.offsets.query(params.group, params.topic),
   })),
   route(endpoints.commitOffsets, async ({ params, body }, { broker }) => {
-    await broker.offsets.commit(params.group, params.topic, body.offsetTable);
+    const author = body.clientId === undefined ? undefined : { clientId: body.clientId, released: false };
+    await broker.offsets.commit(params.group, params.topic, body.offsetTable, author);
     return { offsetTable: await broker.offsets.query(params.group, params.topic) };
   }),
+  route(endpoints.releaseQueues, async ({ params, body }, { broker }) => {
+    await broker.offsets.commit(params.group, params.topic, body.offsetTable, {
+      clientId: body.clientId,
+      released: true,
+    });
+    return { code: "SUCCESS" as const };
+  }),
+  route(endpoints.queueOwners, async ({ params }, { broker }) => ({
+    queues: await broker.offsets.owners(params.group, params.topic),
+  })),
   route(endpoints.consumerProgress, async ({ params, query }, { broker }) => ({
     rows: await broker.offsets.progress(params.group, query.topic),
   })),
