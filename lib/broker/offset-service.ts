@@ -8,20 +8,22 @@
  */
 
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
-import type { OffsetEntry, ProgressRow, QueueOwner } from "../protocol/index.js";
-import type { Table } from "../storage/table.js";
+import type { OffsetEntry, ProgressRow, QueueOwner, ReleaseEntry } from "../protocol/index.js";
+import { ConditionFailedError, type Table } from "../storage/table.js";
 import { queryAll } from "./query-all.js";
 import type { QueueLog } from "./queue-log.js";
 import type { RouteCache } from "./route-cache.js";
 import { keys } from "./tables.js";
 import { queueIds } from "./topics.js";
 
-export type { OffsetEntry, ProgressRow, QueueOwner };
+export type { OffsetEntry, ProgressRow, QueueOwner, ReleaseEntry };
 
 /** Who writes a commit: the client (recorded as the queues' owner) and whether it releases the queues. */
 export interface CommitAuthor {
   clientId: string;
   released: boolean;
+  /** Write only queues without a record (`{ exists: false }`): the first claim of a new queue wins. */
+  claim?: boolean;
 }
 
 export class OffsetService {
@@ -38,7 +40,12 @@ export class OffsetService {
    * Sets the offsets (last commit wins). With an `author`, each record also names its owner and whether
    * it was released: the same single put per queue, so a release costs what a commit costs.
    */
-  async commit(group: string, topic: string, entries: OffsetEntry[], author?: CommitAuthor): Promise<void> {
+  async commit(
+    group: string,
+    topic: string,
+    entries: (OffsetEntry | ReleaseEntry)[],
+    author?: CommitAuthor,
+  ): Promise<void> {
     const seen = new Set<string>();
     for (const e of entries) {
       const sk = keys.offsetSk(e.brokerName, e.queueId);
@@ -61,15 +68,28 @@ export class OffsetService {
     // owner fields need no condition either: only the client holding a queue commits it, a release is its
     // last write, and a late write of a former owner is read by the next one as "not released" (it waits
     // at most its grace) with an offset below the truth (duplicates, never a loss).
+    // A claim is a conditional create (attribute_not_exists): of concurrent claims of one new queue exactly
+    // one writes; the others fail the condition, which is their answer (the record names the winner).
+    const claim = author?.claim === true ? { condition: { exists: false } as const } : undefined;
     await Promise.all(
       entries.map((e) =>
-        this.offsets.put({
-          pk: keys.offsets(topic, group),
-          sk: keys.offsetSk(e.brokerName, e.queueId),
-          ...e,
-          updatedAt,
-          ...(author === undefined ? {} : { owner: author.clientId, released: author.released }),
-        }),
+        this.offsets
+          .put(
+            {
+              pk: keys.offsets(topic, group),
+              sk: keys.offsetSk(e.brokerName, e.queueId),
+              brokerName: e.brokerName,
+              queueId: e.queueId,
+              offset: e.offset,
+              updatedAt,
+              ...("successor" in e && e.successor !== undefined && author?.released ? { successor: e.successor } : {}),
+              ...(author === undefined ? {} : { owner: author.clientId, released: author.released }),
+            },
+            claim,
+          )
+          .catch((err: unknown) => {
+            if (!(claim && err instanceof ConditionFailedError)) throw err;
+          }),
       ),
     );
     const groupTopic = `${group}\n${topic}`;
@@ -97,6 +117,7 @@ export class OffsetService {
       offset: Number(i.offset),
       owner: typeof i.owner === "string" ? i.owner : "",
       released: i.released === true,
+      successor: i.released === true && typeof i.successor === "string" ? i.successor : "",
       updatedAt: Number(i.updatedAt),
     }));
   }

@@ -30,6 +30,7 @@ import {
   type PullResponse,
   type QueueOwner,
   type QueueStatus,
+  type ReleaseEntry,
   type SendRequest,
   type SendResponse,
   type TopicConfig,
@@ -55,6 +56,7 @@ export type {
   PullStatus,
   QueueOwner,
   QueueStatus,
+  ReleaseEntry,
   SendMessage,
   SendRequest,
   SendResponse,
@@ -203,8 +205,28 @@ export class NimbusApi {
     await this.call(endpoints.commitOffsets, { params: { group, topic }, body });
   }
 
+  /**
+   * Claims new queues (no offset yet) at these start offsets; answers the ones this client now owns (its
+   * claim won, or it held them already).
+   */
+  async claimQueues(
+    group: string,
+    topic: string,
+    clientId: string,
+    offsetTable: OffsetEntry[],
+  ): Promise<OffsetEntry[]> {
+    await this.call(endpoints.commitOffsets, {
+      params: { group, topic },
+      body: { offsetTable, clientId, claim: true },
+    });
+    const owners = await this.queueOwners(group, topic);
+    return offsetTable.filter((e) =>
+      owners.some((o) => o.brokerName === e.brokerName && o.queueId === e.queueId && o.owner === clientId),
+    );
+  }
+
   /** Commits the offsets of queues this client stopped reading and marks them released (the queue handover). */
-  async releaseQueues(group: string, topic: string, clientId: string, offsetTable: OffsetEntry[]): Promise<void> {
+  async releaseQueues(group: string, topic: string, clientId: string, offsetTable: ReleaseEntry[]): Promise<void> {
     await this.call(endpoints.releaseQueues, { params: { group, topic }, body: { clientId, offsetTable } });
   }
 

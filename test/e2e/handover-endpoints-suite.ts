@@ -41,16 +41,23 @@ export function handoverEndpointCases(mode: ServerMode): void {
         ok(
           await ctx.http.post(`/offsets/${group}/${topic}/release`, {
             clientId: "10.0.0.1@c1",
-            offsetTable: [{ brokerName: "broker-a", queueId: 1, offset: 9 }],
+            offsetTable: [{ brokerName: "broker-a", queueId: 1, offset: 9, successor: "10.0.0.2@c2" }],
           }),
         ),
         { code: "SUCCESS" },
       );
       const rows = await owners();
       assert.deepEqual(strip(rows), [
-        { brokerName: "broker-a", queueId: 0, offset: 5, owner: "10.0.0.1@c1", released: false },
-        { brokerName: "broker-a", queueId: 1, offset: 9, owner: "10.0.0.1@c1", released: true },
-        { brokerName: "broker-a", queueId: 2, offset: 1, owner: "", released: false },
+        { brokerName: "broker-a", queueId: 0, offset: 5, owner: "10.0.0.1@c1", released: false, successor: "" },
+        {
+          brokerName: "broker-a",
+          queueId: 1,
+          offset: 9,
+          owner: "10.0.0.1@c1",
+          released: true,
+          successor: "10.0.0.2@c2",
+        },
+        { brokerName: "broker-a", queueId: 2, offset: 1, owner: "", released: false, successor: "" },
       ]);
       for (const r of rows) assert.ok(r.updatedAt > 0);
       // The release is a commit too: the offset table says 9.
@@ -71,7 +78,34 @@ export function handoverEndpointCases(mode: ServerMode): void {
         offset: 12,
         owner: "10.0.0.2@c2",
         released: false,
+        successor: "",
       });
+    });
+
+    it("a claim writes only a queue without a record: the first claim wins", async () => {
+      const claim = (clientId: string, queueId: number, offset: number) =>
+        ctx.http.put(`/offsets/${group}/${topic}`, {
+          clientId,
+          claim: true,
+          offsetTable: [{ brokerName: "broker-a", queueId, offset }],
+        });
+      const claimTopic = `/offsets/${group}/${topic}`;
+      ok(await ctx.http.put(`/topics/${topic}`, { readQueueNums: 4, writeQueueNums: 4, brokerNames: ["broker-a"] }));
+      ok(await claim("10.0.0.3@c3", 3, 0));
+      ok(await claim("10.0.0.4@c4", 3, 7));
+      // An existing queue is not claimed either.
+      ok(await claim("10.0.0.4@c4", 0, 99));
+      const rows = strip(await owners());
+      assert.deepEqual(rows[3], {
+        brokerName: "broker-a",
+        queueId: 3,
+        offset: 0,
+        owner: "10.0.0.3@c3",
+        released: false,
+        successor: "",
+      });
+      assert.equal(rows[0]?.offset, 5);
+      assert.ok(claimTopic.length > 0);
     });
 
     it("bad releases are 400 {code, message} and write nothing", async () => {
@@ -83,12 +117,13 @@ export function handoverEndpointCases(mode: ServerMode): void {
         ["an empty table", { clientId: "c9", offsetTable: [] }],
         [
           "a queue the topic lacks (after a good one)",
-          { clientId: "c9", offsetTable: [good, { ...good, queueId: 3 }] },
+          { clientId: "c9", offsetTable: [good, { ...good, queueId: 7 }] },
         ],
         ["a broker the topic lacks", { clientId: "c9", offsetTable: [{ ...good, brokerName: "broker-b" }] }],
         ["a queue twice", { clientId: "c9", offsetTable: [good, { ...good, offset: 4 }] }],
         ["a negative offset", { clientId: "c9", offsetTable: [{ ...good, offset: -1 }] }],
         ["an unknown field", { clientId: "c9", offsetTable: [good], force: true }],
+        ["a successor that is no client id", { clientId: "c9", offsetTable: [{ ...good, successor: "" }] }],
       ];
       for (const [what, body] of cases) {
         const answer = await writesNothing(ctx.http, [topic], release(body), [group]);

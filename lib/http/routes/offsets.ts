@@ -8,7 +8,13 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
     offsetTable: await broker.offsets.query(params.group, params.topic),
   })),
   route(endpoints.commitOffsets, async ({ params, body }, { broker }) => {
-    const author = body.clientId === undefined ? undefined : { clientId: body.clientId, released: false };
+    const claim = body.claim === true;
+    const author = { clientId: body.clientId ?? "", released: false, claim };
+    // Without a client id (an admin reset) and without a claim, the record names no owner.
+    if (body.clientId === undefined && !claim) {
+      await broker.offsets.commit(params.group, params.topic, body.offsetTable);
+      return { offsetTable: await broker.offsets.query(params.group, params.topic) };
+    }
     await broker.offsets.commit(params.group, params.topic, body.offsetTable, author);
     return { offsetTable: await broker.offsets.query(params.group, params.topic) };
   }),

@@ -41,10 +41,19 @@ export const QueueOwnerSchema = z
     /** The client id of the last commit or release; "" when the commit named no client (an admin reset). */
     owner: z.string(),
     released: z.boolean(),
+    /** Released to this client (the owner's view of the next allocation); "" when not released or unknown. */
+    successor: z.string(),
     updatedAt: timestamp,
   })
   .meta({ id: "QueueOwner" });
 export type QueueOwner = z.output<typeof QueueOwnerSchema>;
+
+/** A queue's offset at its release, and who the releasing consumer's rebalance gives it to next. */
+export const ReleaseEntrySchema = z
+  .object({ brokerName, queueId, offset: queueOffset, successor: clientId.optional() })
+  .strict()
+  .meta({ id: "ReleaseEntry" });
+export type ReleaseEntry = z.output<typeof ReleaseEntrySchema>;
 
 const groupTopic = z.object({ group: groupName, topic: topicName });
 const offsetTable = z.object({ offsetTable: z.array(OffsetEntrySchema) });
@@ -72,6 +81,11 @@ export const commitOffsets = endpoint({
       offsetTable: z.array(OffsetEntrySchema).max(MAX_OFFSETS_PER_COMMIT),
       /** The committing consumer: recorded as the queues' owner (see `queueOwners`). */
       clientId: clientId.optional(),
+      /**
+       * Write only the queues that have no offset yet (a new group's start position): of consumers claiming
+       * the same new queue at once, exactly one writes it, and `queueOwners` says which.
+       */
+      claim: z.boolean().optional(),
     })
     .strict(),
   response: offsetTable,
@@ -85,7 +99,7 @@ export const releaseQueues = endpoint({
   service: "Offsets",
   summary: "Commits the offsets of queues a consumer stopped reading and marks them released: one write per queue.",
   params: groupTopic,
-  body: z.object({ clientId, offsetTable: z.array(OffsetEntrySchema).min(1).max(MAX_OFFSETS_PER_COMMIT) }).strict(),
+  body: z.object({ clientId, offsetTable: z.array(ReleaseEntrySchema).min(1).max(MAX_OFFSETS_PER_COMMIT) }).strict(),
   response: success,
   errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
 });
