@@ -96,6 +96,11 @@ export class ConsumerRuntime {
       hooks: {
         awaitTurn: async (mq, signal) => (this.handover ? this.handover.awaitTurn(mq, signal) : { kind: "clean" }),
         computePullFromWhere: (mq, bounds) => this.computePullFromWhere(mq, bounds),
+        claim: async (mq, offset) => {
+          if (this.handover === undefined) return true;
+          const row = { brokerName: mq.brokerName, queueId: mq.queueId, offset };
+          return (await this.api.claimQueues(resolved.consumerGroup, mq.topic, this.clientId, [row])).length > 0;
+        },
         startQueue: (mq, start, turn) => hooks.startQueue(mq, start, turn),
         stopQueue: (mq) => hooks.stopQueue(mq),
       },

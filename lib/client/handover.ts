@@ -1,10 +1,11 @@
 /**
  * @module The queue handover of a clustering consumer (docs/client.md "Queue handover"). A queue's offset
  * record on the broker names its owner (the client that committed it last) and whether that owner released
- * it (stopped reading, waited for its running listeners, committed where it stopped). A consumer newly
- * assigned a queue reads it only when the record allows: no record or no owner, owned by itself, released,
- * or owned by a client no longer in the group's membership; otherwise it polls the record until one of those
- * holds or `graceMillis` passed (a previous owner that is alive but stuck must not stall the queue).
+ * it (stopped reading, waited for its running listeners, committed where it stopped) and to whom (its
+ * rebalance's choice of the next owner). The queue's holder is the successor of a released record, else its
+ * owner. A consumer newly assigned a queue reads it only when the holder is nobody, itself, or a client no
+ * longer in the group's membership; otherwise it polls the record until one of those holds or `graceMillis`
+ * passed (a holder that is alive but stuck, or sees the group differently, must not stall the queue).
  *
  * A queue taken without a release (grace passed, owner gone) may still see a late commit or release of the
  * previous owner. For a while (another grace) the new owner does not commit it and watches the record: the
@@ -67,11 +68,11 @@ export class Handover {
     const deadline = this.#now() + graceMillis;
     for (;;) {
       const record = (await this.#read(mq.topic)).get(keyOf(mq.brokerName, mq.queueId));
-      if (record === undefined || record.owner === "" || record.owner === clientId || record.released) {
-        return { kind: "clean" };
-      }
-      const taken = { previousOwner: record.owner, offset: record.offset };
-      if (!this.config.liveIds().includes(record.owner)) return { kind: "left", ...taken };
+      // Released to someone else: that one holds the queue now (or is about to), and releases it in turn.
+      const holder = record === undefined ? "" : record.released ? record.successor : record.owner;
+      if (record === undefined || holder === "" || holder === clientId) return { kind: "clean" };
+      const taken = { previousOwner: holder, offset: record.offset };
+      if (!this.config.liveIds().includes(holder)) return { kind: record.released ? "clean" : "left", ...taken };
       if (this.#now() >= deadline) return { kind: "grace", ...taken };
       await sleep(Math.min(pollMillis, Math.max(1, deadline - this.#now())), signal);
       signal.throwIfAborted();

@@ -180,8 +180,13 @@ export class LitePullConsumer {
       for (const { mq, offset } of this.#queues.consumeOffsets()) store.updateOffset(mq, offset, false);
     await this.#queues.close();
     for (const mq of queues) this.#runtime.handover?.unwatch(mq);
+    const rebalance = this.#runtime.rebalance;
     const write =
-      this.#mode === "SUBSCRIBE" ? store.release(queues) : this.#autoCommit ? store.persistAll(queues) : undefined;
+      this.#mode === "SUBSCRIBE"
+        ? store.release(queues, (mq) => rebalance.successorOf(mq, true))
+        : this.#autoCommit
+          ? store.persistAll(queues)
+          : undefined;
     await write?.catch((err: unknown) => onError(err, "committing at shutdown"));
     await this.#runtime.unregister().catch((err: unknown) => onError(err, "unregistering"));
   }
@@ -215,7 +220,7 @@ export class LitePullConsumer {
     const store = this.#runtime.store;
     if (this.#autoCommit && consumed >= 0) store.updateOffset(mq, consumed, false);
     this.#runtime.handover?.unwatch(mq);
-    if (this.#mode === "SUBSCRIBE") return store.release([mq]);
+    if (this.#mode === "SUBSCRIBE") return store.release([mq], (m) => this.#runtime.rebalance.successorOf(m));
     try {
       await store.persist(mq);
     } finally {

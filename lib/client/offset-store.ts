@@ -35,7 +35,7 @@ export interface OffsetStore {
    * Hands queues over: writes their offsets even if unchanged (marked released where the offsets live on
    * the broker), then forgets them.
    */
-  release(mqs: readonly MessageQueue[]): Promise<void>;
+  release(mqs: readonly MessageQueue[], successorOf?: (mq: MessageQueue) => string | undefined): Promise<void>;
 }
 
 interface Entry {
@@ -68,7 +68,7 @@ abstract class MemoryOffsetStore implements OffsetStore {
   }
 
   abstract persist(mq: MessageQueue): Promise<void>;
-  abstract release(mqs: readonly MessageQueue[]): Promise<void>;
+  abstract release(mqs: readonly MessageQueue[], successorOf?: (mq: MessageQueue) => string | undefined): Promise<void>;
 
   removeOffset(mq: MessageQueue): void {
     this.table.delete(mq.key());
@@ -130,8 +130,11 @@ export class RemoteBrokerOffsetStore extends MemoryOffsetStore {
     await this.#commit(mqs);
   }
 
-  /** One release request per topic (every known offset, changed or not), then the queues are forgotten. */
-  async release(mqs: readonly MessageQueue[]): Promise<void> {
+  /**
+   * One release request per topic (every known offset, changed or not, with the queue's next owner as far as
+   * `successorOf` knows), then the queues are forgotten.
+   */
+  async release(mqs: readonly MessageQueue[], successorOf?: (mq: MessageQueue) => string | undefined): Promise<void> {
     const byTopic = new Map<string, Entry[]>();
     for (const mq of mqs) {
       const entry = this.table.get(mq.key());
@@ -142,9 +145,12 @@ export class RemoteBrokerOffsetStore extends MemoryOffsetStore {
         Promise.all(
           [...byTopic].map(([topic, entries]) => {
             const rows = entries.map((e) => ({ brokerName: e.mq.brokerName, queueId: e.mq.queueId, offset: e.offset }));
-            return this.clientId === undefined
-              ? this.api.commitOffsets(this.group, topic, rows)
-              : this.api.releaseQueues(this.group, topic, this.clientId, rows);
+            if (this.clientId === undefined) return this.api.commitOffsets(this.group, topic, rows);
+            const released = rows.map((row, i) => {
+              const successor = successorOf?.(entries[i]?.mq as MessageQueue);
+              return successor === undefined ? row : { ...row, successor };
+            });
+            return this.api.releaseQueues(this.group, topic, this.clientId, released);
           }),
         ),
       );

@@ -192,8 +192,12 @@ export class PushConsumer {
       q.pq.released = true;
       this.#runtime.handover?.unwatch(q.mq);
     }
+    const rebalance = this.#runtime.rebalance;
     await this.#runtime.store
-      .release(queues.map((q) => q.mq))
+      .release(
+        queues.map((q) => q.mq),
+        (mq) => rebalance.successorOf(mq, true),
+      )
       .catch((err: unknown) => r.onError(err, "releasing the queues at shutdown"));
     await this.#runtime.unregister().catch((err: unknown) => r.onError(err, "unregistering"));
   }
@@ -265,6 +269,6 @@ export class PushConsumer {
     timeout.abort();
     q.pq.released = true;
     this.#runtime.handover?.unwatch(mq);
-    await this.#runtime.store.release([mq]);
+    await this.#runtime.store.release([mq], (m) => this.#runtime.rebalance.successorOf(m));
   }
 }

@@ -67,6 +67,8 @@ export interface RebalanceHooks {
   awaitTurn(mq: MessageQueue, signal: AbortSignal): Promise<Turn>;
   /** Where a newly assigned queue starts; throwing leaves it for the next round. */
   computePullFromWhere(mq: MessageQueue, bounds: QueueBounds): Promise<StartOffset>;
+  /** A queue without a committed offset: claims it at `offset`; false when another consumer's claim won. */
+  claim(mq: MessageQueue, offset: number): Promise<boolean>;
   /** Starts pulling a queue. */
   startQueue(mq: MessageQueue, start: StartOffset, turn: Turn): void;
   /** Stops a queue and commits its offset. */
@@ -97,6 +99,8 @@ interface Pending {
 export class RebalanceImpl {
   readonly #assigned = new Map<string, MessageQueue>();
   readonly #pending = new Map<string, Pending>();
+  /** The readable queues of each topic, as of the last round. */
+  readonly #mqAll = new Map<string, MessageQueue[]>();
   #liveIds: string[] = [];
   #current: Promise<void> | undefined;
   #again = false;
@@ -133,6 +137,18 @@ export class RebalanceImpl {
   /** Resolves when every assigned queue has started or failed to (tests; a shutdown aborts the waits instead). */
   async whenStarted(): Promise<void> {
     while (this.#pending.size > 0) await Promise.all([...this.#pending.values()].map((p) => p.task));
+  }
+
+  /**
+   * Who gets `mq` next in this consumer's view of the group (without itself when `leaving`): the
+   * successor a release names. Undefined when unknown (broadcasting, no queues, nobody left).
+   */
+  successorOf(mq: MessageQueue, leaving = false): string | undefined {
+    const { strategy, consumerGroup, clientId, messageModel } = this.config;
+    const mqAll = this.#mqAll.get(mq.topic);
+    if (messageModel !== "CLUSTERING" || mqAll === undefined) return undefined;
+    const cids = this.#liveIds.filter((id) => !(leaving && id === clientId));
+    return cids.find((cid) => allocateQueues(strategy, consumerGroup, cid, mqAll, cids).some((q) => q.equals(mq)));
   }
 
   /** Assigned queues still waiting for their previous owner. */
@@ -221,6 +237,7 @@ export class RebalanceImpl {
       if (!isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) throw err;
       mqAll = [];
     }
+    this.#mqAll.set(topic, mqAll);
     if (messageModel === "BROADCASTING") return this.#updateTopicQueues(topic, mqAll, bounds);
     // The list is empty (our own heartbeat not visible yet): keep what we have until the next round.
     if (cidAll.length === 0) return false;
@@ -252,11 +269,17 @@ export class RebalanceImpl {
     this.#assigned.set(key, mq);
     const task = (async () => {
       try {
-        const turn = await hooks.awaitTurn(mq, abort.signal);
-        const start = await hooks.computePullFromWhere(mq, bounds);
-        if (abort.signal.aborted) return;
-        this.#pending.delete(key);
-        hooks.startQueue(mq, start, turn);
+        for (;;) {
+          const turn = await hooks.awaitTurn(mq, abort.signal);
+          const start = await hooks.computePullFromWhere(mq, bounds);
+          if (abort.signal.aborted) return;
+          // A new queue goes to the first claim; a consumer whose claim lost waits for the winner's release.
+          if (!start.fromStore && !(await hooks.claim(mq, start.offset))) continue;
+          if (abort.signal.aborted) return;
+          this.#pending.delete(key);
+          hooks.startQueue(mq, start, turn);
+          return;
+        }
       } catch (err) {
         if (abort.signal.aborted) return;
         this.#pending.delete(key);

@@ -105,6 +105,7 @@ function harness(clientId: string, state: { routes: Map<string, TopicRouteData>;
     topics: () => [...state.routes.keys(), "Gone"],
     hooks: {
       awaitTurn: async () => ({ kind: "clean" }),
+      claim: async () => true,
       async computePullFromWhere(mq: MessageQueue): Promise<StartOffset> {
         if (failing.has(mq.key())) throw new Error("offsets unavailable");
         return { offset: mq.queueId * 10, fromStore: true };
@@ -200,6 +201,7 @@ describe("RebalanceImpl", () => {
         awaitTurn: (_mq, signal) =>
           new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
         computePullFromWhere: async () => ({ offset: 0, fromStore: true }),
+        claim: async () => true,
         startQueue: (mq) => events.push(`start ${mq.queueId}`),
         stopQueue: async (mq) => {
           events.push(`stop ${mq.queueId}`);
