@@ -1,18 +1,30 @@
 /**
  * @module Consumer offsets per (topic, group, brokerName, queueId), as RocketMQ's consumerOffset.json:
  * commit, query, and the consumer-progress table of a group. An offset moves only by a commit or an admin reset.
+ * The offset record is also the queue's ownership record (docs/client.md "Queue handover"): each write names
+ * the client that made it (`owner`) and whether that client released the queue with it (`released`), so a
+ * handover costs no write besides the releasing commit, and the next owner learns both where to start and
+ * whether it may start from one read.
  */
 
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
-import type { OffsetEntry, ProgressRow } from "../protocol/index.js";
-import type { Table } from "../storage/table.js";
+import type { OffsetEntry, ProgressRow, QueueOwner, ReleaseEntry } from "../protocol/index.js";
+import { ConditionFailedError, type Table } from "../storage/table.js";
 import { queryAll } from "./query-all.js";
 import type { QueueLog } from "./queue-log.js";
 import type { RouteCache } from "./route-cache.js";
 import { keys } from "./tables.js";
 import { queueIds } from "./topics.js";
 
-export type { OffsetEntry, ProgressRow };
+export type { OffsetEntry, ProgressRow, QueueOwner, ReleaseEntry };
+
+/** Who writes a commit: the client (recorded as the queues' owner) and whether it releases the queues. */
+export interface CommitAuthor {
+  clientId: string;
+  released: boolean;
+  /** Write only queues without a record (`{ exists: false }`): the first claim of a new queue wins. */
+  claim?: boolean;
+}
 
 export class OffsetService {
   readonly #knownGroupTopics = new Set<string>();
@@ -24,7 +36,16 @@ export class OffsetService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async commit(group: string, topic: string, entries: OffsetEntry[]): Promise<void> {
+  /**
+   * Sets the offsets (last commit wins). With an `author`, each record also names its owner and whether
+   * it was released: the same single put per queue, so a release costs what a commit costs.
+   */
+  async commit(
+    group: string,
+    topic: string,
+    entries: (OffsetEntry | ReleaseEntry)[],
+    author?: CommitAuthor,
+  ): Promise<void> {
     const seen = new Set<string>();
     for (const e of entries) {
       const sk = keys.offsetSk(e.brokerName, e.queueId);
@@ -43,15 +64,32 @@ export class OffsetService {
       }
     }
     const updatedAt = this.now();
-    // Unconditional puts: a commit sets the group's position as RocketMQ's does (last commit wins).
+    // Unconditional puts: a commit sets the group's position as RocketMQ's does (last commit wins). The
+    // owner fields need no condition either: only the client holding a queue commits it, a release is its
+    // last write, and a late write of a former owner is read by the next one as "not released" (it waits
+    // at most its grace) with an offset below the truth (duplicates, never a loss).
+    // A claim is a conditional create (attribute_not_exists): of concurrent claims of one new queue exactly
+    // one writes; the others fail the condition, which is their answer (the record names the winner).
+    const claim = author?.claim === true ? { condition: { exists: false } as const } : undefined;
     await Promise.all(
       entries.map((e) =>
-        this.offsets.put({
-          pk: keys.offsets(topic, group),
-          sk: keys.offsetSk(e.brokerName, e.queueId),
-          ...e,
-          updatedAt,
-        }),
+        this.offsets
+          .put(
+            {
+              pk: keys.offsets(topic, group),
+              sk: keys.offsetSk(e.brokerName, e.queueId),
+              brokerName: e.brokerName,
+              queueId: e.queueId,
+              offset: e.offset,
+              updatedAt,
+              ...("successor" in e && e.successor !== undefined && author?.released ? { successor: e.successor } : {}),
+              ...(author === undefined ? {} : { owner: author.clientId, released: author.released }),
+            },
+            claim,
+          )
+          .catch((err: unknown) => {
+            if (!(claim && err instanceof ConditionFailedError)) throw err;
+          }),
       ),
     );
     const groupTopic = `${group}\n${topic}`;
@@ -67,6 +105,20 @@ export class OffsetService {
       brokerName: String(i.brokerName),
       queueId: Number(i.queueId),
       offset: Number(i.offset),
+    }));
+  }
+
+  /** Each queue's offset with its owner: who wrote it last and whether that write released the queue. */
+  async owners(group: string, topic: string): Promise<QueueOwner[]> {
+    const items = await queryAll(this.offsets, keys.offsets(topic, group), { consistent: true });
+    return items.map((i) => ({
+      brokerName: String(i.brokerName),
+      queueId: Number(i.queueId),
+      offset: Number(i.offset),
+      owner: typeof i.owner === "string" ? i.owner : "",
+      released: i.released === true,
+      successor: i.released === true && typeof i.successor === "string" ? i.successor : "",
+      updatedAt: Number(i.updatedAt),
     }));
   }
 

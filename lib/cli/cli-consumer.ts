@@ -1,10 +1,13 @@
 /**
  * @module The pull loop behind `nimbus consume`: a CLUSTERING consumer of one group and topic that
  * heartbeats, takes its share of the readable queues as the SDK's consumers do (RocketMQ's default
- * AllocateMessageQueueAveragely over the group's live consumers, every 20 s), starts each queue at the
- * group's committed offset (or its min / max offset for a group without one, per `--from`), hands every
- * message to the caller in queue order, commits what was handed over every 5 s and at the end, and leaves
- * the group. Written over NimbusApi so that the CLI controls exactly which offsets it commits.
+ * AllocateMessageQueueAveragely over the group's live consumers, every 20 s and within 5 s of a membership
+ * change), starts each queue at the group's committed offset (or its min / max offset for a group without
+ * one, per `--from`), hands every message to the caller in queue order, commits what was handed over every
+ * 5 s, and leaves the group. The queue handover is the SDK's (docs/client.md "Queue handover"): a queue
+ * that leaves, and every queue at the end, is committed and released at once; a new queue is read only
+ * once its previous owner released it, left the group, or had a grace of 10 s. Written over NimbusApi so
+ * that the CLI controls exactly which offsets it commits.
  */
 import { AllocateMessageQueueAveragely } from "../client/allocate/allocate-averagely.js";
 import type { NimbusApi, PulledMessage, PullResponse } from "../client/api-client.js";
@@ -49,6 +52,10 @@ interface QueueState {
 }
 
 const REBALANCE_MS = 20_000;
+const MEMBERSHIP_MS = 5_000;
+/** How often queues waiting for their previous owner read the owners table, and how long they wait at most. */
+const HANDOVER_POLL_MS = 1_000;
+const HANDOVER_GRACE_MS = 10_000;
 const COMMIT_MS = 5_000;
 const PULL_BATCH = 32;
 /** Polling backoff while nothing comes: 1 s doubling, capped lower than the SDK's 30 s for people watching. */
@@ -63,6 +70,13 @@ export class CliConsumer {
   readonly #api: NimbusApi;
   readonly #o: CliConsumerOptions;
   readonly #queues = new Map<string, QueueState>();
+  /** Queues assigned here and waiting for their previous owner's release, with the time the wait ends. */
+  readonly #waiting = new Map<string, { mq: MessageQueue; until: number }>();
+  #liveIds: string[] = [];
+  /** Who gets each queue in the last allocation (what a release names as the next owner). */
+  #successors = new Map<string, string>();
+  /** The readable queues as of the last rebalance. */
+  #allQueues: MessageQueue[] = [];
   readonly #strategy = new AllocateMessageQueueAveragely();
   #consumed = 0;
 
@@ -78,11 +92,15 @@ export class CliConsumer {
     await this.#api.topicRoute(this.#o.topic);
     await this.#heartbeat();
     let commitError: unknown;
+    let held: QueueState[] = [];
     try {
       await this.#rebalance();
       await this.#loop();
     } finally {
-      await this.#commit().catch((err: unknown) => {
+      held = [...this.#queues.values()];
+      // Leaving: each queue goes to whoever gets it among the others.
+      this.#allocateSuccessors(this.#liveIds.filter((id) => id !== this.clientId));
+      await this.#release(held).catch((err: unknown) => {
         commitError = err ?? new Error("commit failed");
       });
       await this.#api
@@ -93,7 +111,7 @@ export class CliConsumer {
       clientId: this.clientId,
       consumed: this.#consumed,
       commitError,
-      queues: [...this.#queues.values()].map((q) => ({
+      queues: held.map((q) => ({
         brokerName: q.mq.brokerName,
         queueId: q.mq.queueId,
         offset: q.offset,
@@ -107,6 +125,8 @@ export class CliConsumer {
 
   async #loop(): Promise<void> {
     let nextRebalance = Date.now() + REBALANCE_MS;
+    let nextMembership = Date.now() + MEMBERSHIP_MS;
+    let nextHandover = Date.now() + HANDOVER_POLL_MS;
     let nextCommit = Date.now() + COMMIT_MS;
     let lastMessageAt = Date.now();
     let idle = IDLE_FIRST_MS;
@@ -116,6 +136,17 @@ export class CliConsumer {
         await this.#heartbeat()
           .then(() => this.#rebalance())
           .catch((err: unknown) => this.#o.onError(err, "rebalancing"));
+      }
+      if (Date.now() >= nextMembership) {
+        nextMembership = Date.now() + MEMBERSHIP_MS;
+        await this.#api
+          .consumerIds(this.#o.group)
+          .then((ids) => (sortIds(ids).join("\n") === this.#liveIds.join("\n") ? undefined : this.#rebalance()))
+          .catch((err: unknown) => this.#o.onError(err, "reading the consumer list"));
+      }
+      if (this.#waiting.size > 0 && Date.now() >= nextHandover) {
+        nextHandover = Date.now() + HANDOVER_POLL_MS;
+        await this.#admitWaiting().catch((err: unknown) => this.#o.onError(err, "reading the queue owners"));
       }
       if (Date.now() >= nextCommit) {
         nextCommit = Date.now() + COMMIT_MS;
@@ -128,7 +159,7 @@ export class CliConsumer {
         continue;
       }
       if (this.#done()) break;
-      let pause = idle;
+      let pause = this.#waiting.size > 0 ? Math.min(idle, HANDOVER_POLL_MS) : idle;
       if (this.#o.idleMs !== undefined) {
         const left = this.#o.idleMs - (Date.now() - lastMessageAt);
         if (left <= 0) break;
@@ -205,7 +236,7 @@ export class CliConsumer {
     });
   }
 
-  /** Takes this consumer's share of the readable queues; a queue it gives up is committed first. */
+  /** Takes this consumer's share of the readable queues; a queue it gives up is committed and released first. */
   async #rebalance(): Promise<void> {
     const [route, ids] = await Promise.all([this.#api.topicRoute(this.#o.topic), this.#api.consumerIds(this.#o.group)]);
     const all: MessageQueue[] = [];
@@ -214,16 +245,52 @@ export class CliConsumer {
       for (let id = 0; id < qd.readQueueNums; id++) all.push(new MessageQueue(this.#o.topic, qd.brokerName, id));
     }
     all.sort(MessageQueue.compare);
-    const cids = [...new Set(ids)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const cids = sortIds(ids);
+    this.#liveIds = cids;
     const mine =
       all.length === 0 || cids.length === 0 ? [] : this.#strategy.allocate(this.#o.group, this.clientId, all, cids);
+    this.#allQueues = all;
+    this.#allocateSuccessors(cids);
     const wanted = new Set(mine.map((mq) => mq.key()));
+    for (const [key, w] of this.#waiting) if (!wanted.has(key)) this.#waiting.delete(w.mq.key());
     const dropped = [...this.#queues.values()].filter((s) => !wanted.has(s.mq.key()));
-    if (dropped.length > 0) {
-      await this.#commitStates(dropped);
-      for (const s of dropped) this.#queues.delete(s.mq.key());
+    if (dropped.length > 0) await this.#release(dropped);
+    for (const mq of mine) {
+      if (!this.#queues.has(mq.key()) && !this.#waiting.has(mq.key())) {
+        this.#waiting.set(mq.key(), { mq, until: Date.now() + HANDOVER_GRACE_MS });
+      }
     }
-    const added = mine.filter((mq) => !this.#queues.has(mq.key()));
+    await this.#admitWaiting();
+  }
+
+  /** Records who gets each queue when `cids` share them (what a release names as the next owner). */
+  #allocateSuccessors(cids: string[]): void {
+    this.#successors = new Map();
+    if (this.#allQueues.length === 0) return;
+    for (const cid of cids) {
+      for (const mq of this.#strategy.allocate(this.#o.group, cid, this.#allQueues, cids)) {
+        this.#successors.set(mq.key(), cid);
+      }
+    }
+  }
+
+  /** Starts the waiting queues whose turn it is: held by nobody, by us, or by a client gone or late. */
+  async #admitWaiting(): Promise<void> {
+    if (this.#waiting.size === 0) return;
+    const owners = new Map(
+      (await this.#api.queueOwners(this.#o.group, this.#o.topic)).map((o) => [`${o.brokerName}#${o.queueId}`, o]),
+    );
+    const added: MessageQueue[] = [];
+    for (const [key, w] of this.#waiting) {
+      const o = owners.get(`${w.mq.brokerName}#${w.mq.queueId}`);
+      // The holder: whom a release names as the next owner, else the last committer.
+      const holder = o === undefined ? "" : o.released ? o.successor : o.owner;
+      const turn =
+        holder === "" || holder === this.clientId || !this.#liveIds.includes(holder) || Date.now() >= w.until;
+      if (!turn) continue;
+      this.#waiting.delete(key);
+      added.push(w.mq);
+    }
     if (added.length === 0) return;
     const committed = new Map(
       (await this.#api.queryOffsets(this.#o.group, this.#o.topic)).map((e) => [
@@ -237,13 +304,24 @@ export class CliConsumer {
         ? []
         : (await this.#api.topicStatus(this.#o.topic)).map((q) => [`${q.brokerName}#${q.queueId}`, q]),
     );
+    const fresh: QueueState[] = [];
     for (const mq of added) {
       const key = `${mq.brokerName}#${mq.queueId}`;
       const stored = committed.get(key) ?? -1;
       const b = bounds.get(key);
-      // A group without an offset starts per --from, and commits that start (as the SDK's push consumer does).
+      // A group without an offset starts per --from, and claims that start at once (as the SDK's consumers do):
+      // a consumer taking the queue over then resumes here, and sees whose it is.
       const offset = stored >= 0 ? stored : this.#o.from === "first" ? (b?.minOffset ?? 0) : (b?.maxOffset ?? 0);
-      this.#queues.set(mq.key(), { mq, offset, dirty: stored < 0 });
+      if (stored >= 0) this.#queues.set(mq.key(), { mq, offset, dirty: false });
+      else fresh.push({ mq, offset, dirty: false });
+    }
+    if (fresh.length === 0) return;
+    // The first claim of a new queue wins; a lost one waits for the winner's release like any other.
+    const won = await this.#api.claimQueues(this.#o.group, this.#o.topic, this.clientId, fresh.map(entryOf));
+    for (const s of fresh) {
+      if (won.some((e) => e.brokerName === s.mq.brokerName && e.queueId === s.mq.queueId))
+        this.#queues.set(s.mq.key(), s);
+      else this.#waiting.set(s.mq.key(), { mq: s.mq, until: Date.now() + HANDOVER_GRACE_MS });
     }
   }
 
@@ -254,11 +332,26 @@ export class CliConsumer {
   async #commitStates(states: QueueState[]): Promise<void> {
     const dirty = states.filter((s) => s.dirty);
     if (dirty.length === 0) return;
-    await this.#api.commitOffsets(
-      this.#o.group,
-      this.#o.topic,
-      dirty.map((s) => ({ brokerName: s.mq.brokerName, queueId: s.mq.queueId, offset: s.offset })),
-    );
+    await this.#api.commitOffsets(this.#o.group, this.#o.topic, dirty.map(entryOf), this.clientId);
     for (const s of dirty) s.dirty = false;
   }
+
+  /** Commits and releases queues leaving this consumer (changed or not: the release is the hand-over), then forgets them. */
+  async #release(states: QueueState[]): Promise<void> {
+    if (states.length === 0) return;
+    try {
+      const rows = states.map((s) => {
+        const successor = this.#successors.get(s.mq.key());
+        return successor === undefined ? entryOf(s) : { ...entryOf(s), successor };
+      });
+      await this.#api.releaseQueues(this.#o.group, this.#o.topic, this.clientId, rows);
+      for (const s of states) s.dirty = false;
+    } finally {
+      for (const s of states) this.#queues.delete(s.mq.key());
+    }
+  }
 }
+
+const entryOf = (s: QueueState) => ({ brokerName: s.mq.brokerName, queueId: s.mq.queueId, offset: s.offset });
+
+const sortIds = (ids: readonly string[]): string[] => [...new Set(ids)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

@@ -33,7 +33,9 @@ import {
   type PulledMessage,
   type PullRequest,
   type PullResponse,
+  type QueueOwner,
   type QueueStatus,
+  type ReleaseEntry,
   type SendRequest,
   type SendResponse,
   type TopicConfig,
@@ -58,7 +60,9 @@ export type {
   PullRequest,
   PullResponse,
   PullStatus,
+  QueueOwner,
   QueueStatus,
+  ReleaseEntry,
   SendMessage,
   SendRequest,
   SendResponse,
@@ -248,11 +252,19 @@ export class NimbusApi {
 
   /**
    * Commits each broker's offsets at that broker (its master, or a slave while the master does not answer):
-   * one request per address, so brokers served at one address (a stage, `nimbus dev`) cost one request.
+   * one request per address, so brokers served at one address (a stage, `nimbus dev`) cost one request. A
+   * consumer names itself (`clientId`) so the records say who owns the queues.
    */
-  async commitOffsets(group: string, topic: string, offsetTable: OffsetEntry[]): Promise<void> {
+  async commitOffsets(group: string, topic: string, offsetTable: OffsetEntry[], clientId?: string): Promise<void> {
     const commit = (entries: OffsetEntry[], o?: RequestOptions) =>
-      this.call(endpoints.commitOffsets, { params: { group, topic }, body: { offsetTable: entries } }, o);
+      this.call(
+        endpoints.commitOffsets,
+        {
+          params: { group, topic },
+          body: clientId === undefined ? { offsetTable: entries } : { offsetTable: entries, clientId },
+        },
+        o,
+      );
     const byAddress = new Map<string | undefined, OffsetEntry[]>();
     if (offsetTable.some((e) => this.brokers.candidates(e.brokerName, "read").length === 0))
       await this.#learnRoute(topic);
@@ -282,6 +294,36 @@ export class NimbusApi {
         }
       }),
     );
+  }
+
+  /**
+   * Claims new queues (no offset yet) at these start offsets; answers the ones this client now owns (its
+   * claim won, or it held them already).
+   */
+  async claimQueues(
+    group: string,
+    topic: string,
+    clientId: string,
+    offsetTable: OffsetEntry[],
+  ): Promise<OffsetEntry[]> {
+    await this.call(endpoints.commitOffsets, {
+      params: { group, topic },
+      body: { offsetTable, clientId, claim: true },
+    });
+    const owners = await this.queueOwners(group, topic);
+    return offsetTable.filter((e) =>
+      owners.some((o) => o.brokerName === e.brokerName && o.queueId === e.queueId && o.owner === clientId),
+    );
+  }
+
+  /** Commits the offsets of queues this client stopped reading and marks them released (the queue handover). */
+  async releaseQueues(group: string, topic: string, clientId: string, offsetTable: ReleaseEntry[]): Promise<void> {
+    await this.call(endpoints.releaseQueues, { params: { group, topic }, body: { clientId, offsetTable } });
+  }
+
+  /** Each queue's offset, owner and released flag (the queue handover). */
+  async queueOwners(group: string, topic: string): Promise<QueueOwner[]> {
+    return (await this.call(endpoints.queueOwners, { params: { group, topic } })).queues;
   }
 
   async progress(group: string, topic?: string): Promise<ProgressRow[]> {

@@ -36,6 +36,8 @@ export interface ConsumeServiceConfig {
   consumeThreadMax: number;
   maxReconsumeTimes: number;
   reconsumeDelay(reconsumeTimes: number): number;
+  /** Messages about to be handed to the listener (the handover counts duplicates from them). */
+  onDelivered?(mq: MessageQueue, msgs: readonly MessageExt[]): void;
   onError(err: unknown, what: string): void;
 }
 
@@ -101,6 +103,7 @@ export class ConsumeMessageConcurrentlyService {
   async #consume({ msgs, pq, mq }: Task): Promise<void> {
     const context: ConsumeConcurrentlyContext = { messageQueue: mq, ackIndex: Number.MAX_SAFE_INTEGER };
     let status: ConsumeConcurrentlyStatus;
+    this.config.onDelivered?.(mq, msgs);
     try {
       status = await this.config.listener(msgs, context);
     } catch (err) {

@@ -60,6 +60,12 @@ export interface ConsumerBaseOptions extends Omit<TransportOptions, "endpoints">
   membershipPollInterval?: number;
   /** Offset commit period. Default 5000 (persistConsumerOffsetInterval). */
   persistConsumerOffsetInterval?: number;
+  /**
+   * CLUSTERING: how long a consumer newly assigned a queue waits for the previous owner, still in the group,
+   * to release it (docs/client.md "Queue handover"). Default 10000: two membership polls, so a healthy
+   * owner always releases first; a stuck one holds the queue back no longer than this.
+   */
+  handoverGraceMillis?: number;
   /** Default 30000 (heartbeatBrokerInterval). The broker forgets a client 120 s after its last heartbeat. */
   heartbeatInterval?: number;
   /** First wait after a pull found nothing new; doubles up to `pullIdleBackoffMaxMillis`. Default 1000. */
@@ -131,6 +137,7 @@ export interface ResolvedBaseOptions {
   rebalanceInterval: number;
   membershipPollInterval: number;
   persistConsumerOffsetInterval: number;
+  handoverGraceMillis: number;
   heartbeatInterval: number;
   pullIdleBackoffMillis: number;
   pullIdleBackoffMaxMillis: number;
@@ -179,6 +186,7 @@ export function resolveBaseOptions(
     rebalanceInterval: ms("rebalanceInterval", o.rebalanceInterval, 20_000, 1),
     membershipPollInterval: ms("membershipPollInterval", o.membershipPollInterval, 5000, 1),
     persistConsumerOffsetInterval: ms("persistConsumerOffsetInterval", o.persistConsumerOffsetInterval, 5000, 1),
+    handoverGraceMillis: ms("handoverGraceMillis", o.handoverGraceMillis, 10_000, 0),
     heartbeatInterval: ms("heartbeatInterval", o.heartbeatInterval, 30_000, 1),
     pullIdleBackoffMillis: ms("pullIdleBackoffMillis", o.pullIdleBackoffMillis, 1000, 1),
     pullIdleBackoffMaxMillis: ms("pullIdleBackoffMaxMillis", o.pullIdleBackoffMaxMillis, 10_000, 1),

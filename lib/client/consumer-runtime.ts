@@ -2,7 +2,8 @@
  * @module What both consumers run besides their queues (RocketMQ's `MQClientInstance` services for one
  * consumer): the client id, the offset store (remote for CLUSTERING, a local file for BROADCASTING), the
  * heartbeat, the rebalance every `rebalanceInterval`, the membership poll that rebalances as soon as the
- * group's consumer list changes (a RocketMQ broker would push that; HTTP cannot), and the periodic commit.
+ * group's consumer list changes (a RocketMQ broker would push that; HTTP cannot), the queue handover
+ * (CLUSTERING: `handover.ts`) and the periodic commit.
  *
  * @example
  * const runtime = new ConsumerRuntime(options, resolved, { consumeType: "CONSUME_PASSIVELY", ...hooks });
@@ -16,6 +17,7 @@ import { NimbusApi } from "./api-client.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "./client-id.js";
 import { computePullFromWhere, type QueueBounds, type StartOffset } from "./consume-from-where.js";
 import type { ConsumerBaseOptions, ResolvedBaseOptions } from "./consumer-options.js";
+import { Handover, type Turn } from "./handover.js";
 import { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
 import { RebalanceImpl } from "./rebalance.js";
 import { Repeaters } from "./schedule.js";
@@ -27,7 +29,7 @@ export interface RuntimeHooks {
   consumeType: "CONSUME_ACTIVELY" | "CONSUME_PASSIVELY";
   /** The subscriptions to announce and rebalance: topic to tag expression. */
   subscriptions(): ReadonlyMap<string, string>;
-  startQueue(mq: MessageQueue, start: StartOffset): void;
+  startQueue(mq: MessageQueue, start: StartOffset, turn: Turn): void;
   stopQueue(mq: MessageQueue): Promise<void>;
   /** The periodic commit. */
   persist(): Promise<void>;
@@ -38,6 +40,8 @@ export class ConsumerRuntime {
   readonly clientId: string;
   readonly store: OffsetStore;
   readonly rebalance: RebalanceImpl;
+  /** The queue handover; undefined for BROADCASTING (every consumer reads every queue). */
+  readonly handover: Handover | undefined;
   readonly #repeaters = new Repeaters();
   #groupManaged = false;
 
@@ -69,7 +73,19 @@ export class ConsumerRuntime {
             this.clientId,
             resolved.consumerGroup,
           )
-        : new RemoteBrokerOffsetStore(this.api, resolved.consumerGroup);
+        : new RemoteBrokerOffsetStore(this.api, resolved.consumerGroup, this.clientId);
+    this.handover =
+      resolved.messageModel === "BROADCASTING"
+        ? undefined
+        : new Handover({
+            api: this.api,
+            group: resolved.consumerGroup,
+            clientId: this.clientId,
+            graceMillis: resolved.handoverGraceMillis,
+            // Waiting is cheap (one read per topic), and the sooner we see the release the less we idle.
+            pollMillis: Math.min(resolved.membershipPollInterval, 1000),
+            liveIds: () => this.rebalance.liveIds,
+          });
     this.rebalance = new RebalanceImpl({
       api: this.api,
       consumerGroup: resolved.consumerGroup,
@@ -78,9 +94,18 @@ export class ConsumerRuntime {
       strategy: resolved.strategy,
       topics: () => [...hooks.subscriptions().keys()],
       hooks: {
+        awaitTurn: async (mq, signal) => (this.handover ? this.handover.awaitTurn(mq, signal) : { kind: "clean" }),
         computePullFromWhere: (mq, bounds) => this.computePullFromWhere(mq, bounds),
-        startQueue: (mq, start) => hooks.startQueue(mq, start),
+        claim: async (mq, offset) => {
+          if (this.handover === undefined) return true;
+          const row = { brokerName: mq.brokerName, queueId: mq.queueId, offset };
+          return (await this.api.claimQueues(resolved.consumerGroup, mq.topic, this.clientId, [row])).length > 0;
+        },
+        startQueue: (mq, start, turn) => hooks.startQueue(mq, start, turn),
         stopQueue: (mq) => hooks.stopQueue(mq),
+      },
+      onMembershipLost: () => {
+        void this.heartbeat().catch((err: unknown) => resolved.onError(err, "heartbeat after losing membership"));
       },
       onError: resolved.onError,
     });
@@ -106,7 +131,14 @@ export class ConsumerRuntime {
     const r = this.resolved;
     const report = (what: string) => (err: unknown) => r.onError(err, what);
     await this.store.load();
-    this.#repeaters.every(r.persistConsumerOffsetInterval, () => this.hooks.persist(), report("committing offsets"));
+    this.#repeaters.every(
+      r.persistConsumerOffsetInterval,
+      async () => {
+        await this.handover?.checkWatches();
+        await this.hooks.persist();
+      },
+      report("committing offsets"),
+    );
     if (!groupManaged) return;
     this.#groupManaged = true;
     // A failed first heartbeat is not fatal (RocketMQ starts without a broker too): the timers retry.

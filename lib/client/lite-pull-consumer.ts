@@ -4,7 +4,9 @@
  * takes part in another consumer's allocation). Background pull loops fill a cache that `poll()` takes
  * from. With `autoCommit`, each `poll()` first commits (every `autoCommitIntervalMillis`) the offsets of
  * everything the earlier polls returned, as RocketMQ does, and `shutdown()` commits once more; so commit
- * means "returned by poll", and an application that polls again has handled what it got before.
+ * means "returned by poll", and an application that polls again has handled what it got before. In
+ * subscribe mode a queue changes hands as the push consumer's do (docs/client.md "Queue handover"): the
+ * previous owner releases it with its offset, and a new owner reads it only after that (or after a grace).
  *
  * @example
  * const consumer = new LitePullConsumer({ consumerGroup: "audit", endpoints: "http://127.0.0.1:9876" });
@@ -16,11 +18,12 @@
  * }
  */
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import type { MessageQueue } from "../core/message-queue.js";
+import { MessageQueue } from "../core/message-queue.js";
 import { parseSubExpression, type TagSubscription } from "../core/subscription.js";
 import { QueueBounds, type StartOffset } from "./consume-from-where.js";
 import { checkRange, type LitePullConsumerOptions, resolveBaseOptions } from "./consumer-options.js";
 import { ConsumerRuntime } from "./consumer-runtime.js";
+import type { Turn } from "./handover.js";
 import { LitePullQueues } from "./lite-pull-queues.js";
 import type { MessageExt } from "./message.js";
 import { readableQueues } from "./rebalance.js";
@@ -54,9 +57,9 @@ export class LitePullConsumer {
     this.#runtime = new ConsumerRuntime(options, resolved, {
       consumeType: "CONSUME_ACTIVELY",
       subscriptions: () => new Map([...this.#subscriptions].map(([topic, sub]) => [topic, sub.subString])),
-      startQueue: (mq, start) => this.#startQueue(mq, start),
+      startQueue: (mq, start, turn) => this.#startQueue(mq, start, turn),
       stopQueue: (mq) => this.#stopQueue(mq),
-      persist: () => this.#runtime.store.persistAll(this.#queues.queues()),
+      persist: () => this.#runtime.store.persistAll(this.#committable()),
     });
     this.#queues = new LitePullQueues({
       api: this.#runtime.api,
@@ -69,6 +72,11 @@ export class LitePullConsumer {
 
   get clientId(): string {
     return this.#runtime.clientId;
+  }
+
+  /** Messages `poll()` returned that another member of the group had already committed (see PushConsumer). */
+  get duplicatesDelivered(): number {
+    return this.#runtime.handover?.duplicates ?? 0;
   }
 
   /** The queues this consumer pulls now, sorted. */
@@ -113,7 +121,16 @@ export class LitePullConsumer {
       this.#nextAutoCommit = Date.now() + this.#autoCommitInterval;
       await this.#commitAll().catch((err: unknown) => this.#runtime.resolved.onError(err, "auto commit"));
     }
-    return this.#queues.take(timeoutMs);
+    const msgs = await this.#queues.take(timeoutMs);
+    const first = msgs[0];
+    // One batch comes from one queue.
+    if (first !== undefined && this.#mode === "SUBSCRIBE") {
+      this.#runtime.handover?.delivered(
+        new MessageQueue(first.topic, first.brokerName, first.queueId),
+        msgs.map((m) => m.queueOffset),
+      );
+    }
+    return msgs;
   }
 
   /** Restarts `mq` (assigned to this consumer) at `offset`, between its min and max offsets. */
@@ -146,7 +163,7 @@ export class LitePullConsumer {
     return readableQueues(topic, await this.#runtime.api.topicRoute(topic));
   }
 
-  /** Stops pulling, commits (with autoCommit) and leaves the group. */
+  /** Stops pulling, commits (with autoCommit), releases the queues (subscribe mode) and leaves the group. */
   async shutdown(): Promise<void> {
     if (this.#state !== "RUNNING") {
       this.#state = "SHUTDOWN_ALREADY";
@@ -157,20 +174,38 @@ export class LitePullConsumer {
     this.#stopping.abort();
     await this.#runtime.stopBackground();
     this.#runtime.rebalance.releaseAll();
-    if (this.#autoCommit) await this.#commitAll().catch((err: unknown) => onError(err, "committing at shutdown"));
+    const store = this.#runtime.store;
+    const queues = this.#queues.queues();
+    if (this.#autoCommit)
+      for (const { mq, offset } of this.#queues.consumeOffsets()) store.updateOffset(mq, offset, false);
     await this.#queues.close();
+    for (const mq of queues) this.#runtime.handover?.unwatch(mq);
+    const rebalance = this.#runtime.rebalance;
+    const write =
+      this.#mode === "SUBSCRIBE"
+        ? store.release(queues, (mq) => rebalance.successorOf(mq, true))
+        : this.#autoCommit
+          ? store.persistAll(queues)
+          : undefined;
+    await write?.catch((err: unknown) => onError(err, "committing at shutdown"));
     await this.#runtime.unregister().catch((err: unknown) => onError(err, "unregistering"));
   }
 
   async #commitAll(): Promise<void> {
     const store = this.#runtime.store;
     for (const { mq, offset } of this.#queues.consumeOffsets()) store.updateOffset(mq, offset, false);
-    await store.persistAll(this.#queues.queues());
+    await store.persistAll(this.#committable());
   }
 
-  #startQueue(mq: MessageQueue, start: StartOffset): void {
+  /** The queues to commit: not those taken without a release while their previous owner may still write them. */
+  #committable(): MessageQueue[] {
+    return this.#queues.queues().filter((mq) => !this.#runtime.handover?.watching(mq));
+  }
+
+  #startQueue(mq: MessageQueue, start: StartOffset, turn: Turn = { kind: "clean" }): void {
     if (this.#state !== "RUNNING") return;
     const store = this.#runtime.store;
+    if (this.#mode === "SUBSCRIBE") this.#runtime.handover?.watch(mq, turn, start.offset);
     if (!start.fromStore && this.#autoCommit) {
       // As the push consumer: a new group's starting point is committed at once (see push-consumer.ts).
       store.updateOffset(mq, start.offset, false);
@@ -179,10 +214,13 @@ export class LitePullConsumer {
     this.#queues.start(mq, start.offset, this.#autoCommit ? start.offset : -1);
   }
 
+  /** Stops a queue, then commits its offset and (subscribe mode) releases it, in one request. */
   async #stopQueue(mq: MessageQueue): Promise<void> {
     const consumed = await this.#queues.stop(mq);
     const store = this.#runtime.store;
     if (this.#autoCommit && consumed >= 0) store.updateOffset(mq, consumed, false);
+    this.#runtime.handover?.unwatch(mq);
+    if (this.#mode === "SUBSCRIBE") return store.release([mq], (m) => this.#runtime.rebalance.successorOf(m));
     try {
       await store.persist(mq);
     } finally {

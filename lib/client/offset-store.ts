@@ -31,6 +31,11 @@ export interface OffsetStore {
   persist(mq: MessageQueue): Promise<void>;
   /** Forgets a queue's in-memory offset (its queue went to another consumer). */
   removeOffset(mq: MessageQueue): void;
+  /**
+   * Hands queues over: writes their offsets even if unchanged (marked released where the offsets live on
+   * the broker), then forgets them.
+   */
+  release(mqs: readonly MessageQueue[], successorOf?: (mq: MessageQueue) => string | undefined): Promise<void>;
 }
 
 interface Entry {
@@ -63,6 +68,7 @@ abstract class MemoryOffsetStore implements OffsetStore {
   }
 
   abstract persist(mq: MessageQueue): Promise<void>;
+  abstract release(mqs: readonly MessageQueue[], successorOf?: (mq: MessageQueue) => string | undefined): Promise<void>;
 
   removeOffset(mq: MessageQueue): void {
     this.table.delete(mq.key());
@@ -71,16 +77,20 @@ abstract class MemoryOffsetStore implements OffsetStore {
 
 /**
  * CLUSTERING offsets on the broker. `persistAll` commits, per topic in one request, the offsets that
- * differ from what this store last committed or read.
+ * differ from what this store last committed or read, naming `clientId` (when given) as the queues' owner.
+ * Commits and releases go out one at a time, in call order: a periodic commit still in flight can never
+ * land after (and so undo) the release of a queue.
  */
 export class RemoteBrokerOffsetStore extends MemoryOffsetStore {
   /** What the broker holds as far as we know, by queue key. */
   readonly #committed = new Map<string, number>();
   readonly #reads = new Map<string, Promise<Map<string, number>>>();
+  #writes: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly api: NimbusApi,
     private readonly group: string,
+    private readonly clientId?: string,
   ) {
     super();
   }
@@ -120,7 +130,46 @@ export class RemoteBrokerOffsetStore extends MemoryOffsetStore {
     await this.#commit(mqs);
   }
 
-  async #commit(mqs: readonly MessageQueue[]): Promise<void> {
+  /**
+   * One release request per topic (every known offset, changed or not, with the queue's next owner as far as
+   * `successorOf` knows), then the queues are forgotten.
+   */
+  async release(mqs: readonly MessageQueue[], successorOf?: (mq: MessageQueue) => string | undefined): Promise<void> {
+    const byTopic = new Map<string, Entry[]>();
+    for (const mq of mqs) {
+      const entry = this.table.get(mq.key());
+      if (entry !== undefined) byTopic.set(mq.topic, [...(byTopic.get(mq.topic) ?? []), { ...entry }]);
+    }
+    try {
+      await this.#serialized(() =>
+        Promise.all(
+          [...byTopic].map(([topic, entries]) => {
+            const rows = entries.map((e) => ({ brokerName: e.mq.brokerName, queueId: e.mq.queueId, offset: e.offset }));
+            if (this.clientId === undefined) return this.api.commitOffsets(this.group, topic, rows);
+            const released = rows.map((row, i) => {
+              const successor = successorOf?.(entries[i]?.mq as MessageQueue);
+              return successor === undefined ? row : { ...row, successor };
+            });
+            return this.api.releaseQueues(this.group, topic, this.clientId, released);
+          }),
+        ),
+      );
+    } finally {
+      for (const mq of mqs) this.removeOffset(mq);
+    }
+  }
+
+  #serialized<T>(write: () => Promise<T>): Promise<T> {
+    const next = this.#writes.then(write);
+    this.#writes = next.catch(() => undefined);
+    return next;
+  }
+
+  #commit(mqs: readonly MessageQueue[]): Promise<void> {
+    return this.#serialized(() => this.#commitNow(mqs));
+  }
+
+  async #commitNow(mqs: readonly MessageQueue[]): Promise<void> {
     const byTopic = new Map<string, Entry[]>();
     for (const mq of mqs) {
       const entry = this.table.get(mq.key());
@@ -130,7 +179,7 @@ export class RemoteBrokerOffsetStore extends MemoryOffsetStore {
     await Promise.all(
       [...byTopic].map(async ([topic, entries]) => {
         const rows = entries.map((e) => ({ brokerName: e.mq.brokerName, queueId: e.mq.queueId, offset: e.offset }));
-        await this.api.commitOffsets(this.group, topic, rows);
+        await this.api.commitOffsets(this.group, topic, rows, this.clientId);
         for (const e of entries) this.#committed.set(e.mq.key(), e.offset);
       }),
     );
@@ -164,6 +213,15 @@ export class LocalFileOffsetStore extends MemoryOffsetStore {
 
   protected async readStored(mq: MessageQueue): Promise<number> {
     return (await this.#readFile()).get(mq.key()) ?? -1;
+  }
+
+  /** Broadcasting has no handover: every consumer reads every queue. Writes the file, then forgets them. */
+  async release(mqs: readonly MessageQueue[]): Promise<void> {
+    try {
+      await this.persistAll([...this.table.values()].map((e) => e.mq));
+    } finally {
+      for (const mq of mqs) this.removeOffset(mq);
+    }
   }
 
   /** The file holds every queue, so this writes them all (if anything changed). */

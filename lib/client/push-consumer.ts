@@ -1,8 +1,8 @@
 /**
  * @module RocketMQ's `DefaultMQPushConsumer` with a concurrent listener: the consumer pulls the queues the
  * rebalance gives it and calls the listener; offsets are committed after consumption (every
- * `persistConsumerOffsetInterval` and at shutdown), so delivery is at least once: a rebalance or a crash
- * may redeliver, never lose. See `consume-concurrently.ts` for RECONSUME_LATER (local redelivery).
+ * `persistConsumerOffsetInterval`, and at once when a queue leaves: the release of the handover), so
+ * delivery is at least once: a rebalance or a crash may redeliver, never lose. See `consume-concurrently.ts` for RECONSUME_LATER (local redelivery).
  *
  * @example
  * const consumer = new PushConsumer({ consumerGroup: "orders-group", endpoints: "http://127.0.0.1:9876" });
@@ -28,6 +28,7 @@ import {
   resolveBaseOptions,
 } from "./consumer-options.js";
 import { ConsumerRuntime } from "./consumer-runtime.js";
+import type { Turn } from "./handover.js";
 import { ProcessQueue } from "./process-queue.js";
 import { PullLoop } from "./pull-loop.js";
 import { sleep } from "./schedule.js";
@@ -88,10 +89,16 @@ export class PushConsumer {
     this.#runtime = new ConsumerRuntime(options, resolved, {
       consumeType: "CONSUME_PASSIVELY",
       subscriptions: () => new Map([...this.#subscriptions].map(([topic, sub]) => [topic, sub.subString])),
-      startQueue: (mq, start) => this.#startQueue(mq, start),
+      startQueue: (mq, start, turn) => this.#startQueue(mq, start, turn),
       stopQueue: (mq) => this.#stopQueue(mq),
-      persist: () => this.#runtime.store.persistAll(this.assignedQueues()),
+      // Queues taken without a release are not committed while their previous owner may still write them.
+      persist: () =>
+        this.#runtime.store.persistAll(this.#started().filter((mq) => !this.#runtime.handover?.watching(mq))),
     });
+  }
+
+  #started(): MessageQueue[] {
+    return [...this.#queues.values()].map((q) => q.mq);
   }
 
   /** This consumer's id in its group (`ip@instanceName`). */
@@ -106,6 +113,14 @@ export class PushConsumer {
   /** The queues this consumer pulls now, sorted. */
   assignedQueues(): MessageQueue[] {
     return this.#runtime.rebalance.assignedQueues();
+  }
+
+  /**
+   * Messages this consumer delivered that another member of the group had already consumed and committed
+   * (a queue taken over without its previous owner's release). RocketMQ has no such number.
+   */
+  get duplicatesDelivered(): number {
+    return this.#runtime.handover?.duplicates ?? 0;
   }
 
   /** Rebalance rounds completed so far (periodic, membership-triggered and at start). */
@@ -143,6 +158,11 @@ export class PushConsumer {
       consumeThreadMax: this.#settings.consumeThreadMax,
       maxReconsumeTimes: this.#settings.maxReconsumeTimes,
       reconsumeDelay: this.#settings.reconsumeDelay,
+      onDelivered: (mq, msgs) =>
+        this.#runtime.handover?.delivered(
+          mq,
+          msgs.map((m) => m.queueOffset),
+        ),
       onError: r.onError,
     });
     this.#state = "RUNNING";
@@ -150,9 +170,9 @@ export class PushConsumer {
   }
 
   /**
-   * Stops pulling, waits for running listeners (up to `awaitTerminationMillisWhenShutdown`), commits the
-   * offsets and leaves the group. Messages pulled but not consumed are not committed; the queue's next
-   * owner gets them.
+   * Stops pulling, waits for running listeners (up to `awaitTerminationMillisWhenShutdown`), commits and
+   * releases the queues and leaves the group. Messages pulled but not consumed are not committed; the
+   * queue's next owner gets them.
    */
   async shutdown(): Promise<void> {
     if (this.#state !== "RUNNING") {
@@ -162,22 +182,32 @@ export class PushConsumer {
     this.#state = "SHUTDOWN_ALREADY";
     const r = this.#runtime.resolved;
     await this.#runtime.stopBackground();
-    const mqs = this.#runtime.rebalance.releaseAll();
+    this.#runtime.rebalance.releaseAll();
     const queues = [...this.#queues.values()];
     this.#queues.clear();
     for (const q of queues) q.pq.dropped = true;
     await Promise.all(queues.map((q) => q.loop.stop()));
     await this.#service?.shutdown(this.#settings.awaitTermination);
-    for (const q of queues) q.pq.released = true;
-    await this.#runtime.store.persistAll(mqs).catch((err: unknown) => r.onError(err, "committing offsets at shutdown"));
+    for (const q of queues) {
+      q.pq.released = true;
+      this.#runtime.handover?.unwatch(q.mq);
+    }
+    const rebalance = this.#runtime.rebalance;
+    await this.#runtime.store
+      .release(
+        queues.map((q) => q.mq),
+        (mq) => rebalance.successorOf(mq, true),
+      )
+      .catch((err: unknown) => r.onError(err, "releasing the queues at shutdown"));
     await this.#runtime.unregister().catch((err: unknown) => r.onError(err, "unregistering"));
   }
 
-  #startQueue(mq: MessageQueue, start: StartOffset): void {
+  #startQueue(mq: MessageQueue, start: StartOffset, turn: Turn): void {
     const r = this.#runtime.resolved;
     const store = this.#runtime.store;
     const sub = this.#subscriptions.get(mq.topic);
     if (sub === undefined || this.#state !== "RUNNING") return;
+    this.#runtime.handover?.watch(mq, turn, start.offset);
     if (!start.fromStore) {
       // Commit a new group's starting point at once: a consumer taking the queue over later then resumes
       // here instead of choosing again (LAST would skip what arrived meanwhile).
@@ -224,7 +254,10 @@ export class PushConsumer {
     loop.start();
   }
 
-  /** RocketMQ's removeUnnecessaryMessageQueue: stop pulling, let running listeners finish, commit, forget. */
+  /**
+   * RocketMQ's removeUnnecessaryMessageQueue, plus the release: stop pulling, let running listeners finish
+   * (at most DROP_AWAIT_MS), commit where the queue stopped and mark it released, forget.
+   */
   async #stopQueue(mq: MessageQueue): Promise<void> {
     const q = this.#queues.get(mq.key());
     if (q === undefined) return;
@@ -235,10 +268,7 @@ export class PushConsumer {
     await Promise.race([q.pq.whenIdle(), sleep(DROP_AWAIT_MS, timeout.signal)]);
     timeout.abort();
     q.pq.released = true;
-    try {
-      await this.#runtime.store.persist(mq);
-    } finally {
-      this.#runtime.store.removeOffset(mq);
-    }
+    this.#runtime.handover?.unwatch(mq);
+    await this.#runtime.store.release([mq], (m) => this.#runtime.rebalance.successorOf(m));
   }
 }

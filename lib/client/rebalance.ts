@@ -3,8 +3,10 @@
  * `updateProcessQueueTableInRebalance`). CLUSTERING: every consumer of a group sorts the topic's readable
  * queues (`MessageQueue.compare`) and the group's live consumer ids (string order), runs the same
  * allocation strategy and so takes a disjoint share without talking to the others. BROADCASTING: every
- * consumer takes every readable queue. Queues no longer assigned are stopped (their offset committed
- * first); new ones start at the committed offset or per `consumeFromWhere`.
+ * consumer takes every readable queue. Queues no longer assigned are stopped (their offset committed and
+ * released first); new ones wait for their turn (the previous owner's release, see handover.ts) without
+ * holding up the round, then start at the committed offset or per `consumeFromWhere`. A consumer missing
+ * from its group's list (its heartbeat lapsed) releases everything until it is back.
  *
  * @example
  * const mine = allocateQueues(new AllocateMessageQueueAveragely(), "g", "c2", readableQueues("T", route), ids);
@@ -17,6 +19,7 @@ import type { AllocateMessageQueueStrategy } from "./allocate/strategy.js";
 import type { NimbusApi } from "./api-client.js";
 import { QueueBounds, type StartOffset } from "./consume-from-where.js";
 import type { MessageModel } from "./consumer-options.js";
+import type { Turn } from "./handover.js";
 
 /**
  * The queues a consumer may pull (RocketMQ's `topicRouteData2TopicSubscribeInfo`): ids 0..readQueueNums-1
@@ -60,10 +63,14 @@ export function allocateQueues(
 
 /** What the consumer does when the rebalance hands it a queue or takes one away. */
 export interface RebalanceHooks {
+  /** Resolves when a newly assigned queue may be read (its previous owner released it, or cannot); rejects on abort. */
+  awaitTurn(mq: MessageQueue, signal: AbortSignal): Promise<Turn>;
   /** Where a newly assigned queue starts; throwing leaves it for the next round. */
   computePullFromWhere(mq: MessageQueue, bounds: QueueBounds): Promise<StartOffset>;
+  /** A queue without a committed offset: claims it at `offset`; false when another consumer's claim won. */
+  claim(mq: MessageQueue, offset: number): Promise<boolean>;
   /** Starts pulling a queue. */
-  startQueue(mq: MessageQueue, start: StartOffset): void;
+  startQueue(mq: MessageQueue, start: StartOffset, turn: Turn): void;
   /** Stops a queue and commits its offset. */
   stopQueue(mq: MessageQueue): Promise<void>;
 }
@@ -77,18 +84,31 @@ export interface RebalanceConfig {
   /** The subscribed topics, read at each round. */
   topics(): string[];
   hooks: RebalanceHooks;
+  /** This consumer is not in its group's list: heartbeat again. */
+  onMembershipLost(): void;
   onError(err: unknown, what: string): void;
+}
+
+/** A queue assigned and waiting for its turn. */
+interface Pending {
+  abort: AbortController;
+  task: Promise<void>;
 }
 
 /** The rebalance of one consumer: the assigned queues, and rounds that never overlap. */
 export class RebalanceImpl {
   readonly #assigned = new Map<string, MessageQueue>();
+  readonly #pending = new Map<string, Pending>();
+  /** The readable queues of each topic, as of the last round. */
+  readonly #mqAll = new Map<string, MessageQueue[]>();
+  #liveIds: string[] = [];
   #current: Promise<void> | undefined;
   #again = false;
   #stopped = false;
   #lastIds = "";
-  /** False after a round in which some step failed; the consumer then rebalances again soon. */
-  balanced = true;
+  #roundBalanced = true;
+  /** Queues of the last round that failed to start (after it ended: starts run apart from the round). */
+  #failedStarts = 0;
   /** Completed rounds, for tests and metrics. */
   rounds = 0;
 
@@ -100,7 +120,40 @@ export class RebalanceImpl {
 
   /** True when `ids` differ from the consumer list the last round allocated with. */
   membershipChanged(ids: readonly string[]): boolean {
-    return sortConsumerIds(ids).join("\n") !== this.#lastIds;
+    this.#liveIds = sortConsumerIds(ids);
+    return this.#liveIds.join("\n") !== this.#lastIds;
+  }
+
+  /** The group's live consumers as last read (by a round or a membership poll). */
+  get liveIds(): readonly string[] {
+    return this.#liveIds;
+  }
+
+  /** False after a round in which some step failed; the consumer then rebalances again soon. */
+  get balanced(): boolean {
+    return this.#roundBalanced && this.#failedStarts === 0;
+  }
+
+  /** Resolves when every assigned queue has started or failed to (tests; a shutdown aborts the waits instead). */
+  async whenStarted(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all([...this.#pending.values()].map((p) => p.task));
+  }
+
+  /**
+   * Who gets `mq` next in this consumer's view of the group (without itself when `leaving`): the
+   * successor a release names. Undefined when unknown (broadcasting, no queues, nobody left).
+   */
+  successorOf(mq: MessageQueue, leaving = false): string | undefined {
+    const { strategy, consumerGroup, clientId, messageModel } = this.config;
+    const mqAll = this.#mqAll.get(mq.topic);
+    if (messageModel !== "CLUSTERING" || mqAll === undefined) return undefined;
+    const cids = this.#liveIds.filter((id) => !(leaving && id === clientId));
+    return cids.find((cid) => allocateQueues(strategy, consumerGroup, cid, mqAll, cids).some((q) => q.equals(mq)));
+  }
+
+  /** Assigned queues still waiting for their previous owner. */
+  get waiting(): number {
+    return this.#pending.size;
   }
 
   /** Runs a round; a call during a round makes that round run once more and resolves after it. */
@@ -124,10 +177,13 @@ export class RebalanceImpl {
     return run;
   }
 
-  /** No more rounds; waits for the running one. The queues stay assigned until `releaseAll`. */
+  /** No more rounds; waits for the running one and ends the waits. The queues stay assigned until `releaseAll`. */
   async stop(): Promise<void> {
     this.#stopped = true;
     await this.#current;
+    const pending = [...this.#pending.values()];
+    for (const p of pending) p.abort.abort();
+    await Promise.all(pending.map((p) => p.task));
   }
 
   /** Forgets every assigned queue and answers them (the consumer stops them itself at shutdown). */
@@ -146,12 +202,15 @@ export class RebalanceImpl {
       try {
         cidAll = sortConsumerIds(await api.consumerIds(consumerGroup));
         this.#lastIds = cidAll.join("\n");
+        this.#liveIds = cidAll;
+        if (cidAll.length > 0 && !cidAll.includes(this.config.clientId)) this.config.onMembershipLost();
       } catch (err) {
         onError(err, `rebalance of ${consumerGroup}: reading the consumer list failed`);
-        this.balanced = false;
+        this.#roundBalanced = false;
         return;
       }
     }
+    this.#failedStarts = 0;
     const topics = new Set(this.config.topics());
     // Queues of topics no longer subscribed (RocketMQ's truncateMessageQueueNotMyTopic).
     await this.#stopQueues([...this.#assigned.values()].filter((mq) => !topics.has(mq.topic)));
@@ -164,7 +223,7 @@ export class RebalanceImpl {
         onError(err, `rebalance of ${consumerGroup} on ${topic} failed`);
       }
     }
-    this.balanced = balanced;
+    this.#roundBalanced = balanced;
     this.rounds++;
   }
 
@@ -178,9 +237,15 @@ export class RebalanceImpl {
       if (!isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) throw err;
       mqAll = [];
     }
+    this.#mqAll.set(topic, mqAll);
     if (messageModel === "BROADCASTING") return this.#updateTopicQueues(topic, mqAll, bounds);
-    // Our own heartbeat is not visible yet (or the list is empty): keep what we have until the next round.
+    // The list is empty (our own heartbeat not visible yet): keep what we have until the next round.
     if (cidAll.length === 0) return false;
+    // We are not in it (our heartbeat lapsed): the others may hold our queues now, so hand them over.
+    if (!cidAll.includes(clientId)) {
+      await this.#updateTopicQueues(topic, [], bounds);
+      return false;
+    }
     return this.#updateTopicQueues(topic, allocateQueues(strategy, consumerGroup, clientId, mqAll, cidAll), bounds);
   }
 
@@ -189,29 +254,59 @@ export class RebalanceImpl {
     const wanted = new Set(mqSet.map((mq) => mq.key()));
     const leaving = [...this.#assigned.values()].filter((mq) => mq.topic === topic && !wanted.has(mq.key()));
     await this.#stopQueues(leaving);
-    const coming = mqSet.filter((mq) => !this.#assigned.has(mq.key()));
-    const starts = await Promise.allSettled(coming.map((mq) => this.config.hooks.computePullFromWhere(mq, bounds)));
-    let ok = true;
-    for (const [i, mq] of coming.entries()) {
-      const start = starts[i];
+    for (const mq of mqSet) {
       if (this.#stopped) break;
-      if (start?.status !== "fulfilled") {
-        ok = false;
-        this.config.onError(start?.reason, `cannot compute where to start ${mq.key()}`);
-        continue;
-      }
-      this.#assigned.set(mq.key(), mq);
-      this.config.hooks.startQueue(mq, start.value);
+      if (!this.#assigned.has(mq.key())) this.#begin(mq, bounds);
     }
-    return ok;
+    return true;
+  }
+
+  /** Assigns `mq` and starts it once it is its turn, apart from the round (a wait must not delay other moves). */
+  #begin(mq: MessageQueue, bounds: QueueBounds): void {
+    const { hooks, onError } = this.config;
+    const key = mq.key();
+    const abort = new AbortController();
+    this.#assigned.set(key, mq);
+    const task = (async () => {
+      try {
+        for (;;) {
+          const turn = await hooks.awaitTurn(mq, abort.signal);
+          const start = await hooks.computePullFromWhere(mq, bounds);
+          if (abort.signal.aborted) return;
+          // A new queue goes to the first claim; a consumer whose claim lost waits for the winner's release.
+          if (!start.fromStore && !(await hooks.claim(mq, start.offset))) continue;
+          if (abort.signal.aborted) return;
+          this.#pending.delete(key);
+          hooks.startQueue(mq, start, turn);
+          return;
+        }
+      } catch (err) {
+        if (abort.signal.aborted) return;
+        this.#pending.delete(key);
+        this.#assigned.delete(key);
+        // Left for the next round (the membership poll retries an unbalanced one soon).
+        this.#failedStarts++;
+        onError(err, `cannot start ${key}`);
+      }
+    })();
+    this.#pending.set(key, { abort, task });
   }
 
   async #stopQueues(mqs: MessageQueue[]): Promise<void> {
     for (const mq of mqs) this.#assigned.delete(mq.key());
     await Promise.all(
-      mqs.map((mq) =>
-        this.config.hooks.stopQueue(mq).catch((err: unknown) => this.config.onError(err, `stopping ${mq.key()}`)),
-      ),
+      mqs.map(async (mq) => {
+        const pending = this.#pending.get(mq.key());
+        if (pending !== undefined) {
+          // Never started here: nothing to commit or release.
+          this.#pending.delete(mq.key());
+          pending.abort.abort();
+          return pending.task;
+        }
+        return this.config.hooks
+          .stopQueue(mq)
+          .catch((err: unknown) => this.config.onError(err, `stopping ${mq.key()}`));
+      }),
     );
   }
 }

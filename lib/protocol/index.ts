@@ -6,7 +6,7 @@
 import type { AnyEndpoint } from "./endpoint.js";
 import { consumerConnection, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
 import { clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
-import { commitOffsets, consumerProgress, queryOffsets } from "./endpoints/offsets.js";
+import { commitOffsets, consumerProgress, queryOffsets, queueOwners, releaseQueues } from "./endpoints/offsets.js";
 import { pull } from "./endpoints/pull.js";
 import { send } from "./endpoints/send.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
@@ -38,6 +38,8 @@ export const endpoints = {
   pull,
   queryOffsets,
   commitOffsets,
+  releaseQueues,
+  queueOwners,
   consumerProgress,
   heartbeat,
   unregister,

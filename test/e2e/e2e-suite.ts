@@ -13,6 +13,7 @@ import { configCases } from "./config-suite.js";
 import { endpointCases } from "./endpoints-suite.js";
 import { adminErrorCases } from "./errors-admin-suite.js";
 import { dataErrorCases } from "./errors-data-suite.js";
+import { handoverEndpointCases } from "./handover-endpoints-suite.js";
 import { pullCases } from "./pull-suite.js";
 import { queueCases } from "./queues-suite.js";
 import { restartCases } from "./restart-suite.js";
@@ -24,6 +25,7 @@ export function e2eSuite(mode: ServerMode): void {
     // One emulator set for the whole suite (DynamoDB Local is a JVM: start it once, not per server).
     if (mode !== "local") holdEmulators(MODE_BACKEND[mode]);
     endpointCases(mode);
+    handoverEndpointCases(mode);
     queueCases(mode);
     configCases(mode);
     sendCases(mode);

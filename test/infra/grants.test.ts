@@ -173,6 +173,11 @@ describe("each function is granted exactly the resources it uses", () => {
       offsetTable: [{ brokerName: "broker-a", queueId: 0, offset: 2 }],
     });
     await call("GET /offsets/{group}/{topic}", "/offsets/G/Orders");
+    await call("POST /offsets/{group}/{topic}/release", "/offsets/G/Orders/release", {
+      clientId: "c1",
+      offsetTable: [{ brokerName: "broker-a", queueId: 0, offset: 2 }],
+    });
+    await call("GET /offsets/{group}/{topic}/owners", "/offsets/G/Orders/owners");
     await call("GET /groups/{group}/progress", "/groups/G/progress?topic=Orders");
     await call("GET /openapi.json", "/openapi.json");
 

@@ -104,6 +104,8 @@ function harness(clientId: string, state: { routes: Map<string, TopicRouteData>;
     strategy: AVG,
     topics: () => [...state.routes.keys(), "Gone"],
     hooks: {
+      awaitTurn: async () => ({ kind: "clean" }),
+      claim: async () => true,
       async computePullFromWhere(mq: MessageQueue): Promise<StartOffset> {
         if (failing.has(mq.key())) throw new Error("offsets unavailable");
         return { offset: mq.queueId * 10, fromStore: true };
@@ -113,56 +115,109 @@ function harness(clientId: string, state: { routes: Map<string, TopicRouteData>;
         events.push(`stop ${mq.brokerName}:${mq.queueId}`);
       },
     },
+    onMembershipLost: () => events.push("membership lost"),
     onError: () => undefined,
   });
-  return { rebalance, events, failing };
+  // A round, then the starts it began (they run apart from the round).
+  const round = async () => {
+    await rebalance.doRebalance();
+    await rebalance.whenStarted();
+  };
+  return { rebalance, round, events, failing };
 }
 
 describe("RebalanceImpl", () => {
   it("takes its share, gives queues up when a consumer joins, takes them back when it leaves", async () => {
     const state = { routes: new Map([["T", route(qd("broker-a", 2), qd("broker-b", 2))]]), ids: ["c1"] };
-    const { rebalance, events } = harness("c1", state);
-    await rebalance.doRebalance();
+    const { rebalance, round, events } = harness("c1", state);
+    await round();
     assert.deepEqual(names(rebalance.assignedQueues()), ["broker-a:0", "broker-a:1", "broker-b:0", "broker-b:1"]);
     assert.equal(rebalance.membershipChanged(["c1"]), false);
 
     state.ids = ["c2", "c1"];
     assert.equal(rebalance.membershipChanged(state.ids), true);
     events.length = 0;
-    await rebalance.doRebalance();
+    await round();
     assert.deepEqual(names(rebalance.assignedQueues()), ["broker-a:0", "broker-a:1"]);
     assert.deepEqual(events.sort(), ["stop broker-b:0", "stop broker-b:1"]);
 
     state.ids = ["c1"];
     events.length = 0;
-    await rebalance.doRebalance();
+    await round();
     assert.deepEqual(events, ["start broker-b:0@0", "start broker-b:1@10"]);
   });
 
   it("retries a queue whose start offset could not be read, and reports the round unbalanced", async () => {
     const state = { routes: new Map([["T", route(qd("broker-a", 2))]]), ids: ["c1"] };
-    const { rebalance, failing } = harness("c1", state);
+    const { rebalance, round, failing } = harness("c1", state);
     failing.add(new MessageQueue("T", "broker-a", 1).key());
-    await rebalance.doRebalance();
+    await round();
     assert.equal(rebalance.balanced, false);
     assert.deepEqual(names(rebalance.assignedQueues()), ["broker-a:0"]);
     failing.clear();
-    await rebalance.doRebalance();
+    await round();
     assert.equal(rebalance.balanced, true);
     assert.deepEqual(names(rebalance.assignedQueues()), ["broker-a:0", "broker-a:1"]);
   });
 
   it("drops the queues of a topic that no longer exists, and keeps them while the id list is empty", async () => {
     const state = { routes: new Map([["T", route(qd("broker-a", 1))]]), ids: ["c1"] };
-    const { rebalance } = harness("c1", state);
-    await rebalance.doRebalance();
+    const { rebalance, round } = harness("c1", state);
+    await round();
     state.ids = [];
-    await rebalance.doRebalance();
+    await round();
     assert.deepEqual(names(rebalance.assignedQueues()), ["broker-a:0"]);
     state.ids = ["c1"];
     state.routes.clear();
-    await rebalance.doRebalance();
+    await round();
     assert.deepEqual(rebalance.assignedQueues(), []);
+  });
+
+  it("releases every queue when its own id is missing from the group's list, and heartbeats", async () => {
+    const state = { routes: new Map([["T", route(qd("broker-a", 2))]]), ids: ["c1", "c2"] };
+    const { rebalance, round, events } = harness("c1", state);
+    await round();
+    assert.deepEqual(names(rebalance.assignedQueues()), ["broker-a:0"]);
+    state.ids = ["c2"];
+    events.length = 0;
+    await round();
+    assert.deepEqual(rebalance.assignedQueues(), []);
+    assert.deepEqual(events, ["membership lost", "stop broker-a:0"]);
+    assert.equal(rebalance.balanced, false, "retried soon, as the heartbeat makes it a member again");
+  });
+
+  it("a queue waiting for its turn is abandoned, not stopped, when it goes elsewhere meanwhile", async () => {
+    const state = { routes: new Map([["T", route(qd("broker-a", 1))]]), ids: ["c1"] };
+    const events: string[] = [];
+    const rebalance = new RebalanceImpl({
+      api: fakeApi(state),
+      consumerGroup: "g",
+      clientId: "c1",
+      messageModel: "CLUSTERING",
+      strategy: AVG,
+      topics: () => ["T"],
+      hooks: {
+        // The previous owner never releases: the wait ends only by abort.
+        awaitTurn: (_mq, signal) =>
+          new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
+        computePullFromWhere: async () => ({ offset: 0, fromStore: true }),
+        claim: async () => true,
+        startQueue: (mq) => events.push(`start ${mq.queueId}`),
+        stopQueue: async (mq) => {
+          events.push(`stop ${mq.queueId}`);
+        },
+      },
+      onMembershipLost: () => undefined,
+      onError: (err, what) => events.push(`error ${what}: ${String(err)}`),
+    });
+    await rebalance.doRebalance();
+    assert.equal(rebalance.waiting, 1);
+    assert.deepEqual(names(rebalance.assignedQueues()), ["broker-a:0"]);
+    state.ids = ["c0", "c1"];
+    await rebalance.doRebalance();
+    assert.equal(rebalance.waiting, 0);
+    assert.deepEqual(rebalance.assignedQueues(), []);
+    assert.deepEqual(events, [], "never started, so neither stopped nor released, and no error");
   });
 
   it("runs overlapping calls as one more round, never two at once", async () => {

@@ -1,4 +1,4 @@
-/** @module Offset routes: query and commit a group's offsets on a topic, and the group's consumer progress. */
+/** @module Offset routes: query and commit a group's offsets on a topic, release queues and read their owners, and the group's consumer progress. */
 import { endpoints } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
@@ -13,9 +13,26 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
     // A broker process takes its own queues' offsets (a slave too, while its master is down); the name
     // server and an all-in-one process take any (mqadmin's resetOffset goes through them).
     if (role.kind === "broker") for (const e of body.offsetTable) await servedBroker(ctx, e.brokerName, "read");
-    await broker.offsets.commit(params.group, params.topic, body.offsetTable);
+    const claim = body.claim === true;
+    const author = { clientId: body.clientId ?? "", released: false, claim };
+    // Without a client id (an admin reset) and without a claim, the record names no owner.
+    if (body.clientId === undefined && !claim) {
+      await broker.offsets.commit(params.group, params.topic, body.offsetTable);
+      return { offsetTable: await broker.offsets.query(params.group, params.topic) };
+    }
+    await broker.offsets.commit(params.group, params.topic, body.offsetTable, author);
     return { offsetTable: await broker.offsets.query(params.group, params.topic) };
   }),
+  route(endpoints.releaseQueues, async ({ params, body }, { broker }) => {
+    await broker.offsets.commit(params.group, params.topic, body.offsetTable, {
+      clientId: body.clientId,
+      released: true,
+    });
+    return { code: "SUCCESS" as const };
+  }),
+  route(endpoints.queueOwners, async ({ params }, { broker }) => ({
+    queues: await broker.offsets.owners(params.group, params.topic),
+  })),
   route(endpoints.consumerProgress, async ({ params, query }, { broker }) => ({
     rows: await broker.offsets.progress(params.group, query.topic),
   })),

@@ -1,9 +1,12 @@
-/** @module Offset endpoints: a group's offsets on a topic (query, commit) and its consumer progress. */
+/**
+ * @module Offset endpoints: a group's offsets on a topic (query, commit), the queue handover (release, owners;
+ * docs/client.md "Queue handover") and its consumer progress.
+ */
 import { z } from "zod";
 import { ErrorCode } from "../../core/errors.js";
 import { MAX_OFFSETS_PER_COMMIT } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
-import { brokerName, groupName, queueId, queueOffset, timestamp, topicName } from "../fields.js";
+import { brokerName, clientId, groupName, queueId, queueOffset, success, timestamp, topicName } from "../fields.js";
 
 export const OffsetEntrySchema = z
   .object({ brokerName, queueId, offset: queueOffset })
@@ -26,6 +29,32 @@ export const ProgressRowSchema = z
   .meta({ id: "ProgressRow" });
 export type ProgressRow = z.output<typeof ProgressRowSchema>;
 
+/**
+ * Who holds a queue of a group, as its offset record says: the client that wrote the offset last, and
+ * whether it released the queue with that write (it stopped reading it and committed where it stopped).
+ */
+export const QueueOwnerSchema = z
+  .object({
+    brokerName: z.string(),
+    queueId,
+    offset: queueOffset,
+    /** The client id of the last commit or release; "" when the commit named no client (an admin reset). */
+    owner: z.string(),
+    released: z.boolean(),
+    /** Released to this client (the owner's view of the next allocation); "" when not released or unknown. */
+    successor: z.string(),
+    updatedAt: timestamp,
+  })
+  .meta({ id: "QueueOwner" });
+export type QueueOwner = z.output<typeof QueueOwnerSchema>;
+
+/** A queue's offset at its release, and who the releasing consumer's rebalance gives it to next. */
+export const ReleaseEntrySchema = z
+  .object({ brokerName, queueId, offset: queueOffset, successor: clientId.optional() })
+  .strict()
+  .meta({ id: "ReleaseEntry" });
+export type ReleaseEntry = z.output<typeof ReleaseEntrySchema>;
+
 const groupTopic = z.object({ group: groupName, topic: topicName });
 const offsetTable = z.object({ offsetTable: z.array(OffsetEntrySchema) });
 
@@ -47,9 +76,43 @@ export const commitOffsets = endpoint({
   service: "Offsets",
   summary: "Commits offsets, last commit wins (UPDATE_CONSUMER_OFFSET); answers the group's offset table.",
   params: groupTopic,
-  body: z.object({ offsetTable: z.array(OffsetEntrySchema).max(MAX_OFFSETS_PER_COMMIT) }).strict(),
+  body: z
+    .object({
+      offsetTable: z.array(OffsetEntrySchema).max(MAX_OFFSETS_PER_COMMIT),
+      /** The committing consumer: recorded as the queues' owner (see `queueOwners`). */
+      clientId: clientId.optional(),
+      /**
+       * Write only the queues that have no offset yet (a new group's start position): of consumers claiming
+       * the same new queue at once, exactly one writes it, and `queueOwners` says which.
+       */
+      claim: z.boolean().optional(),
+    })
+    .strict(),
   response: offsetTable,
   errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST, ErrorCode.WRONG_BROKER],
+});
+
+export const releaseQueues = endpoint({
+  id: "releaseQueues",
+  method: "POST",
+  path: "/offsets/{group}/{topic}/release",
+  service: "Offsets",
+  summary: "Commits the offsets of queues a consumer stopped reading and marks them released: one write per queue.",
+  params: groupTopic,
+  body: z.object({ clientId, offsetTable: z.array(ReleaseEntrySchema).min(1).max(MAX_OFFSETS_PER_COMMIT) }).strict(),
+  response: success,
+  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
+});
+
+export const queueOwners = endpoint({
+  id: "queueOwners",
+  method: "GET",
+  path: "/offsets/{group}/{topic}/owners",
+  service: "Offsets",
+  summary: "Per queue of the topic with an offset: its offset, its owner and whether the owner released it.",
+  params: groupTopic,
+  response: z.object({ queues: z.array(QueueOwnerSchema) }),
+  errors: [ErrorCode.PARAMETER_ILLEGAL],
 });
 
 export const consumerProgress = endpoint({

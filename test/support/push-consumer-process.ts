@@ -1,0 +1,40 @@
+/**
+ * @module A push consumer process for the handover tests: group argv[3], topic argv[4] on the API at
+ * argv[2], the scenario's settings (one listener call at a time, ~8 ms per message, membership read every
+ * 1 s). Reports `{ clientId }` once started, `{ delivered: [msgId, ...] }` per listener call, and on the
+ * message "shutdown" shuts down cleanly and reports `{ stopped: duplicatesDelivered }` before exiting.
+ * The parent may instead kill it with SIGKILL (a crash).
+ */
+import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { TEST_TIMEOUT_MS } from "./timeouts.js";
+
+const [url, group, topic] = process.argv.slice(2);
+if (!url || !group || !topic || !process.send)
+  throw new Error("usage: fork(push-consumer-process.ts, [url, group, topic])");
+const send = process.send.bind(process);
+// The parent gone (a failed test), this process goes too.
+process.on("disconnect", () => process.exit(0));
+const consumer = new PushConsumer({
+  consumerGroup: group,
+  endpoints: url,
+  timeoutMs: TEST_TIMEOUT_MS,
+  consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
+  consumeThreadMax: 1,
+  membershipPollInterval: 1000,
+  handoverGraceMillis: 30_000,
+  onError: () => undefined,
+});
+consumer.subscribe(topic, "*");
+consumer.registerMessageListener(async (msgs) => {
+  await new Promise((resolve) => setTimeout(resolve, 8 * msgs.length));
+  send({ delivered: msgs.map((m) => m.msgId) });
+  return "CONSUME_SUCCESS" as const;
+});
+process.on("message", (m) => {
+  if (m !== "shutdown") return;
+  void consumer.shutdown().then(() => send({ stopped: consumer.duplicatesDelivered }, () => process.exit(0)));
+});
+await consumer.start();
+send({ clientId: consumer.clientId });
+// Runs until told to stop or killed (the consumer's timers are unref'd: this keeps the process alive).
+setInterval(() => {}, 1 << 30);
