@@ -35,8 +35,13 @@ import { sleep } from "./schedule.js";
 
 /** RocketMQ's PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL. */
 const FLOW_CONTROL_DELAY_MS = 50;
-/** How long a rebalance waits for running listeners of a queue it takes away before committing it. */
-const DROP_AWAIT_MS = 1000;
+/**
+ * How long a rebalance waits for running listeners of a queue it takes away before committing and releasing
+ * it: what they finish is in the committed offset, so the next owner does not deliver it again. Half the
+ * default handover grace (10 s), so the release comes before the next owner stops waiting for it; on a
+ * loaded machine a 1 s bound let in-flight messages through twice.
+ */
+const DROP_AWAIT_MS = 5000;
 
 type ServiceState = "CREATE_JUST" | "RUNNING" | "SHUTDOWN_ALREADY";
 
