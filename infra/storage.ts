@@ -37,6 +37,7 @@ export const bucket = new sst.aws.Bucket("Messages", {
           status: "Enabled",
           filter: {},
           noncurrentVersionExpiration: { noncurrentDays: 1 },
+          expiration: { expiredObjectDeleteMarker: true },
         },
       ]);
     },
@@ -53,12 +54,13 @@ export const bucket = new sst.aws.Bucket("Messages", {
 // A replica cell's bucket receives the master's objects (S3 replication needs versioning on both ends); a
 // stage with replicas sends its batch objects there, with Replication Time Control (15 minutes, 99.99 %).
 const replicaBuckets = settings.replicas.filter((r) => r.bucket !== undefined);
-if (cell !== undefined || replicaBuckets.length > 0) {
-  new aws.s3.BucketVersioningV2("MessagesVersioning", {
-    bucket: bucket.name,
-    versioningConfiguration: { status: "Enabled" },
-  });
-}
+const versioning =
+  cell !== undefined || replicaBuckets.length > 0
+    ? new aws.s3.BucketVersioningV2("MessagesVersioning", {
+        bucket: bucket.name,
+        versioningConfiguration: { status: "Enabled" },
+      })
+    : undefined;
 if (replicaBuckets.length > 0) {
   const role = new aws.iam.Role("MessagesReplicationRole", {
     assumeRolePolicy: JSON.stringify({
@@ -85,22 +87,27 @@ if (replicaBuckets.length > 0) {
       ],
     }),
   });
-  new aws.s3.BucketReplicationConfig("MessagesReplication", {
-    bucket: bucket.name,
-    role: role.arn,
-    rules: replicaBuckets.map((r, i) => ({
-      id: `to-${r.region}`,
-      priority: i,
-      status: "Enabled",
-      filter: { prefix: "batches/" },
-      deleteMarkerReplication: { status: "Enabled" },
-      destination: {
-        bucket: `arn:aws:s3:::${r.bucket}`,
-        replicationTime: { status: "Enabled", time: { minutes: 15 } },
-        metrics: { status: "Enabled", eventThreshold: { minutes: 15 } },
-      },
-    })),
-  });
+  // S3 refuses a replication configuration on a bucket whose versioning is not enabled yet.
+  new aws.s3.BucketReplicationConfig(
+    "MessagesReplication",
+    {
+      bucket: bucket.name,
+      role: role.arn,
+      rules: replicaBuckets.map((r, i) => ({
+        id: `to-${r.region}`,
+        priority: i,
+        status: "Enabled",
+        filter: { prefix: "batches/" },
+        deleteMarkerReplication: { status: "Enabled" },
+        destination: {
+          bucket: `arn:aws:s3:::${r.bucket}`,
+          replicationTime: { status: "Enabled", time: { minutes: 15 } },
+          metrics: { status: "Enabled", eventThreshold: { minutes: 15 } },
+        },
+      })),
+    },
+    versioning ? { dependsOn: [versioning] } : {},
+  );
 }
 
 // SSE-S3 (AES-256): free and per request the same price; SSE-KMS would add a KMS call to many S3 requests.

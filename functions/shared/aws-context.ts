@@ -8,6 +8,7 @@
  * - `AWS_REGION`: set by Lambda itself.
  */
 import { z } from "zod";
+import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log-read.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
@@ -54,12 +55,16 @@ export function awsContext(): Promise<HandlerContext> {
       tableNames: env.NIMBUS_TABLES,
       ...(env.NIMBUS_TABLE_REGIONS ? { tableRegions: env.NIMBUS_TABLE_REGIONS } : {}),
     });
+    const role = env.NIMBUS_ROLE ?? { kind: "all" as const };
+    const slave = role.kind === "broker" && role.brokerId > 0;
     const broker = createBroker(storage, parseNimbusConfig(env.NIMBUS_CONFIG), {
       apiUrl: env.NIMBUS_API_URL,
       newMessageId,
+      // A slave cell reads replicas: a batch's object can arrive after its index item.
+      ...(slave ? { objectReplicationGraceMs: OBJECT_REPLICATION_GRACE_MS } : {}),
     });
     // A stage serves its name server and all its brokers in one API, unless it is a slave cell.
-    return { broker, role: env.NIMBUS_ROLE ?? { kind: "all" } };
+    return { broker, role };
   })();
   return context;
 }

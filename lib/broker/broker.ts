@@ -34,6 +34,8 @@ export interface BrokerOptions {
   routeCacheMs?: number;
   /** Makes a message id (UNIQ_KEY) for messages that come without one. */
   newMessageId: () => string;
+  /** On a replica (a slave cell): how long a batch's object may lag its index item. Default 0. */
+  objectReplicationGraceMs?: number | undefined;
   /** Check-back timing of transactional messages (RocketMQ's defaults: 6 s, 60 s, 15 checks). */
   transactions?: Partial<Omit<TransactionOptions, "retentionMs">>;
   now?: () => number;
@@ -73,6 +75,7 @@ export class Broker {
     const routes = storage.table(ROUTES_TABLE);
     this.queueLog = new QueueLog(storage, {
       inlineThresholdBytes: options.inlineThresholdBytes,
+      objectReplicationGraceMs: options.objectReplicationGraceMs,
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
       now,
     });

@@ -63,6 +63,8 @@ export interface ReadContext {
   expiredBefore?: number;
   /** The wall clock, to tell a young batch whose object has not replicated yet. */
   now?: () => number;
+  /** On a replica: how long a batch's object may lag its index item (0: never, the default). */
+  replicationGraceMs?: number;
   /** The queue's min offset (cached unless `fresh`). */
   minOffset(fresh: boolean): Promise<number>;
 }
@@ -208,9 +210,9 @@ function takeCovering(entries: IndexEntry[], from: number, want: number): IndexE
 export const OBJECT_REPLICATION_GRACE_MS = 15 * 60_000;
 
 /**
- * The batch's bytes; undefined when its object has expired (older than `ctx.expiredBefore` and gone). A young
- * batch's missing object (stored less than `OBJECT_REPLICATION_GRACE_MS` ago) is one that has not replicated
- * here yet: SYSTEM_BUSY, which the client retries, rather than a loss.
+ * The batch's bytes; undefined when its object has expired (older than `ctx.expiredBefore` and gone). On a
+ * replica (`ctx.replicationGraceMs`, a slave cell), a young batch's missing object is one that has not
+ * replicated here yet: SYSTEM_BUSY, which the client retries, rather than a loss.
  */
 async function payload(ctx: ReadContext, entry: IndexEntry): Promise<Uint8Array | undefined> {
   const loc = entry.loc;
@@ -220,7 +222,8 @@ async function payload(ctx: ReadContext, entry: IndexEntry): Promise<Uint8Array 
   } catch (err) {
     if (!isNimbusError(err, ErrorCode.OBJECT_NOT_FOUND)) throw err;
     if (ctx.expiredBefore !== undefined && entry.storeTimestamp < ctx.expiredBefore) return undefined;
-    if (ctx.now !== undefined && ctx.now() - entry.storeTimestamp < OBJECT_REPLICATION_GRACE_MS) {
+    const grace = ctx.replicationGraceMs ?? 0;
+    if (grace > 0 && ctx.now !== undefined && ctx.now() - entry.storeTimestamp < grace) {
       throw new NimbusError(
         ErrorCode.SYSTEM_BUSY,
         `the object of the batch at offset ${entry.start} has not replicated here yet: retry`,

@@ -27,6 +27,8 @@ export type { AppendResult };
 export interface QueueLogOptions {
   /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
   inlineThresholdBytes?: number | undefined;
+  /** On a replica (a slave cell): a young batch's missing object is not replicated yet (see queue-log-read.ts). */
+  objectReplicationGraceMs?: number | undefined;
   /** How long a learned tail offset is trusted before a consistent re-read. Default 30 s. */
   tailCacheMs?: number;
   /** How long a learned min offset is trusted (it only moves by retention). Default 30 s. */
@@ -90,6 +92,7 @@ export class QueueLog {
   readonly #monotonicNow: () => number;
   readonly #writer: ChainWriter;
   readonly #retentionMs: number | undefined;
+  readonly #replicationGraceMs: number;
   readonly #tails = new Map<string, Cached>();
   readonly #mins = new Map<string, Cached>();
 
@@ -103,6 +106,7 @@ export class QueueLog {
     this.#now = options.now ?? Date.now;
     this.#monotonicNow = options.monotonicNow ?? (() => performance.now());
     this.#retentionMs = options.retentionMs;
+    this.#replicationGraceMs = options.objectReplicationGraceMs ?? 0;
     if (this.#inlineThreshold < 0 || this.#inlineThreshold > MAX_INLINE_BYTES) {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `inlineThresholdBytes must be 0..${MAX_INLINE_BYTES}`);
     }
@@ -149,6 +153,7 @@ export class QueueLog {
         objects: this.#objects,
         minOffset: (fresh) => this.#minOffset(pk, fresh),
         now: this.#now,
+        replicationGraceMs: this.#replicationGraceMs,
         ...(this.#retentionMs === undefined ? {} : { expiredBefore: this.#now() - this.#retentionMs }),
       },
       pk,

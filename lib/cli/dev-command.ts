@@ -150,12 +150,19 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
   const main = await startLocalServer({ port: opts.port, host: opts.host, storage: storageChoice(opts), config, role });
   const servers = [main];
   let next = opts.port === 0 ? 0 : opts.port + 1;
-  for (const b of config.brokers) {
-    for (let brokerId = 1; brokerId <= (opts.slaves ?? 0); brokerId++) {
-      const slaveRole = { kind: "broker" as const, brokerName: b.brokerName, brokerId };
-      servers.push(await serveOn(main.storage, { port: next, host: opts.host, config, role: slaveRole }, false));
-      if (next !== 0) next++;
+  try {
+    for (const b of config.brokers) {
+      for (let brokerId = 1; brokerId <= (opts.slaves ?? 0); brokerId++) {
+        const slaveRole = { kind: "broker" as const, brokerName: b.brokerName, brokerId };
+        servers.push(await serveOn(main.storage, { port: next, host: opts.host, config, role: slaveRole }, false));
+        if (next !== 0) next++;
+      }
     }
+  } catch (err) {
+    // A slave that cannot start (its port is taken) stops everything: no half-started broker keeps running.
+    for (const s of servers.slice(1)) await s.close();
+    await main.close();
+    throw err;
   }
   return servers;
 }

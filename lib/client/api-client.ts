@@ -15,6 +15,7 @@
  */
 import { z } from "zod";
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
+import { MASTER_ID } from "../core/topology.js";
 import {
   type AnyEndpoint,
   type ClusterInfo,
@@ -86,6 +87,7 @@ export class NimbusApi {
   readonly transport: HttpTransport;
   /** The brokers' addresses from the routes and cluster answers this client has seen. */
   readonly brokers = new BrokerAddressBook();
+  #nextMaster = Math.floor(Math.random() * 1024);
 
   constructor(options: TransportOptions | HttpTransport) {
     this.transport = options instanceof HttpTransport ? options : new HttpTransport(options);
@@ -192,7 +194,42 @@ export class NimbusApi {
   }
 
   send(req: SendRequest, options?: RequestOptions): Promise<SendResponse> {
-    return this.#atBroker(req, "write", options, (o) => this.call(endpoints.send, { body: req }, o));
+    return this.#toSomeMaster(req, options, (r, o) => this.call(endpoints.send, { body: r }, o));
+  }
+
+  /**
+   * A write for a broker (its master) or, without one, for the endpoints to place. A name server places
+   * nothing (WRONG_BROKER): then the write goes to a live master of the cluster, round robin, which creates
+   * an unknown topic as RocketMQ's auto-create does.
+   */
+  async #toSomeMaster<R extends { topic: string; brokerName?: string | undefined }, T>(
+    req: R,
+    options: RequestOptions | undefined,
+    run: (req: R, options: RequestOptions | undefined) => Promise<T>,
+  ): Promise<T> {
+    if (req.brokerName !== undefined || options?.baseUrl)
+      return this.#atBroker(req, "write", options, (o) => run(req, o));
+    try {
+      return await run(req, options);
+    } catch (err) {
+      if (!isNimbusError(err, ErrorCode.WRONG_BROKER)) throw err;
+      const info = await this.clusterInfo();
+      const masters = Object.values(info.brokerAddrTable)
+        .filter((b) => b.brokerAddrs[String(MASTER_ID)] !== undefined)
+        .map((b) => b.brokerName)
+        .sort();
+      let lastError: unknown = err;
+      for (let i = 0; i < masters.length; i++) {
+        const brokerName = masters[(this.#nextMaster++ + i) % masters.length] as string;
+        try {
+          return await this.#atBroker({ ...req, brokerName }, "write", options, (o) => run({ ...req, brokerName }, o));
+        } catch (next) {
+          if (!isUnreachable(next)) throw next;
+          lastError = next;
+        }
+      }
+      throw lastError;
+    }
   }
 
   pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {
@@ -210,7 +247,7 @@ export class NimbusApi {
   }
 
   sendHalfMessage(req: HalfMessageRequest, options?: RequestOptions): Promise<HalfMessageResponse> {
-    return this.call(endpoints.sendHalfMessage, { body: req }, options);
+    return this.#toSomeMaster(req, options, (r, o) => this.call(endpoints.sendHalfMessage, { body: r }, o));
   }
 
   endTransaction(

@@ -10,7 +10,7 @@ import type { NimbusConfig } from "./nimbus-config.js";
 export function createBroker(
   storage: Storage,
   config: NimbusConfig,
-  options: { apiUrl: string; newMessageId: () => string; now?: () => number },
+  options: { apiUrl: string; newMessageId: () => string; now?: () => number; objectReplicationGraceMs?: number },
 ): Broker {
   return new Broker(storage, {
     brokers: config.brokers.map((b) => ({ cluster: config.cluster, ...b, address: options.apiUrl })),
@@ -25,6 +25,7 @@ export function createBroker(
       checkMax: config.transactionCheckMax,
     },
     newMessageId: options.newMessageId,
+    objectReplicationGraceMs: options.objectReplicationGraceMs,
     ...(options.now ? { now: options.now } : {}),
   });
 }

@@ -31,11 +31,16 @@ describe("brokers as processes: master, slave, failover", () => {
   });
 
   it("a consumer reads broker-a from its slave while the master is down, and from the master again", async (t) => {
-    const namesrv = await nameServer(dataDir);
-    const masterA = await brokerProcess(dataDir, "broker-a", 0);
-    const slaveA = await brokerProcess(dataDir, "broker-a", 1);
-    const masterB = await brokerProcess(dataDir, "broker-b", 0);
-    processes.push(namesrv, masterA, slaveA, masterB);
+    // Each one is killed at the end even when a later one fails to start.
+    const started = async (p: Promise<NimbusProcess>) => {
+      const process = await p;
+      processes.push(process);
+      return process;
+    };
+    const namesrv = await started(nameServer(dataDir));
+    const masterA = await started(brokerProcess(dataDir, "broker-a", 0));
+    const slaveA = await started(brokerProcess(dataDir, "broker-a", 1));
+    const masterB = await started(brokerProcess(dataDir, "broker-b", 0));
     const api = new NimbusApi({ endpoints: namesrv.url, timeoutMs: TEST_TIMEOUT_MS });
 
     const cluster = await api.clusterInfo();
@@ -74,6 +79,12 @@ describe("brokers as processes: master, slave, failover", () => {
         sentIds.push(r.msgId);
       }
     };
+    // A topic nobody created: the name server places no message, so the producer sends to a master,
+    // which creates the topic (RocketMQ's auto-create); a slave changes no topic.
+    const created = await producer.send(new Message("AutoCreated", "first"));
+    assert.equal(created.sendStatus, "SEND_OK");
+    const slaveAdmin = await fetch(`${slaveA.url}/topics/NotOnSlave`, { method: "PUT", body: "{}" });
+    assert.equal(slaveAdmin.status, 403, "a slave changes no topic");
     const brokerA = [0, 1].map((q) => new MessageQueue(topic, "broker-a", q));
     await sendTo(brokerA, 20, "before");
 

@@ -51,10 +51,10 @@ export class NimbusProcess {
     child.stdout?.on("data", collect);
     child.stderr?.on("data", collect);
     await new Promise<void>((resolve, reject) => {
-      const guard = setTimeout(
-        () => reject(new Error(`${this.args.join(" ")} did not start:\n${this.output}`)),
-        START_GUARD_MS,
-      );
+      const guard = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(new Error(`${this.args.join(" ")} did not start:\n${this.output}`));
+      }, START_GUARD_MS);
       const look = () => {
         if (this.output.includes("listening on")) {
           clearTimeout(guard);

@@ -5,9 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
-import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log-read.js";
 import { HALF_QUEUES } from "../../lib/broker/transaction-records.js";
-import { isNimbusError } from "../../lib/core/errors.js";
 import { openTestBroker, type TestBroker } from "../support/server-fixture.js";
 
 const HOUR = 3_600_000;
@@ -105,19 +103,6 @@ describe("retention (fake clock)", () => {
     assert.equal((await t.broker.applyRetention()).deletedBatches, 1);
     assert.equal(await objectCount(), 1);
     assert.deepEqual(await pullOffsets("Big", 1), { status: "FOUND", next: 2, offsets: [1] });
-  });
-
-  it("a young batch whose object is missing has not replicated yet: SYSTEM_BUSY, not a loss", async () => {
-    await t.broker.topics.upsert("Replica", { readQueueNums: 1, writeQueueNums: 1, brokerNames: ["broker-a"] });
-    await send("Replica", "broker-a", 0, new Uint8Array(64 * 1024).fill(2));
-    // What a slave cell sees while S3 replication lags DynamoDB's: the index item, no object yet.
-    const [object] = (await t.storage.objects.list("")).objects;
-    assert.ok(object);
-    await t.storage.objects.delete([object.key]);
-    const pull = () => pullOffsets("Replica", 0);
-    await assert.rejects(pull(), (err: unknown) => isNimbusError(err, "SYSTEM_BUSY"), "retry: not replicated yet");
-    await travelTo(t0 + OBJECT_REPLICATION_GRACE_MS + 1);
-    await assert.rejects(pull(), (err: unknown) => isNimbusError(err, "OBJECT_NOT_FOUND"), "past the grace: gone");
   });
 
   it("trims queues that a later PUT dropped (8 -> 2), so old messages cannot come back when it grows again", async () => {

@@ -54,3 +54,11 @@ export async function servedBroker(
   }
   return role.brokerName;
 }
+
+/** Refuses a write outside the data plane (topic admin, a transaction's end) on a slave: it takes no writes. */
+export function refuseOnSlave(ctx: HandlerContext, what: string): void {
+  const { role } = ctx;
+  if (role.kind === "broker" && role.brokerId !== MASTER_ID) {
+    throw new NimbusError(ErrorCode.NO_PERMISSION, `${role.brokerName} slave ${role.brokerId} does not ${what}`);
+  }
+}

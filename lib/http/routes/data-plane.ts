@@ -2,6 +2,8 @@
  * @module The data plane's routes: send (one batch into one queue) and pull (answered at once, no long
  * polling), each on the broker this process serves (broker-scope.ts).
  */
+
+import { MASTER_ID } from "../../core/topology.js";
 import { endpoints } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
@@ -17,6 +19,14 @@ export const sendRoutes = serviceRoutes<HandlerContext>("Send", [
 export const pullRoutes = serviceRoutes<HandlerContext>("Pull", [
   route(endpoints.pull, async ({ body }, ctx) => {
     await servedBroker(ctx, body.brokerName, "read");
-    return ctx.broker.puller.pull(body);
+    const answer = await ctx.broker.puller.pull(body);
+    // A slave may lag its master (a replica a second behind): an offset past its end is not illegal there,
+    // only not here yet. Correcting it would move the consumer back (RocketMQ's offsetCheckInSlave=false).
+    const { role } = ctx;
+    const slave = role.kind === "broker" && role.brokerId !== MASTER_ID;
+    if (slave && answer.pullStatus === "OFFSET_ILLEGAL" && body.queueOffset > answer.maxOffset) {
+      return { ...answer, pullStatus: "NO_NEW_MSG" as const, nextBeginOffset: body.queueOffset };
+    }
+    return answer;
   }),
 ]);

@@ -2,12 +2,17 @@
 import { endpoints } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
+import { refuseOnSlave } from "./broker-scope.js";
 
 export const topicRoutes = serviceRoutes<HandlerContext>("Topics", [
   route(endpoints.listTopics, async (_in, { broker }) => ({ topics: await broker.topics.list() })),
-  route(endpoints.updateTopic, ({ params, body }, { broker }) => broker.topics.upsert(params.topic, body ?? {})),
-  route(endpoints.deleteTopic, async ({ params }, { broker }) => {
-    await broker.topics.delete(params.topic);
+  route(endpoints.updateTopic, async ({ params, body }, ctx) => {
+    refuseOnSlave(ctx, "change topics");
+    return ctx.broker.topics.upsert(params.topic, body ?? {});
+  }),
+  route(endpoints.deleteTopic, async ({ params }, ctx) => {
+    refuseOnSlave(ctx, "change topics");
+    await ctx.broker.topics.delete(params.topic);
     return { topic: params.topic, deleted: true as const };
   }),
   route(endpoints.topicStatus, async ({ params }, { broker }) => ({
