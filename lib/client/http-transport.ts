@@ -111,8 +111,10 @@ export class HttpTransport {
   ): Promise<T> {
     // Serialized once: the signature covers these exact bytes.
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers = signing
-      ? withSignature(this.#headers, signRequest({ ...signing, method, url, headers: this.#headers, body: payload }))
+    // A broker in another region (a slave cell's API) is signed for its own region.
+    const signed = signing && { ...signing, region: regionOfApiUrl(url) ?? signing.region };
+    const headers = signed
+      ? withSignature(this.#headers, signRequest({ ...signed, method, url, headers: this.#headers, body: payload }))
       : this.#headers;
     let res: Response;
     try {
@@ -140,14 +142,28 @@ export class HttpTransport {
     if (res.ok) return parsed as T;
     // API Gateway's own refusals say `message`, or `Message` for an IAM policy's deny.
     const { code, message, Message } = (parsed ?? {}) as { code?: string; message?: string; Message?: string };
-    const known = typeof code === "string" && KNOWN_CODES.has(code) ? (code as ErrorCode) : codeOfStatus(res.status);
-    throw new NimbusError(known, message ?? Message ?? `${method} ${url} answered ${res.status}`);
+    const description = message ?? Message ?? `${method} ${url} answered ${res.status}`;
+    if (typeof code === "string" && KNOWN_CODES.has(code)) throw new NimbusError(code as ErrorCode, description);
+    // No answer of ours: API Gateway's, in front of a broker that is down (502, 503, 504) counts as no answer.
+    const gatewayDown = res.status === 502 || res.status === 503 || res.status === 504;
+    throw new NimbusError(codeOfStatus(res.status), description, gatewayDown ? { cause: UNREACHABLE } : {});
   }
 }
 
-/** True when no server answered (a network failure or a timeout), as opposed to an answer that is an error. */
+/** The cause of an error that no broker answered. */
+const UNREACHABLE = Symbol("unreachable");
+
+/**
+ * True when no broker answered: a network failure, a timeout, or API Gateway's 502/503/504 in front of one;
+ * as opposed to a broker's own answer, even a busy one.
+ */
 export function isUnreachable(err: unknown): boolean {
   return isNimbusError(err, ErrorCode.SYSTEM_BUSY) && err.cause !== undefined;
+}
+
+/** The region of an API Gateway URL (`https://abc.execute-api.us-west-2.amazonaws.com`), if it is one. */
+export function regionOfApiUrl(url: string): string | undefined {
+  return /^https:\/\/[^/]+\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(?:[/:]|$)/.exec(url)?.[1];
 }
 
 /** `headers` with the signature's headers, any of the same name (`Authorization`, ...) replaced. */
