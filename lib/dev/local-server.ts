@@ -102,13 +102,17 @@ export async function serveOn(
   let context: HandlerContext | undefined;
   const handler = createApiHandler(ALL_ROUTES, async () => context as HandlerContext);
 
+  // Requests being answered: close() waits for them before it closes the store they use.
+  const inFlight = new Set<Promise<void>>();
   const server: Server = createServer((req, res) => {
-    readBody(req)
+    const answered = readBody(req)
       .then(async (body) => writeResult(res, await handler(toApiEvent(req, body))))
       .catch((err: unknown) => {
         const code = err instanceof BodyTooLargeError ? ErrorCode.MESSAGE_BODY_TOO_LARGE : ErrorCode.PARAMETER_ILLEGAL;
         writeResult(res, json(HTTP_STATUS[code], { code, message: err instanceof Error ? err.message : String(err) }));
-      });
+      })
+      .finally(() => inFlight.delete(answered));
+    inFlight.add(answered);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -154,8 +158,12 @@ export async function serveOn(
     async close() {
       for (const t of timers) clearInterval(t);
       await Promise.all(running.values());
+      // No new connection; the requests already in the handlers finish before the store closes.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await Promise.all(inFlight);
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closed;
       if (ownsStorage) await storage.close();
     },
   };

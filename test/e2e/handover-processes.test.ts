@@ -68,11 +68,12 @@ function processMember(name: string, url: string, group: string, topic: string, 
 
 for (const mode of ["local", "aws"] as const) {
   describe(`${MODE_LABEL[mode]}: queue handover between consumer processes`, () => {
-    const ctx = useTestServer(mode);
+    // Registered before the server's: the member processes are killed before the server closes.
     const members: ProcessMember[] = [];
     after(async () => {
       for (const m of members) await m.kill();
     });
+    const ctx = useTestServer(mode);
     const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
     const member = (name: string, group: string, topic: string, deliveries: Deliveries) => {
       const m = processMember(name, ctx.server.url, group, topic, deliveries);

@@ -41,11 +41,12 @@ async function kill(r: Reports): Promise<void> {
 
 for (const mode of ["local", "aws"] as const) {
   describe(`${MODE_LABEL[mode]}: a check-back reaches another live producer of the group`, () => {
-    const ctx = useTestServer(mode, FAST_CHECKS);
+    // Registered before the server's: the producer processes are killed before the server closes.
     const children: Reports[] = [];
     after(async () => {
       for (const c of children) await kill(c);
     });
+    const ctx = useTestServer(mode, FAST_CHECKS);
 
     it("P1 dies with an UNKNOW transaction; P2 of the same group commits it on check; delivered once", async (t) => {
       const api = new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
