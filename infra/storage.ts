@@ -121,10 +121,11 @@ const componentName = (name: string): string =>
   name.replace(/(^|-)([a-z0-9])/g, (_m: string, _dash: string, c: string) => c.toUpperCase());
 
 /** The tables a slave cell does not own: the master stage's, linked by name (its replicas, or its name server's). */
+const nameServerRegion = cell?.nameServer.region;
 const nameServerProvider =
-  cell === undefined
+  nameServerRegion === undefined
     ? undefined
-    : new aws.Provider("NameServerRegion", { region: cell.nameServer.region as aws.Region });
+    : new aws.Provider("NameServerRegion", { region: nameServerRegion as aws.Region });
 const linkedTables: Readonly<Record<string, { tableName: string; provider?: aws.Provider }>> =
   cell === undefined
     ? {}
@@ -140,8 +141,11 @@ const linkedTables: Readonly<Record<string, { tableName: string; provider?: aws.
           ...(nameServerProvider ? { provider: nameServerProvider } : {}),
         },
       };
-/** The tables slave cells read in their regions: DynamoDB global tables (one write here, one per replica). */
-const REPLICATED = new Set(["queue-index", "offsets"]);
+/**
+ * The tables slave cells read in their regions: DynamoDB global tables (one write here, one per replica). The
+ * routes and clients go too, so a cell keeps its routes, and takes heartbeats, when this region is down.
+ */
+const REPLICATED = new Set(["queue-index", "offsets", "routes", "clients"]);
 
 function ownTable(spec: (typeof TABLES)[number]): sst.aws.Dynamo {
   return new sst.aws.Dynamo(componentName(spec.name), {
@@ -186,7 +190,7 @@ export const tables: ReadonlyMap<string, sst.aws.Dynamo> = new Map(
 
 /** JSON `{ logical name: region }` of the tables in another region (a slave cell's name server tables). */
 export const tableRegionsJson = JSON.stringify(
-  cell === undefined ? {} : { routes: cell.nameServer.region, clients: cell.nameServer.region },
+  nameServerRegion === undefined ? {} : { routes: nameServerRegion, clients: nameServerRegion },
 );
 
 /** The table of logical name `name`; fails the deploy on a name that `BROKER_TABLES` does not have. */

@@ -30,8 +30,12 @@ const CellSchema = z
   .object({
     brokerName: z.string().regex(/^[%|a-zA-Z0-9_-]{1,127}$/),
     brokerId: z.number().int().min(1),
-    /** The master stage's routes and clients tables (its name server), and their region. */
-    nameServer: z.object({ region, routesTable: tableName, clientsTable: tableName }).strict(),
+    /**
+     * The master stage's routes and clients tables (its name server). Without `region` the cell reads their
+     * replicas in its own region (the master stage replicates them with its data), so it keeps its routes
+     * when the master's region is down; with `region`, it reads them there.
+     */
+    nameServer: z.object({ region: region.optional(), routesTable: tableName, clientsTable: tableName }).strict(),
     /** The master stage's queue index and offsets tables, whose replicas in this region this cell reads. */
     replicaOf: z.object({ queueIndexTable: tableName, offsetsTable: tableName }).strict(),
   })

@@ -77,9 +77,11 @@ describe("two regions: a master stage with replicas and a slave cell", () => {
     },
   };
 
-  it("parses both", () => {
+  it("parses both; a cell reads the name server's tables from its own replicas unless it names their region", () => {
     assert.ok(StageSettingsSchema.safeParse(master).success);
     assert.ok(StageSettingsSchema.safeParse(cell).success);
+    const { region: _r, ...local } = cell.cell.nameServer;
+    assert.ok(StageSettingsSchema.safeParse({ ...cell, cell: { ...cell.cell, nameServer: local } }).success);
   });
 
   it("refuses a cell that serves another broker, a master (id 0), holds replicas, or a replica in its own region", () => {
