@@ -114,7 +114,6 @@ export class TransactionService {
       topic: queue.topic,
       brokerName: queue.brokerName,
       queueId: queue.queueId,
-      halfQueueId: halfQueue(queue.brokerName, id).queueId,
       halfOffset: stored.queueOffset,
       storeTimestamp: stored.storeTimestamp,
       expiresAt: this.#expiresAt(),

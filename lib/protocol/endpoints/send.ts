@@ -30,13 +30,18 @@ export const SendMessageSchema = z
   .meta({ id: "SendMessage" });
 export type SendMessage = z.output<typeof SendMessageSchema>;
 
+/** Where a send (or a half message) goes: a topic, and optionally a broker, or a broker's queue. */
+export const sendTarget = {
+  topic: userTopicName,
+  /** With `queueId`, the queue to append to; alone, a broker whose queue the broker picks. */
+  brokerName: brokerName.optional(),
+  queueId: queueId.optional(),
+};
+
 export const SendRequestSchema = z
   .object({
     producerGroup: groupName.optional(),
-    topic: userTopicName,
-    /** With `queueId`, the queue to append to; alone, a broker whose queue the broker picks. */
-    brokerName: brokerName.optional(),
-    queueId: queueId.optional(),
+    ...sendTarget,
     // More than MAX_BATCH_MESSAGES is the broker's MESSAGE_ILLEGAL, as RocketMQ answers an oversized batch.
     messages: z
       .array(SendMessageSchema)

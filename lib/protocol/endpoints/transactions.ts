@@ -6,9 +6,9 @@
 import { z } from "zod";
 import { ErrorCode } from "../../core/errors.js";
 import { endpoint } from "../endpoint.js";
-import { brokerName, groupName, messageQueue, queueId, queueOffset, timestamp, userTopicName } from "../fields.js";
+import { groupName, messageQueue, queueOffset, timestamp } from "../fields.js";
 import { PulledMessageSchema } from "./pull.js";
-import { SEND_ERRORS, SendMessageSchema } from "./send.js";
+import { SEND_ERRORS, SendMessageSchema, sendTarget } from "./send.js";
 
 /** A transaction id: the half message's UNIQ_KEY, as RocketMQ's transactionId. */
 export const transactionId = z
@@ -29,10 +29,8 @@ export type TransactionState = (typeof TRANSACTION_STATES)[number];
 export const HalfMessageRequestSchema = z
   .object({
     producerGroup: groupName,
-    topic: userTopicName,
-    /** With `queueId`: the queue the message goes to on commit; alone, a broker whose queue the broker picks. */
-    brokerName: brokerName.optional(),
-    queueId: queueId.optional(),
+    /** The queue (or broker) the message goes to on commit. */
+    ...sendTarget,
     message: SendMessageSchema,
   })
   .strict()
@@ -102,16 +100,21 @@ export const endTransaction = endpoint({
   errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.QUERY_NOT_FOUND],
 });
 
+/** A transaction of a group: the path names it, the query its producer group. */
+const ofGroup = {
+  params: z.object({ transactionId }),
+  query: z.object({ producerGroup: groupName }).strict(),
+  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.QUERY_NOT_FOUND],
+};
+
 export const transactionInfo = endpoint({
   id: "transactionInfo",
   method: "GET",
   path: "/transactions/{transactionId}",
   service: "Transactions",
   summary: "A transaction's state and the queue its message goes to.",
-  params: z.object({ transactionId }),
-  query: z.object({ producerGroup: groupName }).strict(),
+  ...ofGroup,
   response: TransactionInfoSchema,
-  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.QUERY_NOT_FOUND],
 });
 
 export const transactionMessage = endpoint({
@@ -120,8 +123,6 @@ export const transactionMessage = endpoint({
   path: "/transactions/{transactionId}/message",
   service: "Transactions",
   summary: "The half message as RocketMQ's MessageExt, for a producer answering a check-back.",
-  params: z.object({ transactionId }),
-  query: z.object({ producerGroup: groupName }).strict(),
+  ...ofGroup,
   response: PulledMessageSchema,
-  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.QUERY_NOT_FOUND],
 });
