@@ -24,6 +24,7 @@ import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } 
 import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
 import { BodyTooLargeError, readBody, toApiEvent, writeResult } from "./api-gateway-event.js";
+import { consoleBuildDir, serveConsole } from "./console-files.js";
 
 export type { ServerRole };
 
@@ -104,9 +105,14 @@ export async function serveOn(
 
   // Requests being answered: close() waits for them before it closes the store they use.
   const inFlight = new Set<Promise<void>>();
+  const consoleDir = consoleBuildDir();
   const server: Server = createServer((req, res) => {
-    const answered = readBody(req)
-      .then(async (body) => writeResult(res, await handler(toApiEvent(req, body))))
+    const answered = serveConsole(req, res, consoleDir)
+      .then(async (served) => {
+        if (served) return;
+        const body = await readBody(req);
+        writeResult(res, await handler(toApiEvent(req, body)));
+      })
       .catch((err: unknown) => {
         const code = err instanceof BodyTooLargeError ? ErrorCode.MESSAGE_BODY_TOO_LARGE : ErrorCode.PARAMETER_ILLEGAL;
         writeResult(res, json(HTTP_STATUS[code], { code, message: err instanceof Error ? err.message : String(err) }));

@@ -5,7 +5,7 @@
  */
 import type { AnyEndpoint } from "./endpoint.js";
 import { consumerConnection, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
-import { clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
+import { brokerList, clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
 import { commitOffsets, consumerProgress, queryOffsets, queueOwners, releaseQueues } from "./endpoints/offsets.js";
 import { pull } from "./endpoints/pull.js";
 import { send } from "./endpoints/send.js";
@@ -28,6 +28,7 @@ export * from "./http-status.js";
 export const endpoints = {
   health,
   clusterInfo,
+  brokerList,
   topicRoute,
   openApi,
   listTopics,

@@ -9,6 +9,7 @@ let document: Record<string, unknown> | undefined;
 export const nameServerRoutes = serviceRoutes<HandlerContext>("NameServer", [
   route(endpoints.health, async () => ({ status: "ok" as const })),
   route(endpoints.clusterInfo, (_in, { broker }) => broker.nameServer.clusterInfo()),
+  route(endpoints.brokerList, async (_in, { broker }) => ({ brokers: await broker.nameServer.brokerList() })),
   route(endpoints.topicRoute, ({ params }, { broker }) => broker.nameServer.topicRoute(params.topic)),
   // Generated once per process, on first request.
   route(endpoints.openApi, async () => {
