@@ -55,7 +55,7 @@ export const StageSettingsSchema = z
     production: z.boolean(),
     /** Every API route but `GET /health` requires a SigV4-signed request (API Gateway IAM auth). */
     iamAuth: z.boolean(),
-    /** Origins of the web console. Empty: the API answers no CORS preflight at all (apps and the SDK need none). */
+    /** Other origins of a web console (besides the stage's own console site, which infra/api.ts always allows). */
     consoleOrigins: z.array(origin).default([]),
     /** The broker settings the handlers get (brokers, cluster, inline threshold, retention, auto-create). */
     nimbus: NimbusConfigSchema,

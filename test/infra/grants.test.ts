@@ -139,6 +139,7 @@ describe("each function is granted exactly the resources it uses", () => {
 
     await call("GET /health", "/health");
     await call("GET /cluster", "/cluster");
+    await call("GET /brokers", "/brokers");
     await call("PUT /topics/{topic}", "/topics/Orders", {
       writeQueueNums: 1,
       readQueueNums: 1,

@@ -26,7 +26,11 @@ describe("layers", () => {
   it("catches a canary of every rule", () => {
     const canaries: [string, string, string][] = [
       ["lib/core/x.ts", `import { Broker } from "../broker/broker.js";`, "core imports nothing of ours"],
-      ["lib/console/x.tsx", `import { NimbusApi } from "../client/api-client.js";`, "the console only core and protocol"],
+      [
+        "lib/console/x.tsx",
+        `import { NimbusApi } from "../client/api-client.js";`,
+        "the console only core and protocol",
+      ],
       ["lib/protocol/x.ts", `import type { Storage } from "../storage/storage.js";`, "protocol imports only core"],
       ["lib/client/x.ts", `export { Broker } from "../broker/broker.js";`, "the SDK only core and protocol"],
       ["lib/broker/x.ts", `import { NimbusApi } from "../client/api-client.js";`, "the broker never imports the SDK"],
