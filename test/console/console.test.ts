@@ -2,7 +2,7 @@
  * The console in a real browser (headless Chromium via playwright-core) against a fresh local broker: a
  * topic created through the form (and a refused one showing the API's message), messages sent with the
  * SDK, a consumer group with a known lag, then the cluster, topics, group (lag table and chart), message
- * and producer views checked for that data, at 1280×800 and at a phone width, keyboard-reachable.
+ * producer and transaction views checked for that data, requests signed once AWS keys are entered, at 1280×800 and at a phone width, keyboard-reachable.
  * Screenshots of each view go to a temp folder, or to docs/console/ with UPDATE_CONSOLE_SCREENSHOTS=1.
  * Skipped (with the reason) only when /usr/bin/chromium is missing. Every wait is a wait for a state,
  * bounded by TEST_TIMEOUT_MS only as a failure bound.
@@ -254,6 +254,49 @@ describe("the console in Chromium", { skip }, () => {
     await row.waitFor(wait);
     assert.match(await row.innerText(), /TYPESCRIPT/);
     await shot("producers");
+  });
+
+  it("transactions: an unknown id shows the API's refusal; a committed one its state and delivered message", async () => {
+    await page.goto(consoleUrl(`#/transactions?id=nope&group=${producerGroup}`));
+    const refusal = page.getByRole("alert").first();
+    await refusal.waitFor(wait);
+    assert.match(await refusal.innerText(), /^QUERY_NOT_FOUND: /);
+
+    const half = await api().sendHalfMessage({
+      producerGroup,
+      topic,
+      message: { body: new TextEncoder().encode("half-body"), tags: "tx" },
+    });
+    const ended = await api().endTransaction(half.transactionId, { producerGroup, commitOrRollback: "COMMIT_MESSAGE" });
+    await page.goto(consoleUrl(`#/transactions?id=${half.transactionId}&group=${producerGroup}`));
+    const info = page.getByTestId("transaction");
+    await info.filter({ hasText: "COMMITTED" }).waitFor(wait);
+    assert.match(await info.innerText(), new RegExp(`offset ${ended.queueOffset}`));
+    await page.getByText("half-body").waitFor(wait);
+    await shot("transactions");
+  });
+
+  it("connection: with AWS keys every API request carries a SigV4 signature for the API's region", async () => {
+    await page.goto(consoleUrl("#/connection"));
+    await page.getByLabel("Auth").selectOption("sigv4");
+    await page.getByLabel("Region").fill("eu-west-1");
+    await page.getByLabel("Access key id").fill("AKIDCONSOLETEST");
+    await page.getByLabel("Secret access key").fill("secret");
+    await page.getByRole("button", { name: "Connect" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
+    const signed = page.waitForRequest((r) => r.url().endsWith("/brokers"), wait);
+    await page.goto(consoleUrl("#/cluster"));
+    const headers = (await signed).headers();
+    assert.match(
+      headers.authorization ?? "",
+      /^AWS4-HMAC-SHA256 Credential=AKIDCONSOLETEST\/\d{8}\/eu-west-1\/execute-api\//,
+    );
+    assert.match(headers["x-amz-date"] ?? "", /^\d{8}T\d{6}Z$/);
+    // Back to no signing for the rest (the local broker does not check signatures).
+    await page.goto(consoleUrl("#/connection"));
+    await page.getByLabel("Auth").selectOption("none");
+    await page.getByRole("button", { name: "Connect" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
   });
 
   it("keyboard: Tab reaches the views and Enter opens one", async () => {
