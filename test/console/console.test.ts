@@ -1,8 +1,9 @@
 /**
  * The console in a real browser (headless Chromium via playwright-core) against a fresh local broker: a
  * topic created through the form (and a refused one showing the API's message), messages sent with the
- * SDK, a consumer group with a known lag, then the cluster, topics, group (lag table and chart), message
- * producer and transaction views checked for that data, requests signed once AWS keys are entered, at 1280×800 and at a phone width, keyboard-reachable.
+ * SDK, a consumer group with a known lag, then the cluster, topics, group (lag table and chart), message,
+ * producer and transaction views checked for that data, requests signed once AWS keys are entered, at
+ * 1280×800 and at a phone width, keyboard-reachable.
  * Screenshots of each view go to a temp folder, or to docs/console/ with UPDATE_CONSOLE_SCREENSHOTS=1.
  * Skipped (with the reason) only when /usr/bin/chromium is missing. Every wait is a wait for a state,
  * bounded by TEST_TIMEOUT_MS only as a failure bound.
