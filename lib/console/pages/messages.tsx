@@ -1,6 +1,6 @@
 /**
  * @module Messages: browse one queue of a topic by offset range (a pull that commits nothing), filter the
- * range by msgId or key, open one message. The API has no lookup by msgId or key across a topic (RocketMQ's
+ * range by msgId or key, open one message. A topic named alone lists its queues to pick from. The API has no lookup by msgId or key across a topic (RocketMQ's
  * queryMessage needs an index Nimbus does not keep), so the filter works on the range shown.
  */
 import { useState } from "preact/hooks";
@@ -64,6 +64,7 @@ export function MessagesPage({ query }: { query: URLSearchParams }) {
     (m) => needle === "" || m.msgId === needle || (Array.isArray(m.keys) ? m.keys : [m.keys]).includes(needle),
   );
   const data = page.data;
+  const topics = useApi(() => call(conn, "listTopics"), [conn]);
   return (
     <section>
       <h1>Messages</h1>
@@ -80,17 +81,22 @@ export function MessagesPage({ query }: { query: URLSearchParams }) {
             Topic
             <input
               name="topic"
+              list="console-topics"
               value={form.topic}
               required
               onInput={(e) => setForm({ ...form, topic: e.currentTarget.value })}
             />
+            <datalist id="console-topics">
+              {(topics.data?.topics ?? []).map((t) => (
+                <option key={t} value={t} />
+              ))}
+            </datalist>
           </label>
           <label>
             Broker
             <input
               name="broker"
               value={form.broker}
-              required
               onInput={(e) => setForm({ ...form, broker: e.currentTarget.value })}
             />
           </label>
@@ -129,6 +135,7 @@ export function MessagesPage({ query }: { query: URLSearchParams }) {
         </div>
         <button type="submit">Browse</button>
       </form>
+      {target.topic !== "" && target.broker === "" && <QueuePicker topic={target.topic} count={target.count} />}
       <ErrorBox error={page.error} />
       <Loading when={page.loading && ready} />
       {data && (
@@ -161,6 +168,39 @@ export function MessagesPage({ query }: { query: URLSearchParams }) {
         </>
       )}
     </section>
+  );
+}
+
+/** A topic named without a queue: its queues with their offsets, each a link to its last messages. */
+function QueuePicker({ topic, count }: { topic: string; count: number }) {
+  const conn = useConnection();
+  const status = useApi(() => call(conn, "topicStatus", { params: { topic } }), [conn, topic]);
+  return (
+    <>
+      <ErrorBox error={status.error} />
+      {status.data && (
+        <ul class="topic-list" aria-label="Queues">
+          {status.data.queues.map((q) => (
+            <li key={`${q.brokerName}:${q.queueId}`}>
+              <a
+                href={href(["messages"], {
+                  topic,
+                  broker: q.brokerName,
+                  queue: q.queueId,
+                  from: Math.max(q.minOffset, q.maxOffset - count),
+                  count,
+                })}
+              >
+                {q.brokerName}/{q.queueId}
+              </a>{" "}
+              <span class="muted">
+                offsets {q.minOffset}…{q.maxOffset}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
   );
 }
 
