@@ -8,4 +8,6 @@
 export const consoleSite = new sst.aws.StaticSite("Console", {
   path: "lib/console/build",
   indexPage: "index.html",
+  // Deployed under `sst dev` too: the files are built already, there is no dev server to start.
+  dev: false,
 });
