@@ -110,6 +110,25 @@ describe("the console in Chromium", { skip }, () => {
     assert.match(route[1] ?? "", /broker-b\s+2\s+2\s+RW- \(6\)/);
   });
 
+  it("topic: update (read-only perm) and delete through the forms", async () => {
+    const other = uniqueName("ConsoleScratch");
+    await api().updateTopic(other, { readQueueNums: 1, writeQueueNums: 1 });
+    await page.goto(consoleUrl(`#/topics/${other}`));
+    const update = page.getByRole("form", { name: "Update topic" });
+    await update.getByLabel("Perm").fill("4");
+    await update.getByRole("button", { name: "Update topic" }).click();
+    await page.getByTestId("route-row").filter({ hasText: "R-- (4)" }).nth(1).waitFor(wait);
+    assert.deepEqual(
+      (await api().topicRoute(other)).queueDatas.map((q) => q.perm),
+      [4, 4],
+    );
+
+    await page.getByRole("button", { name: "Delete topic…" }).click();
+    await page.getByRole("button", { name: `Delete ${other} now` }).click();
+    await page.getByRole("heading", { name: "Topics", exact: true }).waitFor(wait);
+    assert.equal((await api().listTopics()).includes(other), false);
+  });
+
   it("the SDK sends, a consumer group consumes all but 4 held messages", async () => {
     producer = new Producer({ producerGroup, endpoints: ctx.server.url, sendMsgTimeout: TEST_TIMEOUT_MS });
     await producer.start();
