@@ -85,6 +85,7 @@ export function TopicDetailPage({ topic }: { topic: string }) {
                 <td>{formatTime(q.lastUpdateTimestamp)}</td>
                 <td>
                   <a
+                    aria-label={`Browse ${q.brokerName}/${q.queueId}`}
                     href={href(["messages"], {
                       topic,
                       broker: q.brokerName,
