@@ -61,7 +61,8 @@ function App() {
             }}
           />
         ) : (
-          <View route={route} />
+          // A new path is a new view: no state (forms, last answers) carries over from another topic or group.
+          <View key={route.segments.join("/")} route={route} />
         )}
       </main>
     </ConnectionContext.Provider>

@@ -114,6 +114,12 @@ describe("the console in Chromium", { skip }, () => {
     const other = uniqueName("ConsoleScratch");
     await api().updateTopic(other, { readQueueNums: 1, writeQueueNums: 1 });
     await page.goto(consoleUrl(`#/topics/${other}`));
+    // The page shows the new topic's route (1 queue per broker) before the form is used.
+    await page.waitForFunction(
+      '[...document.querySelectorAll("[data-testid=route-row]")].some((r) => /^broker-a\\t1\\t1\\t/.test(r.innerText))',
+      undefined,
+      wait,
+    );
     const update = page.getByRole("form", { name: "Update topic" });
     await update.getByLabel("Perm").fill("4");
     await update.getByRole("button", { name: "Update topic" }).click();
@@ -266,6 +272,14 @@ describe("the console in Chromium", { skip }, () => {
       new TextDecoder().decode(copy?.body),
       JSON.stringify({ order: first.n, item: "widget", qty: first.n % 3 }),
     );
+
+    // A system topic as the target: the API's refusal, as the API words it.
+    const resend = page.getByRole("form", { name: "Re-send" });
+    await resend.getByLabel("To topic").fill("TBW102");
+    await resend.getByRole("button", { name: "Re-send message" }).click();
+    const refusal = resend.getByRole("alert");
+    await refusal.waitFor(wait);
+    assert.match(await refusal.innerText(), /^PARAMETER_ILLEGAL: .*TBW102/s);
   });
 
   it("producers: the SDK producer's heartbeat shows in its group", async () => {

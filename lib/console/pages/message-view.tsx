@@ -11,17 +11,17 @@ import { CONSOLE_GROUP, type PulledMessageWire } from "./messages.js";
 
 type BodyView = "text" | "hex" | "json";
 
-/** Properties the broker sets (a send carrying them is refused) or that make a message itself: not copied. */
-const NOT_RESENT = new Set<string>([
-  MessageConst.UNIQ_KEY,
-  MessageConst.TAGS,
-  MessageConst.KEYS,
-  MessageConst.DELAY,
-  MessageConst.TRAN_MSG,
-  MessageConst.PGROUP,
-  MessageConst.REAL_TOPIC,
-  MessageConst.REAL_QID,
-]);
+/**
+ * A re-sent copy carries the user properties only: every RocketMQ system property (MessageConst) is the
+ * broker's or the retry machinery's (an id, tags and keys that have fields, delays and timers that would
+ * delay the copy, the transaction and retry bookkeeping), so none is copied; ORIGIN_MESSAGE_ID is set anew.
+ */
+const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set(Object.values(MessageConst));
+
+/** Where a re-send goes by default: the topic a retried or dead-lettered message came from, else its own. */
+export function resendTopic(m: PulledMessageWire): string {
+  return m.properties[MessageConst.RETRY_TOPIC] ?? m.topic;
+}
 
 export function MessageViewPage(props: { topic: string; broker: string; queue: number; offset: number }) {
   const conn = useConnection();
@@ -126,20 +126,25 @@ function MessageDetails({ message: m }: { message: PulledMessageWire }) {
   );
 }
 
-/** Re-send: a copy of the message (body, tags, keys, user properties) to the same topic, with a new msgId. */
+/** Re-send: a copy of the message (body, tags, keys, flag, user properties) to a topic, with a new msgId. */
 function Resend({ message: m }: { message: PulledMessageWire }) {
   const conn = useConnection();
+  const [topic, setTopic] = useState(resendTopic(m));
   const [result, setResult] = useState<Answer<"send"> | undefined>(undefined);
   const [error, setError] = useState<ApiError | undefined>(undefined);
-  const resend = async () => {
+  const resend = async (e: Event) => {
+    e.preventDefault();
     setError(undefined);
-    const properties = Object.fromEntries(Object.entries(m.properties).filter(([name]) => !NOT_RESENT.has(name)));
+    setResult(undefined);
+    const properties = Object.fromEntries(
+      Object.entries(m.properties).filter(([name]) => !SYSTEM_PROPERTIES.has(name)),
+    );
     properties[MessageConst.ORIGIN_MESSAGE_ID] = m.msgId;
     const keys = Array.isArray(m.keys) ? m.keys : [m.keys];
     try {
       const sent = await call(conn, "send", {
         body: {
-          topic: m.topic,
+          topic: topic.trim(),
           messages: [{ body: m.body, ...(m.tags ? { tags: m.tags } : {}), keys, properties, flag: m.flag }],
         },
       });
@@ -149,14 +154,17 @@ function Resend({ message: m }: { message: PulledMessageWire }) {
     }
   };
   return (
-    <div class="resend">
+    <form class="form resend" aria-label="Re-send" onSubmit={resend}>
       <h2>Re-send</h2>
       <p class="muted">
-        Sends a copy to {m.topic} with a new msgId; its {MessageConst.ORIGIN_MESSAGE_ID} property names this one.
+        Sends a copy with a new msgId: same body, tags, keys, flag and user properties; its{" "}
+        {MessageConst.ORIGIN_MESSAGE_ID} property names this message.
       </p>
-      <button type="button" onClick={resend}>
-        Re-send message
-      </button>
+      <label>
+        To topic
+        <input name="resendTopic" value={topic} required onInput={(e) => setTopic(e.currentTarget.value)} />
+      </label>
+      <button type="submit">Re-send message</button>
       <ErrorBox error={error} />
       {result && (
         <p class="ok" role="status" data-testid="resend-result">
@@ -174,6 +182,6 @@ function Resend({ message: m }: { message: PulledMessageWire }) {
           </a>
         </p>
       )}
-    </div>
+    </form>
   );
 }

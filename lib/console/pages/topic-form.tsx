@@ -58,8 +58,10 @@ export function TopicForm(props: {
       ...(brokerNames.length > 0 ? { brokerNames } : {}),
     } as { readQueueNums?: number; writeQueueNums?: number; perm?: number; brokerNames?: string[] };
     try {
-      await call(conn, "updateTopic", { params: { topic: name.trim() }, body });
-      props.onSaved(name.trim());
+      // Update mode changes the topic of the page, whatever the form was mounted with.
+      const topic = props.mode === "update" && props.topic !== undefined ? props.topic : name.trim();
+      await call(conn, "updateTopic", { params: { topic }, body });
+      props.onSaved(topic);
     } catch (err) {
       setError(asApiError(err));
     } finally {
