@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import fc from "fast-check";
 import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-index.js";
 import { QueueLog } from "../../lib/broker/queue-log.js";
 import { encodeBatch } from "../../lib/core/message-codec.js";
@@ -123,6 +124,57 @@ export function queueLogAppendersContract(label: string, open: OpenFixture): voi
           [3, "b3"],
           [4, "a1"],
         ],
+      );
+    });
+
+    it("property: concurrent appends in waves always chain: consecutive offsets, contiguous items, each read back in place", async () => {
+      const { storage } = fixture();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 12 }), {
+            minLength: 1,
+            maxLength: 3,
+          }),
+          fc.constantFrom(0, 64, 8 * 1024),
+          fc.integer({ min: 1, max: 300 }),
+          async (waves, inlineThresholdBytes, bodyBytes) => {
+            const log = new QueueLog(storage, { inlineThresholdBytes });
+            const q = freshQueue();
+            const expected = new Map<number, string>();
+            let total = 0;
+            for (const [w, wave] of waves.entries()) {
+              const results = await Promise.all(
+                wave.map((count, i) =>
+                  log.append(
+                    q,
+                    Array.from({ length: count }, (_, j) => record(`${w}.${i}.${j}:${"p".repeat(bodyBytes)}`)),
+                  ),
+                ),
+              );
+              const spans = results
+                .map((r, i) => ({ start: r.queueOffset, count: wave[i] ?? 0, i }))
+                .sort((a, b) => a.start - b.start);
+              for (const span of spans) {
+                assert.equal(span.start, total, "each append starts where the one before it ended");
+                for (let j = 0; j < span.count; j++) expected.set(span.start + j, `${w}.${span.i}.${j}`);
+                total += span.count;
+              }
+            }
+            const items = (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
+            let end = 0;
+            for (const item of items) {
+              assert.equal(item.sk, end, "index items are contiguous: no gap, no overlap");
+              end += Number(item.n);
+            }
+            assert.equal(end, total);
+            const read = await log.read(q, 0, { maxMessages: total });
+            assert.deepEqual(
+              read.messages.map((m) => [m.queueOffset, text(m.body).split(":")[0]]),
+              Array.from({ length: total }, (_, offset) => [offset, expected.get(offset)]),
+            );
+          },
+        ),
+        { numRuns: 12 },
       );
     });
   });
