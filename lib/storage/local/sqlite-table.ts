@@ -117,6 +117,11 @@ export class SqliteTable implements Table {
     });
   }
 
+  /** The group commit this table's puts go through (shared by every table of the database). */
+  get writeBatcher(): WriteBatcher {
+    return this.#writes;
+  }
+
   async get(key: ItemKey, options: GetOptions = {}): Promise<Item | undefined> {
     checkKey(this.spec, key);
     const item = sqlite("get", () => this.#read(key));
