@@ -57,7 +57,6 @@ export class HttpConnections {
 
   async exchange(x: HttpExchange): Promise<HttpReply> {
     const url = new URL(x.url);
-    const signal = AbortSignal.timeout(x.timeoutMs);
     try {
       const res = await this.#agent.request({
         origin: url.origin,
@@ -66,13 +65,17 @@ export class HttpConnections {
         headers: x.headers,
         body: x.body ?? null,
         idempotent: x.idempotent,
-        signal,
+        // undici's own timers (cheaper than an AbortSignal per request): the answer's head within the
+        // timeout, and no pause in its body longer than it.
+        headersTimeout: x.timeoutMs,
+        bodyTimeout: x.timeoutMs,
       });
       const body = new Uint8Array(await res.body.arrayBuffer());
       const type = res.headers["content-type"];
       return { status: res.statusCode, contentType: Array.isArray(type) ? type[0] : type, body };
     } catch (err) {
-      const timedOut = signal.aborted;
+      const code = (err as { code?: unknown } | null)?.code;
+      const timedOut = code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT";
       throw new HttpExchangeError(timedOut ? `timed out after ${x.timeoutMs} ms` : `failed: ${String(err)}`, timedOut, {
         cause: err,
       });
