@@ -47,7 +47,7 @@ export class WriteBatcher {
     }
     this.transactions++;
     this.writes += jobs.length;
-    jobs.forEach((j, i) => j.resolve(results[i]));
+    for (const [i, j] of jobs.entries()) j.resolve(results[i]);
   }
 }
 
