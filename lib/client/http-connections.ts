@@ -35,6 +35,8 @@ export interface HttpReply {
 
 /** A request that got no answer: timed out, or the connection failed. */
 export class HttpExchangeError extends Error {
+  override readonly name = "HttpExchangeError";
+
   constructor(
     message: string,
     readonly timedOut: boolean,
