@@ -22,6 +22,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "offsets", sortKeyType: "string" },
   { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" },
+  { name: "acl", sortKeyType: "string" },
 ];
 
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
@@ -93,7 +94,21 @@ export const API_FUNCTIONS = {
     tables: ["routes", "queue-index", "transactions"],
     bucket: true,
   },
+  // Users and ACLs (lib/broker/acl-store.ts); every API function also reads them to authorize (AUTH_TABLE).
+  Acl: {
+    handler: "functions/acl.handler",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    tables: ["acl"],
+    bucket: false,
+  },
 } as const satisfies Record<ServiceName, FunctionSpec>;
+
+/**
+ * The table every API function reads to authenticate and authorize a request (users and their ACLs) on a
+ * stage with auth: linked to each of them besides the tables of its spec (the grants check runs without auth).
+ */
+export const AUTH_TABLE = "acl";
 
 export type ApiFunctionName = keyof typeof API_FUNCTIONS;
 

@@ -11,9 +11,10 @@
  * const api = new NimbusApi(transport);
  */
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
+import { type NimbusCredentials, signNimbusRequest } from "../core/request-signing.js";
 import { type Credentials, type CredentialsProvider, signRequest } from "./sigv4.js";
 
-export type { Credentials, CredentialsProvider };
+export type { Credentials, CredentialsProvider, NimbusCredentials };
 
 /** SigV4 signing of every request, for a stage with IAM auth. */
 export interface IamAuth {
@@ -37,6 +38,11 @@ export interface TransportOptions {
   headers?: Record<string, string> | undefined;
   /** Sign every request with AWS SigV4 (API Gateway IAM auth). Its `authorization` replaces any in `headers`. */
   iam?: IamAuth | undefined;
+  /**
+   * A Nimbus user's access key and secret key (a stage or `nimbus dev --auth` with ACLs): every request is
+   * signed with them (docs/security.md); the secret never leaves this process.
+   */
+  credentials?: NimbusCredentials | undefined;
 }
 
 export interface RequestOptions {
@@ -54,6 +60,7 @@ export class HttpTransport {
   readonly timeoutMs: number;
   readonly #headers: Record<string, string>;
   readonly #iam: IamAuth | undefined;
+  readonly #credentials: NimbusCredentials | undefined;
   #next = 0;
 
   constructor(options: TransportOptions) {
@@ -64,6 +71,9 @@ export class HttpTransport {
     this.timeoutMs = options.timeoutMs ?? 3000;
     this.#headers = { "content-type": "application/json", ...(options.headers ?? {}) };
     this.#iam = options.iam;
+    this.#credentials = options.credentials;
+    if (this.#iam && this.#credentials)
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "sign with either iam or credentials, not both");
   }
 
   /**
@@ -113,9 +123,15 @@ export class HttpTransport {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     // A broker in another region (a slave cell's API) is signed for its own region.
     const signed = signing && { ...signing, region: regionOfApiUrl(url) ?? signing.region };
+    const nimbus = this.#credentials;
     const headers = signed
       ? withSignature(this.#headers, signRequest({ ...signed, method, url, headers: this.#headers, body: payload }))
-      : this.#headers;
+      : nimbus
+        ? withSignature(
+            this.#headers,
+            signNimbusRequest({ method, url, headers: this.#headers, body: payload, credentials: nimbus }),
+          )
+        : this.#headers;
     let res: Response;
     try {
       res = await fetch(url, {

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { HTTP_STATUS, METHOD_NOT_ALLOWED, pathParamNames } from "../protocol/index.js";
 import type { ApiEvent, ApiResult } from "./api-types.js";
+import { type RequestAuth, receivedRequest } from "./authorize.js";
 import type { Route } from "./route.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -44,15 +45,20 @@ function compile<C>(route: Route<C>): CompiledRoute<C> {
   return { route, pattern: new RegExp(`^${source}$`), names: pathParamNames(route.endpoint.path) };
 }
 
-/** One handler for `routes`; `context` is built once per process (per Lambda container) and reused. */
-export function createApiHandler<C>(
+/**
+ * One handler for `routes`; `context` is built once per process (per Lambda container) and reused. With
+ * `auth` in the context, the signature is checked before the request is decoded and the ACL after.
+ */
+export function createApiHandler<C extends { auth?: RequestAuth | undefined }>(
   routes: Route<C>[],
   context: () => Promise<C>,
 ): (event: ApiEvent) => Promise<ApiResult> {
   const compiled = routes.map(compile);
   return async (event) => {
     try {
-      const method = event.requestContext.http.method.toUpperCase();
+      const asked = event.requestContext.http.method.toUpperCase();
+      // HEAD is GET without the body (HTTP's rule), so probes may use either.
+      const method = asked === "HEAD" ? "GET" : asked;
       const path = event.rawPath;
       const candidates = compiled.map((c) => ({ c, m: c.pattern.exec(path) })).filter((x) => x.m !== null);
       if (candidates.length === 0)
@@ -64,6 +70,9 @@ export function createApiHandler<C>(
           message: `${method} is not allowed on ${path}`,
         });
       const { endpoint } = hit.c.route;
+      const ctx = await context();
+      const gate = endpoint.auth === "required" ? ctx.auth : undefined;
+      const user = gate && (await gate.authenticate(receivedRequest(event)));
       const rawParams: Record<string, string> = {};
       hit.c.names.forEach((name, i) => {
         rawParams[name] = decodePathSegment(hit.m?.[i + 1] ?? "");
@@ -73,8 +82,10 @@ export function createApiHandler<C>(
         query: decodeOrThrow(endpoint.query, queryOf(event), "query"),
         body: decodeOrThrow(endpoint.body, bodyOf(event), "body"),
       };
-      const answer = await hit.c.route.handle(input, await context());
-      return json(200, z.encode(endpoint.response, answer));
+      if (gate && user) await gate.authorize(user, endpoint, input);
+      const answer = await hit.c.route.handle(input, ctx);
+      const result = json(200, z.encode(endpoint.response, answer));
+      return asked === "HEAD" ? { ...result, body: "" } : result;
     } catch (err) {
       return errorResult(err);
     }

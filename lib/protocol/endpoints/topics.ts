@@ -1,5 +1,6 @@
 /** @module Topic administration endpoints (mqadmin's updateTopic, topicList, deleteTopic, topicStatus). */
 import { z } from "zod";
+import { clusterPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { endpoint } from "../endpoint.js";
 import { brokerName, perm, queueId, queueNums, queueOffset, timestamp, topicName, userTopicName } from "../fields.js";
@@ -30,6 +31,7 @@ export type QueueStatus = z.output<typeof QueueStatusSchema>;
 
 export const listTopics = endpoint({
   id: "listTopics",
+  access: () => [clusterPermission("List")],
   method: "GET",
   path: "/topics",
   service: "Topics",
@@ -40,6 +42,7 @@ export const listTopics = endpoint({
 
 export const updateTopic = endpoint({
   id: "updateTopic",
+  access: ({ params }) => [topicPermission(params.topic, "Create", "Update")],
   method: "PUT",
   path: "/topics/{topic}",
   service: "Topics",
@@ -53,6 +56,7 @@ export const updateTopic = endpoint({
 
 export const deleteTopic = endpoint({
   id: "deleteTopic",
+  access: ({ params }) => [topicPermission(params.topic, "Delete")],
   method: "DELETE",
   path: "/topics/{topic}",
   service: "Topics",
@@ -64,6 +68,7 @@ export const deleteTopic = endpoint({
 
 export const topicStatus = endpoint({
   id: "topicStatus",
+  access: ({ params }) => [topicPermission(params.topic, "Get", "Sub")],
   method: "GET",
   path: "/topics/{topic}/status",
   service: "Topics",
