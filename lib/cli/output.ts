@@ -20,7 +20,7 @@ export interface Column {
  * // "#Topic     #QID\nTopicTest     0\n"
  */
 export function formatTable(columns: readonly Column[], rows: readonly (readonly Cell[])[]): string {
-  const text = rows.map((row) => columns.map((_, i) => String(row[i] ?? "")));
+  const text = rows.map((row) => columns.map((_, i) => escapeControls(String(row[i] ?? ""), false)));
   const headers = columns.map((c) => `#${c.header}`);
   const widths = columns.map((_, i) => Math.max(headers[i]!.length, ...text.map((r) => r[i]!.length)));
   const right = columns.map((c, i) => c.align ?? (rows.every((r) => typeof r[i] === "number") ? "right" : "left"));
@@ -40,22 +40,40 @@ export function formatTable(columns: readonly Column[], rows: readonly (readonly
 export function formatFields(fields: readonly (readonly [string, Cell])[]): string {
   const width = Math.max(...fields.map(([label]) => label.length + 1));
   return fields
-    .map(([label, value]) => `${`${label}:`.padEnd(width)}  ${value}`.trimEnd())
+    .map(([label, value]) => `${`${label}:`.padEnd(width)}  ${escapeControls(String(value), false)}`.trimEnd())
     .join("\n")
     .concat("\n");
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  // JSON escapes C0 controls itself; DEL and the C1 range (0x7f-0x9f, CSI among them) it leaves raw.
+  process.stdout.write(`${escapeControls(JSON.stringify(value, null, 2), true)}\n`);
 }
 
+/** Prints `text` with every control character but newline and tab escaped (no terminal escape injection). */
 export function print(text: string): void {
-  process.stdout.write(text);
+  process.stdout.write(escapeControls(text, true));
 }
 
 /** A note for people (stderr), so that stdout stays data. */
 export function note(text: string): void {
-  process.stderr.write(`${text}\n`);
+  process.stderr.write(`${escapeControls(text, true)}\n`);
+}
+
+// C0 (but newline and tab, kept when asked), DEL, C1, and the bidi overrides that reorder what a terminal shows.
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROLS_WITH_LAYOUT = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `text` safe to print on a terminal: each control character as `\xNN` or `\uNNNN`, so data read from the
+ * broker (tags, keys, properties, topic names, error messages) can never move the cursor, recolor, retitle
+ * the window or hide text. `keepLayout` keeps newlines and tabs (whole outputs); cells escape them too.
+ */
+export function escapeControls(text: string, keepLayout: boolean): string {
+  return text.replace(keepLayout ? CONTROLS : CONTROLS_WITH_LAYOUT, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
 }
 
 /** Local time as mqadmin prints it, `2024-05-01 12:00:00.123`; `N/A` for 0 (never). */

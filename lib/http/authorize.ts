@@ -62,6 +62,11 @@ export class RequestAuth {
     return user;
   }
 
+  /** Drops a user from this process's cache at once (its update or deletion went through this process). */
+  forget(username: string): void {
+    this.#cache.delete(username);
+  }
+
   /** NO_PERMISSION naming the resource and action unless `user` may call `endpoint` with `input`. */
   async authorize(user: AclUser, endpoint: AnyEndpoint, input: EndpointInput<AnyEndpoint>): Promise<void> {
     if (user.userType === "Super") return;

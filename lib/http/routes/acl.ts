@@ -23,9 +23,14 @@ export const aclRoutes = serviceRoutes<HandlerContext>("Acl", [
       body.password,
     ),
   ),
-  route(endpoints.updateUser, async ({ params, body }, ctx) => storeOf(ctx).updateUser(params.username, body)),
+  route(endpoints.updateUser, async ({ params, body }, ctx) => {
+    const user = await storeOf(ctx).updateUser(params.username, body);
+    ctx.auth?.forget(params.username);
+    return user;
+  }),
   route(endpoints.deleteUser, async ({ params }, ctx) => {
     await storeOf(ctx).deleteUser(params.username);
+    ctx.auth?.forget(params.username);
     return { code: "SUCCESS" as const };
   }),
   route(endpoints.getUser, async ({ params }, ctx) => {
