@@ -3,6 +3,8 @@
  * scripts, times and message bodies. Data goes to stdout; progress and notes go to stderr.
  */
 
+import { hasControlCharacter, isControlCode } from "../core/control-characters.js";
+
 export type Cell = string | number;
 
 export interface Column {
@@ -60,20 +62,20 @@ export function note(text: string): void {
   process.stderr.write(`${escapeControls(text, true)}\n`);
 }
 
-// C0 (but newline and tab, kept when asked), DEL, C1, and the bidi overrides that reorder what a terminal shows.
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-const CONTROLS_WITH_LAYOUT = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-
 /**
  * `text` safe to print on a terminal: each control character as `\xNN` or `\uNNNN`, so data read from the
  * broker (tags, keys, properties, topic names, error messages) can never move the cursor, recolor, retitle
  * the window or hide text. `keepLayout` keeps newlines and tabs (whole outputs); cells escape them too.
  */
 export function escapeControls(text: string, keepLayout: boolean): string {
-  return text.replace(keepLayout ? CONTROLS : CONTROLS_WITH_LAYOUT, (c) => {
+  if (!hasControlCharacter(text)) return text;
+  let out = "";
+  for (const c of text) {
     const code = c.charCodeAt(0);
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
-  });
+    if (!isControlCode(code) || (keepLayout && (c === "\n" || c === "\t"))) out += c;
+    else out += code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  }
+  return out;
 }
 
 /** Local time as mqadmin prints it, `2024-05-01 12:00:00.123`; `N/A` for 0 (never). */
@@ -104,18 +106,10 @@ export function formatBody(body: Uint8Array, max = Number.POSITIVE_INFINITY): st
   const shown =
     text === undefined
       ? `base64:${Buffer.from(body).toString("base64")}`
-      : hasControlCharacters(text)
-        ? JSON.stringify(text)
+      : hasControlCharacter(text)
+        ? escapeControls(JSON.stringify(text), false)
         : text;
   return shown.length > max ? `${shown.slice(0, max)}...` : shown;
-}
-
-function hasControlCharacters(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return true;
-  }
-  return false;
 }
 
 /** `1.5 MiB`, `512 B`. */
