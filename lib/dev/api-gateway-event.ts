@@ -31,7 +31,8 @@ export function toApiEvent(req: IncomingMessage, body: Buffer, now = Date.now())
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers))
     if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(",") : v;
-  const query: Record<string, string> = {};
+  // No prototype: a `__proto__` parameter stays a key, for the handler to refuse, instead of vanishing.
+  const query = Object.create(null) as Record<string, string>;
   for (const [k, v] of url.searchParams) query[k] = query[k] === undefined ? v : `${query[k]},${v}`;
   const method = (req.method ?? "GET").toUpperCase();
   const textual = /json|text/.test(headers["content-type"] ?? "application/json");

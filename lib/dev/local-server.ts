@@ -69,6 +69,8 @@ export interface LocalServer {
   readonly port: number;
   readonly context: HandlerContext;
   readonly storage: Storage;
+  /** Request bytes admitted and not yet answered (see `maxInFlightBytes`). */
+  readonly inFlightBytes: number;
   close(): Promise<void>;
 }
 
@@ -200,6 +202,9 @@ export async function serveOn(
     port,
     context: ctx,
     storage,
+    get inFlightBytes() {
+      return bytes.used;
+    },
     async close() {
       for (const t of timers) clearInterval(t);
       await Promise.all(running.values());

@@ -9,6 +9,7 @@ import { ErrorCode, NimbusError } from "../core/errors.js";
 import { HTTP_STATUS, METHOD_NOT_ALLOWED, pathParamNames } from "../protocol/index.js";
 import type { ApiEvent, ApiResult } from "./api-types.js";
 import { type RequestAuth, receivedRequest } from "./authorize.js";
+import { parseJsonBody } from "./json-body.js";
 import type { Route } from "./route.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -94,18 +95,18 @@ export function createApiHandler<C extends { auth?: RequestAuth | undefined }>(
 
 function queryOf(event: ApiEvent): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(event.queryStringParameters ?? {})) if (v !== undefined) out[k] = v;
+  for (const [k, v] of Object.entries(event.queryStringParameters ?? {})) {
+    if (k === "__proto__")
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "a __proto__ query parameter is not allowed");
+    if (v !== undefined) out[k] = v;
+  }
   return out;
 }
 
 function bodyOf(event: ApiEvent): unknown {
   if (event.body === undefined || event.body === "") return undefined;
   const text = event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "the request body is not valid JSON");
-  }
+  return parseJsonBody(text);
 }
 
 function decodePathSegment(segment: string): string {

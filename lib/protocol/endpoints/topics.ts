@@ -3,14 +3,23 @@ import { z } from "zod";
 import { clusterPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { endpoint } from "../endpoint.js";
-import { brokerName, perm, queueId, queueNums, queueOffset, timestamp, topicName, userTopicName } from "../fields.js";
+import {
+  brokerName,
+  queueId,
+  queueNums,
+  queueOffset,
+  timestamp,
+  topicName,
+  topicPerm,
+  userTopicName,
+} from "../fields.js";
 import { TopicRouteDataSchema } from "./name-server.js";
 
 export const TopicConfigSchema = z
   .object({
     readQueueNums: queueNums.optional(),
     writeQueueNums: queueNums.optional(),
-    perm: perm.optional(),
+    perm: topicPerm.optional(),
     /** Brokers to set the QueueData on; default every live master. Other brokers' QueueData stays as it was. */
     brokerNames: z.array(brokerName).min(1).optional(),
   })
