@@ -46,3 +46,6 @@ for (const spec of API_ROUTES) {
   const protection = routeProtection(settings, spec);
   api.route(spec.route, functions[spec.fn].arn, { auth: protection === "iam" ? { iam: true } : false });
 }
+
+// Probes that use HEAD get GET's answer without a body (the handler treats HEAD as GET); open like GET /health.
+api.route("HEAD /health", functions.NameServer.arn, { auth: false });

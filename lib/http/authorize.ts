@@ -7,7 +7,7 @@
  */
 
 import type { AclStore, StoredUser } from "../broker/acl-store.js";
-import { type AclUser, decide, noPermission } from "../core/acl.js";
+import { type Acl, type AclUser, decide, noPermission, subjectOf } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import {
   MAX_SIGNATURE_SKEW_MS,
@@ -33,6 +33,7 @@ export class RequestAuth {
   readonly #options: AuthOptions;
   readonly #now: () => number;
   readonly #cache = new Map<string, { at: number; user: StoredUser }>();
+  readonly #acls = new Map<string, { at: number; acl: Acl | undefined }>();
   /** Nonce -> time seen; a Map keeps insertion order, so the oldest come first. */
   readonly #nonces = new Map<string, number>();
 
@@ -62,9 +63,21 @@ export class RequestAuth {
     return user;
   }
 
-  /** Drops a user from this process's cache at once (its update or deletion went through this process). */
+  /** Drops a user and its ACL from this process's cache at once (a change that went through this process). */
   forget(username: string): void {
     this.#cache.delete(username);
+    this.#acls.delete(username);
+  }
+
+  /** The user's ACL, read at most once per `cacheMs` (absent ones too: an ACL only narrows what a user may do). */
+  async #acl(username: string): Promise<Acl | undefined> {
+    const now = this.#now();
+    const ttl = this.#options.cacheMs ?? 5000;
+    const cached = this.#acls.get(username);
+    if (cached && now - cached.at < ttl) return cached.acl;
+    const acl = await this.#options.store.acl(subjectOf(username));
+    if (ttl > 0) this.#acls.set(username, { at: now, acl });
+    return acl;
   }
 
   /** NO_PERMISSION naming the resource and action unless `user` may call `endpoint` with `input`. */
@@ -73,8 +86,7 @@ export class RequestAuth {
     const access = endpoint.access;
     if (access === undefined || access === "super")
       throw new NimbusError(ErrorCode.NO_PERMISSION, `only a Super user may call ${endpoint.method} ${endpoint.path}`);
-    const acl = await this.#options.store.acl(`User:${user.username}`);
-    const decision = decide(user, acl, access(input));
+    const decision = decide(user, await this.#acl(user.username), access(input));
     if (!decision.allowed) throw noPermission(user.username, decision.missing, decision.denied);
   }
 

@@ -10,7 +10,7 @@ import { route, serviceRoutes } from "../route.js";
 function storeOf(ctx: HandlerContext): AclStore {
   if (!ctx.auth)
     throw new NimbusError(
-      ErrorCode.REQUEST_CODE_NOT_SUPPORTED,
+      ErrorCode.NO_PERMISSION,
       "users and ACLs need auth on (nimbus dev --auth, or a stage that is not public)",
     );
   return ctx.auth.store;
@@ -44,11 +44,18 @@ export const aclRoutes = serviceRoutes<HandlerContext>("Acl", [
     const username = usernameOfSubject(body.subject);
     if (!(await store.user(username)))
       throw new NimbusError(ErrorCode.QUERY_NOT_FOUND, `the user ${username} does not exist`);
-    return store.applyAcl(body, false);
+    const acl = await store.applyAcl(body, false);
+    ctx.auth?.forget(username);
+    return acl;
   }),
-  route(endpoints.updateAcl, async ({ body }, ctx) => storeOf(ctx).applyAcl(body, true)),
+  route(endpoints.updateAcl, async ({ body }, ctx) => {
+    const acl = await storeOf(ctx).applyAcl(body, true);
+    ctx.auth?.forget(usernameOfSubject(body.subject));
+    return acl;
+  }),
   route(endpoints.deleteAcl, async ({ params, query }, ctx) => {
     await storeOf(ctx).deleteAcl(params.subject, query.resource);
+    ctx.auth?.forget(usernameOfSubject(params.subject));
     return { code: "SUCCESS" as const };
   }),
   route(endpoints.getAcl, async ({ params }, ctx) => {
