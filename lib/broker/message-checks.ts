@@ -34,8 +34,12 @@ export function checkClientProperties(i: number, properties: Readonly<Record<str
     if (hasControlCharacter(name)) throw illegal(`message ${i}: a property name has a control character`);
   }
   const id = properties[MessageConst.UNIQ_KEY];
+  // A malformed id is a bad parameter (as a bad transaction id, which a half message's UNIQ_KEY becomes).
   if (id !== undefined && !UNIQ_KEY_PATTERN.test(id))
-    throw illegal(`message ${i}: UNIQ_KEY is 1 to 128 letters, digits, - and _ (a message id)`);
+    throw new NimbusError(
+      ErrorCode.PARAMETER_ILLEGAL,
+      `message ${i}: UNIQ_KEY is 1 to 128 letters, digits, - and _ (a message id)`,
+    );
 }
 
 /** MESSAGE_ILLEGAL when two messages of one batch carry the same UNIQ_KEY (one id, one message). */

@@ -117,9 +117,9 @@ describe("hostile input", () => {
 
   it("validates a client-set UNIQ_KEY: not empty, not 30,000 characters, not twice in a batch", async () => {
     const withId = (id: string) => ({ body: b64("x"), properties: { UNIQ_KEY: id } });
-    await refused(() => send([withId("")]), 400, "MESSAGE_ILLEGAL");
-    await refused(() => send([withId("A".repeat(30_000))]), 400, "MESSAGE_ILLEGAL");
-    await refused(() => send([withId("has space")]), 400, "MESSAGE_ILLEGAL");
+    await refused(() => send([withId("")]), 400, "PARAMETER_ILLEGAL");
+    await refused(() => send([withId("A".repeat(30_000))]), 400, "PARAMETER_ILLEGAL");
+    await refused(() => send([withId("has space")]), 400, "PARAMETER_ILLEGAL");
     const twice = await refused(() => send([withId("ABC123"), withId("ABC123")]), 400, "MESSAGE_ILLEGAL");
     assert.match(twice.message, /UNIQ_KEY ABC123 is another message's/);
     const sent = ok(await send([withId("ABC123"), withId("ABC124")]));
