@@ -51,7 +51,7 @@ export interface LocalServerOptions {
   auth?: LocalAuthOptions | undefined;
   /** Serve a non-loopback `host` without auth (`--insecure`). */
   insecure?: boolean | undefined;
-  /** Request bytes read or answered at once; past it SYSTEM_BUSY. Default 8 maximal requests (48 MiB). */
+  /** Request bytes read or answered at once; past it SYSTEM_BUSY. Default 4 maximal requests (24 MiB). */
   maxInFlightBytes?: number | undefined;
 }
 
@@ -132,10 +132,11 @@ export async function serveOn(
     try {
       reserved = bytes.admit(req);
     } catch (err) {
-      // Refused before reading the body; the connection closes so the unread body is not parsed as a request.
+      // Refused without keeping the body: its bytes are read and dropped, then the 503 goes out (answering
+      // mid-upload would make the client see a broken connection instead of SYSTEM_BUSY).
       const message = err instanceof Error ? err.message : String(err);
-      res.setHeader("connection", "close");
-      writeResult(res, json(HTTP_STATUS.SYSTEM_BUSY, { code: ErrorCode.SYSTEM_BUSY, message }));
+      req.on("end", () => writeResult(res, json(HTTP_STATUS.SYSTEM_BUSY, { code: ErrorCode.SYSTEM_BUSY, message })));
+      req.resume();
       return;
     }
     const answered = readBody(req)

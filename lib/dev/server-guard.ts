@@ -1,7 +1,7 @@
 /**
  * @module What the local server decides before it listens: whether its address may be served without
  * auth (loopback only, unless `--insecure`), the address it advertises in routes (never `0.0.0.0`), and the
- * cap on request bytes in flight (past it a request gets SYSTEM_BUSY before its body is read).
+ * cap on request bytes in flight (past it a request's body is dropped unread and it gets SYSTEM_BUSY).
  */
 import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
@@ -34,8 +34,8 @@ export function advertisedHost(host: string): string {
   return "127.0.0.1";
 }
 
-/** Default cap of request bytes being read or answered at once: 8 maximal requests. */
-export const DEFAULT_MAX_IN_FLIGHT_BYTES = 8 * MAX_REQUEST_BYTES;
+/** Default cap of request bytes being read or answered at once: 4 maximal requests (24 MiB). */
+export const DEFAULT_MAX_IN_FLIGHT_BYTES = 4 * MAX_REQUEST_BYTES;
 
 /**
  * Request bytes in flight. `admit` reserves a request's declared length (or the maximum for a body without
