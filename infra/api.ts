@@ -16,7 +16,15 @@ export const api = new sst.aws.ApiGatewayV2("Api", {
           allowOrigins: settings.consoleOrigins,
           allowMethods: ["GET", "POST", "PUT", "DELETE"],
           // content-type for JSON bodies; the rest are what a SigV4-signing browser sends.
-          allowHeaders: ["content-type", "authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256"],
+          allowHeaders: [
+            "content-type",
+            "authorization",
+            "x-amz-date",
+            "x-amz-security-token",
+            "x-amz-content-sha256",
+            // The nonce of a Nimbus signature (docs/security.md).
+            "x-nimbus-nonce",
+          ],
           maxAge: "1 hour",
         },
   accessLog: { retention: settings.production ? "3 months" : "1 week" },

@@ -4,26 +4,24 @@
  * (so a request's storage writes can be counted), and `call` to send a request signed by any user or unsigned.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { type NimbusCredentials, signNimbusRequest } from "../../lib/core/request-signing.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
+import { openBacking, type ServerMode } from "./server-fixture.js";
 
 export const ROOT: NimbusCredentials = { accessKey: "root", secretKey: "root-secret-123" };
 
 export interface AuthServer {
   server: LocalServer;
-  dataDir: string;
   close(): Promise<void>;
 }
 
-export async function startAuthServer(): Promise<AuthServer> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-auth-"));
+/** On the embedded store ("local") or on the AWS adapters over the emulators ("aws": dynalite + s3rver). */
+export async function startAuthServer(mode: ServerMode = "local"): Promise<AuthServer> {
+  const backing = await openBacking(mode);
   const server = await startLocalServer({
     port: 0,
-    storage: { kind: "local", dataDir },
+    storage: backing.choice,
     config: parseNimbusConfig({ transactionCheckIntervalMs: 3_600_000 }),
     registerIntervalMs: 3_600_000,
     retentionIntervalMs: 3_600_000,
@@ -35,10 +33,12 @@ export async function startAuthServer(): Promise<AuthServer> {
   });
   return {
     server,
-    dataDir,
     close: async () => {
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await server.close();
+      } finally {
+        await backing.release();
+      }
     },
   };
 }
