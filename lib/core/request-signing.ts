@@ -72,7 +72,8 @@ export interface ReceivedRequest {
   /** The path as sent (percent-encoded) and the query string without `?`. */
   rawPath: string;
   rawQueryString: string;
-  headers: Readonly<Record<string, string | undefined>>;
+  /** A header by lower-case name. */
+  header(name: string): string | undefined;
   body: Uint8Array;
 }
 
@@ -80,7 +81,7 @@ const unauthenticated = (message: string) => new NimbusError(ErrorCode.UNAUTHENT
 
 /** The claim of a request's signature headers, or UNAUTHENTICATED saying what is missing or malformed. */
 export function parseSignature(request: ReceivedRequest, now: number): SignatureClaim {
-  const header = request.headers.authorization;
+  const header = request.header("authorization");
   if (header === undefined) throw unauthenticated("the request is not signed (no Authorization header)");
   const m =
     /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([^/,\s]+)\/([^/,\s]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(
@@ -90,7 +91,7 @@ export function parseSignature(request: ReceivedRequest, now: number): Signature
   const [, accessKey = "", day = "", region, service, names = "", signature = ""] = m;
   if (service !== NIMBUS_SIGNING_SERVICE || region !== NIMBUS_SIGNING_REGION)
     throw unauthenticated(`the signature's scope is not ${NIMBUS_SIGNING_REGION}/${NIMBUS_SIGNING_SERVICE}`);
-  const amzDate = request.headers["x-amz-date"] ?? "";
+  const amzDate = request.header("x-amz-date") ?? "";
   const d = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
   if (!d || amzDate.slice(0, 8) !== day) throw unauthenticated("x-amz-date is missing or disagrees with the scope");
   const signedAt = new Date(
@@ -101,7 +102,7 @@ export function parseSignature(request: ReceivedRequest, now: number): Signature
   const signedHeaders = names.split(";");
   for (const required of ["host", "x-amz-date", "x-amz-content-sha256", NONCE_HEADER])
     if (!signedHeaders.includes(required)) throw unauthenticated(`the signature must cover the ${required} header`);
-  const nonce = request.headers[NONCE_HEADER] ?? "";
+  const nonce = request.header(NONCE_HEADER) ?? "";
   if (!/^[0-9A-Za-z-]{16,64}$/.test(nonce)) throw unauthenticated(`${NONCE_HEADER} is missing or malformed`);
   return { accessKey, signedHeaders, signature, signedAt, nonce };
 }
@@ -113,7 +114,7 @@ export function parseSignature(request: ReceivedRequest, now: number): Signature
 export function signatureMatches(request: ReceivedRequest, claim: SignatureClaim, secret: string): boolean {
   const headers: Record<string, string> = {};
   for (const name of claim.signedHeaders) {
-    const value = request.headers[name];
+    const value = request.header(name);
     if (value === undefined) return false;
     // sigv4.ts adds these itself, from the time and the body.
     if (name !== "x-amz-date" && name !== "x-amz-content-sha256") headers[name] = value;
@@ -132,7 +133,7 @@ export function signatureMatches(request: ReceivedRequest, claim: SignatureClaim
   const expectedNames = /SignedHeaders=([^,]+)/.exec(parts.headers.authorization ?? "")?.[1];
   if (expectedNames !== claim.signedHeaders.join(";")) return false;
   // A hash that the client claims for the body must be the body's: the signature covers the claim.
-  if (request.headers["x-amz-content-sha256"] !== parts.headers["x-amz-content-sha256"]) return false;
+  if (request.header("x-amz-content-sha256") !== parts.headers["x-amz-content-sha256"]) return false;
   const expected = Buffer.from(parts.signature, "utf8");
   const given = Buffer.from(claim.signature, "utf8");
   return expected.byteLength === given.byteLength && timingSafeEqual(expected, given);

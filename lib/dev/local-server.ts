@@ -1,6 +1,7 @@
 /**
  * @module The local broker: one process serving the whole API on 127.0.0.1 with the same handlers as
- * Lambda (HTTP requests become API Gateway v2 events), on the embedded store or on DynamoDB/S3 endpoints,
+ * Lambda (the request path of lib/http/request-handler.ts, called straight from the Node request: Lambda
+ * reaches the same function through an API Gateway event), on the embedded store or on DynamoDB/S3 endpoints,
  * running the scheduled handlers (broker registration, retention) on timers.
  *
  * @example
@@ -20,13 +21,13 @@ import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
-import { createApiHandler, json } from "../http/handler.js";
+import { createRequestHandler, jsonAnswer } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { HTTP_STATUS } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
 import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
-import { BodyTooLargeError, readBody, toApiEvent, writeResult } from "./api-gateway-event.js";
+import { BodyTooLargeError, readBody, toApiRequest, writeAnswer } from "./api-gateway-event.js";
 import { advertisedHost, checkOpenBinding, DEFAULT_MAX_IN_FLIGHT_BYTES, InFlightBytes } from "./server-guard.js";
 
 export type { ServerRole };
@@ -122,7 +123,7 @@ export async function serveOn(
   const host = options.host ?? "127.0.0.1";
   checkOpenBinding(host, options.auth !== undefined, options.insecure === true);
   let context: HandlerContext | undefined;
-  const handler = createApiHandler(ALL_ROUTES, async () => context as HandlerContext);
+  const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext);
 
   // Requests being answered: close() waits for them before it closes the store they use.
   const inFlight = new Set<Promise<void>>();
@@ -135,15 +136,20 @@ export async function serveOn(
       // Refused without keeping the body: its bytes are read and dropped, then the 503 goes out (answering
       // mid-upload would make the client see a broken connection instead of SYSTEM_BUSY).
       const message = err instanceof Error ? err.message : String(err);
-      req.on("end", () => writeResult(res, json(HTTP_STATUS.SYSTEM_BUSY, { code: ErrorCode.SYSTEM_BUSY, message })));
+      req.on("end", () =>
+        writeAnswer(res, jsonAnswer(HTTP_STATUS.SYSTEM_BUSY, { code: ErrorCode.SYSTEM_BUSY, message })),
+      );
       req.resume();
       return;
     }
     const answered = readBody(req)
-      .then(async (body) => writeResult(res, await handler(toApiEvent(req, body))))
+      .then(async (body) => writeAnswer(res, await handler(toApiRequest(req, body))))
       .catch((err: unknown) => {
         const code = err instanceof BodyTooLargeError ? ErrorCode.MESSAGE_BODY_TOO_LARGE : ErrorCode.PARAMETER_ILLEGAL;
-        writeResult(res, json(HTTP_STATUS[code], { code, message: err instanceof Error ? err.message : String(err) }));
+        writeAnswer(
+          res,
+          jsonAnswer(HTTP_STATUS[code], { code, message: err instanceof Error ? err.message : String(err) }),
+        );
       })
       .finally(() => {
         bytes.release(reserved);

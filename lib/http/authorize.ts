@@ -16,6 +16,7 @@ import {
   signatureMatches,
 } from "../core/request-signing.js";
 import type { AnyEndpoint, EndpointInput } from "../protocol/index.js";
+import type { ApiRequest } from "./request-handler.js";
 
 export interface AuthOptions {
   store: AclStore;
@@ -114,27 +115,14 @@ export class RequestAuth {
   }
 }
 
-/** A request of an API Gateway v2 event, as the signature check reads it. */
-export function receivedRequest(event: {
-  requestContext: { http: { method: string }; domainName?: string };
-  rawPath: string;
-  rawQueryString?: string;
-  headers?: Record<string, string | undefined>;
-  body?: string;
-  isBase64Encoded?: boolean;
-}): ReceivedRequest {
-  const headers: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(event.headers ?? {})) headers[k.toLowerCase()] = v;
-  const body =
-    event.body === undefined
-      ? new Uint8Array(0)
-      : new Uint8Array(Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8"));
+/** A request as the signature check reads it (the path and query as sent, the body's bytes). */
+export function receivedRequest(req: ApiRequest): ReceivedRequest {
   return {
-    method: event.requestContext.http.method.toUpperCase(),
-    host: headers.host ?? event.requestContext.domainName ?? "",
-    rawPath: event.rawPath,
-    rawQueryString: event.rawQueryString ?? "",
-    headers,
-    body,
+    method: req.method.toUpperCase(),
+    host: req.header("host") ?? "",
+    rawPath: req.path,
+    rawQueryString: req.rawQuery ?? new URLSearchParams(req.query).toString(),
+    header: (name) => req.header(name),
+    body: req.body ?? new Uint8Array(0),
   };
 }
