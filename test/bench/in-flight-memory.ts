@@ -47,7 +47,8 @@ async function measure(mode: string): Promise<void> {
       ),
     ),
   );
-  const counts = statuses.reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
+  const counts: Record<number, number> = {};
+  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
   console.log(
     `${mode}: RSS before ${before.toFixed(0)} MB, peak ${megabytes(pid, "VmHWM").toFixed(0)} MB, answers ${JSON.stringify(counts)}`,
   );
