@@ -1,5 +1,6 @@
 /** @module Name server endpoints: health, cluster, topic route (RocketMQ's namesrv requests). */
 import { z } from "zod";
+import { clusterPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { endpoint } from "../endpoint.js";
 import { perm, queueNums, timestamp, topicName } from "../fields.js";
@@ -70,6 +71,7 @@ export const health = endpoint({
 
 export const clusterInfo = endpoint({
   id: "clusterInfo",
+  access: () => [clusterPermission("Get")],
   method: "GET",
   path: "/cluster",
   service: "NameServer",
@@ -90,6 +92,7 @@ export const brokerList = endpoint({
 
 export const topicRoute = endpoint({
   id: "topicRoute",
+  access: ({ params }) => [topicPermission(params.topic, "Pub", "Sub", "Get")],
   method: "GET",
   path: "/topics/{topic}/route",
   service: "NameServer",
@@ -101,6 +104,7 @@ export const topicRoute = endpoint({
 
 export const openApi = endpoint({
   id: "openApi",
+  access: () => [clusterPermission("Get")],
   method: "GET",
   path: "/openapi.json",
   service: "NameServer",
