@@ -51,6 +51,8 @@ export function ConnectionPage(props: { settings: ConnectionSettings; onSave: (s
   const [accessKeyId, setAccessKeyId] = useState(current.kind === "sigv4" ? current.accessKeyId : "");
   const [secretAccessKey, setSecret] = useState(current.kind === "sigv4" ? current.secretAccessKey : "");
   const [sessionToken, setToken] = useState(current.kind === "sigv4" ? (current.sessionToken ?? "") : "");
+  const [accessKey, setAccessKey] = useState(current.kind === "nimbus" ? current.accessKey : "");
+  const [secretKey, setSecretKey] = useState(current.kind === "nimbus" ? current.secretKey : "");
   const [saved, setSaved] = useState(false);
 
   const submit = (e: Event) => {
@@ -58,7 +60,9 @@ export function ConnectionPage(props: { settings: ConnectionSettings; onSave: (s
     const auth: Auth =
       kind === "none"
         ? { kind: "none" }
-        : { kind: "sigv4", region, accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+        : kind === "nimbus"
+          ? { kind: "nimbus", accessKey, secretKey }
+          : { kind: "sigv4", region, accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
     props.onSave({ apiUrl: apiUrl.trim().replace(/\/+$/, ""), auth });
     setSaved(true);
   };
@@ -79,9 +83,35 @@ export function ConnectionPage(props: { settings: ConnectionSettings; onSave: (s
           Auth
           <select name="auth" value={kind} onChange={(e) => setKind(e.currentTarget.value as Auth["kind"])}>
             <option value="none">None (local broker, or a stage without auth)</option>
+            <option value="nimbus">Nimbus user (a stage with ACL auth, the default)</option>
             <option value="sigv4">AWS SigV4 (IAM auth)</option>
           </select>
         </label>
+        {kind === "nimbus" && (
+          <>
+            <label>
+              Access key (user name)
+              <input
+                name="accessKey"
+                value={accessKey}
+                required
+                autocomplete="username"
+                onInput={(e) => setAccessKey(e.currentTarget.value)}
+              />
+            </label>
+            <label>
+              Secret key (password)
+              <input
+                name="secretKey"
+                type="password"
+                value={secretKey}
+                required
+                autocomplete="current-password"
+                onInput={(e) => setSecretKey(e.currentTarget.value)}
+              />
+            </label>
+          </>
+        )}
         {kind === "sigv4" && (
           <>
             <label>

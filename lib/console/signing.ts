@@ -1,8 +1,9 @@
 /**
  * @module How the console signs its API requests: one function, `RequestSigner`, chosen by `signerFor`
  * from what the connection form holds. Today a stage with IAM auth wants AWS SigV4 (signed here with
- * WebCrypto, the same canonical request as the SDK's lib/client/sigv4.ts, checked equal by
- * test/console/signing.test.ts); another scheme (issue #16's Nimbus users) is one more case of `signerFor`.
+ * WebCrypto, the same canonical request as lib/core/sigv4.ts, checked equal by test/console/signing.test.ts);
+ * a stage with `acl` auth wants a Nimbus signature: the same SigV4 with service and region `nimbus` and a
+ * signed nonce header (docs/security.md, lib/core/request-signing.ts). Another scheme is one more case here.
  */
 
 /** A request about to be sent: the signer answers the headers to add. */
@@ -19,7 +20,20 @@ export type RequestSigner = (request: RequestToSign) => Promise<Record<string, s
 /** What the connection form holds. */
 export type Auth =
   | { kind: "none" }
+  | { kind: "nimbus"; accessKey: string; secretKey: string }
   | { kind: "sigv4"; region: string; accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+
+/** What SigV4 signs with: a scope (region, service) and keys. */
+export interface SigV4Key {
+  region: string;
+  service: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+/** Nimbus signatures (lib/core/request-signing.ts, which the browser cannot import: it uses node:crypto). */
+export const NIMBUS_SIGNING = { service: "nimbus", region: "nimbus", nonceHeader: "x-nimbus-nonce" } as const;
 
 export const unsigned: RequestSigner = async () => ({});
 
@@ -29,8 +43,27 @@ export function signerFor(auth: Auth): RequestSigner {
     case "none":
       return unsigned;
     case "sigv4":
-      return (request) => sigV4Headers(request, auth, new Date());
+      return (request) => sigV4Headers(request, { ...auth, service: "execute-api" }, new Date());
+    case "nimbus":
+      return (request) => nimbusHeaders(request, auth, new Date(), crypto.randomUUID());
   }
+}
+
+/** A Nimbus signature: SigV4 (service and region `nimbus`) over the request and a fresh nonce header. */
+export async function nimbusHeaders(
+  request: RequestToSign,
+  auth: Extract<Auth, { kind: "nimbus" }>,
+  now: Date,
+  nonce: string,
+): Promise<Record<string, string>> {
+  const headers = { ...request.headers, [NIMBUS_SIGNING.nonceHeader]: nonce };
+  const key = { region: NIMBUS_SIGNING.region, service: NIMBUS_SIGNING.service };
+  const signed = await sigV4Headers(
+    { ...request, headers },
+    { ...key, accessKeyId: auth.accessKey, secretAccessKey: auth.secretKey },
+    now,
+  );
+  return { ...signed, [NIMBUS_SIGNING.nonceHeader]: nonce };
 }
 
 /** The region of an API Gateway URL (`https://id.execute-api.<region>.amazonaws.com`), if it is one. */
@@ -42,12 +75,8 @@ const ALGORITHM = "AWS4-HMAC-SHA256";
 /** Headers never signed: the browser sets or may change them (fetch forbids setting most of them anyway). */
 const UNSIGNED = new Set(["authorization", "content-length", "user-agent", "connection", "x-amz-date"]);
 
-/** SigV4 headers (`authorization`, `x-amz-date`, `x-amz-content-sha256`, token) for `execute-api`. */
-export async function sigV4Headers(
-  request: RequestToSign,
-  auth: Extract<Auth, { kind: "sigv4" }>,
-  now: Date,
-): Promise<Record<string, string>> {
+/** SigV4 headers (`authorization`, `x-amz-date`, `x-amz-content-sha256`, token) for the key's scope. */
+export async function sigV4Headers(request: RequestToSign, auth: SigV4Key, now: Date): Promise<Record<string, string>> {
   const url = new URL(request.url);
   const amzDate = now.toISOString().replace(/[-:]|\.\d{3}/g, "");
   const date = amzDate.slice(0, 8);
@@ -73,10 +102,10 @@ export async function sigV4Headers(
     signedHeaders,
     payloadHash,
   ].join("\n");
-  const scope = `${date}/${auth.region}/execute-api/aws4_request`;
+  const scope = `${date}/${auth.region}/${auth.service}/aws4_request`;
   const stringToSign = [ALGORITHM, amzDate, scope, await sha256Hex(canonical)].join("\n");
   let key: ArrayBuffer = new TextEncoder().encode(`AWS4${auth.secretAccessKey}`).buffer as ArrayBuffer;
-  for (const part of [date, auth.region, "execute-api", "aws4_request"]) key = await hmac(key, part);
+  for (const part of [date, auth.region, auth.service, "aws4_request"]) key = await hmac(key, part);
   const signature = toHex(await hmac(key, stringToSign));
   return {
     authorization: `${ALGORITHM} Credential=${auth.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`,

@@ -310,7 +310,7 @@ describe("the console in Chromium", { skip }, () => {
     await shot("transactions");
   });
 
-  it("connection: with AWS keys every API request carries a SigV4 signature for the API's region", async () => {
+  it("connection: with AWS keys or a Nimbus user's keys every API request carries their signature", async () => {
     await page.goto(consoleUrl("#/connection"));
     await page.getByLabel("Auth").selectOption("sigv4");
     await page.getByLabel("Region").fill("eu-west-1");
@@ -326,6 +326,21 @@ describe("the console in Chromium", { skip }, () => {
       /^AWS4-HMAC-SHA256 Credential=AKIDCONSOLETEST\/\d{8}\/eu-west-1\/execute-api\//,
     );
     assert.match(headers["x-amz-date"] ?? "", /^\d{8}T\d{6}Z$/);
+    // A Nimbus user's keys: the Nimbus signature (service and region "nimbus", a nonce).
+    await page.goto(consoleUrl("#/connection"));
+    await page.getByLabel("Auth").selectOption("nimbus");
+    await page.getByLabel("Access key (user name)").fill("console-user");
+    await page.getByLabel("Secret key (password)").fill("s3cret-of-the-user");
+    await page.getByRole("button", { name: "Connect" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
+    const nimbusSigned = page.waitForRequest((r) => r.url().endsWith("/brokers"), wait);
+    await page.goto(consoleUrl("#/cluster"));
+    const nimbusHeaders = (await nimbusSigned).headers();
+    assert.match(
+      nimbusHeaders.authorization ?? "",
+      /Credential=console-user\/\d{8}\/nimbus\/nimbus\/aws4_request, SignedHeaders=[^,]*x-nimbus-nonce/,
+    );
+    assert.match(nimbusHeaders["x-nimbus-nonce"] ?? "", /^[0-9a-f-]{36}$/);
     // Back to no signing for the rest (the local broker does not check signatures).
     await page.goto(consoleUrl("#/connection"));
     await page.getByLabel("Auth").selectOption("none");

@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { signRequest } from "../../lib/client/sigv4.js";
 import { staleFiles } from "../../lib/console/build-console.js";
-import { regionOfApiUrl, signerFor, sigV4Headers } from "../../lib/console/signing.js";
+import { nimbusHeaders, regionOfApiUrl, signerFor, sigV4Headers } from "../../lib/console/signing.js";
+import { signNimbusRequest } from "../../lib/core/request-signing.js";
 
 const credentials = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" };
 const base = "https://abc123.execute-api.eu-west-1.amazonaws.com";
@@ -30,11 +31,21 @@ describe("console signing", () => {
       it(`${c.method} ${c.url.slice(base.length)}${sessionToken ? " with a session token" : ""}: same as the SDK`, async () => {
         const now = new Date("2026-11-30T12:34:56Z");
         const creds = { ...credentials, ...(sessionToken ? { sessionToken } : {}) };
-        const console = await sigV4Headers(c, { kind: "sigv4", region: "eu-west-1", ...creds }, now);
+        const console = await sigV4Headers(c, { region: "eu-west-1", service: "execute-api", ...creds }, now);
         const sdk = signRequest({ ...c, region: "eu-west-1", credentials: creds, now });
         assert.deepEqual(console, sdk);
       });
     }
+  }
+
+  for (const c of cases) {
+    it(`${c.method} ${c.url.slice(base.length)}: a Nimbus signature the same as the SDK's`, async () => {
+      const now = new Date("2026-11-30T12:34:56Z");
+      const nonce = "5f0c6f5e-2a1b-4c3d-9e8f-0123456789ab";
+      const user = { accessKey: "console-user", secretKey: "s3cret-of-the-user" };
+      const console = await nimbusHeaders(c, { kind: "nimbus", ...user }, now, nonce);
+      assert.deepEqual(console, signNimbusRequest({ ...c, credentials: user, now, nonce }));
+    });
   }
 
   it("no auth adds no header; the region comes from an API Gateway URL", async () => {
