@@ -82,6 +82,7 @@ export const clusterInfo = endpoint({
 
 export const brokerList = endpoint({
   id: "brokerList",
+  access: () => [clusterPermission("Get")],
   method: "GET",
   path: "/brokers",
   service: "NameServer",
