@@ -10,6 +10,7 @@ import { type BrokerRegistration, NameServer } from "./name-server.js";
 import { OffsetService } from "./offset-service.js";
 import { PullService } from "./pull-service.js";
 import type { QueueRef } from "./queue-index.js";
+import { DEFAULT_QUEUE_LOCK_OPTIONS, type QueueLockOptions, QueueLockService } from "./queue-locks.js";
 import { QueueLog } from "./queue-log.js";
 import { RouteCache } from "./route-cache.js";
 import { SendService } from "./send-service.js";
@@ -36,6 +37,8 @@ export interface BrokerOptions {
   newMessageId: () => string;
   /** On a replica (a slave cell): how long a batch's object may lag its index item. Default 0. */
   objectReplicationGraceMs?: number | undefined;
+  /** Orderly consumers' queue locks: lease length and the clock skew they tolerate (60 s, 5 s). */
+  queueLocks?: Partial<QueueLockOptions>;
   /** Check-back timing of transactional messages (RocketMQ's defaults: 6 s, 60 s, 15 checks). */
   transactions?: Partial<Omit<TransactionOptions, "retentionMs">>;
   now?: () => number;
@@ -61,6 +64,7 @@ export class Broker {
   readonly puller: PullService;
   readonly offsets: OffsetService;
   readonly clients: ClientService;
+  readonly locks: QueueLockService;
   readonly transactions: TransactionService;
   readonly transactionChecker: TransactionChecker;
   readonly #options: BrokerOptions;
@@ -91,6 +95,11 @@ export class Broker {
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
+    this.locks = new QueueLockService(
+      storage.table(CLIENTS_TABLE),
+      { ...DEFAULT_QUEUE_LOCK_OPTIONS, ...options.queueLocks },
+      now,
+    );
     const transactionTable = storage.table(TRANSACTIONS_TABLE);
     this.transactions = new TransactionService(
       transactionTable,
@@ -111,6 +120,11 @@ export class Broker {
       (brokerName) => this.topics.ensureSystemQueue(RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, brokerName),
       now,
     );
+  }
+
+  /** The current time of this broker (its clock, or the test's). */
+  now(): number {
+    return this.#now();
   }
 
   /** Check-backs of transactions due for one: the scheduled job, every transaction check interval. */

@@ -96,10 +96,24 @@ export interface PushConsumerOptions extends ConsumerBaseOptions {
   consumeThreadMax?: number;
   /** Pulling pauses while the cached offsets of a queue span more than this. Default 2000. */
   consumeConcurrentlyMaxSpan?: number;
-  /** Local redeliveries of a message before it is given up. Default 16. */
+  /**
+   * Local redeliveries of a message before it is given up. Default 16. An orderly listener retries without
+   * limit by default (RocketMQ's orderly -1); a bound sends a message that exceeds it to the dead letter
+   * queue once the broker has one.
+   */
   maxReconsumeTimes?: number;
   /** Delay before the n-th redelivery (n from 1). Default RocketMQ's retry levels: 10s, 30s, 1m, 2m, ... 2h. */
   reconsumeDelayMillis?: number | ((reconsumeTimes: number) => number);
+  /**
+   * Orderly listener: how long a queue waits after SUSPEND_CURRENT_QUEUE_A_MOMENT before the same messages
+   * are delivered again (RocketMQ's suspendCurrentQueueTimeMillis). Default 1000.
+   */
+  suspendCurrentQueueTimeMillis?: number;
+  /**
+   * Orderly listener: how often the queue locks are renewed (RocketMQ's lock interval, 20 s). Keep it well
+   * under half the broker's lease (`queueLockLeaseMs`, 60 s), which is how long the consumer trusts a lock.
+   */
+  lockRenewIntervalMillis?: number;
   /** How long `shutdown()` waits for running listeners. Default 30000. */
   awaitTerminationMillisWhenShutdown?: number;
 }

@@ -4,9 +4,17 @@
  * Imports only lib/core.
  */
 import type { AnyEndpoint } from "./endpoint.js";
-import { consumerConnection, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
+import { consumerConnection, consumerStatus, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
+import { lockQueues, queueLocks, unlockQueues } from "./endpoints/locks.js";
 import { clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
-import { commitOffsets, consumerProgress, queryOffsets, queueOwners, releaseQueues } from "./endpoints/offsets.js";
+import {
+  commitOffsets,
+  consumerProgress,
+  queryOffsets,
+  queueOwners,
+  releaseQueues,
+  resetOffsetByTime,
+} from "./endpoints/offsets.js";
 import { pull } from "./endpoints/pull.js";
 import { send } from "./endpoints/send.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
@@ -15,6 +23,7 @@ import { endTransaction, sendHalfMessage, transactionInfo, transactionMessage } 
 export * from "./bounds.js";
 export * from "./endpoint.js";
 export * from "./endpoints/clients.js";
+export * from "./endpoints/locks.js";
 export * from "./endpoints/name-server.js";
 export * from "./endpoints/offsets.js";
 export * from "./endpoints/pull.js";
@@ -41,10 +50,15 @@ export const endpoints = {
   releaseQueues,
   queueOwners,
   consumerProgress,
+  resetOffsetByTime,
+  lockQueues,
+  unlockQueues,
+  queueLocks,
   heartbeat,
   unregister,
   consumerConnection,
   producerConnection,
+  consumerStatus,
   sendHalfMessage,
   endTransaction,
   transactionInfo,
