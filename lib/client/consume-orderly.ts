@@ -90,7 +90,7 @@ export class ConsumeMessageOrderlyService {
   }
 
   async #run(pq: ProcessQueue, mq: MessageQueue): Promise<void> {
-    const { listener, leases, consumeMessageBatchMaxSize } = this.config;
+    const { listener, consumeMessageBatchMaxSize } = this.config;
     const signal = this.#abort.signal;
     try {
       for (;;) {
