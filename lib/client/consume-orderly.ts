@@ -145,7 +145,9 @@ export class ConsumeMessageOrderlyService {
       this.config.onError(err, `renewing the lock of ${mq.key()}`);
       outcome = "failed";
     }
-    if (outcome === "continued") return true;
+    // An answer that arrives after the lease it grants has ended (the process was paused while it was in
+    // flight) proves nothing: the queue may have moved meanwhile.
+    if (outcome === "continued" && leases.valid(mq)) return true;
     this.config.onLeaseLost(mq);
     return false;
   }

@@ -83,6 +83,7 @@ export class OrderlyMode {
     if (started.length === 0) return;
     const outcomes = await this.leases.lock(started);
     for (const mq of started) {
+      // A renewal that came back late is left to the worker's own check before its next batch.
       if (outcomes.get(mq.key()) !== "continued") this.#lost(mq);
     }
   }
@@ -108,8 +109,15 @@ export class OrderlyMode {
    * others' offsets are forgotten, not written.
    */
   async handOver(mqs: readonly MessageQueue[], release: (mqs: MessageQueue[]) => Promise<void>): Promise<void> {
-    const held = mqs.filter((mq) => this.leases.valid(mq));
-    for (const mq of mqs) if (!this.leases.valid(mq)) this.config.store.removeOffset(mq);
+    // A lease that ran out with nobody taking the queue since (a slow renewal) is renewed first: the release
+    // then still hands over the exact position.
+    const lapsed = mqs.filter((mq) => !this.leases.valid(mq) && this.leases.epochOf(mq) > 0);
+    const renewed =
+      lapsed.length > 0 ? await this.leases.lock(lapsed).catch(() => new Map<string, string>()) : new Map();
+    const held = mqs.filter(
+      (mq) => this.leases.valid(mq) && (!lapsed.includes(mq) || renewed.get(mq.key()) === "continued"),
+    );
+    for (const mq of mqs) if (!held.includes(mq)) this.config.store.removeOffset(mq);
     try {
       if (held.length > 0) await release(held);
     } finally {

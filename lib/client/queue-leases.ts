@@ -95,7 +95,8 @@ export class QueueLeases {
     for (;;) {
       signal.throwIfAborted();
       const outcome = (await this.lock([mq])).get(mq.key()) ?? "refused";
-      if (outcome !== "refused") return outcome;
+      // A grant that arrived after its own end (a paused process) is asked for again.
+      if (outcome !== "refused" && this.valid(mq)) return outcome;
       await sleep(retryMillis, signal);
     }
   }

@@ -85,7 +85,7 @@ for (const mode of ["local", "aws"] as const) {
       await waitUntil(() => record.processed >= total, "everything processed", TEST_TIMEOUT_MS);
       report(`${mode}: orderly, 12 keys × 50 on 4 queues, C joins at ¼, A leaves at ½`, {
         processed: record.processed,
-        byConsumer: Object.fromEntries(record.byConsumer),
+        byConsumer: JSON.stringify(Object.fromEntries(record.byConsumer)),
         violations: record.violations.length,
       });
       assert.deepEqual(record.violations, [], "two consumers were inside one queue at the same time");
