@@ -1,0 +1,155 @@
+/**
+ * E2E of SUSPEND_CURRENT_QUEUE_A_MOMENT (issue 15) and of the new endpoints' input checks, on the local
+ * server: a suspended batch is delivered again, the same messages with `reconsumeTimes` one higher, and
+ * nothing after it is delivered or committed meanwhile; past `maxReconsumeTimes`, with no dead letter
+ * queue on the broker, it keeps being retried. Bad input to the lock, unlock, reset and status endpoints
+ * is a 4xx with `{code, message}` and writes nothing.
+ */
+import assert from "node:assert/strict";
+import { afterEach, describe, it } from "node:test";
+import { NimbusApi } from "../../lib/client/api-client.js";
+import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { createTopic, fastTimings, waitUntil } from "../support/consumer-helpers.js";
+import { expectError, ok, snapshot } from "../support/http.js";
+import { uniqueName, useTestServer } from "../support/server-fixture.js";
+import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
+
+describe("orderly consumption: SUSPEND and bad input", () => {
+  const ctx = useTestServer("local");
+  const open: PushConsumer[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((c) => c.shutdown()));
+  });
+  const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
+
+  it("SUSPEND redelivers the same batch, holds the queue and its offset, and keeps retrying past maxReconsumeTimes", async () => {
+    const topic = uniqueName("Suspend");
+    const group = uniqueName("gSuspend");
+    await createTopic(api(), topic, 1, ["broker-a"]);
+    await api().send({
+      topic,
+      brokerName: "broker-a",
+      queueId: 0,
+      messages: Array.from({ length: 8 }, (_, i) => ({ body: new TextEncoder().encode(String(i)) })),
+    });
+    const deliveries: [number, number][] = [];
+    let failing = true;
+    const consumer = new PushConsumer({
+      consumerGroup: group,
+      endpoints: ctx.server.url,
+      timeoutMs: TEST_TIMEOUT_MS,
+      ...fastTimings(),
+      consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
+      suspendCurrentQueueTimeMillis: 20,
+      maxReconsumeTimes: 2,
+    });
+    open.push(consumer);
+    consumer.subscribe(topic, "*");
+    consumer.registerMessageListenerOrderly((msgs) => {
+      const m = msgs[0];
+      if (m === undefined) return "SUCCESS";
+      deliveries.push([Number(m.bodyText), m.reconsumeTimes]);
+      if (m.bodyText !== "3" || !failing) return "SUCCESS";
+      if (m.reconsumeTimes === 1) throw new Error("a throw counts as SUSPEND");
+      return "SUSPEND_CURRENT_QUEUE_A_MOMENT";
+    });
+    await consumer.start();
+    await waitUntil(
+      () => deliveries.filter(([n]) => n === 3).length >= 6,
+      "message 3 retried past maxReconsumeTimes (2)",
+      TEST_TIMEOUT_MS,
+    );
+    await waitUntil(
+      async () => (await api().queryOffsets(group, topic))[0]?.offset === 3,
+      "offsets 0..2 committed",
+      TEST_TIMEOUT_MS,
+    );
+    assert.ok(!deliveries.some(([n]) => n > 3), "nothing after the suspended message was delivered");
+    failing = false;
+    await waitUntil(() => deliveries.some(([n]) => n === 7), "the rest delivered", TEST_TIMEOUT_MS);
+    const threes = deliveries.filter(([n]) => n === 3);
+    assert.deepEqual(
+      threes.map(([, times]) => times),
+      threes.map((_, i) => i),
+      "each redelivery one reconsumeTimes higher",
+    );
+    assert.deepEqual(
+      deliveries.filter(([n]) => n !== 3),
+      [0, 1, 2, 4, 5, 6, 7].map((n) => [n, 0]),
+    );
+    await waitUntil(async () => (await api().queryOffsets(group, topic))[0]?.offset === 8, "all committed");
+  });
+
+  it("bad input to the lock, unlock, locks, reset and status endpoints: 4xx, nothing written", async () => {
+    const topic = uniqueName("BadOrderly");
+    const group = uniqueName("gBadOrderly");
+    await createTopic(api(), topic, 2, ["broker-a"]);
+    const http = ctx.http;
+    const before = await snapshot(http, [topic], [group]);
+    const locksBefore = ok(await http.get(`/offsets/${group}/${topic}/locks`));
+    const q0 = { brokerName: "broker-a", queueId: 0 };
+    const cases: [string, string, unknown, number, string][] = [
+      [
+        "post",
+        `/offsets/${group}/${topic}/lock`,
+        { clientId: "c1", queues: [{ brokerName: "broker-a", queueId: 9 }] },
+        400,
+        "PARAMETER_ILLEGAL",
+      ],
+      ["post", `/offsets/${group}/${topic}/lock`, { clientId: "c1", queues: [q0, q0] }, 400, "PARAMETER_ILLEGAL"],
+      ["post", `/offsets/${group}/${topic}/lock`, { clientId: "c1", queues: [] }, 400, "PARAMETER_ILLEGAL"],
+      ["post", `/offsets/${group}/${topic}/lock`, { clientId: "has blank", queues: [q0] }, 400, "PARAMETER_ILLEGAL"],
+      [
+        "post",
+        `/offsets/${group}/${topic}/lock`,
+        { clientId: "c1", queues: [{ ...q0, extra: 1 }] },
+        400,
+        "PARAMETER_ILLEGAL",
+      ],
+      [
+        "post",
+        `/offsets/${group}/NoSuchTopic${Date.now()}/lock`,
+        { clientId: "c1", queues: [q0] },
+        404,
+        "TOPIC_NOT_EXIST",
+      ],
+      [
+        "post",
+        `/offsets/${group}/${topic}/unlock`,
+        { clientId: "c1", queues: [{ brokerName: "broker-z", queueId: 0 }] },
+        400,
+        "PARAMETER_ILLEGAL",
+      ],
+      ["post", `/offsets/${group}/${topic}/reset-by-time`, { timestamp: "yesterday" }, 400, "PARAMETER_ILLEGAL"],
+      ["post", `/offsets/${group}/${topic}/reset-by-time`, { timestamp: -1 }, 400, "PARAMETER_ILLEGAL"],
+      ["post", `/offsets/${group}/${topic}/reset-by-time`, {}, 400, "PARAMETER_ILLEGAL"],
+      [
+        "post",
+        `/offsets/${group}/NoSuchTopic${Date.now()}/reset-by-time`,
+        { timestamp: "now" },
+        404,
+        "TOPIC_NOT_EXIST",
+      ],
+      ["get", "/groups/bad%20group/status", undefined, 400, "PARAMETER_ILLEGAL"],
+      [
+        "post",
+        "/heartbeat",
+        { clientId: "c1", consumerDataSet: [{ groupName: group, runningInfo: { consumeOrderly: "yes" } }] },
+        400,
+        "PARAMETER_ILLEGAL",
+      ],
+    ];
+    for (const [method, path, body, status, code] of cases) {
+      const answer = method === "get" ? await http.get(path) : await http.post(path, body);
+      expectError(answer, status, code);
+    }
+    assert.deepEqual(await snapshot(http, [topic], [group]), before);
+    assert.deepEqual(ok(await http.get(`/offsets/${group}/${topic}/locks`)), locksBefore);
+    assert.deepEqual(ok(await http.get(`/groups/${group}/consumers`)), {
+      consumerIdList: [],
+      consumers: [],
+      subscriptionsConsistent: true,
+      offsetResets: [],
+    });
+  });
+});
