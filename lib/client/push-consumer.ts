@@ -24,19 +24,15 @@ import type { ConsumerRunningInfo, OffsetReset } from "./api-client.js";
 import { ConsumeMessageConcurrentlyService } from "./consume-concurrently.js";
 import type { StartOffset } from "./consume-from-where.js";
 import type { MessageListenerOrderly } from "./consume-orderly.js";
-import {
-  checkRange,
-  defaultReconsumeDelay,
-  type MessageListenerConcurrently,
-  type PushConsumerOptions,
-  resolveBaseOptions,
-} from "./consumer-options.js";
+import { type MessageListenerConcurrently, type PushConsumerOptions, resolveBaseOptions } from "./consumer-options.js";
 import { ConsumerRuntime } from "./consumer-runtime.js";
+import { runningInfoOf } from "./consumer-status.js";
 import type { Turn } from "./handover.js";
 import type { MessageExt } from "./message.js";
 import { OrderlyMode } from "./orderly-mode.js";
 import { ProcessQueue } from "./process-queue.js";
 import { PullLoop } from "./pull-loop.js";
+import { resolvePushSettings } from "./push-settings.js";
 import { sleep } from "./schedule.js";
 
 /** RocketMQ's PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL. */
@@ -72,50 +68,7 @@ export class PushConsumer {
   constructor(options: PushConsumerOptions) {
     this.#options = options;
     const resolved = resolveBaseOptions(options, { pullBatchSize: 32, exceptionDelay: 3000 });
-    const reconsume = options.reconsumeDelayMillis;
-    const maxReconsumeTimes = options.maxReconsumeTimes ?? 16;
-    this.#settings = {
-      consumeMessageBatchMaxSize: checkRange(
-        "consumeMessageBatchMaxSize",
-        options.consumeMessageBatchMaxSize ?? 1,
-        1,
-        1024,
-      ),
-      pullInterval: checkRange("pullInterval", options.pullInterval ?? 0, 0, 65535),
-      consumeThreadMax: checkRange("consumeThreadMax", options.consumeThreadMax ?? 20, 1, 1000),
-      consumeConcurrentlyMaxSpan: checkRange(
-        "consumeConcurrentlyMaxSpan",
-        options.consumeConcurrentlyMaxSpan ?? 2000,
-        1,
-        65535,
-      ),
-      maxReconsumeTimes: maxReconsumeTimes === -1 ? 16 : checkRange("maxReconsumeTimes", maxReconsumeTimes, 0, 1000),
-      reconsumeDelay:
-        typeof reconsume === "function" ? reconsume : (n: number) => reconsume ?? defaultReconsumeDelay(n),
-      // An orderly consumer retries for ever by default (RocketMQ's orderly maxReconsumeTimes -1).
-      orderlyMaxReconsumeTimes:
-        maxReconsumeTimes === -1 || options.maxReconsumeTimes === undefined
-          ? Number.POSITIVE_INFINITY
-          : checkRange("maxReconsumeTimes", maxReconsumeTimes, 0, 1000),
-      suspendCurrentQueueTimeMillis: checkRange(
-        "suspendCurrentQueueTimeMillis",
-        options.suspendCurrentQueueTimeMillis ?? 1000,
-        10,
-        30_000,
-      ),
-      lockRenewIntervalMillis: checkRange(
-        "lockRenewIntervalMillis",
-        options.lockRenewIntervalMillis ?? 20_000,
-        1,
-        2 ** 31 - 1,
-      ),
-      awaitTermination: checkRange(
-        "awaitTerminationMillisWhenShutdown",
-        options.awaitTerminationMillisWhenShutdown ?? 30_000,
-        0,
-        2 ** 31 - 1,
-      ),
-    };
+    this.#settings = resolvePushSettings(options);
     this.#runtime = new ConsumerRuntime(options, resolved, {
       consumeType: "CONSUME_PASSIVELY",
       subscriptions: () => new Map([...this.#subscriptions].map(([topic, sub]) => [topic, sub.subString])),
@@ -413,28 +366,13 @@ export class PushConsumer {
   }
 
   /** What the heartbeat reports (consumerStatus). */
-  async #runningInfo(): Promise<ConsumerRunningInfo> {
-    const queues = await Promise.all(
-      [...this.#queues.values()].map(async ({ mq, pq }) => ({
-        topic: mq.topic,
-        brokerName: mq.brokerName,
-        queueId: mq.queueId,
-        locked: this.#orderly?.leases.valid(mq) ?? false,
-        cachedMsgCount: pq.msgCount,
-        cachedMsgSize: pq.msgSize,
-        consumeOffset: await this.#runtime.store.readOffset(mq, "READ_FROM_MEMORY"),
-        lastPullTimestamp: pq.lastPullTimestamp,
-        lastConsumeTimestamp: pq.lastConsumeTimestamp,
-      })),
-    );
-    return {
+  #runningInfo(): Promise<ConsumerRunningInfo> {
+    return runningInfoOf({
       consumeOrderly: this.consumeOrderly,
-      assignedQueues: this.assignedQueues().map((mq) => ({
-        topic: mq.topic,
-        brokerName: mq.brokerName,
-        queueId: mq.queueId,
-      })),
-      queues,
-    };
+      assigned: this.assignedQueues(),
+      queues: [...this.#queues.values()],
+      locked: (mq) => this.#orderly?.leases.valid(mq) ?? false,
+      store: this.#runtime.store,
+    });
   }
 }
