@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { QueueLockService } from "../../lib/broker/queue-locks.js";
 import { CLIENTS_TABLE } from "../../lib/broker/tables.js";
+import { diffCounts } from "../../lib/storage/request-counter.js";
 import { openAwsFixture } from "../support/aws-fixture.js";
 import { openLocalFixture } from "../support/local-fixture.js";
 import type { OpenFixture, StorageFixture } from "../support/storage-fixture.js";
@@ -78,6 +79,21 @@ for (const [label, open] of [
       await locks.unlock("g3", "T", "B", [Q0]);
       const [a] = await locks.lock("g3", "T", "A", [Q0]);
       assert.equal(a?.continued, false);
+    });
+
+    it("costs one consistent query and one conditional put per queue to lock, renew or unlock", async () => {
+      const locks = service();
+      const queues = [0, 1, 2, 3].map((queueId) => ({ brokerName: "broker-a", queueId }));
+      for (const step of [
+        () => locks.lock("g5", "T", "A", queues),
+        () => locks.lock("g5", "T", "A", queues),
+        () => locks.unlock("g5", "T", "A", queues),
+      ]) {
+        const before = fixture.storage.counter.snapshot();
+        await step();
+        const used = diffCounts(fixture.storage.counter.snapshot(), before);
+        assert.deepEqual([used.tableReads, used.readUnits, used.tableWrites, used.writeUnits], [4, 4, 4, 4]);
+      }
     });
 
     it("of clients racing for a free queue, exactly one gets it (the conditional create)", async () => {
