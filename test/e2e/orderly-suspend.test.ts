@@ -3,11 +3,12 @@
  * server: a suspended batch is delivered again, the same messages with `reconsumeTimes` one higher, and
  * nothing after it is delivered or committed meanwhile; past `maxReconsumeTimes`, with no dead letter
  * queue on the broker, it keeps being retried. Bad input to the lock, unlock, reset and status endpoints
- * is a 4xx with `{code, message}` and writes nothing.
+ * is a 4xx with `{code, message}` and writes nothing. A running lite pull consumer follows a reset by time too.
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import { NimbusApi } from "../../lib/client/api-client.js";
+import { LitePullConsumer } from "../../lib/client/lite-pull-consumer.js";
 import { PushConsumer } from "../../lib/client/push-consumer.js";
 import { createTopic, fastTimings, waitUntil } from "../support/consumer-helpers.js";
 import { expectError, ok, snapshot } from "../support/http.js";
@@ -78,6 +79,47 @@ describe("orderly consumption: SUSPEND and bad input", () => {
       [0, 1, 2, 4, 5, 6, 7].map((n) => [n, 0]),
     );
     await waitUntil(async () => (await api().queryOffsets(group, topic))[0]?.offset === 8, "all committed");
+  });
+
+  it("a running LitePullConsumer follows resetOffsetByTime: it polls exactly what was stored after the time", async () => {
+    const topic = uniqueName("LiteReset");
+    const group = uniqueName("gLiteReset");
+    await createTopic(api(), topic, 2, ["broker-a"]);
+    const send = (body: string) =>
+      Promise.all(
+        [0, 1].map((queueId) =>
+          api().send({
+            topic,
+            brokerName: "broker-a",
+            queueId,
+            messages: Array.from({ length: 3 }, () => ({ body: new TextEncoder().encode(body) })),
+          }),
+        ),
+      );
+    await send("early");
+    const middle = Date.now() + 1;
+    await waitUntil(() => Date.now() > middle, "the clock passed the middle");
+    await send("late");
+    const lite = new LitePullConsumer({
+      consumerGroup: group,
+      endpoints: ctx.server.url,
+      timeoutMs: TEST_TIMEOUT_MS,
+      ...fastTimings(),
+      consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
+    });
+    lite.subscribe(topic, "*");
+    await lite.start();
+    try {
+      const polled: string[] = [];
+      while (polled.length < 12) for (const m of await lite.poll(1000)) polled.push(m.bodyText);
+      await api().resetOffsetByTime(group, topic, middle);
+      const again: string[] = [];
+      while (again.length < 6) for (const m of await lite.poll(1000)) again.push(m.bodyText);
+      assert.deepEqual(again, Array(6).fill("late"));
+      assert.deepEqual(await lite.poll(300), [], "nothing more");
+    } finally {
+      await lite.shutdown();
+    }
   });
 
   it("bad input to the lock, unlock, locks, reset and status endpoints: 4xx, nothing written", async () => {
