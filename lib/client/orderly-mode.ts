@@ -93,14 +93,12 @@ export class OrderlyMode {
     await this.leases.acquire(mq, signal, this.config.lockRetryMillis);
     // The start offset is read next: from a request sent after the lock, so it holds the previous owner's release.
     this.config.store.freshReads?.(mq.topic);
-    signal.addEventListener(
-      "abort",
-      () => {
-        if (this.config.started().some((q) => q.equals(mq))) return;
-        this.leases.unlock([mq]).catch((err: unknown) => this.config.onError(err, `unlocking ${mq.key()}`));
-      },
-      { once: true },
-    );
+    const giveUp = () => {
+      if (this.config.started().some((q) => q.equals(mq))) return;
+      this.leases.unlock([mq]).catch((err: unknown) => this.config.onError(err, `unlocking ${mq.key()}`));
+    };
+    if (signal.aborted) giveUp();
+    else signal.addEventListener("abort", giveUp, { once: true });
   }
 
   /**
