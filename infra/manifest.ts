@@ -71,11 +71,12 @@ export const API_FUNCTIONS = {
     bucket: true,
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.
+  // Orderly queue locks and offset resets are records of the clients table (lease chains, the reset notice).
   Offsets: {
     handler: "functions/offsets.handler",
     memoryMb: 256,
     timeoutSeconds: 15,
-    tables: ["offsets", "routes", "queue-index"],
+    tables: ["offsets", "routes", "queue-index", "clients"],
     bucket: true,
   },
   Clients: {
