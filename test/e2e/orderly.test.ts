@@ -11,6 +11,7 @@ import { afterEach, describe, it } from "node:test";
 import { NimbusApi } from "../../lib/client/api-client.js";
 import type { PushConsumerOptions } from "../../lib/client/consumer-options.js";
 import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { diffCounts } from "../../lib/storage/request-counter.js";
 import { createTopic, fastTimings, report, waitUntil } from "../support/consumer-helpers.js";
 import { OrderlyRecord } from "../support/orderly-record.js";
 import { MODE_LABEL, uniqueName, useTestServer } from "../support/server-fixture.js";
@@ -71,6 +72,7 @@ for (const mode of ["local", "aws"] as const) {
       const group = uniqueName("gOrderly");
       await createTopic(api(), topic, 4, ["broker-a"]);
       const record = new OrderlyRecord();
+      const counted = ctx.server.server.storage.counter.snapshot();
       const a = orderly(group, topic, record, "A");
       const b = orderly(group, topic, record, "B");
       const c = orderly(group, topic, record, "C");
@@ -85,8 +87,13 @@ for (const mode of ["local", "aws"] as const) {
       const afterLeave = record.byConsumer.get("A") ?? 0;
       await sending;
       await waitUntil(() => record.processed >= total, "everything processed", LONG_WAIT_MS);
+      // Storage requests of the whole run (200 sends of 3 messages, the consumers' pulls, commits, locks, heartbeats).
+      const used = diffCounts(ctx.server.server.storage.counter.snapshot(), counted);
       report(`${mode}: orderly, 12 keys × 50 on 4 queues, C joins at ¼, A leaves at ½`, {
         processed: record.processed,
+        tableReadsPerMessage: (used.tableReads / total).toFixed(2),
+        tableWritesPerMessage: (used.tableWrites / total).toFixed(2),
+        objectRequestsPerMessage: ((used.objectPuts + used.objectGets) / total).toFixed(2),
         byConsumer: JSON.stringify(Object.fromEntries(record.byConsumer)),
         violations: record.violations.length,
       });
