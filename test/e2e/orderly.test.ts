@@ -81,6 +81,21 @@ for (const mode of ["local", "aws"] as const) {
       const total = KEYS.length * PER_KEY;
       await waitUntil(() => record.processed >= total / 4, "a quarter processed", LONG_WAIT_MS);
       await c.start();
+      // Rebalanced away means unlocked: each member comes to hold the locks of exactly the queues assigned to it.
+      await waitUntil(
+        async () => {
+          const locks = await api().queueLocks(group, topic);
+          return (
+            locks.every((l) => l.locked) &&
+            [a, b, c].every((m) =>
+              m.assignedQueues().every((mq) => locks.some((l) => l.queueId === mq.queueId && l.holder === m.clientId)),
+            )
+          );
+        },
+        "the locks follow the new assignment",
+        LONG_WAIT_MS,
+        250,
+      );
       await waitUntil(() => record.processed >= total / 2, "half processed", LONG_WAIT_MS);
       const atLeave = record.byConsumer.get("A") ?? 0;
       await a.shutdown();
