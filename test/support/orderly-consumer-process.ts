@@ -1,7 +1,7 @@
 /**
  * @module An orderly push consumer process for the lock tests: group argv[3], topic argv[4] on the API at
  * argv[2], short timings (membership read every 200 ms, locks renewed every 300 ms, heartbeats every
- * 300 ms so consumerStatus is fresh), ~30 ms per message. Reports `{ clientId }` once started and
+ * 300 ms so consumerStatus is fresh), ~50 ms per message. Reports `{ clientId }` once started and
  * `{ processed: { queue, offset, at } }` as each listener call begins (`at`: this process's clock, the
  * same machine's as the test's). The parent pauses it with SIGSTOP/SIGCONT and ends it with SIGKILL.
  */
@@ -32,7 +32,7 @@ consumer.registerMessageListenerOrderly(async (msgs, context) => {
   const first = msgs[0];
   if (first !== undefined)
     send({ processed: { queue: context.messageQueue.key(), offset: first.queueOffset, at: Date.now() } });
-  await new Promise((resolve) => setTimeout(resolve, 30 * msgs.length));
+  await new Promise((resolve) => setTimeout(resolve, 50 * msgs.length));
   return "SUCCESS" as const;
 });
 await consumer.start();
