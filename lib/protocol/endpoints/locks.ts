@@ -4,6 +4,7 @@
  * them when they leave it (docs/client.md "Orderly consumption").
  */
 import { z } from "zod";
+import { groupPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { MAX_OFFSETS_PER_COMMIT } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
@@ -61,6 +62,7 @@ export const unlockQueues = endpoint({
   method: "POST",
   path: "/offsets/{group}/{topic}/unlock",
   service: "Offsets",
+  access: ({ params }) => [groupPermission(params.group, "Sub")],
   summary: "Ends the caller's locks of queues (UNLOCK_BATCH_MQ); answers the queues it held. Others' locks stay.",
   params: groupTopic,
   body: lockBody,
@@ -73,6 +75,7 @@ export const queueLocks = endpoint({
   method: "GET",
   path: "/offsets/{group}/{topic}/locks",
   service: "Offsets",
+  access: ({ params }) => [groupPermission(params.group, "Sub", "Get")],
   summary: "The current lock of every queue of the topic: holder and remaining lease (mqadmin has no such command).",
   params: groupTopic,
   response: z.object({ queues: z.array(LockedQueueSchema) }),
