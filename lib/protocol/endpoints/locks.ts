@@ -49,6 +49,7 @@ export const lockQueues = endpoint({
   method: "POST",
   path: "/offsets/{group}/{topic}/lock",
   service: "Offsets",
+  access: ({ params }) => [groupPermission(params.group, "Sub")],
   summary:
     "Locks or renews queues for an orderly consumer; a queue another live lease holds is refused (LOCK_BATCH_MQ).",
   params: groupTopic,
