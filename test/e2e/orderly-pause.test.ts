@@ -147,7 +147,7 @@ for (const mode of ["local", "aws"] as const) {
       assert.deepEqual(
         afterResume,
         [],
-        `A processed messages after it was resumed; B: ${JSON.stringify(byB.map((p) => [p.queue, p.offset, p.at - resumedAt]))}`,
+        `A processed messages after it was resumed: ${JSON.stringify(afterResume.map((p) => [p.queue, p.offset, p.at - resumedAt]))}; B's last: ${JSON.stringify(lastOffsets())}`,
       );
       // Nothing lost: every offset of every queue processed by A (before the pause) or B.
       for (let q = 0; q < 4; q++) {
