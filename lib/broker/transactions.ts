@@ -79,7 +79,15 @@ export class TransactionService {
    * and topic, transaction not ended) answers the half message already stored; an id already ended is refused.
    */
   async sendHalf(req: HalfMessageRequest): Promise<HalfMessageResponse> {
-    if ((req.message.delayTimeLevel ?? 0) !== 0) throw illegal("a transactional message cannot be delayed");
+    const timerProperty = [
+      MessageConst.DELAY,
+      MessageConst.TIMER_DELIVER_MS,
+      MessageConst.TIMER_DELAY_SEC,
+      MessageConst.TIMER_DELAY_MS,
+    ].find((p) => req.message.properties?.[p] !== undefined);
+    if ((req.message.delayTimeLevel ?? 0) !== 0 || timerProperty !== undefined) {
+      throw illegal("a transactional message cannot be delayed");
+    }
     const { producerGroup, message, ...where } = req;
     const { records, queue } = await this.sender.prepare({ ...where, producerGroup, messages: [message] }, (r) => ({
       ...r,

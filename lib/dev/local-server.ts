@@ -1,7 +1,7 @@
 /**
  * @module The local broker: one process serving the whole API on 127.0.0.1 with the same handlers as
  * Lambda (HTTP requests become API Gateway v2 events), on the embedded store or on DynamoDB/S3 endpoints,
- * running the scheduled handlers (broker registration, retention) on timers.
+ * running the scheduled handlers (broker registration, retention, check-backs, delayed delivery) on timers.
  *
  * @example
  * const server = await startLocalServer({ port: 9876, storage: { kind: "local", dataDir: ".nimbus" } });
@@ -147,6 +147,7 @@ export async function serveOn(
     timers.push(
       every("retention", options.retentionIntervalMs ?? 3_600_000, () => broker.applyRetention()),
       every("transaction check", config.transactionCheckIntervalMs, () => broker.checkTransactions()),
+      every("delayed delivery", config.timerSweepIntervalMs, () => broker.moveDueMessages()),
     );
   }
 
