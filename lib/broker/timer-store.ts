@@ -102,7 +102,7 @@ export class TimerStore {
 
   /** Stores delayed messages: their items first, then their buckets' list entries. */
   async schedule(messages: readonly DelayedMessage[]): Promise<void> {
-    messages.forEach((m, i) => this.checkSize(m.record, i));
+    for (const [i, m] of messages.entries()) this.checkSize(m.record, i);
     await Promise.all(
       messages.map((m) => {
         const id = m.record.properties[MessageConst.UNIQ_KEY] ?? "";
