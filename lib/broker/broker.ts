@@ -118,7 +118,9 @@ export class Broker {
       now,
       delays: this.delays,
     });
-    this.sendBack = new SendBackService(this.queueLog, this.topics, this.nameServer, this.delays);
+    this.sendBack = new SendBackService(this.queueLog, this.topics, this.nameServer, this.delays, (topic) =>
+      this.routeCache.get(topic),
+    );
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);

@@ -31,6 +31,8 @@ export class SendBackService {
     private readonly topics: TopicService,
     private readonly nameServer: NameServer,
     private readonly delays: DelayedDelivery,
+    /** The topic's route (TOPIC_NOT_EXIST for an unknown topic). */
+    private readonly route: (topic: string) => Promise<unknown>,
   ) {}
 
   /** Re-stores a failed message for its group: retry topic, or dead-letter queue. */
@@ -108,6 +110,7 @@ export class SendBackService {
   }
 
   async #read(req: SendBackRequest): Promise<StoredMessage> {
+    await this.route(req.topic);
     const queue = { topic: req.topic, brokerName: req.brokerName, queueId: req.queueId };
     const page = await this.queueLog.read(queue, req.queueOffset, { maxMessages: 1 });
     const message = page.messages[0];

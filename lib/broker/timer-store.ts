@@ -103,22 +103,20 @@ export class TimerStore {
   /** Stores delayed messages: their items first, then their buckets' list entries. */
   async schedule(messages: readonly DelayedMessage[]): Promise<void> {
     for (const [i, m] of messages.entries()) this.checkSize(m.record, i);
-    await Promise.all(
-      messages.map((m) => {
-        const id = m.record.properties[MessageConst.UNIQ_KEY] ?? "";
-        // Unconditional put: the nonce makes the key this writer's own.
-        return this.table.put({
-          pk: bucketPk(Math.floor(m.dueAt / 1000)),
-          sk: `${dueKey(m.dueAt)}#${id}#${randomBytes(4).toString("hex")}`,
-          topic: m.queue.topic,
-          brokerName: m.queue.brokerName,
-          queueId: m.queue.queueId,
-          dueAt: m.dueAt,
-          batch: encodeBatch([m.record]),
-          expiresAt: Math.floor((m.dueAt + this.options.retentionMs) / 1000),
-        });
-      }),
-    );
+    await inParallel(messages, (m) => {
+      const id = m.record.properties[MessageConst.UNIQ_KEY] ?? "";
+      // Unconditional put: the nonce makes the key this writer's own.
+      return this.table.put({
+        pk: bucketPk(Math.floor(m.dueAt / 1000)),
+        sk: `${dueKey(m.dueAt)}#${id}#${randomBytes(4).toString("hex")}`,
+        topic: m.queue.topic,
+        brokerName: m.queue.brokerName,
+        queueId: m.queue.queueId,
+        dueAt: m.dueAt,
+        batch: encodeBatch([m.record]),
+        expiresAt: Math.floor((m.dueAt + this.options.retentionMs) / 1000),
+      });
+    });
     const seconds = new Set(messages.map((m) => Math.floor(m.dueAt / 1000)));
     await Promise.all([...seconds].map((s) => this.#putEntry(s)));
   }
@@ -243,7 +241,7 @@ export class TimerStore {
       for (const chunk of chunks(group)) {
         const records = chunk.flatMap((i) => decodeBatch(i.batch as Uint8Array));
         await this.queueLog.append(queue, records);
-        await Promise.all(chunk.map((i) => this.table.delete({ pk: i.pk, sk: i.sk })));
+        await inParallel(chunk, (i) => this.table.delete({ pk: i.pk, sk: i.sk }));
         moved += chunk.length;
       }
     }
@@ -301,6 +299,18 @@ export class TimerStore {
       expiresAt: Math.floor((second * 1000 + this.options.retentionMs) / 1000),
     });
   }
+}
+
+/** Requests in flight at once for one batch of puts or deletes (a connection pool's worth). */
+const PARALLEL_REQUESTS = 16;
+
+/** Runs `run` on every item, at most PARALLEL_REQUESTS at once. */
+async function inParallel<T>(items: readonly T[], run: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await run(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_REQUESTS, items.length) }, worker));
 }
 
 /** Items in appendable groups: at most MAX_BATCH_MESSAGES and about APPEND_BYTES each. */
