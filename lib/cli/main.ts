@@ -9,6 +9,7 @@ import { Command } from "commander";
 import { CommandLineExit, configureErrors, describeFailure, oneLine } from "./common.js";
 import { addConsumerCommands } from "./consumer-commands.js";
 import { addDevCommand } from "./dev-command.js";
+import { addDlqCommands } from "./dlq-commands.js";
 import { addMessageCommands } from "./message-commands.js";
 import { addProducerCommands } from "./producer-commands.js";
 import { addSendCommand } from "./send-command.js";
@@ -25,6 +26,7 @@ addConsumerCommands(program);
 addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);
+addDlqCommands(program);
 program.addHelpText(
   "after",
   "\nEvery API command takes -n/--namesrv <url> (default http://127.0.0.1:9876, or NIMBUS_URL) and --json.",
