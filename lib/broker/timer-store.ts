@@ -205,13 +205,29 @@ export class TimerStore {
 
   /** Moves bucket `second`'s messages due by `now`; undefined when another mover holds it. */
   async #moveBucket(second: number, now: number, budget: number): Promise<number | undefined> {
-    const lease = await this.#claim(second, now);
-    if (lease === undefined) return undefined;
+    const dueBy = `${dueKey(now)}~`;
+    let moved = 0;
+    // Nothing due yet in this second (or nothing left): no lease, only the entry's tidy-up below.
+    if ((await this.#items(second, dueBy, 1)).length > 0) {
+      const lease = await this.#claim(second, now);
+      if (lease === undefined) return undefined;
+      moved = await this.#moveClaimed(lease, second, dueBy, budget);
+      if (moved >= budget) return moved;
+    }
+    if ((await this.#items(second, ITEMS_END, 1)).length > 0) return moved;
+    await this.table.delete({ pk: DUE_PK, sk: secondKey(second) });
+    // An item written while the entry was being deleted: its writer's entry may be the one just deleted.
+    if ((await this.#items(second, ITEMS_END, 1)).length > 0) await this.#putEntry(second);
+    return moved;
+  }
+
+  /** Moves the bucket's due messages under `lease`, then releases it. */
+  async #moveClaimed(lease: Item, second: number, dueBy: string, budget: number): Promise<number> {
     let moved = 0;
     try {
       for (;;) {
-        const items = await this.#items(second, `${dueKey(now)}~`, Math.min(PAGE, budget - moved));
-        if (items.length === 0) break;
+        const items = await this.#items(second, dueBy, Math.min(PAGE, budget - moved));
+        if (items.length === 0) return moved;
         moved += await this.#deliver(items);
         if (moved >= budget) return moved;
       }
@@ -219,11 +235,6 @@ export class TimerStore {
       // Unconditional: only this mover writes its own round's record.
       await this.table.put({ ...lease, released: true });
     }
-    if ((await this.#items(second, ITEMS_END, 1)).length > 0) return moved;
-    await this.table.delete({ pk: DUE_PK, sk: secondKey(second) });
-    // An item written while the entry was being deleted: its writer's entry may be the one just deleted.
-    if ((await this.#items(second, ITEMS_END, 1)).length > 0) await this.#putEntry(second);
-    return moved;
   }
 
   /** Appends the items' messages to their queues (one append per queue and size chunk), then deletes them. */

@@ -43,6 +43,8 @@ export interface LocalServerOptions {
   /** Broker registration interval, as RocketMQ's 30 s. */
   registerIntervalMs?: number;
   retentionIntervalMs?: number;
+  /** How often the local timer job moves due delayed messages. Default the config's timerSweepIntervalMs. */
+  delayedDeliveryIntervalMs?: number;
 }
 
 export interface LocalServer {
@@ -147,7 +149,9 @@ export async function serveOn(
     timers.push(
       every("retention", options.retentionIntervalMs ?? 3_600_000, () => broker.applyRetention()),
       every("transaction check", config.transactionCheckIntervalMs, () => broker.checkTransactions()),
-      every("delayed delivery", config.timerSweepIntervalMs, () => broker.moveDueMessages()),
+      every("delayed delivery", options.delayedDeliveryIntervalMs ?? config.timerSweepIntervalMs, () =>
+        broker.moveDueMessages(),
+      ),
     );
   }
 
