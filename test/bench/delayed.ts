@@ -12,6 +12,8 @@
  *   (the move's requests, bucket reads and leases included), per message.
  */
 import type { Broker } from "../../lib/broker/broker.js";
+import { TIMERS_TABLE } from "../../lib/broker/tables.js";
+import { TimerStore } from "../../lib/broker/timer-store.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { type LocalServer, type StorageChoice, startLocalServer } from "../../lib/dev/local-server.js";
 import type { RequestCounts } from "../../lib/storage/request-counter.js";
@@ -56,31 +58,35 @@ interface Pulled {
   messages: { storeTimestamp: number; properties: Record<string, string> }[];
 }
 
-/** Sends `n` delayed messages, one per request, 8 in flight; due times spread after `leadMs`. */
+/** Sends `n` delayed messages in batches of 20 (all due at their own times), 4 requests in flight. */
 async function sendDelayed(server: LocalServer, topic: string, n: number, dueOf: (i: number) => number) {
+  const BATCH = 20;
   let next = 0;
   const worker = async () => {
     while (next < n) {
-      const i = next++;
-      await post(server, "/send", {
-        topic,
-        brokerName: "broker-a",
-        queueId: i % QUEUES,
-        messages: [
-          {
-            body: Buffer.from(`delayed-${i}`).toString("base64"),
-            properties: { TIMER_DELIVER_MS: String(dueOf(i)) },
-          },
-        ],
-      });
+      const first = next;
+      next = Math.min(n, next + BATCH);
+      const messages = [];
+      for (let i = first; i < next; i++) {
+        messages.push({
+          body: Buffer.from(`delayed-${i}`).toString("base64"),
+          properties: { TIMER_DELIVER_MS: String(dueOf(i)) },
+        });
+      }
+      await post(server, "/send", { topic, brokerName: "broker-a", queueId: (first / BATCH) % QUEUES, messages });
     }
   };
-  await Promise.all(Array.from({ length: 8 }, worker));
+  await Promise.all(Array.from({ length: 4 }, worker));
+  return Date.now();
 }
 
-/** Reads every queue of the topic from `offsets` on; returns the lateness of each new message. */
-async function pullAll(server: LocalServer, topic: string, offsets: number[]): Promise<number[]> {
+/**
+ * Reads every queue of the topic from `offsets` on; returns the lateness of each new message due after
+ * `countFrom` (one due while the sends were still running would measure the sends, not the timer).
+ */
+async function pullAll(server: LocalServer, topic: string, offsets: number[], countFrom: number) {
   const late: number[] = [];
+  let seen = 0;
   for (let q = 0; q < QUEUES; q++) {
     const res = await post<Pulled>(server, "/pull", {
       consumerGroup: "bench-delayed",
@@ -90,10 +96,14 @@ async function pullAll(server: LocalServer, topic: string, offsets: number[]): P
       queueOffset: offsets[q] ?? 0,
       maxMsgNums: 1024,
     });
-    for (const m of res.messages) late.push(m.storeTimestamp - Number(m.properties.TIMER_DELIVER_MS));
+    for (const m of res.messages) {
+      const due = Number(m.properties.TIMER_DELIVER_MS);
+      if (due > countFrom) late.push(m.storeTimestamp - due);
+    }
+    seen += res.messages.length;
     if (res.pullStatus === "FOUND") offsets[q] = res.nextBeginOffset;
   }
-  return late;
+  return { late, seen };
 }
 
 async function withServer<T>(
@@ -128,12 +138,15 @@ export async function runDelayed(storage: StorageChoice, runId: string, o: Delay
   // With traffic: a consumer's pulls are the only sweeps.
   const withTraffic = await withServer(storage, o.sweepIntervalMs, async (server) => {
     const topic = `BenchDelayT${runId}`;
-    await sendDelayed(server, topic, o.messages, dueOf(Date.now()));
+    const sentAt = await sendDelayed(server, topic, o.messages, dueOf(Date.now()));
     const offsets = Array.from({ length: QUEUES }, () => 0);
     const late: number[] = [];
+    let seen = 0;
     const deadline = Date.now() + o.leadMs + o.spreadMs + 60_000;
-    while (late.length < o.messages && Date.now() < deadline) {
-      late.push(...(await pullAll(server, topic, offsets)));
+    while (seen < o.messages && Date.now() < deadline) {
+      const page = await pullAll(server, topic, offsets, sentAt);
+      late.push(...page.late);
+      seen += page.seen;
       await sleep(o.pullEveryMs);
     }
     return late;
@@ -142,32 +155,40 @@ export async function runDelayed(storage: StorageChoice, runId: string, o: Delay
   // No traffic: one run of the scheduled job, up before the first message is due.
   const noTraffic = await withServer(storage, 60_000, async (server, broker) => {
     const topic = `BenchDelayN${runId}`;
-    await sendDelayed(server, topic, o.messages, dueOf(Date.now()));
-    await broker.moveDueMessages(o.leadMs + o.spreadMs + 5000);
-    return pullAll(
-      server,
-      topic,
-      Array.from({ length: QUEUES }, () => 0),
-    );
+    const sentAt = await sendDelayed(server, topic, o.messages, dueOf(Date.now()));
+    await broker.moveDueMessages(Math.max(0, dueOf(sentAt)(o.messages) - Date.now()) + 5000);
+    return (
+      await pullAll(
+        server,
+        topic,
+        Array.from({ length: QUEUES }, () => 0),
+        sentAt,
+      )
+    ).late;
   });
 
-  // Cost: sends with no sweep running, then sweeps until everything moved.
+  // Cost: sends with no sweep running (due in a minute), then one sweep as if that minute had passed.
   const cost = await withServer(storage, 60_000, async (server, broker) => {
     const topic = `BenchDelayC${runId}`;
     const counter = server.storage.counter;
     const beforeSend: RequestCounts = counter.snapshot();
     const start = Date.now();
-    await sendDelayed(server, topic, o.messages, (i) => start + 1000 + (i % 1000));
+    // Due times over 10 s: about as many buckets as a real spread of one message per 10 ms would use.
+    await sendDelayed(server, topic, o.messages, (i) => start + 60_000 + Math.floor((i * 10_000) / o.messages));
     const sent = diffCounts(counter.snapshot(), beforeSend);
-    await sleep(Math.max(0, start + 2100 - Date.now()));
+    const later = new TimerStore(server.storage.table(TIMERS_TABLE), broker.queueLog, {
+      retentionMs: 3_600_000,
+      sweepIntervalMs: 60_000,
+      now: () => start + 120_000,
+    });
     const beforeMove = counter.snapshot();
-    let moved = 0;
-    for (let round = 0; round < 1000 && moved < o.messages; round++) moved += (await broker.timers.sweep()).moved;
+    const moved = (await later.sweep()).moved;
+    if (moved !== o.messages) throw new Error(`the cost sweep moved ${moved} of ${o.messages}`);
     const move = diffCounts(counter.snapshot(), beforeMove);
     return { sent, move };
   });
 
-  const send = perUnit(cost.sent, o.messages, o.messages);
+  const send = perUnit(cost.sent, Math.ceil(o.messages / 20), o.messages);
   const move = perUnit(cost.move, 0, o.messages);
   const total = {
     apiCalls: send.apiCalls,
@@ -190,11 +211,11 @@ export async function runDelayed(storage: StorageChoice, runId: string, o: Delay
 export function formatDelayed(r: DelayedResult): string {
   const t = r.perMessage.total;
   return [
-    `Delayed delivery (${r.messages} timer messages per scenario; lateness = store time - deliver time):`,
+    `Delayed delivery (${r.messages} timer messages per scenario, sent in batches of 20; lateness = store time - deliver time, of the messages due after the sends ended):`,
     `  with traffic (a pull every ${r.withTraffic.pullEveryMs} ms, sweeps at most every ${r.withTraffic.sweepIntervalMs} ms per process): ` +
       `p50 ${r.withTraffic.p50Ms} ms, p99 ${r.withTraffic.p99Ms} ms, max ${r.withTraffic.maxMs} ms (${r.withTraffic.count} delivered)`,
     `  no traffic (one scheduled run): p50 ${r.noTraffic.p50Ms} ms, p99 ${r.noTraffic.p99Ms} ms, max ${r.noTraffic.maxMs} ms (${r.noTraffic.count} delivered)`,
-    `  AWS requests per delayed message: 1 API call, ${t.tableReads} DynamoDB reads, ${t.tableWrites} writes, ` +
+    `  AWS requests per delayed message: ${r.perMessage.send.apiCalls} API calls, ${t.tableReads} DynamoDB reads, ${t.tableWrites} writes, ` +
       `${t.s3Puts} S3 PUTs, ${t.s3Gets} S3 GETs (send: ${r.perMessage.send.tableWrites} writes; move: ` +
       `${r.perMessage.move.tableReads} reads, ${r.perMessage.move.tableWrites} writes)`,
   ].join("\n");
