@@ -213,8 +213,8 @@ export function formatDelayed(r: DelayedResult): string {
   return [
     `Delayed delivery (${r.messages} timer messages per scenario, sent in batches of 20; lateness = store time - deliver time, of the messages due after the sends ended):`,
     `  with traffic (a pull every ${r.withTraffic.pullEveryMs} ms, sweeps at most every ${r.withTraffic.sweepIntervalMs} ms per process): ` +
-      `p50 ${r.withTraffic.p50Ms} ms, p99 ${r.withTraffic.p99Ms} ms, max ${r.withTraffic.maxMs} ms (${r.withTraffic.count} delivered)`,
-    `  no traffic (one scheduled run): p50 ${r.noTraffic.p50Ms} ms, p99 ${r.noTraffic.p99Ms} ms, max ${r.noTraffic.maxMs} ms (${r.noTraffic.count} delivered)`,
+      `p50 ${r.withTraffic.p50Ms} ms, p99 ${r.withTraffic.p99Ms} ms, max ${r.withTraffic.maxMs} ms (${r.withTraffic.count} measured: due after the sends ended)`,
+    `  no traffic (one scheduled run): p50 ${r.noTraffic.p50Ms} ms, p99 ${r.noTraffic.p99Ms} ms, max ${r.noTraffic.maxMs} ms (${r.noTraffic.count} measured)`,
     `  AWS requests per delayed message: ${r.perMessage.send.apiCalls} API calls, ${t.tableReads} DynamoDB reads, ${t.tableWrites} writes, ` +
       `${t.s3Puts} S3 PUTs, ${t.s3Gets} S3 GETs (send: ${r.perMessage.send.tableWrites} writes; move: ` +
       `${r.perMessage.move.tableReads} reads, ${r.perMessage.move.tableWrites} writes)`,
