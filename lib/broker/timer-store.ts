@@ -32,6 +32,8 @@ import { MAX_RUN_MS } from "./transactions.js";
 export const MAX_TIMER_RECORD_BYTES = 300 * 1024;
 /** A mover's claim on a bucket is abandoned after this long (no request or run lasts longer). */
 export const LEASE_MS = MAX_RUN_MS;
+/** How long past its window a scheduled run may keep moving a page of messages it started. */
+const RUN_OVERRUN_MS = 2000;
 /** What a sweep alongside a request moves at most (the rest waits for the next sweep). */
 export const REQUEST_SWEEP_BUDGET = 256;
 
@@ -141,8 +143,11 @@ export class TimerStore {
     return this.#requestSweep;
   }
 
-  /** Moves the messages due now, up to `budget` of them, bucket by bucket in due order. */
-  async sweep(budget = Number.POSITIVE_INFINITY): Promise<TimerSweepReport> {
+  /**
+   * Moves the messages due now, up to `budget` of them, bucket by bucket in due order; takes no new page of
+   * messages after `stopAt` (a run's end).
+   */
+  async sweep(budget = Number.POSITIVE_INFINITY, stopAt = Number.POSITIVE_INFINITY): Promise<TimerSweepReport> {
     const report = emptyReport();
     const now = this.#now();
     const due = await this.table.query(DUE_PK, {
@@ -151,10 +156,10 @@ export class TimerStore {
       consistent: true,
     });
     for (const entry of due.items) {
-      if (report.moved >= budget) break;
+      if (report.moved >= budget || this.#now() >= stopAt) break;
       report.buckets++;
       try {
-        const moved = await this.#moveBucket(Number(entry.sk), now, budget - report.moved);
+        const moved = await this.#moveBucket(Number(entry.sk), now, budget - report.moved, stopAt);
         if (moved === undefined) report.busy++;
         else report.moved += moved;
       } catch (err) {
@@ -172,8 +177,10 @@ export class TimerStore {
   async runScheduled(runMs: number, pollMs = 250): Promise<TimerSweepReport> {
     const total = emptyReport();
     const deadline = this.#now() + runMs;
+    // The last sweep may run past the window, not past the run's limit (the function has 60 s for 55 s).
+    const stopAt = deadline + RUN_OVERRUN_MS;
     for (;;) {
-      const r = await this.sweep();
+      const r = await this.sweep(Number.POSITIVE_INFINITY, stopAt);
       total.buckets += r.buckets;
       total.moved += r.moved;
       total.busy += r.busy;
@@ -204,15 +211,15 @@ export class TimerStore {
   }
 
   /** Moves bucket `second`'s messages due by `now`; undefined when another mover holds it. */
-  async #moveBucket(second: number, now: number, budget: number): Promise<number | undefined> {
+  async #moveBucket(second: number, now: number, budget: number, stopAt: number): Promise<number | undefined> {
     const dueBy = `${dueKey(now)}~`;
     let moved = 0;
     // Nothing due yet in this second (or nothing left): no lease, only the entry's tidy-up below.
     if ((await this.#items(second, dueBy, 1)).length > 0) {
       const lease = await this.#claim(second, now);
       if (lease === undefined) return undefined;
-      moved = await this.#moveClaimed(lease, second, dueBy, budget);
-      if (moved >= budget) return moved;
+      moved = await this.#moveClaimed(lease, second, dueBy, budget, stopAt);
+      if (moved >= budget || this.#now() >= stopAt) return moved;
     }
     if ((await this.#items(second, ITEMS_END, 1)).length > 0) return moved;
     await this.table.delete({ pk: DUE_PK, sk: secondKey(second) });
@@ -222,14 +229,14 @@ export class TimerStore {
   }
 
   /** Moves the bucket's due messages under `lease`, then releases it. */
-  async #moveClaimed(lease: Item, second: number, dueBy: string, budget: number): Promise<number> {
+  async #moveClaimed(lease: Item, second: number, dueBy: string, budget: number, stopAt: number): Promise<number> {
     let moved = 0;
     try {
       for (;;) {
         const items = await this.#items(second, dueBy, Math.min(PAGE, budget - moved));
         if (items.length === 0) return moved;
         moved += await this.#deliver(items);
-        if (moved >= budget) return moved;
+        if (moved >= budget || this.#now() >= stopAt) return moved;
       }
     } finally {
       // Unconditional: only this mover writes its own round's record.
