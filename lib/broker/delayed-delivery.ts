@@ -5,6 +5,7 @@
  * up to `PAST_TOLERANCE_MS` in the past is delivered at once; further in the past, or more than the
  * deployment's `timerMaxDelaySec` ahead, is refused (PARAMETER_ILLEGAL) before anything is written.
  */
+import { TIMER_PROPERTIES } from "../core/delay-levels.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { MessageConst, type MessageRecord } from "../core/message.js";
 import type { SendResponse } from "../protocol/index.js";
@@ -13,13 +14,6 @@ import type { TimerStore } from "./timer-store.js";
 
 /** A deliver time this far in the past is delivered now (clocks differ); further back it is refused. */
 export const PAST_TOLERANCE_MS = 60_000;
-
-const TIMER_PROPERTIES = [
-  MessageConst.DELAY,
-  MessageConst.TIMER_DELIVER_MS,
-  MessageConst.TIMER_DELAY_SEC,
-  MessageConst.TIMER_DELAY_MS,
-] as const;
 
 const illegal = (message: string) => new NimbusError(ErrorCode.PARAMETER_ILLEGAL, message);
 

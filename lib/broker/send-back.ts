@@ -9,7 +9,7 @@
  * consumes it by itself. Both topics are created on first use; the retry topic also when a clustering
  * consumer first heartbeats, so it can subscribe before the first failure.
  */
-import { RETRY_BASE_DELAY_LEVEL } from "../core/delay-levels.js";
+import { RETRY_BASE_DELAY_LEVEL, TIMER_PROPERTIES } from "../core/delay-levels.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { MessageConst, type MessageRecord } from "../core/message.js";
 import { dlqTopic, isRetryTopic, retryTopic } from "../core/names.js";
@@ -37,6 +37,11 @@ export class SendBackService {
 
   /** Re-stores a failed message for its group: retry topic, or dead-letter queue. */
   async sendBack(req: SendBackRequest): Promise<SendBackResponse> {
+    const delayLevel = req.delayLevel ?? 0;
+    const levels = this.delays.levels.length;
+    if (delayLevel > levels) {
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `delay level ${delayLevel} is out of range: 1 to ${levels}`);
+    }
     const stored = await this.#read(req);
     const { queueOffset: _o, storeTimestamp: _s, ...record } = stored;
     const msgId = record.properties[MessageConst.UNIQ_KEY] ?? `${req.brokerName}-${req.queueId}-${req.queueOffset}`;
@@ -48,17 +53,10 @@ export class SendBackService {
     }
     properties[MessageConst.ORIGIN_MESSAGE_ID] ??= msgId;
     properties[MessageConst.UNIQ_KEY] = msgId;
-    for (const timer of [MessageConst.DELAY, MessageConst.TIMER_DELIVER_MS, MessageConst.TIMER_DELAY_SEC]) {
-      delete properties[timer];
-    }
-    delete properties[MessageConst.TIMER_DELAY_MS];
-    const delayLevel = req.delayLevel ?? 0;
+    // Its own delay is spent: the retry's level is the broker's.
+    for (const timer of TIMER_PROPERTIES) delete properties[timer];
     if (record.reconsumeTimes >= maxReconsumeTimes || delayLevel < 0) {
       return this.toDeadLetterQueue(req.consumerGroup, req.brokerName, { ...record, properties }, msgId);
-    }
-    const levels = this.delays.levels.length;
-    if (delayLevel > levels) {
-      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `delay level ${delayLevel} is out of range: 1 to ${levels}`);
     }
     // RocketMQ's 3 + reconsumeTimes, on the last level once past it (a deployment may have fewer levels).
     const level = delayLevel > 0 ? delayLevel : Math.min(RETRY_BASE_DELAY_LEVEL + record.reconsumeTimes, levels);

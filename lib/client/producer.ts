@@ -11,6 +11,7 @@
  * await producer.shutdown();
  */
 
+import { isDelayed } from "../core/delay-levels.js";
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
 import { MessageConst } from "../core/message.js";
 import { newMessageId } from "../core/message-id-node.js";
@@ -168,7 +169,7 @@ export class Producer {
     const prepared = prepare(msg);
     const { target, timeout } = this.#parseCall(prepared, msg, rest);
     // A delayed message is sent on its own: a batch is delayed as a whole or not at all.
-    const single = !Array.isArray(msg) && !isDelayed(prepared.wire[0]) && prepared.wire[0];
+    const single = !Array.isArray(msg) && !isDelayed(prepared.wire[0]?.properties) && prepared.wire[0];
     // Joins the batch before the first await, so that a shutdown() called right after still flushes it.
     if (this.#batcher && target.kind === "any" && single) return this.#batcher.add(prepared.topic, single, timeout);
     return resultOf(await this.#sendDefault(prepared, target, timeout, 1 + this.retryTimesWhenSendFailed));
@@ -363,17 +364,6 @@ export function prepare(msg: Message | Message[]): Prepared {
     };
   });
   return { topic, wire };
-}
-
-const TIMER_PROPERTIES = [
-  MessageConst.DELAY,
-  MessageConst.TIMER_DELIVER_MS,
-  MessageConst.TIMER_DELAY_SEC,
-  MessageConst.TIMER_DELAY_MS,
-];
-
-function isDelayed(m: SendMessage | undefined): boolean {
-  return m !== undefined && TIMER_PROPERTIES.some((p) => m.properties?.[p] !== undefined);
 }
 
 function resultOf(res: SendResponse): SendResult {

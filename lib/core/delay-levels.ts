@@ -7,12 +7,25 @@
  * parseDelayLevels("1s 5s 2m"); // [1000, 5000, 120000]
  */
 import { ErrorCode, NimbusError } from "./errors.js";
+import { MessageConst } from "./message.js";
 
 /** RocketMQ's default `messageDelayLevel`. */
 export const DEFAULT_MESSAGE_DELAY_LEVEL = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h";
 
 /** A retry's level: RocketMQ sends the n-th failure back with level 3 + reconsumeTimes. */
 export const RETRY_BASE_DELAY_LEVEL = 3;
+
+/** The properties that delay a message: a delay level, or RocketMQ 5's timer properties. */
+export const TIMER_PROPERTIES = [
+  MessageConst.DELAY,
+  MessageConst.TIMER_DELIVER_MS,
+  MessageConst.TIMER_DELAY_SEC,
+  MessageConst.TIMER_DELAY_MS,
+] as const;
+
+/** Whether `properties` delay their message. */
+export const isDelayed = (properties: Readonly<Record<string, string>> | undefined): boolean =>
+  properties !== undefined && TIMER_PROPERTIES.some((p) => properties[p] !== undefined);
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
