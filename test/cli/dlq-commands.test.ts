@@ -44,6 +44,14 @@ describe("nimbus resendDlqMsg (the built CLI)", () => {
     await broker.close();
   });
 
+  it("queryMsgByOffset reads the dead letter, with its original topic", async () => {
+    const r = await run("queryMsgByOffset", "-t", dlqTopic(group), "-b", "broker-a", "-i", "0", "-o", "0", "--json");
+    assert.equal(r.code, 0, r.stderr);
+    const m = JSON.parse(r.stdout) as { bodyText: string; properties: Record<string, string> };
+    assert.equal(m.bodyText, "dead");
+    assert.equal(m.properties[MessageConst.RETRY_TOPIC], topic);
+  });
+
   it("resends the dead letter to its original topic", async () => {
     const r = await run("resendDlqMsg", "-g", group, "-b", "broker-a", "-o", "0", "--json");
     assert.equal(r.code, 0, r.stderr);

@@ -14,8 +14,7 @@ import { servedBroker } from "./broker-scope.js";
 export const sendRoutes = serviceRoutes<HandlerContext>("Send", [
   route(endpoints.send, async ({ body }, ctx) => {
     const brokerName = await servedBroker(ctx, body.brokerName, "write");
-    const [answer] = await Promise.all([ctx.broker.sender.send({ ...body, brokerName }), sweepOnMaster(ctx)]);
-    return answer;
+    return withSweep(ctx, ctx.broker.sender.send({ ...body, brokerName }));
   }),
   route(endpoints.sendBack, async ({ body }, ctx) => {
     await servedBroker(ctx, body.brokerName, "write");
@@ -23,17 +22,25 @@ export const sendRoutes = serviceRoutes<HandlerContext>("Send", [
   }),
 ]);
 
-/** A sweep of due delayed messages alongside a request, on a process that writes (not on a slave). */
-function sweepOnMaster(ctx: HandlerContext): Promise<void> {
+/**
+ * `work`, with a sweep of due delayed messages alongside it on a process that writes (not on a slave). The
+ * answer waits for the sweep, failed or not: a Lambda freezes what runs after its answer.
+ */
+async function withSweep<T>(ctx: HandlerContext, work: Promise<T>): Promise<T> {
   const { role } = ctx;
-  if (role.kind === "broker" && role.brokerId !== MASTER_ID) return Promise.resolve();
-  return ctx.broker.timers.sweepAlongside();
+  const slave = role.kind === "broker" && role.brokerId !== MASTER_ID;
+  const sweep = slave ? Promise.resolve() : ctx.broker.timers.sweepAlongside();
+  try {
+    return await work;
+  } finally {
+    await sweep;
+  }
 }
 
 export const pullRoutes = serviceRoutes<HandlerContext>("Pull", [
   route(endpoints.pull, async ({ body }, ctx) => {
     await servedBroker(ctx, body.brokerName, "read");
-    const [answer] = await Promise.all([ctx.broker.puller.pull(body), sweepOnMaster(ctx)]);
+    const answer = await withSweep(ctx, ctx.broker.puller.pull(body));
     // A slave may lag its master (a replica a second behind): an offset past its end is not illegal there,
     // only not here yet. Correcting it would move the consumer back (RocketMQ's offsetCheckInSlave=false).
     const { role } = ctx;
