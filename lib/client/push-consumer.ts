@@ -127,9 +127,16 @@ export class PushConsumer {
     return this.#options.consumerGroup;
   }
 
-  /** The queues this consumer pulls now, sorted. */
+  /** The queues of this consumer's subscriptions that it pulls now, sorted (its retry queues: `retryQueues()`). */
   assignedQueues(): MessageQueue[] {
-    return this.#runtime.rebalance.assignedQueues();
+    const retry = retryTopic(this.#options.consumerGroup);
+    return this.#runtime.rebalance.assignedQueues().filter((mq) => mq.topic !== retry);
+  }
+
+  /** The queues of the group's retry topic `%RETRY%<group>` that this consumer pulls now (CLUSTERING). */
+  retryQueues(): MessageQueue[] {
+    const retry = retryTopic(this.#options.consumerGroup);
+    return this.#runtime.rebalance.assignedQueues().filter((mq) => mq.topic === retry);
   }
 
   /**
