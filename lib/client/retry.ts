@@ -12,7 +12,7 @@ import { MessageConst } from "../core/message.js";
 import type { MessageQueue } from "../core/message-queue.js";
 import { retryTopic } from "../core/names.js";
 import type { NimbusApi, SendBackResponse } from "./api-client.js";
-import type { MessageExt } from "./message.js";
+import { type MessageExt, toMessageExt } from "./message.js";
 
 /** A send-back function for `group`: the message at `mq` and its offset goes to the retry topic or the DLQ. */
 export function sendBackTo(api: NimbusApi, group: string, maxReconsumeTimes: number) {
@@ -34,8 +34,6 @@ export function restoreRetryTopic(msgs: MessageExt[], group: string): MessageExt
   return msgs.map((m) => {
     const original = m.properties[MessageConst.RETRY_TOPIC];
     if (m.topic !== retry || original === undefined) return m;
-    return Object.defineProperty({ ...m, topic: original }, "bodyText", {
-      get: () => new TextDecoder().decode(m.body),
-    });
+    return toMessageExt({ ...m, topic: original });
   });
 }
