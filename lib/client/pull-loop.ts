@@ -5,6 +5,11 @@
  * finds nothing new waits before the next one, twice as long each time up to a cap, and the wait resets
  * when messages come. Flow control pauses pulling while too much is cached.
  *
+ * Prefetch: when an answer says more messages wait past it (`nextBeginOffset < maxOffset`), the pull
+ * interval is 0 and flow control lets pulls go, the next pull is sent before this answer is handed on, so
+ * the broker's round trip overlaps the client's handling. One pull is in flight at a time, never more
+ * (offsets stay in order), and flow control may be overshot by one batch at most.
+ *
  * @example
  * const loop = new PullLoop({ api, consumerGroup, mq, subscription, ...timing, onFound, onNothing, onOffsetIllegal,
  *   flowControl: () => 0, onError }, 0);
@@ -47,6 +52,8 @@ export class PullLoop {
   #idleDelay = 0;
   readonly #abort = new AbortController();
   #done: Promise<void> | undefined;
+  /** The pull sent ahead (prefetch), awaited by the next turn of the loop. */
+  #prefetched: Promise<PullResponse> | undefined;
 
   constructor(
     private readonly config: PullLoopConfig,
@@ -73,19 +80,25 @@ export class PullLoop {
   async stop(): Promise<void> {
     this.#abort.abort();
     await this.#done;
+    await this.#prefetched?.catch(() => undefined);
   }
 
   async #run(): Promise<void> {
     const signal = this.#abort.signal;
     while (!signal.aborted) {
-      const hold = this.config.flowControl();
-      if (hold > 0) {
-        await sleep(hold, signal);
-        continue;
+      let pending = this.#prefetched;
+      this.#prefetched = undefined;
+      if (pending === undefined) {
+        const hold = this.config.flowControl();
+        if (hold > 0) {
+          await sleep(hold, signal);
+          continue;
+        }
+        pending = this.#pull();
       }
       let res: PullResponse;
       try {
-        res = await this.#pull();
+        res = await pending;
       } catch (err) {
         if (signal.aborted) break;
         this.config.onError(err, `pull of ${this.mq.key()} at ${this.#nextOffset} failed`);
@@ -93,8 +106,19 @@ export class PullLoop {
         continue;
       }
       if (signal.aborted) break;
+      this.#prefetch(res);
       await sleep(await this.#handle(res), signal);
     }
+  }
+
+  /** Sends the next pull now when more messages wait and nothing holds it back (see the module's note). */
+  #prefetch(res: PullResponse): void {
+    if (res.pullStatus !== "FOUND" || res.nextBeginOffset >= res.maxOffset) return;
+    if (this.config.pullInterval !== 0 || this.config.flowControl() > 0) return;
+    this.#nextOffset = res.nextBeginOffset;
+    const ahead = this.#pull();
+    ahead.catch(() => undefined); // its failure is handled where the loop awaits it
+    this.#prefetched = ahead;
   }
 
   #pull(): Promise<PullResponse> {

@@ -13,6 +13,7 @@ import { sendBack } from "./endpoints/send-back.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
 import { endTransaction, sendHalfMessage, transactionInfo, transactionMessage } from "./endpoints/transactions.js";
 
+export * from "./binary-batch.js";
 export * from "./bounds.js";
 export * from "./endpoint.js";
 export * from "./endpoints/clients.js";

@@ -8,16 +8,15 @@
  * `--max-messages <cap per case>`, `--batches 1,32,256`, `--polls <idle polls>`, `--clients <producers and
  * consumers, default 4>`, `--flush async|sync|both` (the embedded store's durability, default async).
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { availableParallelism, cpus, tmpdir } from "node:os";
-import { join } from "node:path";
+import { availableParallelism, cpus } from "node:os";
 import { parseArgs } from "node:util";
-import { type LocalServer, type StorageChoice, startLocalServer } from "../../lib/dev/local-server.js";
+import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 import type { FlushMode } from "../../lib/storage/local/index.js";
-import { EMULATOR_CREDENTIALS, startEmulators } from "../support/emulators.js";
+import { benchStorage } from "./bench-storage.js";
 import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
 import { formatDelayed, runDelayed } from "./delayed.js";
+import { runPeerSuite } from "./peer-run.js";
 import { formatMode, type ModeResult } from "./report.js";
 import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
 
@@ -31,6 +30,10 @@ const { values } = parseArgs({
     polls: { type: "string" },
     clients: { type: "string" },
     flush: { type: "string", default: "async" },
+    suite: { type: "string", default: "data" },
+    url: { type: "string" },
+    rate: { type: "string" },
+    "e2e-seconds": { type: "string" },
   },
   strict: true,
 });
@@ -76,29 +79,7 @@ setTimeout(() => {
 }, WATCHDOG_MS).unref();
 
 async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): Promise<ModeResult> {
-  let cleanup: () => Promise<void>;
-  let storage: StorageChoice;
-  let description: string;
-  if (mode === "local") {
-    const dataDir = await mkdtemp(join(tmpdir(), "nimbus-bench-"));
-    storage = { kind: "local", dataDir, flush };
-    description = `embedded store (SQLite tables + object files), --flush ${flush}`;
-    cleanup = () => rm(dataDir, { recursive: true, force: true });
-  } else {
-    const emulators = await startEmulators();
-    storage = {
-      kind: "aws",
-      provision: true,
-      region: "us-east-1",
-      bucket: `nimbus-bench-${runId}`,
-      tablePrefix: `bench-${runId}-`,
-      dynamoEndpoint: emulators.dynamoEndpoint,
-      s3Endpoint: emulators.s3Endpoint,
-      credentials: EMULATOR_CREDENTIALS,
-    };
-    description = "AWS adapters on dynalite + s3rver (in this process)";
-    cleanup = () => emulators.stop();
-  }
+  const { storage, description, cleanup } = await benchStorage(mode, runId, flush);
   let server: LocalServer | undefined;
   try {
     // Registration and retention run only when the benchmark says (between phases), never inside one.
@@ -148,6 +129,19 @@ async function main(): Promise<void> {
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
   };
+  if (values.suite === "peer") {
+    const peer = {
+      bodyBytes: settings.bodyBytes,
+      seconds: positive("seconds", values.seconds, quick ? 1.5 : 8),
+      rate: positive("rate", values.rate, 2000),
+      e2eSeconds: positive("e2e-seconds", values["e2e-seconds"], quick ? 2 : 10),
+      batch: 32,
+      queues: settings.queues,
+    };
+    await runPeerSuite({ modes, flush: flushes[0] ?? "async", url: values.url, options: peer, runId, machine });
+    return;
+  }
+  if (values.suite !== "data") throw new Error(`--suite must be data or peer, got ${values.suite}`);
   console.error(
     `bench: ${modes.join(" + ")}, batches ${batches.join("/")}, ${settings.bodyBytes} B bodies, ` +
       `${settings.producers} producers / ${settings.consumers} consumers, ${settings.queues} queues, ` +
