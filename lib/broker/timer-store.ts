@@ -124,11 +124,11 @@ export class TimerStore {
   }
 
   /**
-   * A sweep alongside a request: at most one per `sweepIntervalMs` per process (a request meanwhile waits
-   * for the running one, so a process never closes its store under a sweep). Never fails the request.
+   * A sweep alongside a request: at most one per `sweepIntervalMs` per process; the request that starts it
+   * waits for it (a Lambda freezes what runs after its answer), others meanwhile do not. Never fails.
    */
   sweepAlongside(): Promise<void> {
-    if (this.#requestSweep !== undefined) return this.#requestSweep;
+    if (this.#requestSweep !== undefined) return Promise.resolve();
     const now = this.#now();
     if (now - this.#lastRequestSweep < this.options.sweepIntervalMs) return Promise.resolve();
     this.#lastRequestSweep = now;
@@ -141,6 +141,11 @@ export class TimerStore {
         this.#requestSweep = undefined;
       });
     return this.#requestSweep;
+  }
+
+  /** Resolves when no sweep started by a request is running (before a process closes its store). */
+  async settled(): Promise<void> {
+    await this.#requestSweep;
   }
 
   /**

@@ -171,6 +171,8 @@ export async function serveOn(
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await Promise.all(inFlight);
+      // A sweep a request started may outlive that request's answer.
+      await broker.timers.settled();
       server.closeAllConnections();
       await closed;
       if (ownsStorage) await storage.close();

@@ -22,6 +22,11 @@ import type { Storage } from "../../lib/storage/storage.js";
 import { type FakeClock, fakeClock, MODE_LABEL, startTestServer, type TestServer } from "../support/server-fixture.js";
 
 const body = (s: string) => new TextEncoder().encode(s);
+/**
+ * The brokers of these tests: not the server's own (broker-a, broker-b), which it registers on the real
+ * clock every 30 s; ours are registered on the fake clock, years ahead.
+ */
+const BROKER = "timer-broker";
 
 for (const mode of ["local", "aws"] as const) {
   describe(`timer store (${MODE_LABEL[mode]})`, () => {
@@ -32,11 +37,15 @@ for (const mode of ["local", "aws"] as const) {
 
     /** A broker of its own (as another Lambda container) on the shared store and clock. */
     async function broker(): Promise<Broker> {
-      const b = createBroker(storage, parseNimbusConfig({ messageDelayLevel: "1s 2s 3s" }), {
-        apiUrl: "http://127.0.0.1:9876",
-        newMessageId,
-        now: clock,
-      });
+      const b = createBroker(
+        storage,
+        parseNimbusConfig({ messageDelayLevel: "1s 2s 3s", brokers: [{ brokerName: BROKER }] }),
+        {
+          apiUrl: "http://127.0.0.1:9876",
+          newMessageId,
+          now: clock,
+        },
+      );
       brokers.push(b);
       // Registered at the fake clock's time (a broker expires 120 s after its registration).
       await b.registerBrokers();
@@ -63,7 +72,7 @@ for (const mode of ["local", "aws"] as const) {
       const topic = "TimerVisible";
       const sent = await b.sender.send({
         topic,
-        brokerName: "broker-a",
+        brokerName: BROKER,
         queueId: 0,
         messages: [{ body: body("x"), properties: { [MessageConst.TIMER_DELIVER_MS]: String(clock() + 5000) } }],
       });
@@ -75,7 +84,7 @@ for (const mode of ["local", "aws"] as const) {
       clock.set(due as number);
       assert.equal((await b.timers.sweep()).moved, 1);
       assert.equal(await depth(b, topic), 1, "in the queue once due");
-      const page = await b.queueLog.read({ topic, brokerName: "broker-a", queueId: 0 }, 0, {});
+      const page = await b.queueLog.read({ topic, brokerName: BROKER, queueId: 0 }, 0, {});
       assert.equal(page.messages[0]?.properties[MessageConst.UNIQ_KEY], sent.msgIds[0]);
       assert.deepEqual(await b.timers.pending(), [], "nothing left waiting");
     });
@@ -87,7 +96,7 @@ for (const mode of ["local", "aws"] as const) {
       for (let i = 1; i <= 20; i++) {
         await b.sender.send({
           topic,
-          brokerName: "broker-a",
+          brokerName: BROKER,
           queueId: 0,
           messages: [{ body: body(`f${i}`), properties: { [MessageConst.TIMER_DELAY_SEC]: String(60 + i) } }],
         });
@@ -113,7 +122,7 @@ for (const mode of ["local", "aws"] as const) {
       for (let i = 0; i < 3; i++) {
         await b1.sender.send({
           topic,
-          brokerName: "broker-a",
+          brokerName: BROKER,
           queueId: 0,
           messages: Array.from({ length: 100 }, (_, j) => ({
             body: body(`r${i}-${j}`),
@@ -125,7 +134,7 @@ for (const mode of ["local", "aws"] as const) {
       const reports = await Promise.all([b1.timers.sweep(), b2.timers.sweep(), b1.timers.sweep(), b2.timers.sweep()]);
       let rest = await b2.timers.sweep();
       while (rest.moved > 0) rest = await b2.timers.sweep();
-      const page = await b1.queueLog.read({ topic, brokerName: "broker-a", queueId: 0 }, 0, { maxMessages: 1024 });
+      const page = await b1.queueLog.read({ topic, brokerName: BROKER, queueId: 0 }, 0, { maxMessages: 1024 });
       const ids = page.messages.map((m) => m.properties[MessageConst.UNIQ_KEY]);
       assert.equal(ids.length, 300, `300 appended (${JSON.stringify(reports)})`);
       assert.equal(new Set(ids).size, 300, "none twice");
@@ -136,7 +145,7 @@ for (const mode of ["local", "aws"] as const) {
       const topic = "TimerTakeover";
       const sent = await b.sender.send({
         topic,
-        brokerName: "broker-a",
+        brokerName: BROKER,
         queueId: 0,
         messages: [{ body: body("t"), properties: { [MessageConst.TIMER_DELAY_MS]: "1500" } }],
       });
@@ -162,7 +171,7 @@ for (const mode of ["local", "aws"] as const) {
       for (const delay of [3000, 20_000]) {
         await b.sender.send({
           topic,
-          brokerName: "broker-a",
+          brokerName: BROKER,
           queueId: 0,
           messages: [
             { body: body(`d${delay}`), properties: { [MessageConst.TIMER_DELIVER_MS]: String(start + delay) } },
@@ -195,11 +204,11 @@ for (const mode of ["local", "aws"] as const) {
       const b = await broker();
       const topic = "TimerRetry";
       const group = "gTimerRetry";
-      await b.sender.send({ topic, brokerName: "broker-a", queueId: 0, messages: [{ body: body("f") }] });
+      await b.sender.send({ topic, brokerName: BROKER, queueId: 0, messages: [{ body: body("f") }] });
       const first = await b.sendBack.sendBack({
         consumerGroup: group,
         topic,
-        brokerName: "broker-a",
+        brokerName: BROKER,
         queueId: 0,
         queueOffset: 0,
         maxReconsumeTimes: 2,
@@ -208,7 +217,7 @@ for (const mode of ["local", "aws"] as const) {
       assert.equal(first.deliverTimeMs, clock() + 3000, "level 3 of 1s 2s 3s");
       clock.advance(3000);
       await b.timers.sweep();
-      const retry = { topic: retryTopic(group), brokerName: "broker-a", queueId: 0 };
+      const retry = { topic: retryTopic(group), brokerName: BROKER, queueId: 0 };
       const again = await b.sendBack.sendBack({ consumerGroup: group, ...retry, queueOffset: 0, maxReconsumeTimes: 2 });
       assert.equal(again.deliverTimeMs, clock() + 3000, "level 4 clamped to the last level (3 s)");
       assert.equal(again.reconsumeTimes, 2);
