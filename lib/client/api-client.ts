@@ -44,6 +44,8 @@ import {
   type QueueRef,
   type QueueStatus,
   type ReleaseEntry,
+  type SendBackRequest,
+  type SendBackResponse,
   type SendRequest,
   type SendResponse,
   type TopicConfig,
@@ -77,6 +79,8 @@ export type {
   QueueRunningInfo,
   QueueStatus,
   ReleaseEntry,
+  SendBackRequest,
+  SendBackResponse,
   SendMessage,
   SendRequest,
   SendResponse,
@@ -271,6 +275,11 @@ export class NimbusApi {
       }
       throw lastError;
     }
+  }
+
+  /** Hands a failed message back to its broker: the group's retry topic, or its dead-letter queue. */
+  sendBack(req: SendBackRequest, options?: RequestOptions): Promise<SendBackResponse> {
+    return this.#atBroker(req, "write", options, (o) => this.call(endpoints.sendBack, { body: req }, o));
   }
 
   pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {

@@ -2,7 +2,9 @@
  * @module RocketMQ's `DefaultMQPushConsumer` with a concurrent listener: the consumer pulls the queues the
  * rebalance gives it and calls the listener; offsets are committed after consumption (every
  * `persistConsumerOffsetInterval`, and at once when a queue leaves: the release of the handover), so
- * delivery is at least once: a rebalance or a crash may redeliver, never lose. See `consume-concurrently.ts` for RECONSUME_LATER (local redelivery).
+ * delivery is at least once: a rebalance or a crash may redeliver, never lose. A CLUSTERING consumer also
+ * subscribes to its group's retry topic `%RETRY%<group>`, where the broker keeps the messages it sent back
+ * (RECONSUME_LATER: see `consume-concurrently.ts` and `retry.ts`).
  * With `registerMessageListenerOrderly` instead, each queue is consumed in order by one consumer at a time,
  * under a broker lock (`orderly-mode.ts`, `consume-orderly.ts`).
  *
@@ -19,6 +21,7 @@
  */
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { MessageQueue } from "../core/message-queue.js";
+import { retryTopic } from "../core/names.js";
 import { parseSubExpression, type TagSubscription } from "../core/subscription.js";
 import type { ConsumerRunningInfo, OffsetReset } from "./api-client.js";
 import { ConsumeMessageConcurrentlyService } from "./consume-concurrently.js";
@@ -33,6 +36,7 @@ import { OrderlyMode } from "./orderly-mode.js";
 import { ProcessQueue } from "./process-queue.js";
 import { PullLoop } from "./pull-loop.js";
 import { resolvePushSettings } from "./push-settings.js";
+import { restoreRetryTopic, sendBackTo } from "./retry.js";
 import { sleep } from "./schedule.js";
 
 /** RocketMQ's PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL. */
@@ -71,7 +75,7 @@ export class PushConsumer {
     this.#settings = resolvePushSettings(options);
     this.#runtime = new ConsumerRuntime(options, resolved, {
       consumeType: "CONSUME_PASSIVELY",
-      subscriptions: () => new Map([...this.#subscriptions].map(([topic, sub]) => [topic, sub.subString])),
+      subscriptions: () => new Map([...this.#allSubscriptions()].map(([topic, sub]) => [topic, sub.subString])),
       startQueue: (mq, start, turn) => this.#startQueue(mq, start, turn),
       stopQueue: (mq) => this.#stopQueue(mq),
       // Queues taken without a release are not committed while their previous owner may still write them,
@@ -88,6 +92,15 @@ export class PushConsumer {
     });
   }
 
+  /** The user's subscriptions, and for CLUSTERING the group's retry topic (every tag), as RocketMQ adds it. */
+  #allSubscriptions(): Map<string, TagSubscription> {
+    const all = new Map(this.#subscriptions);
+    if (this.#runtime?.resolved.messageModel !== "BROADCASTING") {
+      all.set(retryTopic(this.#options.consumerGroup), parseSubExpression("*"));
+    }
+    return all;
+  }
+
   #started(): MessageQueue[] {
     return [...this.#queues.values()].map((q) => q.mq);
   }
@@ -101,9 +114,16 @@ export class PushConsumer {
     return this.#options.consumerGroup;
   }
 
-  /** The queues this consumer pulls now, sorted. */
+  /** The queues of this consumer's subscriptions that it pulls now, sorted (its retry queues: `retryQueues()`). */
   assignedQueues(): MessageQueue[] {
-    return this.#runtime.rebalance.assignedQueues();
+    const retry = retryTopic(this.#options.consumerGroup);
+    return this.#runtime.rebalance.assignedQueues().filter((mq) => mq.topic !== retry);
+  }
+
+  /** The queues of the group's retry topic `%RETRY%<group>` that this consumer pulls now (CLUSTERING). */
+  retryQueues(): MessageQueue[] {
+    const retry = retryTopic(this.#options.consumerGroup);
+    return this.#runtime.rebalance.assignedQueues().filter((mq) => mq.topic === retry);
   }
 
   /**
@@ -179,8 +199,10 @@ export class PushConsumer {
       store: this.#runtime.store,
       consumeMessageBatchMaxSize: this.#settings.consumeMessageBatchMaxSize,
       consumeThreadMax: this.#settings.consumeThreadMax,
-      maxReconsumeTimes: this.#settings.maxReconsumeTimes,
       reconsumeDelay: this.#settings.reconsumeDelay,
+      ...(r.messageModel === "CLUSTERING"
+        ? { sendBack: sendBackTo(this.#runtime.api, r.consumerGroup, this.#settings.maxReconsumeTimes) }
+        : {}),
       onDelivered,
       onError: r.onError,
     });
@@ -203,8 +225,15 @@ export class PushConsumer {
       consumeMessageBatchMaxSize: s.consumeMessageBatchMaxSize,
       suspendCurrentQueueTimeMillis: s.suspendCurrentQueueTimeMillis,
       maxReconsumeTimes: s.orderlyMaxReconsumeTimes,
-      // Until the broker has dead letter queues, a message that keeps failing is retried for ever.
-      deadLetter: undefined,
+      // CLUSTERING: past maxReconsumeTimes a message goes to %DLQ%<group> (send-back with level -1);
+      // BROADCASTING has no dead-letter queue, so it is retried for ever.
+      deadLetter:
+        r.messageModel === "CLUSTERING"
+          ? async (mq, msgs) => {
+              const toDlq = sendBackTo(this.#runtime.api, r.consumerGroup, s.maxReconsumeTimes);
+              for (const m of msgs) await toDlq(m, mq, -1);
+            }
+          : undefined,
       lockRenewIntervalMillis: s.lockRenewIntervalMillis,
       lockRetryMillis: Math.min(r.membershipPollInterval, 1000),
       started: () => this.#started(),
@@ -250,7 +279,7 @@ export class PushConsumer {
   #startQueue(mq: MessageQueue, start: StartOffset, turn: Turn): void {
     const r = this.#runtime.resolved;
     const store = this.#runtime.store;
-    const sub = this.#subscriptions.get(mq.topic);
+    const sub = this.#allSubscriptions().get(mq.topic);
     if (sub === undefined || this.#state !== "RUNNING") return;
     this.#runtime.handover?.watch(mq, turn, start.offset);
     if (!start.fromStore) {
@@ -266,7 +295,7 @@ export class PushConsumer {
         api: this.#runtime.api,
         consumerGroup: r.consumerGroup,
         mq,
-        subscription: () => this.#subscriptions.get(mq.topic) ?? sub,
+        subscription: () => this.#allSubscriptions().get(mq.topic) ?? sub,
         pullBatchSize: r.pullBatchSize,
         pullInterval: s.pullInterval,
         idleBackoffMillis: r.pullIdleBackoffMillis,
@@ -279,8 +308,9 @@ export class PushConsumer {
             : 0,
         onFound: (msgs) => {
           pq.lastPullTimestamp = Date.now();
-          pq.putMessages(msgs);
-          this.#service?.submitConsumeRequest(msgs, pq, mq);
+          const restored = restoreRetryTopic(msgs, r.consumerGroup);
+          pq.putMessages(restored);
+          this.#service?.submitConsumeRequest(restored, pq, mq);
         },
         // RocketMQ's correctTagsOffset: with nothing cached, what was skipped counts as consumed.
         onNothing: (next) => {

@@ -6,7 +6,7 @@
  * @example
  * const settings = resolvePushSettings({ consumerGroup: "g", endpoints: url }); // settings.consumeMessageBatchMaxSize === 1
  */
-import { checkRange, defaultReconsumeDelay, type PushConsumerOptions } from "./consumer-options.js";
+import { checkRange, DEFAULT_LOCAL_RECONSUME_DELAY_MS, type PushConsumerOptions } from "./consumer-options.js";
 
 export function resolvePushSettings(options: PushConsumerOptions) {
   const reconsume = options.reconsumeDelayMillis;
@@ -27,7 +27,7 @@ export function resolvePushSettings(options: PushConsumerOptions) {
       65535,
     ),
     maxReconsumeTimes: maxReconsumeTimes === -1 ? 16 : checkRange("maxReconsumeTimes", maxReconsumeTimes, 0, 1000),
-    reconsumeDelay: typeof reconsume === "function" ? reconsume : (n: number) => reconsume ?? defaultReconsumeDelay(n),
+    reconsumeDelay: typeof reconsume === "function" ? reconsume : () => reconsume ?? DEFAULT_LOCAL_RECONSUME_DELAY_MS,
     // An orderly consumer retries for ever by default (RocketMQ's orderly maxReconsumeTimes -1).
     orderlyMaxReconsumeTimes:
       maxReconsumeTimes === -1 || options.maxReconsumeTimes === undefined

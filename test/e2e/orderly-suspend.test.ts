@@ -1,8 +1,8 @@
 /**
  * E2E of SUSPEND_CURRENT_QUEUE_A_MOMENT (issue 15) and of the new endpoints' input checks, on the local
  * server: a suspended batch is delivered again, the same messages with `reconsumeTimes` one higher, and
- * nothing after it is delivered or committed meanwhile; past `maxReconsumeTimes`, with no dead letter
- * queue on the broker, it keeps being retried. Bad input to the lock, unlock, reset and status endpoints
+ * nothing after it is delivered or committed meanwhile; without `maxReconsumeTimes` it keeps being retried
+ * (RocketMQ's orderly default), with one it goes to `%DLQ%<group>` past it and the queue moves on. Bad input to the lock, unlock, reset and status endpoints
  * is a 4xx with `{code, message}` and writes nothing. A running lite pull consumer follows a reset by time too.
  */
 import assert from "node:assert/strict";
@@ -23,7 +23,7 @@ describe("orderly consumption: SUSPEND and bad input", () => {
   });
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
 
-  it("SUSPEND redelivers the same batch, holds the queue and its offset, and keeps retrying past maxReconsumeTimes", async () => {
+  it("SUSPEND redelivers the same batch, holds the queue and its offset, and keeps retrying without maxReconsumeTimes", async () => {
     const topic = uniqueName("Suspend");
     const group = uniqueName("gSuspend");
     await createTopic(api(), topic, 1, ["broker-a"]);
@@ -42,7 +42,6 @@ describe("orderly consumption: SUSPEND and bad input", () => {
       ...fastTimings(),
       consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
       suspendCurrentQueueTimeMillis: 20,
-      maxReconsumeTimes: 2,
     });
     open.push(consumer);
     consumer.subscribe(topic, "*");
@@ -57,7 +56,7 @@ describe("orderly consumption: SUSPEND and bad input", () => {
     await consumer.start();
     await waitUntil(
       () => deliveries.filter(([n]) => n === 3).length >= 6,
-      "message 3 retried past maxReconsumeTimes (2)",
+      "message 3 retried 6 times (no bound by default)",
       TEST_TIMEOUT_MS,
     );
     await waitUntil(
@@ -79,6 +78,64 @@ describe("orderly consumption: SUSPEND and bad input", () => {
       [0, 1, 2, 4, 5, 6, 7].map((n) => [n, 0]),
     );
     await waitUntil(async () => (await api().queryOffsets(group, topic))[0]?.offset === 8, "all committed");
+  });
+
+  it("past maxReconsumeTimes the suspended message goes to %DLQ%<group> and the queue moves on", async () => {
+    const topic = uniqueName("OrderlyDlq");
+    const group = uniqueName("gOrderlyDlq");
+    await createTopic(api(), topic, 1, ["broker-a"]);
+    await api().send({
+      topic,
+      brokerName: "broker-a",
+      queueId: 0,
+      messages: Array.from({ length: 6 }, (_, i) => ({ body: new TextEncoder().encode(String(i)) })),
+    });
+    const deliveries: [number, number][] = [];
+    const consumer = new PushConsumer({
+      consumerGroup: group,
+      endpoints: ctx.server.url,
+      timeoutMs: TEST_TIMEOUT_MS,
+      ...fastTimings(),
+      consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
+      suspendCurrentQueueTimeMillis: 20,
+      maxReconsumeTimes: 2,
+    });
+    open.push(consumer);
+    consumer.subscribe(topic, "*");
+    consumer.registerMessageListenerOrderly((msgs) => {
+      const m = msgs[0];
+      if (m === undefined || m.topic !== topic) return "SUCCESS";
+      deliveries.push([Number(m.bodyText), m.reconsumeTimes]);
+      return m.bodyText === "3" ? "SUSPEND_CURRENT_QUEUE_A_MOMENT" : "SUCCESS";
+    });
+    await consumer.start();
+    await waitUntil(() => deliveries.some(([n]) => n === 5), "the queue moved on past message 3", TEST_TIMEOUT_MS);
+    assert.deepEqual(
+      deliveries.filter(([n]) => n === 3),
+      [
+        [3, 0],
+        [3, 1],
+        [3, 2],
+      ],
+      "delivered 1 + maxReconsumeTimes times, then sent to the DLQ",
+    );
+    const dlq = `%DLQ%${group}`;
+    const route = await api().topicRoute(dlq);
+    const stored = [];
+    for (const qd of route.queueDatas) {
+      for (let queueId = 0; queueId < qd.readQueueNums; queueId++) {
+        const res = await api().pull({
+          consumerGroup: "inspect",
+          topic: dlq,
+          brokerName: qd.brokerName,
+          queueId,
+          queueOffset: 0,
+        });
+        stored.push(...res.messages.map((m) => new TextDecoder().decode(m.body)));
+      }
+    }
+    assert.deepEqual(stored, ["3"]);
+    await waitUntil(async () => (await api().queryOffsets(group, topic))[0]?.offset === 6, "all committed");
   });
 
   it("a running LitePullConsumer follows resetOffsetByTime: it polls exactly what was stored after the time", async () => {
