@@ -1,6 +1,7 @@
 /**
  * @module One consumer group: its live members (consumerConnection), the consumerProgress table with the
- * total lag, and the lag chart, sampled every few seconds while the page is open.
+ * total lag, and the lag chart, sampled every few seconds while the page is open; each member's status
+ * (consumerStatus), reset offset by time, and the group's dead letters.
  */
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../api.js";
@@ -10,7 +11,10 @@ import { appendSample, clearSamples, type LagSample, loadSamples, rememberGroup 
 import { href } from "../router.js";
 import { useApi } from "../use-api.js";
 import { ErrorBox, Loading, Stat, TableBox } from "../widgets.js";
+import { ConsumerStatusTable } from "./consumer-status.js";
+import { DeadLetters } from "./dead-letters.js";
 import { LagChart } from "./lag-chart.js";
+import { ResetOffset } from "./reset-offset.js";
 
 const PERIODS_S = [2, 5, 15, 30, 60];
 
@@ -19,6 +23,7 @@ export function GroupDetailPage({ group }: { group: string }) {
   const [periodS, setPeriodS] = useState(5);
   const members = useApi(() => call(conn, "consumerConnection", { params: { group } }), [conn, group]);
   const progress = useApi(() => call(conn, "consumerProgress", { params: { group } }), [conn, group]);
+  const status = useApi(() => call(conn, "consumerStatus", { params: { group } }), [conn, group]);
   const [samples, setSamples] = useState<LagSample[]>(() => loadSamples(conn.apiUrl, group));
 
   useEffect(() => {
@@ -31,9 +36,10 @@ export function GroupDetailPage({ group }: { group: string }) {
     const timer = setInterval(() => {
       members.reload();
       progress.reload();
+      status.reload();
     }, periodS * 1000);
     return () => clearInterval(timer);
-  }, [periodS, members.reload, progress.reload]);
+  }, [periodS, members.reload, progress.reload, status.reload]);
 
   const rows = progress.data?.rows;
   const totalLag = rows?.reduce((sum, r) => sum + r.diff, 0);
@@ -42,6 +48,13 @@ export function GroupDetailPage({ group }: { group: string }) {
     setSamples((before) => appendSample(conn.apiUrl, group, before, { at: Date.now(), lag: totalLag }));
   }, [progress.data]);
 
+  // The topics to reset: those with offsets, and those the members subscribe to.
+  const topics = [
+    ...new Set([
+      ...(rows ?? []).map((r) => r.topic),
+      ...(members.data?.consumers ?? []).flatMap((c) => c.subscriptionDataSet.map((d) => d.topic)),
+    ]),
+  ].sort();
   const now = Date.now();
   return (
     <section>
@@ -55,6 +68,13 @@ export function GroupDetailPage({ group }: { group: string }) {
         <Stat label="Total lag" value={totalLag ?? "…"} testId="total-lag" />
         <Stat label="Members" value={members.data?.consumers.length ?? "…"} testId="member-count" />
         <Stat label="Queues" value={rows?.length ?? "…"} />
+        <Stat
+          label="Subscriptions"
+          value={
+            members.data === undefined ? "…" : members.data.subscriptionsConsistent ? "consistent" : "inconsistent"
+          }
+          testId="subscriptions-consistent"
+        />
       </div>
 
       <h2>Lag over time</h2>
@@ -110,6 +130,10 @@ export function GroupDetailPage({ group }: { group: string }) {
         </TableBox>
       )}
 
+      <h2>Consumer status</h2>
+      <ErrorBox error={status.error} />
+      {status.data && <ConsumerStatusTable consumers={status.data.consumers} now={now} />}
+
       <h2>Consumer progress</h2>
       <ErrorBox error={progress.error} />
       {rows && rows.length === 0 && <p>The group has no offsets yet.</p>}
@@ -150,6 +174,9 @@ export function GroupDetailPage({ group }: { group: string }) {
           </tfoot>
         </TableBox>
       )}
+
+      <ResetOffset group={group} topics={topics} onReset={progress.reload} />
+      <DeadLetters group={group} />
     </section>
   );
 }

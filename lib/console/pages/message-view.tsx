@@ -139,7 +139,6 @@ function Resend({ message: m }: { message: PulledMessageWire }) {
     const properties = Object.fromEntries(
       Object.entries(m.properties).filter(([name]) => !SYSTEM_PROPERTIES.has(name)),
     );
-    properties[MessageConst.ORIGIN_MESSAGE_ID] = m.msgId;
     const keys = Array.isArray(m.keys) ? m.keys : [m.keys];
     try {
       const sent = await call(conn, "send", {
@@ -157,8 +156,8 @@ function Resend({ message: m }: { message: PulledMessageWire }) {
     <form class="form resend" aria-label="Re-send" onSubmit={resend}>
       <h2>Re-send</h2>
       <p class="muted">
-        Sends a copy with a new msgId: same body, tags, keys, flag and user properties; its{" "}
-        {MessageConst.ORIGIN_MESSAGE_ID} property names this message.
+        Sends a copy with a new msgId: same body, tags, keys, flag and user properties (the broker's own properties,
+        such as the retry bookkeeping, stay behind).
       </p>
       <label>
         To topic
