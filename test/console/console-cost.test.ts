@@ -1,7 +1,7 @@
 /**
  * What the console's reads cost in storage requests (docs/console.md, docs/cost.md): the Cluster view's
  * refresh (`GET /brokers`) and one lag sample of a group (`GET /groups/{group}/consumers` and
- * `GET /groups/{group}/progress`) on a topic of 4 queues, counted by the store's request counter.
+ * `GET /groups/{group}/progress`, plus the members' `GET /groups/{group}/status`) on a topic of 4 queues, counted by the store's request counter.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -35,12 +35,17 @@ describe("console reads, in storage requests", () => {
     assert.equal(cluster.tableWrites + cluster.objectGets + cluster.objectPuts, 0);
     const sample = await counted(() => Promise.all([api().consumerConnection(group), api().progress(group)]));
     assert.equal(sample.tableWrites + sample.objectPuts, 0, "a sample writes nothing");
+    // The group page also reloads the members' status (GET /groups/{group}/status) each period.
+    const status = await counted(() => api().consumerStatus(group));
+    assert.equal(status.tableWrites + status.objectPuts, 0, "a status read writes nothing");
     report("console reads", {
       clusterRefreshTableReads: cluster.tableReads,
       clusterRefreshReadUnits: cluster.readUnits,
       lagSampleTableReads: sample.tableReads,
       lagSampleReadUnits: sample.readUnits,
       lagSampleObjectGets: sample.objectGets,
+      statusTableReads: status.tableReads,
+      statusReadUnits: status.readUnits,
     });
   });
 });
