@@ -9,11 +9,12 @@ import { ClientService } from "./client-service.js";
 import { type BrokerRegistration, NameServer } from "./name-server.js";
 import { OffsetService } from "./offset-service.js";
 import { PullService } from "./pull-service.js";
+import { PushChannel } from "./push-channel.js";
 import type { QueueRef } from "./queue-index.js";
 import { QueueLog } from "./queue-log.js";
 import { RouteCache } from "./route-cache.js";
 import { SendService } from "./send-service.js";
-import { CLIENTS_TABLE, OFFSETS_TABLE, ROUTES_TABLE, TRANSACTIONS_TABLE } from "./tables.js";
+import { CLIENTS_TABLE, CONNECTIONS_TABLE, OFFSETS_TABLE, ROUTES_TABLE, TRANSACTIONS_TABLE } from "./tables.js";
 import { TopicService } from "./topics.js";
 import { TransactionChecker, type TransactionCheckReport } from "./transaction-checks.js";
 import { halfQueuesOf } from "./transaction-records.js";
@@ -38,6 +39,8 @@ export interface BrokerOptions {
   objectReplicationGraceMs?: number | undefined;
   /** Check-back timing of transactional messages (RocketMQ's defaults: 6 s, 60 s, 15 checks). */
   transactions?: Partial<Omit<TransactionOptions, "retentionMs">>;
+  /** The push channel's per-queue coalescing window. Default 25 ms. */
+  channelCoalesceMs?: number;
   now?: () => number;
 }
 
@@ -63,6 +66,8 @@ export class Broker {
   readonly clients: ClientService;
   readonly transactions: TransactionService;
   readonly transactionChecker: TransactionChecker;
+  /** The push channel: hints to connected clients, once a gateway is attached (the local server, a Lambda). */
+  readonly channel: PushChannel;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
   readonly #storage: Storage;
@@ -91,6 +96,12 @@ export class Broker {
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
+    this.channel = new PushChannel(storage.table(CONNECTIONS_TABLE), this.clients, {
+      ...(options.channelCoalesceMs === undefined ? {} : { coalesceMs: options.channelCoalesceMs }),
+      now,
+    });
+    this.queueLog.onAppended = (q, maxOffset) => this.channel.queueAppended(q, maxOffset);
+    this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     const transactionTable = storage.table(TRANSACTIONS_TABLE);
     this.transactions = new TransactionService(
       transactionTable,

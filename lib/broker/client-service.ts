@@ -4,7 +4,7 @@
  */
 import { LIVENESS_EXPIRY_MS } from "../core/topology.js";
 import type { ConsumerInfo, HeartbeatData, ProducerInfo, TransactionCheck } from "../protocol/index.js";
-import type { Table } from "../storage/table.js";
+import type { Item, Table } from "../storage/table.js";
 import { queryAll } from "./query-all.js";
 import { keys } from "./tables.js";
 
@@ -15,13 +15,24 @@ export const MAX_CHECKS_PER_HEARTBEAT = 32;
 const TTL_SECONDS = 24 * 3600;
 
 export class ClientService {
+  /** Told when a check-back waits for a producer client (the push channel hints it). */
+  onCheckAdded: ((group: string, clientId: string) => void) | undefined;
+
   constructor(
     private readonly clients: Table,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Records the heartbeat; a producer gets the check-backs waiting for it (each handed out once). */
-  async heartbeat(hb: HeartbeatData): Promise<TransactionCheck[]> {
+  /**
+   * Records the heartbeat; a producer gets the check-backs waiting for it (each handed out once).
+   * A push channel's registration passes `liveUntil` (the client stays live until then without heartbeats)
+   * and `takeChecks: false` (its checks are taken by the heartbeat its `checks` hint asks for).
+   */
+  async heartbeat(
+    hb: HeartbeatData,
+    channel: { liveUntil?: number; takeChecks?: boolean } = {},
+  ): Promise<TransactionCheck[]> {
+    const { liveUntil } = channel;
     const producers = hb.producerDataSet ?? [];
     const consumers = hb.consumerDataSet ?? [];
     const lastHeartbeat = this.now();
@@ -36,6 +47,7 @@ export class ClientService {
           version: hb.version ?? "",
           transactional: p.transactional === true,
           lastHeartbeat,
+          ...(liveUntil === undefined ? {} : { liveUntil }),
           expiresAt,
         }),
       ),
@@ -48,10 +60,12 @@ export class ClientService {
           consumeFromWhere: c.consumeFromWhere ?? "CONSUME_FROM_LAST_OFFSET",
           subscriptionDataSet: (c.subscriptionDataSet ?? []).map((s) => ({ topic: s.topic, subString: s.subString })),
           lastHeartbeat,
+          ...(liveUntil === undefined ? {} : { liveUntil }),
           expiresAt,
         }),
       ),
     ]);
+    if (channel.takeChecks === false) return [];
     const transactional = producers.filter((p) => p.transactional === true).map((p) => p.groupName);
     return (await Promise.all(transactional.map((g) => this.#takeTransactionChecks(g, hb.clientId)))).flat();
   }
@@ -84,6 +98,7 @@ export class ClientService {
       checkTimes: check.checkTimes,
       expiresAt,
     });
+    this.onCheckAdded?.(check.producerGroup, clientId);
   }
 
   /** Live producers of the group (only those answering check-backs with `transactional`), the most recently heard from first. */
@@ -91,7 +106,7 @@ export class ClientService {
     const since = this.now() - LIVENESS_EXPIRY_MS;
     const items = await queryAll(this.clients, keys.producers(group), { consistent: true });
     return items
-      .filter((i) => Number(i.lastHeartbeat) > since)
+      .filter((i) => this.#live(i, since))
       .filter((i) => filter.transactional === undefined || (i.transactional === true) === filter.transactional)
       .map((i) => ({
         clientId: String(i.sk),
@@ -124,7 +139,7 @@ export class ClientService {
     const since = this.now() - LIVENESS_EXPIRY_MS;
     const items = await queryAll(this.clients, keys.consumers(group), { consistent: true });
     return items
-      .filter((i) => Number(i.lastHeartbeat) > since)
+      .filter((i) => this.#live(i, since))
       .map((i) => ({
         clientId: String(i.sk),
         consumeType: String(i.consumeType),
@@ -137,5 +152,16 @@ export class ClientService {
         lastHeartbeat: Number(i.lastHeartbeat),
       }))
       .sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
+  }
+
+  /** Whether the client is a live consumer of the group now (one read). */
+  async isLiveConsumer(group: string, clientId: string): Promise<boolean> {
+    const item = await this.clients.get({ pk: keys.consumers(group), sk: clientId });
+    return item !== undefined && this.#live(item, this.now() - LIVENESS_EXPIRY_MS);
+  }
+
+  /** Heard from within the liveness expiry, or holding a push channel's lease. */
+  #live(item: Item, since: number): boolean {
+    return Number(item.lastHeartbeat) > since || (typeof item.liveUntil === "number" && item.liveUntil > this.now());
   }
 }

@@ -141,8 +141,13 @@ export class QueueLog {
       throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
     }
     const loc = await this.#store(batch);
-    return this.#writer.append(queuePk(q), loc, count);
+    const appended = await this.#writer.append(queuePk(q), loc, count);
+    this.onAppended?.(q, appended.queueOffset + count);
+    return appended;
   }
+
+  /** Told after each append, with the queue's new end (the push channel's hint); must not throw or wait. */
+  onAppended: ((q: QueueRef, maxOffset: number) => void) | undefined;
 
   /** Reads messages from `offset` on, as RocketMQ's pull does. */
   async read(q: QueueRef, offset: number, options: ReadOptions = {}): Promise<ReadResult> {

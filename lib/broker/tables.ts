@@ -18,6 +18,13 @@ export const CLIENTS_TABLE: TableSpec = { name: "clients", sortKeyType: "string"
 /** Transactions (`tx:<id>` / record) and the pending ones by due time (`txpending:<shard>` / due#id#round#nonce); TTL tidies up. */
 export const TRANSACTIONS_TABLE: TableSpec = { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
+/**
+ * The push channel's connections (lib/broker/push-channel.ts): each connection's registration
+ * (`conn:<id>` / registration) and who wants which hints (`cq:<T>:<broker>:<queueId>`, `cg:<G>`,
+ * `cp:<G>:<clientId>` / connection id). TTL removes what a lost disconnect left.
+ */
+export const CONNECTIONS_TABLE: TableSpec = { name: "connections", sortKeyType: "string", ttlAttribute: "expiresAt" };
+
 /** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
 export const BROKER_TABLES: readonly TableSpec[] = [
   QUEUE_INDEX_TABLE,
@@ -25,6 +32,7 @@ export const BROKER_TABLES: readonly TableSpec[] = [
   OFFSETS_TABLE,
   CLIENTS_TABLE,
   TRANSACTIONS_TABLE,
+  CONNECTIONS_TABLE,
 ];
 
 export const keys = {

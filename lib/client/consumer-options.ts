@@ -76,6 +76,16 @@ export interface ConsumerBaseOptions extends Omit<TransportOptions, "endpoints">
   pullTimeDelayMillsWhenException?: number;
   /** Most messages cached per queue before pulling pauses. Default 1000 (pullThresholdForQueue). */
   pullThresholdForQueue?: number;
+  /**
+   * The push channel (docs/push-channel.md): `true` (default) opens the one the API announces, a string is
+   * its URL, `false` polls only. With the channel up, hints wake idle queues and group changes rebalance at
+   * once; heartbeats, membership reads and idle pulls fall back to `channelPollInterval`.
+   */
+  pushChannel?: boolean | string;
+  /** With the channel up: the longest wait between reads of an idle queue, and between rebalances. Default 300000. */
+  channelPollInterval?: number;
+  /** First pause before reconnecting a dropped channel (doubling up to 30 s). Default 1000. */
+  channelReconnectMillis?: number;
   /** BROADCASTING offsets live in `<offsetStoreDir>/<clientId>/<group>/offsets.json`. Default `~/.nimbus_offsets`. */
   offsetStoreDir?: string;
   /** Default "DEFAULT", which a clustering consumer turns into `<pid>#<nanoTime>` (see client-id.ts). */
@@ -143,6 +153,9 @@ export interface ResolvedBaseOptions {
   pullIdleBackoffMaxMillis: number;
   pullTimeDelayMillsWhenException: number;
   pullThresholdForQueue: number;
+  pushChannel: boolean | string;
+  channelPollInterval: number;
+  channelReconnectMillis: number;
   onError: (err: unknown, what: string) => void;
 }
 
@@ -196,6 +209,9 @@ export function resolveBaseOptions(
       defaults.exceptionDelay,
     ),
     pullThresholdForQueue: checkRange("pullThresholdForQueue", o.pullThresholdForQueue ?? 1000, 1, 65535),
+    pushChannel: o.pushChannel ?? true,
+    channelPollInterval: ms("channelPollInterval", o.channelPollInterval, 300_000, 1),
+    channelReconnectMillis: ms("channelReconnectMillis", o.channelReconnectMillis, 1000, 1),
     onError: o.onError ?? defaultOnError,
   };
   if (resolved.messageModel !== "CLUSTERING" && resolved.messageModel !== "BROADCASTING")

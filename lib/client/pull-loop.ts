@@ -39,6 +39,15 @@ export interface PullLoopConfig {
   /** The offset was out of range; the loop goes on from `nextBeginOffset`. */
   onOffsetIllegal(nextBeginOffset: number): Promise<void>;
   onError(err: unknown, what: string): void;
+  /** The idle cap now, when it depends on state (a consumer with an open push channel waits longer). */
+  idleCapMillis?: () => number;
+}
+
+/** Why each pull was made: after messages, woken by a push hint, or when an idle wait ran out. */
+export interface PullCauses {
+  afterFound: number;
+  byHint: number;
+  byTimer: number;
 }
 
 export class PullLoop {
@@ -47,6 +56,17 @@ export class PullLoop {
   #idleDelay = 0;
   readonly #abort = new AbortController();
   #done: Promise<void> | undefined;
+  /** Ends the current idle wait early (a hint). */
+  #wake = new AbortController();
+  /** A hint came during a pull: the next wait is skipped. */
+  #wakePending = false;
+  #next: keyof PullCauses = "afterFound";
+  readonly causes: PullCauses = { afterFound: 0, byHint: 0, byTimer: 0 };
+  /** Pulls that found messages, by the cause of the pull. */
+  readonly foundBy: PullCauses = { afterFound: 0, byHint: 0, byTimer: 0 };
+  #cause: keyof PullCauses = "afterFound";
+  /** Hints for offsets this loop had already passed. */
+  staleHints = 0;
 
   constructor(
     private readonly config: PullLoopConfig,
@@ -67,6 +87,19 @@ export class PullLoop {
 
   start(): void {
     this.#done ??= this.#run().catch((err: unknown) => this.config.onError(err, `pull loop of ${this.mq.key()} ended`));
+  }
+
+  /**
+   * A push hint: the queue holds messages below `maxOffset`. Pulls now unless the loop already reads past it;
+   * an idle wait ends, a pull in flight is followed by another at once.
+   */
+  wake(maxOffset?: number): void {
+    if (maxOffset !== undefined && maxOffset <= this.#nextOffset) {
+      this.staleHints++;
+      return;
+    }
+    this.#wakePending = true;
+    this.#wake.abort();
   }
 
   /** Ends the loop: a wait ends at once, a pull in flight is awaited and its answer dropped. */
@@ -93,12 +126,33 @@ export class PullLoop {
         continue;
       }
       if (signal.aborted) break;
-      await sleep(await this.#handle(res), signal);
+      await this.#wait(await this.#handle(res));
     }
+  }
+
+  /** Waits before the next pull; a hint (now or during the pull just made) ends an idle wait. */
+  async #wait(ms: number): Promise<void> {
+    if (ms === 0 || (this.#idleDelay > 0 && this.#wakePending)) {
+      this.#next = ms === 0 || this.#idleDelay === 0 ? "afterFound" : "byHint";
+      return;
+    }
+    if (this.#idleDelay === 0) {
+      this.#next = "afterFound";
+      await sleep(ms, this.#abort.signal);
+      return;
+    }
+    this.#wake = new AbortController();
+    const slept = await sleep(ms, AbortSignal.any([this.#abort.signal, this.#wake.signal]));
+    this.#wakePending = false;
+    this.#next = slept ? "byTimer" : "byHint";
   }
 
   #pull(): Promise<PullResponse> {
     const { api, consumerGroup, mq, pullBatchSize } = this.config;
+    this.causes[this.#next]++;
+    this.#cause = this.#next;
+    // A hint from now on may name what this pull does not see: it makes the next wait end at once.
+    this.#wakePending = false;
     const subscription = this.config.subscription();
     return api.pull({
       consumerGroup,
@@ -115,6 +169,7 @@ export class PullLoop {
   async #handle(res: PullResponse): Promise<number> {
     switch (res.pullStatus) {
       case "FOUND": {
+        this.foundBy[this.#cause]++;
         this.#nextOffset = res.nextBeginOffset;
         this.#idleDelay = 0;
         // The broker filters by tag already; compare again as RocketMQ's client does (processPullResult).
@@ -146,7 +201,8 @@ export class PullLoop {
   }
 
   #idle(): number {
-    const { idleBackoffMillis, idleBackoffMaxMillis } = this.config;
+    const { idleBackoffMillis } = this.config;
+    const idleBackoffMaxMillis = this.config.idleCapMillis?.() ?? this.config.idleBackoffMaxMillis;
     this.#idleDelay = this.#idleDelay === 0 ? idleBackoffMillis : Math.min(this.#idleDelay * 2, idleBackoffMaxMillis);
     return Math.min(this.#idleDelay, idleBackoffMaxMillis);
   }

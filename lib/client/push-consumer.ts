@@ -16,7 +16,7 @@
  * await consumer.shutdown();
  */
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import type { MessageQueue } from "../core/message-queue.js";
+import { MessageQueue } from "../core/message-queue.js";
 import { parseSubExpression, type TagSubscription } from "../core/subscription.js";
 import { ConsumeMessageConcurrentlyService } from "./consume-concurrently.js";
 import type { StartOffset } from "./consume-from-where.js";
@@ -30,7 +30,7 @@ import {
 import { ConsumerRuntime } from "./consumer-runtime.js";
 import type { Turn } from "./handover.js";
 import { ProcessQueue } from "./process-queue.js";
-import { PullLoop } from "./pull-loop.js";
+import { type PullCauses, PullLoop } from "./pull-loop.js";
 import { sleep } from "./schedule.js";
 
 /** RocketMQ's PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL. */
@@ -60,6 +60,11 @@ export class PushConsumer {
   #listener: MessageListenerConcurrently | undefined;
   #service: ConsumeMessageConcurrentlyService | undefined;
   #state: ServiceState = "CREATE_JUST";
+  /** Hints for queues this consumer does not pull (any more). */
+  #ignoredHints = 0;
+  /** Pulls of queues no longer held, by cause. */
+  readonly #pastCauses: PullCauses = { afterFound: 0, byHint: 0, byTimer: 0 };
+  readonly #pastFound: PullCauses = { afterFound: 0, byHint: 0, byTimer: 0 };
 
   constructor(options: PushConsumerOptions) {
     this.#options = options;
@@ -99,6 +104,15 @@ export class PushConsumer {
       // Queues taken without a release are not committed while their previous owner may still write them.
       persist: () =>
         this.#runtime.store.persistAll(this.#started().filter((mq) => !this.#runtime.handover?.watching(mq))),
+      heldQueues: () => this.#started(),
+      queueHint: (hint) => {
+        const q = this.#queues.get(new MessageQueue(hint.topic, hint.brokerName, hint.queueId).key());
+        if (q === undefined) this.#ignoredHints++;
+        else q.loop.wake(hint.maxOffset);
+      },
+      wakeAll: () => {
+        for (const q of this.#queues.values()) q.loop.wake();
+      },
     });
   }
 
@@ -126,6 +140,43 @@ export class PushConsumer {
    */
   get duplicatesDelivered(): number {
     return this.#runtime.handover?.duplicates ?? 0;
+  }
+
+  /**
+   * The push channel's part (docs/push-channel.md): whether it is up, its counters, hints ignored (a queue
+   * not held), rebalances it started, and every pull by cause (after messages, woken by a hint, by the timer),
+   * all of them and those that found messages.
+   */
+  get pushChannelStats(): {
+    up: boolean;
+    connects: number;
+    hints: number;
+    ignoredHints: number;
+    roundsByChannel: number;
+    pulls: PullCauses;
+    foundBy: PullCauses;
+  } {
+    const pulls = { ...this.#pastCauses };
+    const foundBy = { ...this.#pastFound };
+    for (const q of this.#queues.values()) {
+      addCauses(pulls, q.loop.causes);
+      addCauses(foundBy, q.loop.foundBy);
+    }
+    const channel = this.#runtime.channel;
+    return {
+      up: channel?.up === true,
+      connects: channel?.stats.connects ?? 0,
+      hints: channel?.stats.hints ?? 0,
+      ignoredHints: this.#ignoredHints,
+      roundsByChannel: this.#runtime.roundsByChannel,
+      pulls,
+      foundBy,
+    };
+  }
+
+  /** Drops the push channel's connection as a network failure would (it reconnects): for tests and chaos. */
+  killPushChannel(): void {
+    this.#runtime.channel?.kill();
   }
 
   /** Rebalance rounds completed so far (periodic, membership-triggered and at start). */
@@ -252,11 +303,13 @@ export class PushConsumer {
             .catch((err: unknown) => r.onError(err, `committing ${mq.key()} after OFFSET_ILLEGAL`));
         },
         onError: r.onError,
+        idleCapMillis: () => this.#runtime.idleCapMillis(),
       },
       start.offset,
     );
     this.#queues.set(mq.key(), { mq, pq, loop });
     loop.start();
+    this.#runtime.queuesChanged();
   }
 
   /**
@@ -267,6 +320,9 @@ export class PushConsumer {
     const q = this.#queues.get(mq.key());
     if (q === undefined) return;
     this.#queues.delete(mq.key());
+    addCauses(this.#pastCauses, q.loop.causes);
+    addCauses(this.#pastFound, q.loop.foundBy);
+    this.#runtime.queuesChanged();
     q.pq.dropped = true;
     await q.loop.stop();
     const timeout = new AbortController();
@@ -276,4 +332,10 @@ export class PushConsumer {
     this.#runtime.handover?.unwatch(mq);
     await this.#runtime.store.release([mq], (m) => this.#runtime.rebalance.successorOf(m));
   }
+}
+
+function addCauses(into: PullCauses, from: PullCauses): void {
+  into.afterFound += from.afterFound;
+  into.byHint += from.byHint;
+  into.byTimer += from.byTimer;
 }

@@ -19,11 +19,12 @@ import { DEFAULT_PERM } from "../core/perm-name.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import { createApiHandler, json } from "../http/handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
-import { HTTP_STATUS } from "../protocol/index.js";
+import { CHANNEL_PATH, HTTP_STATUS } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
 import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
 import { BodyTooLargeError, readBody, toApiEvent, writeResult } from "./api-gateway-event.js";
+import { servePushChannel } from "./push-sockets.js";
 
 export type { ServerRole };
 
@@ -50,6 +51,10 @@ export interface LocalServer {
   readonly port: number;
   readonly context: HandlerContext;
   readonly storage: Storage;
+  /** The push channel's WebSocket URL (docs/push-channel.md). */
+  readonly channelUrl: string;
+  /** Push channel sockets open now. */
+  readonly channelSockets: () => number;
   close(): Promise<void>;
 }
 
@@ -125,8 +130,10 @@ export async function serveOn(
     { ...config, brokers: registrations(config, role) },
     { apiUrl: url, newMessageId },
   );
-  const ctx: HandlerContext = { broker, role };
+  const channelUrl = `ws://${host}:${port}${CHANNEL_PATH}`;
+  const ctx: HandlerContext = { broker, role, channelUrl };
   context = ctx;
+  const channel = servePushChannel(server, broker);
 
   // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
   // every process registers what it serves; the name server (or the all-in-one process) runs the others.
@@ -155,9 +162,12 @@ export async function serveOn(
     port,
     context: ctx,
     storage,
+    channelUrl,
+    channelSockets: () => channel.size,
     async close() {
       for (const t of timers) clearInterval(t);
       await Promise.all(running.values());
+      await channel.close();
       // No new connection; the requests already in the handlers finish before the store closes.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

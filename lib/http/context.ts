@@ -14,4 +14,6 @@ export type ServerRole =
 export interface HandlerContext {
   broker: Broker;
   role: ServerRole;
+  /** The push channel's WebSocket URL, when this deployment serves one (docs/push-channel.md). */
+  channelUrl?: string | undefined;
 }

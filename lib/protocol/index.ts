@@ -5,7 +5,7 @@
  */
 import type { AnyEndpoint } from "./endpoint.js";
 import { consumerConnection, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
-import { clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
+import { channelInfo, clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
 import { commitOffsets, consumerProgress, queryOffsets, queueOwners, releaseQueues } from "./endpoints/offsets.js";
 import { pull } from "./endpoints/pull.js";
 import { send } from "./endpoints/send.js";
@@ -30,6 +30,7 @@ export const endpoints = {
   clusterInfo,
   topicRoute,
   openApi,
+  channelInfo,
   listTopics,
   updateTopic,
   deleteTopic,
@@ -55,3 +56,4 @@ export type EndpointId = keyof typeof endpoints;
 
 /** Every endpoint, in the order the docs list them. */
 export const ENDPOINTS: readonly AnyEndpoint[] = Object.values(endpoints);
+export * from "./push-channel.js";

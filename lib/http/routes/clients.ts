@@ -6,12 +6,16 @@ import { route, serviceRoutes } from "../route.js";
 const SUCCESS = { code: "SUCCESS" } as const;
 
 export const clientRoutes = serviceRoutes<HandlerContext>("Clients", [
-  route(endpoints.heartbeat, async ({ body }, { broker }) => ({
-    code: "SUCCESS" as const,
-    transactionChecks: await broker.clients.heartbeat(body),
-  })),
+  route(endpoints.heartbeat, async ({ body }, { broker }) => {
+    // A client joining a group over HTTP: the members on the push channel hear of it (docs/push-channel.md).
+    const joining = await broker.channel.joiningGroups(body);
+    const transactionChecks = await broker.clients.heartbeat(body);
+    await Promise.all(joining.map((g) => broker.channel.groupChanged(g)));
+    return { code: "SUCCESS" as const, transactionChecks };
+  }),
   route(endpoints.unregister, async ({ body: { clientId, ...groups } }, { broker }) => {
     await broker.clients.unregister(clientId, groups);
+    if (groups.consumerGroup !== undefined) await broker.channel.groupChanged(groups.consumerGroup);
     return SUCCESS;
   }),
   route(endpoints.producerConnection, async ({ params }, { broker }) => ({
