@@ -3,6 +3,7 @@
  * shares: arm64 (about 20% cheaper per GB-second than x86), Node 22, the stage's settings in its
  * environment, and links to exactly the tables and bucket the spec names (a link grants IAM access).
  */
+import { channelApi } from "./channel-api.js";
 import { settings } from "./config.js";
 import type { FunctionSpec } from "./manifest.js";
 import { bucket, table, tableNamesJson, tableRegionsJson } from "./storage.js";
@@ -23,7 +24,7 @@ export function createFunction(name: string, spec: FunctionSpec, apiUrl: $util.I
     architecture: "arm64",
     memory: `${spec.memoryMb} MB`,
     timeout: `${spec.timeoutSeconds} seconds`,
-    link: [...spec.tables.map(table), ...(spec.bucket ? [bucket] : [])],
+    link: [...spec.tables.map(table), ...(spec.bucket ? [bucket] : []), ...(spec.channel ? [channelApi] : [])],
     environment: {
       NIMBUS_BUCKET: bucket.name,
       NIMBUS_TABLES: tableNamesJson,
@@ -36,6 +37,9 @@ export function createFunction(name: string, spec: FunctionSpec, apiUrl: $util.I
       ),
       NIMBUS_API_URL: apiUrl,
       NIMBUS_CONFIG: JSON.stringify(settings.nimbus),
+      // Every function answers where the channel is; those that post hints reach its Management API.
+      NIMBUS_CHANNEL_URL: channelApi.url,
+      ...(spec.channel ? { NIMBUS_CHANNEL_MANAGEMENT_URL: channelApi.managementEndpoint } : {}),
     },
     logging: { format: "json", retention: settings.production ? "3 months" : "1 week" },
     transform: {

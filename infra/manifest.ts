@@ -22,6 +22,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "offsets", sortKeyType: "string" },
   { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" },
+  { name: "connections", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
 
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
@@ -34,6 +35,8 @@ export interface FunctionSpec {
   readonly tables: readonly string[];
   /** Whether it reads, writes or deletes message batches in the bucket. */
   readonly bucket: boolean;
+  /** Whether it posts push hints to the channel's connections (linked to the WebSocket API: ManageConnections). */
+  readonly channel?: true;
 }
 
 /**
@@ -56,12 +59,14 @@ export const API_FUNCTIONS = {
     tables: ["routes", "queue-index"],
     bucket: false,
   },
+  // An append hints the queue's holders on the push channel (their connections, then a post each).
   Send: {
     handler: "functions/send.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index"],
+    tables: ["routes", "queue-index", "connections"],
     bucket: true,
+    channel: true,
   },
   Pull: {
     handler: "functions/pull.handler",
@@ -78,20 +83,24 @@ export const API_FUNCTIONS = {
     tables: ["offsets", "routes", "queue-index"],
     bucket: true,
   },
+  // A client joining or leaving over HTTP: the group's members hear of it on the push channel.
   Clients: {
     handler: "functions/clients.handler",
     memoryMb: 256,
     timeoutSeconds: 10,
-    tables: ["clients"],
+    tables: ["clients", "connections"],
     bucket: false,
+    channel: true,
   },
   // Half messages live in the queue log (half queues), their records in the transactions table.
+  // A commit appends to the real queue: a push hint, like a send.
   Transactions: {
     handler: "functions/transactions.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "transactions"],
+    tables: ["routes", "queue-index", "transactions", "connections"],
     bucket: true,
+    channel: true,
   },
 } as const satisfies Record<ServiceName, FunctionSpec>;
 
@@ -147,10 +156,35 @@ export const SCHEDULED_FUNCTIONS = {
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["routes", "queue-index", "transactions", "clients"],
+    tables: ["routes", "queue-index", "transactions", "clients", "connections"],
     bucket: true,
+    // A check-back left for a producer: a `checks` hint to its connection.
+    channel: true,
   },
 } as const satisfies Record<string, ScheduleSpec>;
 
+/**
+ * The push channel's function (docs/push-channel.md): `$connect`, `$disconnect` and `$default` of the
+ * WebSocket API. Registrations live in `connections`; a registration records the client's heartbeat
+ * (`clients`) with the channel's lease.
+ */
+export const CHANNEL_FUNCTIONS = {
+  Channel: {
+    handler: "functions/channel.handler",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    tables: ["connections", "clients"],
+    bucket: false,
+    channel: true,
+  },
+} as const satisfies Record<string, FunctionSpec>;
+
+/** The WebSocket API's routes, all on the channel function; IAM auth (where the stage asks) is on `$connect`. */
+export const CHANNEL_ROUTES = ["$connect", "$disconnect", "$default"] as const;
+
 /** Every function of the stack by component name, for the checks. */
-export const ALL_FUNCTIONS: Readonly<Record<string, FunctionSpec>> = { ...API_FUNCTIONS, ...SCHEDULED_FUNCTIONS };
+export const ALL_FUNCTIONS: Readonly<Record<string, FunctionSpec>> = {
+  ...API_FUNCTIONS,
+  ...SCHEDULED_FUNCTIONS,
+  ...CHANNEL_FUNCTIONS,
+};

@@ -221,6 +221,11 @@ export class PushChannel {
     clearTimeout(timer);
   }
 
+  /** Posts one frame to one connection (the answer to its frame, on AWS). */
+  async send(connectionId: string, frame: ServerFrame): Promise<void> {
+    if ((await this.#gateway?.post(connectionId, frame)) === "gone") await this.disconnect(connectionId);
+  }
+
   /** Stops the windows' timers (the local server's close). */
   close(): void {
     for (const w of this.#windows.values()) clearTimeout(w.timer);

@@ -9,6 +9,7 @@ import { ErrorCode } from "../core/errors.js";
 import { type AnyEndpoint, NO_BODY, NO_PARAMS, pathParamNames, routeKey } from "./endpoint.js";
 import { HTTP_STATUS } from "./http-status.js";
 import { ENDPOINTS } from "./index.js";
+import { CHANNEL_FRAMES, CHANNEL_PATH } from "./push-channel.js";
 
 type JsonSchema = Record<string, unknown>;
 const COMPONENT = (id: string) => `#/components/schemas/${id}`;
@@ -123,5 +124,16 @@ export function openApiDocument(): JsonSchema {
     },
     security: [{ sigv4: [] }],
     paths,
+    // Not HTTP: the push channel's WebSocket frames (docs/push-channel.md), found with GET /push-channel.
+    "x-push-channel": {
+      localPath: CHANNEL_PATH,
+      discovery: "GET /push-channel",
+      clientFrames: frameSchemas(CHANNEL_FRAMES.client),
+      serverFrames: frameSchemas(CHANNEL_FRAMES.server),
+    },
   };
+}
+
+function frameSchemas(frames: Record<string, z.ZodType>): Record<string, JsonSchema> {
+  return Object.fromEntries(Object.entries(frames).map(([type, schema]) => [type, jsonSchemaOf(schema)]));
 }
