@@ -1,8 +1,10 @@
 /**
  * @module Prints the benchmark's results: one readable table per storage mode and its idle-poll line.
  */
+
 import type { CommitResult, IdlePollResult } from "./consumer-overhead.js";
 import type { CaseResult, PhaseResult } from "./data-plane.js";
+import type { PushBenchResult } from "./push-latency.js";
 
 export interface ModeResult {
   mode: "local" | "aws";
@@ -94,4 +96,24 @@ export function formatMode(result: ModeResult): string {
     `$${c.costPerMillionCommits.total.toFixed(3)} per million commits` +
     (c.errors > 0 ? ` — ${c.errors} ERRORS` : "");
   return [`\n## ${result.description}\n`, table(rows), ...notes.map((n) => `note: ${n}`), idle, commit].join("\n");
+}
+
+/** The push channel benchmark of one mode as a text table. */
+export function formatPush(r: PushBenchResult): string {
+  const ms = (x: number) => (Number.isNaN(x) ? "-" : x.toFixed(1));
+  const lines = [
+    `\n== push channel: ${r.mode} — ${r.description}`,
+    "rate msg/s | achieved | received | dup | produce p50/p99 ms | end-to-end p50/p99 ms",
+    ...r.rates.map(
+      (x) =>
+        `${x.targetPerSec} | ${x.achievedPerSec} | ${x.received}/${x.sent} | ${x.duplicates} | ${ms(x.produce.p50Ms)}/${ms(x.produce.p99Ms)} | ${ms(x.endToEnd.p50Ms)}/${ms(x.endToEnd.p99Ms)}`,
+    ),
+    "after idle | channel | end-to-end p50/max ms | found by hint/timer | HTTP requests while idle | table reads/writes while idle",
+    ...r.idle.map(
+      (x) =>
+        `${x.idleSeconds} s | ${x.channel ? "on" : "off"} | ${ms(x.endToEnd.p50Ms)}/${ms(x.endToEnd.maxMs)} | ${x.foundByHint}/${x.foundByTimer} | ${x.httpRequests} | ${x.storage.tableReads}/${x.storage.tableWrites}`,
+    ),
+    `hints: ${r.channelNotifications} notifications (one connections query each), ${r.channelPosts} posts, ${r.coalescedAppends} appends coalesced`,
+  ];
+  return lines.join("\n");
 }

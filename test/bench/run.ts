@@ -7,6 +7,11 @@
  * Flags: `--quick` (short budgets, for a smoke run), `--mode local|aws|both`, `--seconds <produce budget>`,
  * `--max-messages <cap per case>`, `--batches 1,32,256`, `--polls <idle polls>`, `--clients <producers and
  * consumers, default 4>`, `--flush async|sync|both` (the embedded store's durability, default async).
+ *
+ * `--push` runs the push channel's latency benchmark instead (push-latency.ts, docs/benchmarks.md): `--push-mode
+ * local|aws-latency|both`, `--rates 1,100,2000` (msg/s), `--rate-seconds <per rate>`, `--idle-seconds <idle
+ * wait, default 60>`, `--idle-rounds <default 2>`, and the injected AWS latencies as p50/p99 ms: `--s3-put
+ * 30/100`, `--s3-get 15/60`, `--dynamo 5/15`.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, cpus, tmpdir } from "node:os";
@@ -15,9 +20,11 @@ import { parseArgs } from "node:util";
 import { type LocalServer, type StorageChoice, startLocalServer } from "../../lib/dev/local-server.js";
 import type { FlushMode } from "../../lib/storage/local/index.js";
 import { EMULATOR_CREDENTIALS, startEmulators } from "../support/emulators.js";
+import { parseProfile } from "./aws-latency.js";
 import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
-import { formatMode, type ModeResult } from "./report.js";
+import { type PushBenchResult, runPushLatency } from "./push-latency.js";
+import { formatMode, formatPush, type ModeResult } from "./report.js";
 import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
 
 const { values } = parseArgs({
@@ -30,6 +37,15 @@ const { values } = parseArgs({
     polls: { type: "string" },
     clients: { type: "string" },
     flush: { type: "string", default: "async" },
+    push: { type: "boolean", default: false },
+    "push-mode": { type: "string", default: "both" },
+    rates: { type: "string", default: "1,100,2000" },
+    "rate-seconds": { type: "string" },
+    "idle-seconds": { type: "string" },
+    "idle-rounds": { type: "string" },
+    "s3-put": { type: "string", default: "30/100" },
+    "s3-get": { type: "string", default: "15/60" },
+    dynamo: { type: "string", default: "5/15" },
   },
   strict: true,
 });
@@ -167,7 +183,35 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err: unknown) => {
+async function mainPush(): Promise<void> {
+  const pushModes = values["push-mode"] === "both" ? (["local", "aws-latency"] as const) : [values["push-mode"]];
+  const results: PushBenchResult[] = [];
+  for (const mode of pushModes) {
+    if (mode !== "local" && mode !== "aws-latency") throw new Error(`--push-mode must be local, aws-latency or both`);
+    results.push(
+      await runPushLatency({
+        mode,
+        latencies: {
+          s3Put: parseProfile(values["s3-put"] ?? "", "s3-put"),
+          s3Get: parseProfile(values["s3-get"] ?? "", "s3-get"),
+          dynamo: parseProfile(values.dynamo ?? "", "dynamo"),
+        },
+        rates: (values.rates ?? "").split(",").map((r) => positive("rates", r, 1)),
+        secondsPerRate: positive("rate-seconds", values["rate-seconds"], quick ? 3 : 10),
+        idleSeconds: positive("idle-seconds", values["idle-seconds"], 60),
+        idleRounds: Math.floor(positive("idle-rounds", values["idle-rounds"], 2)),
+      }),
+    );
+  }
+  for (const r of results) console.log(formatPush(r));
+  console.log(`BENCH_PUSH_JSON ${JSON.stringify({ date: new Date().toISOString(), machine: machineInfo(), results })}`);
+}
+
+function machineInfo() {
+  return { nproc: availableParallelism(), cpu: cpus()[0]?.model ?? "unknown", node: process.version };
+}
+
+(values.push ? mainPush() : main()).catch((err: unknown) => {
   console.error("bench failed:", err);
   process.exitCode = 1;
 });
