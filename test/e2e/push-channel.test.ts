@@ -3,13 +3,14 @@
  * after idle is pulled because of a hint (the pull's cause is counted, never the time); a killed socket falls
  * back to polling and comes back; a hint for a queue the consumer no longer holds is ignored; a member
  * leaving makes the others rebalance through a `members` hint with the membership poll off; bad frames get
- * `{code, message}` and write nothing.
+ * `{code, message}` and write nothing; `nimbus consume`'s loop (CliConsumer) reads after a hint, not a timer.
  */
 import assert from "node:assert/strict";
 import { type AddressInfo, createServer, type Server, Socket } from "node:net";
 import { afterEach, describe, it } from "node:test";
 import WebSocket from "ws";
 import { CONNECTIONS_TABLE } from "../../lib/broker/tables.js";
+import { CliConsumer } from "../../lib/cli/cli-consumer.js";
 import { NimbusApi } from "../../lib/client/api-client.js";
 import type { PushConsumerOptions } from "../../lib/client/consumer-options.js";
 import { PushConsumer } from "../../lib/client/push-consumer.js";
@@ -220,5 +221,43 @@ for (const mode of ["local", "aws"] as const) {
       }, "the connection of the client");
       return found as string;
     }
+  });
+}
+
+for (const mode of ["local", "aws"] as const) {
+  describe(`${MODE_LABEL[mode]}: nimbus consume on the push channel`, () => {
+    const ctx = useTestServer(mode);
+    const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
+
+    it("wakes on hints: messages sent while it waits a minute are read at once", async () => {
+      const topic = uniqueName("CliPush");
+      const group = uniqueName("gCliPush");
+      const queues = await createTopic(api(), topic, 1);
+      const stop = new AbortController();
+      const got: string[] = [];
+      const consumer = new CliConsumer(api(), {
+        group,
+        topic,
+        subExpression: "*",
+        from: "last",
+        idleFirstMs: 60_000,
+        signal: stop.signal,
+        onMessage: (m) => got.push(m.msgId),
+        onError: () => {},
+      });
+      const running = consumer.run();
+      try {
+        await waitUntil(() => consumer.channel?.up === true, "the channel is up");
+        await waitUntil(async () => (await api().queryOffsets(group, topic)).length === 2, "queues started");
+        const sent = await sendRoundRobin(api(), queues, 4, "cli");
+        await waitUntil(() => sent.every((s) => got.includes(s.msgId)), "the CLI consumer printed them");
+        const stats = consumer.channel?.stats;
+        assert.ok(stats && stats.foundAfterHint >= 1, `found after a hint: ${JSON.stringify(stats)}`);
+        assert.equal(stats?.foundAfterTimer, 0);
+      } finally {
+        stop.abort();
+        await running;
+      }
+    });
   });
 }
