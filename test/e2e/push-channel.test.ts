@@ -3,7 +3,8 @@
  * after idle is pulled because of a hint (the pull's cause is counted, never the time); a killed socket falls
  * back to polling and comes back; a hint for a queue the consumer no longer holds is ignored; a member
  * leaving makes the others rebalance through a `members` hint with the membership poll off; bad frames get
- * `{code, message}` and write nothing; `nimbus consume`'s loop (CliConsumer) reads after a hint, not a timer.
+ * `{code, message}` and write nothing; `nimbus consume`'s loop (CliConsumer) reads after a hint, not a timer; a transaction check-back reaches its
+ * producer through a `checks` hint.
  */
 import assert from "node:assert/strict";
 import { type AddressInfo, createServer, type Server, Socket } from "node:net";
@@ -13,7 +14,9 @@ import { CONNECTIONS_TABLE } from "../../lib/broker/tables.js";
 import { CliConsumer } from "../../lib/cli/cli-consumer.js";
 import { NimbusApi } from "../../lib/client/api-client.js";
 import type { PushConsumerOptions } from "../../lib/client/consumer-options.js";
+import { Message } from "../../lib/client/message.js";
 import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { LocalTransactionState, TransactionProducer } from "../../lib/client/transaction-producer.js";
 import { CHANNEL_PATH } from "../../lib/protocol/index.js";
 import { createTopic, fastTimings, Received, sendRoundRobin, waitUntil } from "../support/consumer-helpers.js";
 import { MODE_LABEL, uniqueName, useTestServer } from "../support/server-fixture.js";
@@ -257,6 +260,51 @@ for (const mode of ["local", "aws"] as const) {
       } finally {
         stop.abort();
         await running;
+      }
+    });
+  });
+}
+
+for (const mode of ["local", "aws"] as const) {
+  describe(`${MODE_LABEL[mode]}: transaction check-backs on the push channel`, () => {
+    // Check-backs 300 ms after the half message; the scheduled job runs only when the test says.
+    const ctx = useTestServer(mode, { transactionTimeoutMs: 300, transactionCheckIntervalMs: 3_600_000 });
+
+    it("a check-back left for a producer reaches it through a checks hint, not its next heartbeat", async () => {
+      const group = uniqueName("pTxPush");
+      const topic = uniqueName("TxPush");
+      const api = new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
+      await api.updateTopic(topic, { readQueueNums: 1, writeQueueNums: 1, brokerNames: ["broker-a"] });
+      const checked: string[] = [];
+      const producer = new TransactionProducer({
+        producerGroup: group,
+        endpoints: ctx.server.url,
+        sendMsgTimeout: TEST_TIMEOUT_MS,
+        // The next heartbeat is an hour away: only the hint can bring the check.
+        heartbeatBrokerInterval: 3_600_000,
+      });
+      producer.setTransactionListener({
+        executeLocalTransaction: () => LocalTransactionState.UNKNOW,
+        checkLocalTransaction: (msg) => {
+          checked.push(msg.msgId);
+          return LocalTransactionState.COMMIT_MESSAGE;
+        },
+      });
+      await producer.start();
+      try {
+        await waitUntil(() => producer.channel?.up === true, "the producer's channel is up");
+        const sent = await producer.sendMessageInTransaction(new Message(topic, "tx body"));
+        const broker = ctx.server.server.context.broker;
+        await waitUntil(async () => (await broker.checkTransactions()).sentToProducers > 0, "a check-back left");
+        await waitUntil(() => checked.length > 0, "the producer answered the check");
+        assert.equal(checked[0], sent.msgId);
+        assert.ok((producer.channel?.stats.checksHints ?? 0) >= 1, "through a checks hint");
+        await waitUntil(
+          async () => (await api.transactionInfo(sent.transactionId ?? "", group)).state === "COMMITTED",
+          "committed",
+        );
+      } finally {
+        await producer.shutdown();
       }
     });
   });
