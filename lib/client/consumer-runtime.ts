@@ -198,6 +198,7 @@ export class ConsumerRuntime {
       api: this.api,
       url,
       reconnectMillis: r.channelReconnectMillis,
+      pingIntervalMillis: r.channelPingInterval,
       registration: () => ({
         type: "register",
         heartbeat: this.#heartbeatData(),

@@ -62,7 +62,7 @@ export class PushChannelClient {
   #pingTimer: ReturnType<typeof setInterval> | undefined;
   #lastRegistration = "";
   /** Counters for tests and metrics. */
-  readonly stats = { connects: 0, registrations: 0, hints: 0, membersHints: 0, checksHints: 0 };
+  readonly stats = { connects: 0, registrations: 0, pings: 0, hints: 0, membersHints: 0, checksHints: 0 };
 
   constructor(private readonly options: PushChannelClientOptions) {
     this.#url = options.url;
@@ -164,7 +164,7 @@ export class PushChannelClient {
     if (text.startsWith('{"type":"register"')) {
       this.#lastRegistration = text;
       this.stats.registrations++;
-    }
+    } else this.stats.pings++;
     ws.send(text);
   }
 

@@ -18,10 +18,10 @@ export const CHANNEL_PATH = "/channel";
 export const MAX_CHANNEL_QUEUES = 1024;
 
 /** How long a registration keeps its client live without a ping or a new registration (docs/push-channel.md). */
-export const CHANNEL_LEASE_MS = 15 * 60_000;
+export const CHANNEL_LEASE_MS = 20 * 60_000;
 
-/** The SDK's ping period: under API Gateway's 10 min idle limit and a third of the lease. */
-export const CHANNEL_PING_INTERVAL_MS = 5 * 60_000;
+/** The SDK's ping period: under API Gateway's 10 min idle limit, and under half the lease. */
+export const CHANNEL_PING_INTERVAL_MS = 8 * 60_000;
 
 export const ChannelQueueSchema = z.object({ topic: topicName, brokerName, queueId }).strict();
 export type ChannelQueue = z.output<typeof ChannelQueueSchema>;

@@ -51,6 +51,14 @@ export function drawLatency(p: LatencyProfile): number {
 
 const delay = (p: LatencyProfile) => new Promise<void>((resolve) => setTimeout(resolve, drawLatency(p)));
 
+/** `call` after a delay drawn from `p`. */
+function slow<A extends unknown[], R>(p: LatencyProfile, call: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args) => {
+    await delay(p);
+    return call(...args);
+  };
+}
+
 /** `storage` with every table and object call delayed as `latencies` say. */
 export function withAwsLatencies(storage: Storage, latencies: AwsLatencies): Storage {
   const tables = new Map<string, Table>();
@@ -61,10 +69,10 @@ export function withAwsLatencies(storage: Storage, latencies: AwsLatencies): Sto
     const slowed: Table = {
       spec: inner.spec,
       counter: inner.counter,
-      get: async (...args) => (await delay(latencies.dynamo), inner.get(...args)),
-      put: async (...args) => (await delay(latencies.dynamo), inner.put(...args)),
-      delete: async (...args) => (await delay(latencies.dynamo), inner.delete(...args)),
-      query: async (...args) => (await delay(latencies.dynamo), inner.query(...args)),
+      get: slow(latencies.dynamo, (...args) => inner.get(...args)),
+      put: slow(latencies.dynamo, (...args) => inner.put(...args)),
+      delete: slow(latencies.dynamo, (...args) => inner.delete(...args)),
+      query: slow(latencies.dynamo, (...args) => inner.query(...args)),
     };
     tables.set(spec.name, slowed);
     return slowed;
@@ -72,10 +80,10 @@ export function withAwsLatencies(storage: Storage, latencies: AwsLatencies): Sto
   const o = storage.objects;
   const objects: ObjectStore = {
     counter: o.counter,
-    put: async (...args) => (await delay(latencies.s3Put), o.put(...args)),
-    get: async (...args) => (await delay(latencies.s3Get), o.get(...args)),
-    list: async (...args) => (await delay(latencies.s3Get), o.list(...args)),
-    delete: async (...args) => (await delay(latencies.s3Put), o.delete(...args)),
+    put: slow(latencies.s3Put, (...args) => o.put(...args)),
+    get: slow(latencies.s3Get, (...args) => o.get(...args)),
+    list: slow(latencies.s3Get, (...args) => o.list(...args)),
+    delete: slow(latencies.s3Put, (...args) => o.delete(...args)),
   };
   return {
     table,

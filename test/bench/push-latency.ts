@@ -19,6 +19,7 @@ import { diffCounts, type RequestCounts } from "../../lib/storage/request-counte
 import type { Storage } from "../../lib/storage/storage.js";
 import { EMULATOR_CREDENTIALS, startEmulators } from "../support/emulators.js";
 import { type AwsLatencies, withAwsLatencies } from "./aws-latency.js";
+import { type IdleCostResult, measureIdleCost } from "./idle-cost.js";
 import { type LatencySummary, summarize } from "./stats.js";
 
 export interface PushBenchOptions {
@@ -28,6 +29,9 @@ export interface PushBenchOptions {
   secondsPerRate: number;
   idleSeconds: number;
   idleRounds: number;
+  /** The idle cost measurement (idle-cost.ts): its shortened period and how many periods. */
+  idleCostPeriodMs: number;
+  idleCostPeriods: number;
 }
 
 export interface RateResult {
@@ -35,6 +39,8 @@ export interface RateResult {
   sent: number;
   achievedPerSec: number;
   received: number;
+  /** Sends that failed (timed out or refused); their messages are not counted end to end. */
+  failed: number;
   duplicates: number;
   produce: LatencySummary;
   endToEnd: LatencySummary;
@@ -61,10 +67,12 @@ export interface PushBenchResult {
   channelPosts: number;
   channelNotifications: number;
   coalescedAppends: number;
+  idleCost: IdleCostResult;
 }
 
 const BODY_BYTES = 1024;
-const MAX_IN_FLIGHT = 512;
+/** Sends in flight at most: past it the producer waits (the achieved rate says so). */
+const MAX_IN_FLIGHT = 64;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Counts the HTTP requests this process sends to `base` (the SDK uses the global fetch). */
@@ -171,11 +179,17 @@ export async function runPushLatency(o: PushBenchOptions): Promise<PushBenchResu
     let seq = 0;
     const sentAt = new Map<number, number>();
 
-    const sendOne = async (produce: number[]) => {
+    let failed = 0;
+    const sendOne = async (produce: number[]): Promise<number | undefined> => {
       const n = seq++;
       const start = performance.now();
       sentAt.set(n, start);
-      await producer.send(new Message(topic, body(n)));
+      try {
+        await producer.send(new Message(topic, body(n)));
+      } catch {
+        failed++;
+        return undefined;
+      }
       produce.push(performance.now() - start);
       return n;
     };
@@ -186,13 +200,14 @@ export async function runPushLatency(o: PushBenchOptions): Promise<PushBenchResu
       const produce: number[] = [];
       const mine: number[] = [];
       const inFlight = new Set<Promise<unknown>>();
+      const failedBefore = failed;
       const t0 = performance.now();
       for (let i = 0; i < total; i++) {
         const due = t0 + (i * 1000) / rate;
         const wait = due - performance.now();
         if (wait > 1) await sleep(wait);
         while (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
-        const p = sendOne(produce).then((n) => mine.push(n));
+        const p = sendOne(produce).then((n) => (n === undefined ? undefined : mine.push(n)));
         inFlight.add(p);
         void p.finally(() => inFlight.delete(p));
       }
@@ -205,6 +220,7 @@ export async function runPushLatency(o: PushBenchOptions): Promise<PushBenchResu
         sent: total,
         achievedPerSec: Math.round(total / Math.max(elapsed, 1e-3)),
         received: e2e.length,
+        failed: failed - failedBefore,
         duplicates: c.duplicates(),
         produce: summarize(produce),
         endToEnd: summarize(e2e),
@@ -259,6 +275,8 @@ export async function runPushLatency(o: PushBenchOptions): Promise<PushBenchResu
     await idleRound(base, false, baseTopic);
     await base.consumer.shutdown();
     await producer.shutdown();
+    const idleCost = await measureIdleCost(server, requests, o.idleCostPeriodMs, o.idleCostPeriods);
+    console.error(`push bench ${o.mode} idle cost: ${JSON.stringify(idleCost)}`);
     const stats = server.context.broker.channel.stats;
     return {
       mode: o.mode,
@@ -268,6 +286,7 @@ export async function runPushLatency(o: PushBenchOptions): Promise<PushBenchResu
       channelPosts: stats.posts,
       channelNotifications: stats.notifications,
       coalescedAppends: stats.coalesced,
+      idleCost,
     };
   } finally {
     requests.restore();

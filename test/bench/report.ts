@@ -103,10 +103,10 @@ export function formatPush(r: PushBenchResult): string {
   const ms = (x: number) => (Number.isNaN(x) ? "-" : x.toFixed(1));
   const lines = [
     `\n== push channel: ${r.mode} — ${r.description}`,
-    "rate msg/s | achieved | received | dup | produce p50/p99 ms | end-to-end p50/p99 ms",
+    "rate msg/s | achieved | received/sent | failed | dup | produce p50/p99 ms | end-to-end p50/p99 ms",
     ...r.rates.map(
       (x) =>
-        `${x.targetPerSec} | ${x.achievedPerSec} | ${x.received}/${x.sent} | ${x.duplicates} | ${ms(x.produce.p50Ms)}/${ms(x.produce.p99Ms)} | ${ms(x.endToEnd.p50Ms)}/${ms(x.endToEnd.p99Ms)}`,
+        `${x.targetPerSec} | ${x.achievedPerSec} | ${x.received}/${x.sent} | ${x.failed} | ${x.duplicates} | ${ms(x.produce.p50Ms)}/${ms(x.produce.p99Ms)} | ${ms(x.endToEnd.p50Ms)}/${ms(x.endToEnd.p99Ms)}`,
     ),
     "after idle | channel | end-to-end p50/max ms | found by hint/timer | HTTP requests while idle | table reads/writes while idle",
     ...r.idle.map(
@@ -114,6 +114,8 @@ export function formatPush(r: PushBenchResult): string {
         `${x.idleSeconds} s | ${x.channel ? "on" : "off"} | ${ms(x.endToEnd.p50Ms)}/${ms(x.endToEnd.maxMs)} | ${x.foundByHint}/${x.foundByTimer} | ${x.httpRequests} | ${x.storage.tableReads}/${x.storage.tableWrites}`,
     ),
     `hints: ${r.channelNotifications} notifications (one connections query each), ${r.channelPosts} posts, ${r.coalescedAppends} appends coalesced`,
+    `idle consumer of 4 queues, per period (${r.idleCost.periodMs} ms here, 10 min by default): ${r.idleCost.httpRequestsPerPeriod} HTTP requests, ` +
+      `storage ${JSON.stringify(r.idleCost.storagePerPeriod)}; one ping: ${JSON.stringify(r.idleCost.storagePerPing)}`,
   ];
   return lines.join("\n");
 }

@@ -11,7 +11,8 @@
  * `--push` runs the push channel's latency benchmark instead (push-latency.ts, docs/benchmarks.md): `--push-mode
  * local|aws-latency|both`, `--rates 1,100,2000` (msg/s), `--rate-seconds <per rate>`, `--idle-seconds <idle
  * wait, default 60>`, `--idle-rounds <default 2>`, and the injected AWS latencies as p50/p99 ms: `--s3-put
- * 30/100`, `--s3-get 15/60`, `--dynamo 5/15`.
+ * 30/100`, `--s3-get 15/60`, `--dynamo 5/15`; the idle cost's shortened period `--idle-cost-period <ms, default
+ * 2000>` over `--idle-cost-periods <default 10>` (idle-cost.ts).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, cpus, tmpdir } from "node:os";
@@ -46,6 +47,8 @@ const { values } = parseArgs({
     "s3-put": { type: "string", default: "30/100" },
     "s3-get": { type: "string", default: "15/60" },
     dynamo: { type: "string", default: "5/15" },
+    "idle-cost-period": { type: "string" },
+    "idle-cost-periods": { type: "string" },
   },
   strict: true,
 });
@@ -200,6 +203,8 @@ async function mainPush(): Promise<void> {
         secondsPerRate: positive("rate-seconds", values["rate-seconds"], quick ? 3 : 10),
         idleSeconds: positive("idle-seconds", values["idle-seconds"], 60),
         idleRounds: Math.floor(positive("idle-rounds", values["idle-rounds"], 2)),
+        idleCostPeriodMs: positive("idle-cost-period", values["idle-cost-period"], 2000),
+        idleCostPeriods: Math.floor(positive("idle-cost-periods", values["idle-cost-periods"], quick ? 3 : 10)),
       }),
     );
   }
