@@ -12,7 +12,8 @@
  * local|aws-latency|both`, `--rates 1,100,2000` (msg/s), `--rate-seconds <per rate>`, `--idle-seconds <idle
  * wait, default 60>`, `--idle-rounds <default 2>`, and the injected AWS latencies as p50/p99 ms: `--s3-put
  * 30/100`, `--s3-get 15/60`, `--dynamo 5/15`; the idle cost's shortened period `--idle-cost-period <ms, default
- * 2000>` over `--idle-cost-periods <default 10>` (idle-cost.ts).
+ * 2000>` over `--idle-cost-periods <default 10>` (idle-cost.ts); `--rates-channel off` runs the rates and the
+ * first idle rounds with a polling consumer (the A/B of the send path).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, cpus, tmpdir } from "node:os";
@@ -49,6 +50,7 @@ const { values } = parseArgs({
     dynamo: { type: "string", default: "5/15" },
     "idle-cost-period": { type: "string" },
     "idle-cost-periods": { type: "string" },
+    "rates-channel": { type: "string", default: "on" },
   },
   strict: true,
 });
@@ -87,7 +89,7 @@ const flushes: FlushMode[] =
 if (flushes.length === 0) throw new Error(`--flush must be async, sync or both, got ${values.flush}`);
 
 // Whatever happens, this process ends: a hung call would otherwise keep a CI job up.
-const WATCHDOG_MS = 15 * 60_000;
+const WATCHDOG_MS = (values.push ? 40 : 15) * 60_000;
 setTimeout(() => {
   console.error(`bench: still running after ${WATCHDOG_MS / 60_000} min, giving up`);
   process.exit(2);
@@ -205,6 +207,7 @@ async function mainPush(): Promise<void> {
         idleRounds: Math.floor(positive("idle-rounds", values["idle-rounds"], 2)),
         idleCostPeriodMs: positive("idle-cost-period", values["idle-cost-period"], 2000),
         idleCostPeriods: Math.floor(positive("idle-cost-periods", values["idle-cost-periods"], quick ? 3 : 10)),
+        ratesChannel: values["rates-channel"] !== "off",
       }),
     );
   }

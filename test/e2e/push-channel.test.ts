@@ -105,8 +105,20 @@ for (const mode of ["local", "aws"] as const) {
       const c = consumer(group, topic, received);
       await c.start();
       await waitUntil(() => c.assignedQueues().length === 4 && c.pushChannelStats.up, "4 queues and the channel up");
-      // Every queue has read once after the registration and now waits a minute for its timer.
-      await waitUntil(() => c.pushChannelStats.pulls.byHint + c.pushChannelStats.pulls.afterFound >= 4, "first reads");
+      // Every queue has read once after the registration and now waits a minute for its timer: no pull starts.
+      let pulls = -1;
+      await waitUntil(
+        () => {
+          const p = c.pushChannelStats.pulls;
+          const now = p.afterFound + p.byHint + p.byTimer;
+          const settled = now >= 4 && now === pulls;
+          pulls = now;
+          return settled;
+        },
+        "first reads done",
+        TEST_TIMEOUT_MS,
+        300,
+      );
       const before = c.pushChannelStats;
       const sent = await sendRoundRobin(api(), queues, 4, "idle");
       await waitUntil(() => received.has(sent.map((s) => s.msgId)), "the 4 messages received");
