@@ -22,6 +22,7 @@ import type { HeartbeatResponse } from "./api-client.js";
 import { type Message, type MessageExt, type SendResult, toMessageExt, toMessageQueue } from "./message.js";
 import { isRetryable, Producer, type ProducerOptions, prepare } from "./producer.js";
 import { PushChannelClient } from "./push-channel-client.js";
+import { CLIENT_LANGUAGE, CLIENT_VERSION } from "./version.js";
 
 /** RocketMQ's LocalTransactionState (its spelling: `UNKNOW`). */
 export const LocalTransactionState = {
@@ -165,7 +166,12 @@ export class TransactionProducer extends Producer {
       url: typeof this.#pushChannel === "string" ? this.#pushChannel : undefined,
       registration: () => ({
         type: "register",
-        heartbeat: { clientId: this.clientId, producerDataSet: [this.producerData()] },
+        heartbeat: {
+          clientId: this.clientId,
+          language: CLIENT_LANGUAGE,
+          version: CLIENT_VERSION,
+          producerDataSet: [this.producerData()],
+        },
         queues: [],
       }),
       handlers: {
