@@ -1,7 +1,8 @@
 /**
  * @module The queue log's write path: appends to one queue from one process wait in line and go out
- * one index put at a time (small batches waiting together are merged into one item), and each index
- * put follows the chain rule with an append id, so a put whose reply was lost is recognised as ours.
+ * one index put at a time. Batches waiting together are merged (group commit): into one inline item while
+ * they fit the inline threshold, else into one object and its one item. Each index put follows the chain
+ * rule with an append id, so a put whose reply was lost is recognised as ours.
  * See docs/queue-log.md ("Append").
  */
 import { randomBytes } from "node:crypto";
@@ -29,12 +30,17 @@ export interface ChainWriterOptions {
   learnTail: (pk: string, tail: number) => void;
   maxAppendMs: number;
   walkBeforeReread: number;
-  /** Inline batches waiting together are merged while the result stays at most this big. */
+  /**
+   * Stores a (merged) batch: inline bytes up to the inline threshold, else one object written first. Its
+   * location goes into the index item.
+   */
+  store: (batch: Uint8Array) => Promise<BatchLocation>;
+  /** Batches waiting together are merged while the result stays at most this big (one object at most). */
   mergeLimitBytes: number;
 }
 
 interface PendingAppend {
-  loc: BatchLocation;
+  batch: Uint8Array;
   count: number;
   resolve: (result: AppendResult) => void;
   reject: (err: unknown) => void;
@@ -52,13 +58,14 @@ export class ChainWriter {
   }
 
   /**
-   * Appends a stored batch (inline bytes or an object already written) of `count` messages to queue `pk`.
-   * Appends to one queue from this process go out one after another, never racing each other: the
-   * conditional put only has to guard against other processes.
+   * Appends an encoded batch of `count` messages to queue `pk`. Appends to one queue from this process go
+   * out one after another, never racing each other (the conditional put only has to guard against other
+   * processes); those that wait together are merged into one batch, one object at most and one index put,
+   * and each caller is answered its own offsets (in line order) once that put has landed.
    */
-  append(pk: string, loc: BatchLocation, count: number): Promise<AppendResult> {
+  append(pk: string, batch: Uint8Array, count: number): Promise<AppendResult> {
     return new Promise<AppendResult>((resolve, reject) => {
-      const pending: PendingAppend = { loc, count, resolve, reject };
+      const pending: PendingAppend = { batch, count, resolve, reject };
       const line = this.#lines.get(pk);
       if (line) {
         line.push(pending);
@@ -73,9 +80,11 @@ export class ChainWriter {
   async #drain(pk: string, line: PendingAppend[]): Promise<void> {
     while (line.length > 0) {
       const group = this.#takeGroup(line);
-      const merged = mergedLocation(group);
       try {
-        const { queueOffset, storeTimestamp } = await this.#putChained(pk, merged, sumCounts(group));
+        const merged =
+          group.length === 1 ? (group[0] as PendingAppend).batch : concatBatches(group.map((p) => p.batch));
+        const loc = await this.#options.store(merged);
+        const { queueOffset, storeTimestamp } = await this.#putChained(pk, loc, sumCounts(group));
         let offset = queueOffset;
         for (const p of group) {
           p.resolve({ queueOffset: offset, storeTimestamp });
@@ -88,17 +97,15 @@ export class ChainWriter {
     this.#lines.delete(pk);
   }
 
-  /** The first waiting append, with the inline ones right behind it while they fit one inline item. */
+  /** The first waiting append, with those right behind it while the merged batch stays within the limit. */
   #takeGroup(line: PendingAppend[]): PendingAppend[] {
     const first = line.shift() as PendingAppend;
-    if (first.loc.kind !== "inline") return [first];
     const group = [first];
-    let bytes = first.loc.bytes.byteLength;
+    let bytes = first.batch.byteLength;
     for (;;) {
       const next = line[0];
-      if (next?.loc.kind !== "inline") break;
-      if (bytes + next.loc.bytes.byteLength > this.#options.mergeLimitBytes) break;
-      bytes += next.loc.bytes.byteLength;
+      if (next === undefined || bytes + next.batch.byteLength > this.#options.mergeLimitBytes) break;
+      bytes += next.batch.byteLength;
       group.push(line.shift() as PendingAppend);
     }
     return group;
@@ -179,11 +186,4 @@ export class ChainWriter {
 
 function sumCounts(group: readonly PendingAppend[]): number {
   return group.reduce((n, p) => n + p.count, 0);
-}
-
-function mergedLocation(group: readonly PendingAppend[]): BatchLocation {
-  const first = group[0] as PendingAppend;
-  if (group.length === 1) return first.loc;
-  const parts = group.map((p) => (p.loc.kind === "inline" ? p.loc.bytes : new Uint8Array(0)));
-  return { kind: "inline", bytes: concatBatches(parts) };
 }

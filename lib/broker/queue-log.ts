@@ -47,6 +47,12 @@ export interface QueueLogOptions {
    * wait instead. Default 2500 ms, under the SDK's 3 s send timeout.
    */
   maxAppendMs?: number;
+  /**
+   * Group commit: appends to one queue waiting in line together are merged into one batch of at most this
+   * many bytes (inline when it fits `inlineThresholdBytes`, else one object), written with one index put.
+   * Default 4 MiB.
+   */
+  mergeLimitBytes?: number;
   /** Walk this many items along the chain before a short random pause and a fresh tail read. Default 4. */
   walkBeforeReread?: number;
   /** Wall clock (ms since epoch) for store timestamps and retention, for tests. Default `Date.now`. */
@@ -71,6 +77,9 @@ export interface TrimResult {
   deletedMessages: number;
   minOffset: number;
 }
+
+/** Batches waiting in line together are merged up to this many bytes (one object, one index put). */
+const DEFAULT_MERGE_LIMIT_BYTES = 4 * 1024 * 1024;
 
 /** DynamoDB items are at most 400 KB; leave room for the other attributes. */
 const MAX_INLINE_BYTES = 350 * 1024;
@@ -120,7 +129,8 @@ export class QueueLog {
       learnTail: (pk, tail) => this.#learn(this.#tails, pk, tail),
       maxAppendMs: options.maxAppendMs ?? 2500,
       walkBeforeReread: options.walkBeforeReread ?? 4,
-      mergeLimitBytes: this.#inlineThreshold,
+      store: (batch) => this.#store(batch),
+      mergeLimitBytes: Math.max(this.#inlineThreshold, options.mergeLimitBytes ?? DEFAULT_MERGE_LIMIT_BYTES),
     });
   }
 
@@ -140,8 +150,7 @@ export class QueueLog {
     if (!Number.isInteger(count) || count < 1) {
       throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
     }
-    const loc = await this.#store(batch);
-    const appended = await this.#writer.append(queuePk(q), loc, count);
+    const appended = await this.#writer.append(queuePk(q), batch, count);
     this.onAppended?.(q, appended.queueOffset + count);
     return appended;
   }

@@ -138,9 +138,15 @@ export function describeFailure(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** `fetch` failures hide the reason (ECONNREFUSED, ENOTFOUND) two causes down. */
+/**
+ * Connection failures hide the reason (ECONNREFUSED, ENOTFOUND) two causes down: under the SDK's
+ * `HttpExchangeError` (a timeout is not one of them: the broker may be slow, not gone), or under `fetch`'s
+ * `TypeError`.
+ */
 function networkReason(cause: unknown): string | undefined {
-  if (!(cause instanceof Error) || cause.name !== "TypeError") return undefined;
+  if (!(cause instanceof Error)) return undefined;
+  const exchange = cause.name === "HttpExchangeError" && !(cause as Error & { timedOut?: boolean }).timedOut;
+  if (!exchange && cause.name !== "TypeError") return undefined;
   // Node's AggregateError (localhost: ::1 and 127.0.0.1 both refused) has an empty message but a code.
   const inner = cause.cause as (Error & { code?: string }) | undefined;
   const detail = (inner instanceof Error && (inner.message || inner.code)) || cause.message;

@@ -18,11 +18,14 @@ import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
 import { MASTER_ID } from "../core/topology.js";
 import {
   type AnyEndpoint,
+  BATCH_MEDIA_TYPE,
   type ClusterInfo,
   type ConsumerConnection,
+  decodePullFrame,
   type EndpointInput,
   type EndpointOutput,
   type EndTransactionRequest,
+  encodeSendFrame,
   endpoints,
   type HalfMessageRequest,
   type HalfMessageResponse,
@@ -81,6 +84,18 @@ function encode(schema: z.ZodType, value: unknown, where: string): unknown {
   if (result.success) return result.data;
   const detail = result.error.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : where}: ${i.message}`);
   throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, detail.join("; "));
+}
+
+/** An answer checked and decoded by the endpoint's response schema. */
+function checkedAnswer<E extends AnyEndpoint>(endpoint: E, answer: unknown): EndpointOutput<E> {
+  const decoded = endpoint.response.safeParse(answer);
+  if (!decoded.success) {
+    throw new NimbusError(
+      ErrorCode.SYSTEM_ERROR,
+      `${endpoint.method} ${endpoint.path}: the answer does not match the protocol: ${decoded.error.message}`,
+    );
+  }
+  return decoded.data as EndpointOutput<E>;
 }
 
 export class NimbusApi {
@@ -151,14 +166,30 @@ export class NimbusApi {
       body,
       options,
     );
-    const decoded = endpoint.response.safeParse(answer);
-    if (!decoded.success) {
-      throw new NimbusError(
-        ErrorCode.SYSTEM_ERROR,
-        `${endpoint.method} ${endpoint.path}: the answer does not match the protocol: ${decoded.error.message}`,
-      );
-    }
-    return decoded.data as EndpointOutput<E>;
+    return checkedAnswer(endpoint, answer);
+  }
+
+  /** A send as a binary batch (docs/api.md, "Binary batches"), or as JSON when the transport keeps JSON. */
+  async #sendBatch(req: SendRequest, options: RequestOptions | undefined): Promise<SendResponse> {
+    if (!this.transport.binaryBatches) return this.call(endpoints.send, { body: req }, options);
+    const frame = encodeSendFrame(req);
+    const answer = await this.transport.request<unknown>("POST", endpoints.send.path, frame, {
+      ...options,
+      contentType: BATCH_MEDIA_TYPE,
+    });
+    return checkedAnswer(endpoints.send, answer);
+  }
+
+  /** A pull whose answer comes back as a binary batch, or as JSON when the transport keeps JSON. */
+  async #pullBatch(req: PullRequest, options: RequestOptions | undefined): Promise<PullResponse> {
+    const read = { ...options, idempotent: true };
+    if (!this.transport.binaryBatches) return this.call(endpoints.pull, { body: req }, read);
+    const body = encode(endpoints.pull.body, req, "body");
+    const answer = await this.transport.request<unknown>("POST", endpoints.pull.path, body, {
+      ...read,
+      accept: BATCH_MEDIA_TYPE,
+    });
+    return answer instanceof Uint8Array ? decodePullFrame(answer) : checkedAnswer(endpoints.pull, answer);
   }
 
   health(): Promise<{ status: string }> {
@@ -199,7 +230,7 @@ export class NimbusApi {
   }
 
   send(req: SendRequest, options?: RequestOptions): Promise<SendResponse> {
-    return this.#toSomeMaster(req, options, (r, o) => this.call(endpoints.send, { body: r }, o));
+    return this.#toSomeMaster(req, options, (r, o) => this.#sendBatch(r, o));
   }
 
   /**
@@ -238,7 +269,7 @@ export class NimbusApi {
   }
 
   pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {
-    return this.#atBroker(req, "read", options, (o) => this.call(endpoints.pull, { body: req }, o));
+    return this.#atBroker(req, "read", options, (o) => this.#pullBatch(req, o));
   }
 
   /** Registers this client in its groups; the answer carries check-backs for a producer. */

@@ -1,6 +1,7 @@
 /**
- * @module The SDK's HTTP transport: JSON over `fetch` with a timeout, API errors (`{code, message}`)
- * turned back into `NimbusError`s with the same code, and several endpoints tried in turn when one is down.
+ * @module The SDK's HTTP transport: JSON (or a binary batch, lib/protocol/binary-batch.ts) over kept-alive,
+ * pooled connections (http-connections.ts) with a timeout, API errors (`{code, message}`) turned back into
+ * `NimbusError`s with the same code, and several endpoints tried in turn when one is down.
  * With `iam`, every request is signed with SigV4 for a stage behind API Gateway's IAM auth (docs/deploy.md).
  *
  * @example
@@ -11,6 +12,8 @@
  * const api = new NimbusApi(transport);
  */
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
+import { isBatchMediaType } from "../protocol/index.js";
+import { type ConnectionOptions, HttpConnections, sharedConnections } from "./http-connections.js";
 import { type Credentials, type CredentialsProvider, signRequest } from "./sigv4.js";
 
 export type { Credentials, CredentialsProvider };
@@ -37,12 +40,25 @@ export interface TransportOptions {
   headers?: Record<string, string> | undefined;
   /** Sign every request with AWS SigV4 (API Gateway IAM auth). Its `authorization` replaces any in `headers`. */
   iam?: IamAuth | undefined;
+  /**
+   * Sends and pulls as binary batches (`application/vnd.nimbus.batch`: no JSON or base64 for bodies).
+   * Default true; false keeps JSON everywhere.
+   */
+  binaryBatches?: boolean | undefined;
+  /** Its own connection pool (default: the process's shared one, 32 connections per origin, pipelining 4). */
+  connections?: ConnectionOptions | undefined;
 }
 
 export interface RequestOptions {
   timeoutMs?: number | undefined;
   /** Send to this base URL (a broker address from a route) instead of the endpoints. */
   baseUrl?: string | undefined;
+  /** The body is these bytes of this type (a binary batch), sent as they are. */
+  contentType?: string | undefined;
+  /** Ask for this answer type (a binary batch's comes back as its bytes, a `Uint8Array`). */
+  accept?: string | undefined;
+  /** Safe to pipeline and replay (a read): GETs always are. */
+  idempotent?: boolean | undefined;
 }
 
 type Signing = Required<Pick<IamAuth, "region" | "service">> & { credentials: Credentials };
@@ -54,6 +70,9 @@ export class HttpTransport {
   readonly timeoutMs: number;
   readonly #headers: Record<string, string>;
   readonly #iam: IamAuth | undefined;
+  readonly #connections: HttpConnections;
+  /** Sends and pulls go as binary batches. */
+  readonly binaryBatches: boolean;
   #next = 0;
 
   constructor(options: TransportOptions) {
@@ -64,6 +83,8 @@ export class HttpTransport {
     this.timeoutMs = options.timeoutMs ?? 3000;
     this.#headers = { "content-type": "application/json", ...(options.headers ?? {}) };
     this.#iam = options.iam;
+    this.binaryBatches = options.binaryBatches ?? true;
+    this.#connections = options.connections ? new HttpConnections(options.connections) : sharedConnections();
   }
 
   /**
@@ -76,7 +97,7 @@ export class HttpTransport {
     let lastError: unknown;
     for (const base of bases) {
       try {
-        return await this.#once<T>(method, base + path, body, options.timeoutMs ?? this.timeoutMs, signing);
+        return await this.#once<T>(method, base + path, body, options, signing);
       } catch (err) {
         if (isNimbusError(err) && !err.retryable) throw err;
         lastError = err;
@@ -119,33 +140,42 @@ export class HttpTransport {
     method: string,
     url: string,
     body: unknown,
-    timeoutMs: number,
+    options: RequestOptions,
     signing: Signing | undefined,
   ): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     // Serialized once: the signature covers these exact bytes.
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const payload = body === undefined ? undefined : body instanceof Uint8Array ? body : JSON.stringify(body);
+    const plain =
+      options.contentType || options.accept
+        ? {
+            ...this.#headers,
+            ...(options.contentType ? { "content-type": options.contentType } : {}),
+            ...(options.accept ? { accept: options.accept } : {}),
+          }
+        : this.#headers;
     // A broker in another region (a slave cell's API) is signed for its own region.
     const signed = signing && { ...signing, region: regionOfApiUrl(url) ?? signing.region };
     const headers = signed
-      ? withSignature(this.#headers, signRequest({ ...signed, method, url, headers: this.#headers, body: payload }))
-      : this.#headers;
-    let res: Response;
+      ? withSignature(plain, signRequest({ ...signed, method, url, headers: plain, body: payload }))
+      : plain;
+    let res: { ok: boolean; status: number; contentType: string | undefined; body: Uint8Array };
     try {
-      res = await fetch(url, {
+      const reply = await this.#connections.exchange({
         method,
+        url,
         headers,
-        ...(payload === undefined ? {} : { body: payload }),
-        signal: AbortSignal.timeout(timeoutMs),
+        body: payload,
+        timeoutMs,
+        idempotent: method === "GET" || options.idempotent === true,
       });
+      res = { ...reply, ok: reply.status >= 200 && reply.status < 300 };
     } catch (err) {
-      const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
-      throw new NimbusError(
-        ErrorCode.SYSTEM_BUSY,
-        timedOut ? `${method} ${url} timed out after ${timeoutMs} ms` : `${method} ${url} failed: ${String(err)}`,
-        { cause: err },
-      );
+      const detail = err instanceof Error ? err.message : String(err);
+      throw new NimbusError(ErrorCode.SYSTEM_BUSY, `${method} ${url} ${detail}`, { cause: err });
     }
-    const text = await res.text();
+    if (res.ok && isBatchMediaType(res.contentType)) return res.body as T;
+    const text = Buffer.from(res.body.buffer, res.body.byteOffset, res.body.byteLength).toString("utf8");
     let parsed: unknown;
     try {
       parsed = text.length > 0 ? JSON.parse(text) : undefined;

@@ -5,6 +5,11 @@
  * finds nothing new waits before the next one, twice as long each time up to a cap, and the wait resets
  * when messages come. Flow control pauses pulling while too much is cached.
  *
+ * Prefetch: when an answer says more messages wait past it (`nextBeginOffset < maxOffset`), the pull
+ * interval is 0 and flow control lets pulls go, the next pull is sent before this answer is handed on, so
+ * the broker's round trip overlaps the client's handling. One pull is in flight at a time, never more
+ * (offsets stay in order), and flow control may be overshot by one batch at most.
+ *
  * @example
  * const loop = new PullLoop({ api, consumerGroup, mq, subscription, ...timing, onFound, onNothing, onOffsetIllegal,
  *   flowControl: () => 0, onError }, 0);
@@ -50,21 +55,30 @@ export interface PullCauses {
   byTimer: number;
 }
 
+type Cause = keyof PullCauses;
+
+/** A pull sent, and why. */
+interface SentPull {
+  answer: Promise<PullResponse>;
+  cause: Cause;
+}
+
 export class PullLoop {
   readonly mq: MessageQueue;
   #nextOffset: number;
   #idleDelay = 0;
   readonly #abort = new AbortController();
   #done: Promise<void> | undefined;
+  /** The pull sent ahead (prefetch), awaited by the next turn of the loop. */
+  #prefetched: SentPull | undefined;
   /** Ends the current idle wait early (a hint). */
   #wake = new AbortController();
   /** A hint came during a pull: the next wait is skipped. */
   #wakePending = false;
-  #next: keyof PullCauses = "afterFound";
+  #next: Cause = "afterFound";
   readonly causes: PullCauses = { afterFound: 0, byHint: 0, byTimer: 0 };
   /** Pulls that found messages, by the cause of the pull. */
   readonly foundBy: PullCauses = { afterFound: 0, byHint: 0, byTimer: 0 };
-  #cause: keyof PullCauses = "afterFound";
   /** Hints for offsets this loop had already passed. */
   staleHints = 0;
 
@@ -89,6 +103,13 @@ export class PullLoop {
     this.#done ??= this.#run().catch((err: unknown) => this.config.onError(err, `pull loop of ${this.mq.key()} ended`));
   }
 
+  /** Ends the loop: a wait ends at once, a pull in flight is awaited and its answer dropped. */
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#done;
+    await this.#prefetched?.answer.catch(() => undefined);
+  }
+
   /**
    * A push hint: the queue holds messages below `maxOffset`. Pulls now unless the loop already reads past it;
    * an idle wait ends, a pull in flight is followed by another at once.
@@ -102,23 +123,22 @@ export class PullLoop {
     this.#wake.abort();
   }
 
-  /** Ends the loop: a wait ends at once, a pull in flight is awaited and its answer dropped. */
-  async stop(): Promise<void> {
-    this.#abort.abort();
-    await this.#done;
-  }
-
   async #run(): Promise<void> {
     const signal = this.#abort.signal;
     while (!signal.aborted) {
-      const hold = this.config.flowControl();
-      if (hold > 0) {
-        await sleep(hold, signal);
-        continue;
+      let pending = this.#prefetched;
+      this.#prefetched = undefined;
+      if (pending === undefined) {
+        const hold = this.config.flowControl();
+        if (hold > 0) {
+          await sleep(hold, signal);
+          continue;
+        }
+        pending = this.#pull(this.#next);
       }
       let res: PullResponse;
       try {
-        res = await this.#pull();
+        res = await pending.answer;
       } catch (err) {
         if (signal.aborted) break;
         this.config.onError(err, `pull of ${this.mq.key()} at ${this.#nextOffset} failed`);
@@ -126,6 +146,8 @@ export class PullLoop {
         continue;
       }
       if (signal.aborted) break;
+      if (res.pullStatus === "FOUND") this.foundBy[pending.cause]++;
+      this.#prefetch(res);
       await this.#wait(await this.#handle(res));
     }
   }
@@ -147,12 +169,25 @@ export class PullLoop {
     this.#next = slept ? "byTimer" : "byHint";
   }
 
-  #pull(): Promise<PullResponse> {
-    const { api, consumerGroup, mq, pullBatchSize } = this.config;
-    this.causes[this.#next]++;
-    this.#cause = this.#next;
+  /** Sends the next pull now when more messages wait and nothing holds it back (see the module's note). */
+  #prefetch(res: PullResponse): void {
+    if (res.pullStatus !== "FOUND" || res.nextBeginOffset >= res.maxOffset) return;
+    if (this.config.pullInterval !== 0 || this.config.flowControl() > 0) return;
+    this.#nextOffset = res.nextBeginOffset;
+    const ahead = this.#pull("afterFound");
+    ahead.answer.catch(() => undefined); // its failure is handled where the loop awaits it
+    this.#prefetched = ahead;
+  }
+
+  #pull(cause: Cause): SentPull {
+    this.causes[cause]++;
     // A hint from now on may name what this pull does not see: it makes the next wait end at once.
     this.#wakePending = false;
+    return { answer: this.#send(), cause };
+  }
+
+  #send(): Promise<PullResponse> {
+    const { api, consumerGroup, mq, pullBatchSize } = this.config;
     const subscription = this.config.subscription();
     return api.pull({
       consumerGroup,
@@ -169,7 +204,6 @@ export class PullLoop {
   async #handle(res: PullResponse): Promise<number> {
     switch (res.pullStatus) {
       case "FOUND": {
-        this.foundBy[this.#cause]++;
         this.#nextOffset = res.nextBeginOffset;
         this.#idleDelay = 0;
         // The broker filters by tag already; compare again as RocketMQ's client does (processPullResult).

@@ -1,10 +1,13 @@
 /**
- * @module Turns a Node HTTP request into the API Gateway HTTP API (payload 2.0) event that Lambda would
- * receive, and writes a handler's result back, so the local server runs the very same handlers.
+ * @module Node HTTP requests for the handlers: the body read with its limit, the request as the one
+ * request path takes it (`toApiRequest`: what the local server serves), an answer written back, and the
+ * API Gateway HTTP API (payload 2.0) event that Lambda would receive for the same request (`toApiEvent`,
+ * for tests that drive the Lambda edge).
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiEvent, ApiResult } from "../http/api-types.js";
+import type { ApiAnswer, ApiRequest } from "../http/request-handler.js";
 import { MAX_REQUEST_BYTES } from "../protocol/index.js";
 
 export class BodyTooLargeError extends Error {}
@@ -70,4 +73,31 @@ export function writeResult(res: ServerResponse, result: ApiResult): void {
     result.body === undefined ? "" : result.isBase64Encoded ? Buffer.from(result.body, "base64") : result.body;
   res.writeHead(result.statusCode ?? 200, { ...(result.headers ?? {}) } as Record<string, string>);
   res.end(body);
+}
+
+/** The request as the one request path takes it, straight from Node's (no event built). */
+export function toApiRequest(req: IncomingMessage, body: Buffer): ApiRequest {
+  const raw = req.url ?? "/";
+  const q = raw.indexOf("?");
+  const query: Record<string, string> = {};
+  if (q >= 0) {
+    for (const [k, v] of new URLSearchParams(raw.slice(q + 1)))
+      query[k] = query[k] === undefined ? v : `${query[k]},${v}`;
+  }
+  const headers = req.headers;
+  return {
+    method: req.method ?? "GET",
+    path: q >= 0 ? raw.slice(0, q) : raw,
+    query,
+    header: (name) => {
+      const v = headers[name];
+      return Array.isArray(v) ? v.join(",") : v;
+    },
+    body: body.byteLength > 0 ? body : undefined,
+  };
+}
+
+export function writeAnswer(res: ServerResponse, answer: ApiAnswer): void {
+  res.writeHead(answer.status, { "content-type": answer.contentType });
+  res.end(answer.body);
 }

@@ -1,6 +1,7 @@
 /**
  * @module The local broker: one process serving the whole API on 127.0.0.1 with the same handlers as
- * Lambda (HTTP requests become API Gateway v2 events), on the embedded store or on DynamoDB/S3 endpoints,
+ * Lambda (the request path of lib/http/request-handler.ts, called straight from the Node request: Lambda
+ * reaches the same function through an API Gateway event), on the embedded store or on DynamoDB/S3 endpoints,
  * running the scheduled handlers (broker registration, retention) on timers.
  *
  * @example
@@ -17,13 +18,13 @@ import { ErrorCode } from "../core/errors.js";
 import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
-import { createApiHandler, json } from "../http/handler.js";
+import { createRequestHandler, jsonAnswer } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { CHANNEL_PATH, HTTP_STATUS } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
 import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
-import { BodyTooLargeError, readBody, toApiEvent, writeResult } from "./api-gateway-event.js";
+import { BodyTooLargeError, readBody, toApiRequest, writeAnswer } from "./api-gateway-event.js";
 import { servePushChannel } from "./push-sockets.js";
 
 export type { ServerRole };
@@ -105,16 +106,19 @@ export async function serveOn(
   const role = options.role ?? { kind: "all" };
   const host = options.host ?? "127.0.0.1";
   let context: HandlerContext | undefined;
-  const handler = createApiHandler(ALL_ROUTES, async () => context as HandlerContext);
+  const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext);
 
   // Requests being answered: close() waits for them before it closes the store they use.
   const inFlight = new Set<Promise<void>>();
   const server: Server = createServer((req, res) => {
     const answered = readBody(req)
-      .then(async (body) => writeResult(res, await handler(toApiEvent(req, body))))
+      .then(async (body) => writeAnswer(res, await handler(toApiRequest(req, body))))
       .catch((err: unknown) => {
         const code = err instanceof BodyTooLargeError ? ErrorCode.MESSAGE_BODY_TOO_LARGE : ErrorCode.PARAMETER_ILLEGAL;
-        writeResult(res, json(HTTP_STATUS[code], { code, message: err instanceof Error ? err.message : String(err) }));
+        writeAnswer(
+          res,
+          jsonAnswer(HTTP_STATUS[code], { code, message: err instanceof Error ? err.message : String(err) }),
+        );
       })
       .finally(() => inFlight.delete(answered));
     inFlight.add(answered);

@@ -1,106 +1,59 @@
 /**
- * @module Turns routes into one API Gateway v2 handler: match the path, decode path parameters, query and
- * JSON body with the endpoint's schemas (the one parse at the edge), run the route, encode its answer with
- * the endpoint's response schema, and map a `NimbusError` to `{code, message}` with the status of
- * lib/protocol's table.
+ * @module The Lambda edge of the request path: an API Gateway v2 event becomes an `ApiRequest` for the
+ * one handler of request-handler.ts, and its answer an API Gateway result (a binary batch base64-encoded,
+ * as API Gateway expects). The local server skips the event and calls the same handler directly.
  */
-import { z } from "zod";
-import { ErrorCode, NimbusError } from "../core/errors.js";
-import { HTTP_STATUS, METHOD_NOT_ALLOWED, pathParamNames } from "../protocol/index.js";
 import type { ApiEvent, ApiResult } from "./api-types.js";
+import { type ApiAnswer, type ApiRequest, createRequestHandler, errorAnswer, jsonAnswer } from "./request-handler.js";
 import type { Route } from "./route.js";
 
-const JSON_HEADERS = { "content-type": "application/json" };
+export function toApiResult(answer: ApiAnswer): ApiResult {
+  const headers = { "content-type": answer.contentType };
+  if (typeof answer.body === "string") return { statusCode: answer.status, headers, body: answer.body };
+  const bytes = answer.body;
+  const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+  return { statusCode: answer.status, headers, body, isBase64Encoded: true };
+}
 
 export function json(statusCode: number, body: unknown): ApiResult {
-  return { statusCode, headers: JSON_HEADERS, body: JSON.stringify(body) };
+  return toApiResult(jsonAnswer(statusCode, body));
 }
 
 export function errorResult(err: unknown): ApiResult {
-  if (err instanceof NimbusError) return json(HTTP_STATUS[err.code], { code: err.code, message: err.message });
-  console.error("unexpected error", err);
-  return json(500, { code: ErrorCode.SYSTEM_ERROR, message: "internal error" });
+  return toApiResult(errorAnswer(err));
 }
 
-export function describeZodError(err: z.ZodError, where = "body"): string {
-  return err.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : where}: ${i.message}`).join("; ");
+/** The request an API Gateway (payload 2.0) event carries. */
+export function fromApiEvent(event: ApiEvent): ApiRequest {
+  const query: Record<string, string> = {};
+  for (const [k, v] of Object.entries(event.queryStringParameters ?? {})) if (v !== undefined) query[k] = v;
+  const headers = event.headers ?? {};
+  const body =
+    event.body === undefined || event.body === ""
+      ? undefined
+      : event.isBase64Encoded
+        ? new Uint8Array(Buffer.from(event.body, "base64"))
+        : new TextEncoder().encode(event.body);
+  return {
+    method: event.requestContext.http.method,
+    path: event.rawPath,
+    query,
+    header: (name) => headers[name] ?? headers[name.toLowerCase()],
+    body,
+  };
 }
 
-/** `value` decoded by `schema`, or PARAMETER_ILLEGAL naming every issue (`where` names the part of the request). */
-export function decodeOrThrow<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
-  const result = schema.safeParse(value);
-  if (!result.success) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, describeZodError(result.error, where));
-  return result.data;
-}
-
-interface CompiledRoute<C> {
-  route: Route<C>;
-  pattern: RegExp;
-  names: string[];
-}
-
-function compile<C>(route: Route<C>): CompiledRoute<C> {
-  const source = route.endpoint.path.replace(/\{(\w+)\}/g, "([^/]+)");
-  return { route, pattern: new RegExp(`^${source}$`), names: pathParamNames(route.endpoint.path) };
-}
-
-/** One handler for `routes`; `context` is built once per process (per Lambda container) and reused. */
+/** One Lambda handler for `routes`; `context` is built once per process (per Lambda container) and reused. */
 export function createApiHandler<C>(
   routes: Route<C>[],
   context: () => Promise<C>,
 ): (event: ApiEvent) => Promise<ApiResult> {
-  const compiled = routes.map(compile);
+  const handle = createRequestHandler(routes, context);
   return async (event) => {
     try {
-      const method = event.requestContext.http.method.toUpperCase();
-      const path = event.rawPath;
-      const candidates = compiled.map((c) => ({ c, m: c.pattern.exec(path) })).filter((x) => x.m !== null);
-      if (candidates.length === 0)
-        throw new NimbusError(ErrorCode.REQUEST_CODE_NOT_SUPPORTED, `no route for ${method} ${path}`);
-      const hit = candidates.find((x) => x.c.route.endpoint.method === method);
-      if (!hit?.m)
-        return json(METHOD_NOT_ALLOWED, {
-          code: ErrorCode.REQUEST_CODE_NOT_SUPPORTED,
-          message: `${method} is not allowed on ${path}`,
-        });
-      const { endpoint } = hit.c.route;
-      const rawParams: Record<string, string> = {};
-      hit.c.names.forEach((name, i) => {
-        rawParams[name] = decodePathSegment(hit.m?.[i + 1] ?? "");
-      });
-      const input = {
-        params: decodeOrThrow(endpoint.params, rawParams, "path"),
-        query: decodeOrThrow(endpoint.query, queryOf(event), "query"),
-        body: decodeOrThrow(endpoint.body, bodyOf(event), "body"),
-      };
-      const answer = await hit.c.route.handle(input, await context());
-      return json(200, z.encode(endpoint.response, answer));
+      return toApiResult(await handle(fromApiEvent(event)));
     } catch (err) {
       return errorResult(err);
     }
   };
-}
-
-function queryOf(event: ApiEvent): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(event.queryStringParameters ?? {})) if (v !== undefined) out[k] = v;
-  return out;
-}
-
-function bodyOf(event: ApiEvent): unknown {
-  if (event.body === undefined || event.body === "") return undefined;
-  const text = event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "the request body is not valid JSON");
-  }
-}
-
-function decodePathSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `malformed percent-encoding in the path: ${segment}`);
-  }
 }

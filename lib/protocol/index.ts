@@ -12,6 +12,7 @@ import { send } from "./endpoints/send.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
 import { endTransaction, sendHalfMessage, transactionInfo, transactionMessage } from "./endpoints/transactions.js";
 
+export * from "./binary-batch.js";
 export * from "./bounds.js";
 export * from "./endpoint.js";
 export * from "./endpoints/clients.js";

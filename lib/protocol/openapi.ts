@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { ErrorCode } from "../core/errors.js";
+import { BATCH_MEDIA_TYPE, BINARY_BODIES, BINARY_RESPONSES } from "./binary-batch.js";
 import { type AnyEndpoint, NO_BODY, NO_PARAMS, pathParamNames, routeKey } from "./endpoint.js";
 import { HTTP_STATUS } from "./http-status.js";
 import { ENDPOINTS } from "./index.js";
@@ -60,13 +61,30 @@ function parameters(e: AnyEndpoint): JsonSchema[] {
   return out;
 }
 
+/** A binary batch frame's media type entry (lib/protocol/binary-batch.ts, docs/api.md "Binary batches"). */
+function binaryBatch(what: string): JsonSchema {
+  return {
+    schema: {
+      type: "string",
+      contentMediaType: BATCH_MEDIA_TYPE,
+      description: `The ${what} as a binary batch frame: "NMBF", version 1, u32 header length, JSON header, batch codec bytes (docs/api.md, "Binary batches")`,
+    },
+  };
+}
+
 function operation(e: AnyEndpoint): JsonSchema {
   const errorRef = { $ref: COMPONENT("Error") };
   const statuses = new Map<number, ErrorCode[]>();
   for (const code of [...e.errors, ...ALWAYS])
     statuses.set(HTTP_STATUS[code], [...(statuses.get(HTTP_STATUS[code]) ?? []), code]);
   const responses: Record<string, JsonSchema> = {
-    "200": { description: "OK", content: { "application/json": { schema: jsonSchemaOf(e.response) } } },
+    "200": {
+      description: "OK",
+      content: {
+        "application/json": { schema: jsonSchemaOf(e.response) },
+        ...(BINARY_RESPONSES[e.id] ? { [BATCH_MEDIA_TYPE]: binaryBatch("answer, when `accept` asks for it") } : {}),
+      },
+    },
   };
   for (const [status, codes] of [...statuses].sort(([a], [b]) => a - b)) {
     responses[String(status)] = {
@@ -85,7 +103,10 @@ function operation(e: AnyEndpoint): JsonSchema {
       : {
           requestBody: {
             required: !e.body.safeParse(undefined).success,
-            content: { "application/json": { schema: jsonSchemaOf(e.body) } },
+            content: {
+              "application/json": { schema: jsonSchemaOf(e.body) },
+              ...(BINARY_BODIES[e.id] ? { [BATCH_MEDIA_TYPE]: binaryBatch("request") } : {}),
+            },
           },
         }),
     responses,

@@ -15,16 +15,15 @@
  * 2000>` over `--idle-cost-periods <default 10>` (idle-cost.ts); `--rates-channel off` runs the rates and the
  * first idle rounds with a polling consumer (the A/B of the send path).
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { availableParallelism, cpus, tmpdir } from "node:os";
-import { join } from "node:path";
+import { availableParallelism, cpus } from "node:os";
 import { parseArgs } from "node:util";
-import { type LocalServer, type StorageChoice, startLocalServer } from "../../lib/dev/local-server.js";
+import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 import type { FlushMode } from "../../lib/storage/local/index.js";
-import { EMULATOR_CREDENTIALS, startEmulators } from "../support/emulators.js";
 import { parseProfile } from "./aws-latency.js";
+import { benchStorage } from "./bench-storage.js";
 import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
+import { runPeerSuite } from "./peer-run.js";
 import { type PushBenchResult, runPushLatency } from "./push-latency.js";
 import { formatMode, formatPush, type ModeResult } from "./report.js";
 import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
@@ -51,6 +50,10 @@ const { values } = parseArgs({
     "idle-cost-period": { type: "string" },
     "idle-cost-periods": { type: "string" },
     "rates-channel": { type: "string", default: "on" },
+    suite: { type: "string", default: "data" },
+    url: { type: "string" },
+    rate: { type: "string" },
+    "e2e-seconds": { type: "string" },
   },
   strict: true,
 });
@@ -96,29 +99,7 @@ setTimeout(() => {
 }, WATCHDOG_MS).unref();
 
 async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): Promise<ModeResult> {
-  let cleanup: () => Promise<void>;
-  let storage: StorageChoice;
-  let description: string;
-  if (mode === "local") {
-    const dataDir = await mkdtemp(join(tmpdir(), "nimbus-bench-"));
-    storage = { kind: "local", dataDir, flush };
-    description = `embedded store (SQLite tables + object files), --flush ${flush}`;
-    cleanup = () => rm(dataDir, { recursive: true, force: true });
-  } else {
-    const emulators = await startEmulators();
-    storage = {
-      kind: "aws",
-      provision: true,
-      region: "us-east-1",
-      bucket: `nimbus-bench-${runId}`,
-      tablePrefix: `bench-${runId}-`,
-      dynamoEndpoint: emulators.dynamoEndpoint,
-      s3Endpoint: emulators.s3Endpoint,
-      credentials: EMULATOR_CREDENTIALS,
-    };
-    description = "AWS adapters on dynalite + s3rver (in this process)";
-    cleanup = () => emulators.stop();
-  }
+  const { storage, description, cleanup } = await benchStorage(mode, runId, flush);
   let server: LocalServer | undefined;
   try {
     // Registration and retention run only when the benchmark says (between phases), never inside one.
@@ -158,6 +139,19 @@ async function main(): Promise<void> {
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
   };
+  if (values.suite === "peer") {
+    const peer = {
+      bodyBytes: settings.bodyBytes,
+      seconds: positive("seconds", values.seconds, quick ? 1.5 : 8),
+      rate: positive("rate", values.rate, 2000),
+      e2eSeconds: positive("e2e-seconds", values["e2e-seconds"], quick ? 2 : 10),
+      batch: 32,
+      queues: settings.queues,
+    };
+    await runPeerSuite({ modes, flush: flushes[0] ?? "async", url: values.url, options: peer, runId, machine });
+    return;
+  }
+  if (values.suite !== "data") throw new Error(`--suite must be data or peer, got ${values.suite}`);
   console.error(
     `bench: ${modes.join(" + ")}, batches ${batches.join("/")}, ${settings.bodyBytes} B bodies, ` +
       `${settings.producers} producers / ${settings.consumers} consumers, ${settings.queues} queues, ` +

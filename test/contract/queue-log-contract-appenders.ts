@@ -6,8 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import fc from "fast-check";
 import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-index.js";
 import { QueueLog } from "../../lib/broker/queue-log.js";
+import { encodeBatch } from "../../lib/core/message-codec.js";
 import { diffCounts } from "../../lib/storage/request-counter.js";
 import type { OpenFixture } from "../support/storage-fixture.js";
 import { record, suiteFixture } from "./queue-log-helpers.js";
@@ -50,18 +52,46 @@ export function queueLogAppendersContract(label: string, open: OpenFixture): voi
       }
     });
 
-    it("object batches wait in line too and keep one object each", async () => {
+    it("object batches waiting together are merged: one object and one index put per group", async () => {
       const { storage } = fixture();
       const log = new QueueLog(storage, { inlineThresholdBytes: 0 });
       const q = freshQueue();
       const before = storage.counter.snapshot();
       const results = await Promise.all(Array.from({ length: 6 }, (_, i) => log.append(q, [record(`o${i}`)])));
       const used = diffCounts(storage.counter.snapshot(), before);
-      assert.equal(used.objectPuts, 6);
-      assert.equal(used.tableWrites, 6, "one conditional put per batch, none lost to a sibling");
+      const items = (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
+      assert.equal(used.tableWrites, items.length, "one conditional put per index item, none lost to a sibling");
+      assert.equal(used.objectPuts, items.length, "one object per index item");
+      // The first append found the line empty and went alone; the 5 behind it waited together.
+      assert.equal(items.length, 2);
       assert.deepEqual(
-        results.map((r) => r.queueOffset).sort((x, y) => x - y),
+        results.map((r) => r.queueOffset),
         [0, 1, 2, 3, 4, 5],
+      );
+      const read = await log.read(q, 0, { maxMessages: 10 });
+      assert.deepEqual(
+        read.messages.map((m) => [m.queueOffset, text(m.body)]),
+        results.map((r, i) => [r.queueOffset, `o${i}`]),
+      );
+    });
+
+    it("a merge stops at mergeLimitBytes: each group stays within it", async () => {
+      const { storage } = fixture();
+      const one = encodeBatch([record("m00")]).byteLength;
+      const log = new QueueLog(storage, { inlineThresholdBytes: 0, mergeLimitBytes: 2 * one });
+      const q = freshQueue();
+      const results = await Promise.all(
+        Array.from({ length: 7 }, (_, i) => log.append(q, [record(`m${i}`.padEnd(3, "0"))])),
+      );
+      const items = (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
+      assert.ok(
+        items.every((item) => Number(item.n) <= 2),
+        "no group over two batches",
+      );
+      assert.equal(items.length, 4, "1 alone, then 2 + 2 + 2");
+      assert.deepEqual(
+        results.map((r) => r.queueOffset),
+        [0, 1, 2, 3, 4, 5, 6],
       );
     });
 
@@ -94,6 +124,57 @@ export function queueLogAppendersContract(label: string, open: OpenFixture): voi
           [3, "b3"],
           [4, "a1"],
         ],
+      );
+    });
+
+    it("property: concurrent appends in waves always chain: consecutive offsets, contiguous items, each read back in place", async () => {
+      const { storage } = fixture();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 12 }), {
+            minLength: 1,
+            maxLength: 3,
+          }),
+          fc.constantFrom(0, 64, 8 * 1024),
+          fc.integer({ min: 1, max: 300 }),
+          async (waves, inlineThresholdBytes, bodyBytes) => {
+            const log = new QueueLog(storage, { inlineThresholdBytes });
+            const q = freshQueue();
+            const expected = new Map<number, string>();
+            let total = 0;
+            for (const [w, wave] of waves.entries()) {
+              const results = await Promise.all(
+                wave.map((count, i) =>
+                  log.append(
+                    q,
+                    Array.from({ length: count }, (_, j) => record(`${w}.${i}.${j}:${"p".repeat(bodyBytes)}`)),
+                  ),
+                ),
+              );
+              const spans = results
+                .map((r, i) => ({ start: r.queueOffset, count: wave[i] ?? 0, i }))
+                .sort((a, b) => a.start - b.start);
+              for (const span of spans) {
+                assert.equal(span.start, total, "each append starts where the one before it ended");
+                for (let j = 0; j < span.count; j++) expected.set(span.start + j, `${w}.${span.i}.${j}`);
+                total += span.count;
+              }
+            }
+            const items = (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
+            let end = 0;
+            for (const item of items) {
+              assert.equal(item.sk, end, "index items are contiguous: no gap, no overlap");
+              end += Number(item.n);
+            }
+            assert.equal(end, total);
+            const read = await log.read(q, 0, { maxMessages: total });
+            assert.deepEqual(
+              read.messages.map((m) => [m.queueOffset, text(m.body).split(":")[0]]),
+              Array.from({ length: total }, (_, offset) => [offset, expected.get(offset)]),
+            );
+          },
+        ),
+        { numRuns: 12 },
       );
     });
   });

@@ -9,10 +9,12 @@
 import { describe } from "node:test";
 import { MODE_BACKEND, MODE_LABEL, modeUnavailable, type ServerMode } from "../support/server-fixture.js";
 import { holdEmulators } from "../support/shared-emulators.js";
+import { binaryBatchCases } from "./binary-batch-suite.js";
 import { configCases } from "./config-suite.js";
 import { endpointCases } from "./endpoints-suite.js";
 import { adminErrorCases } from "./errors-admin-suite.js";
 import { dataErrorCases } from "./errors-data-suite.js";
+import { groupCommitCases } from "./group-commit-suite.js";
 import { handoverEndpointCases } from "./handover-endpoints-suite.js";
 import { pullCases } from "./pull-suite.js";
 import { queueCases } from "./queues-suite.js";
@@ -30,6 +32,8 @@ export function e2eSuite(mode: ServerMode): void {
     configCases(mode);
     sendCases(mode);
     pullCases(mode);
+    binaryBatchCases(mode);
+    groupCommitCases(mode);
     dataErrorCases(mode);
     adminErrorCases(mode);
     restartCases(mode);

@@ -2,7 +2,9 @@
  * @module The producer e2e tests' shared setup: one local server per test file, producers that are shut
  * down at the end, and helpers (topics, pulls, request counting, a dead broker address).
  */
+
 import assert from "node:assert/strict";
+import diagnostics from "node:diagnostics_channel";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import os from "node:os";
@@ -75,18 +77,21 @@ export async function pullAll(mq: { topic: string; brokerName: string; queueId: 
   }
 }
 
-/** Counts requests by wrapping `fetch` (the server does not use it); `restore()` unwraps. */
+/**
+ * Counts the HTTP requests this process starts (the SDK's pooled connections and `fetch` alike), from
+ * undici's `undici:request:create` diagnostics channel; `restore()` stops counting.
+ */
 export function countRequests() {
-  const original = globalThis.fetch;
   const urls: string[] = [];
-  globalThis.fetch = ((input, init) => {
-    urls.push(input instanceof Request ? input.url : String(input));
-    return original(input, init);
-  }) as typeof fetch;
+  const onRequest = (message: unknown) => {
+    const { request } = message as { request: { origin: string | URL; path: string } };
+    urls.push(`${String(request.origin).replace(/\/$/, "")}${request.path}`);
+  };
+  diagnostics.subscribe("undici:request:create", onRequest);
   return {
     count: (pred: (url: string) => boolean) => urls.filter(pred).length,
     restore: () => {
-      globalThis.fetch = original;
+      diagnostics.unsubscribe("undici:request:create", onRequest);
     },
   };
 }

@@ -7,7 +7,17 @@
  * place, so a reader in any process sees the old object or the new one, never a part.
  */
 import { randomBytes } from "node:crypto";
-import type { Dirent } from "node:fs";
+import {
+  closeSync,
+  type Dirent,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import * as fs from "node:fs/promises";
 import path from "node:path";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
@@ -88,6 +98,7 @@ export class FileObjectStore implements ObjectStore {
     this.counter.objectPut();
     const file = this.#fileOf(key);
     const temp = `${file}${tempTag}-${process.pid}.${++tempSequence}.tmp`;
+    if (this.#flush === "async") return this.#putToPageCache(key, file, temp, body);
     // A concurrent delete may remove an empty parent folder between our mkdir and our open: try again.
     for (let attempt = 0; ; attempt++) {
       try {
@@ -112,18 +123,46 @@ export class FileObjectStore implements ObjectStore {
     }
   }
 
+  /**
+   * The `async` flush mode's put: nothing to fsync, so the file is written and renamed with synchronous
+   * calls (a write to the page cache: tens of microseconds, cheaper than four trips through the thread
+   * pool), and its folder is made only when the first try finds it missing.
+   */
+  #putToPageCache(key: string, file: string, temp: string, body: Uint8Array): void {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        try {
+          writeFileSync(temp, body, { flag: "wx" });
+        } catch (err) {
+          if (errno(err) !== "ENOENT") throw err;
+          mkdirSync(path.dirname(file), { recursive: true });
+          writeFileSync(temp, body, { flag: "wx" });
+        }
+        renameSync(temp, file);
+        return;
+      } catch (err) {
+        rmSync(temp, { force: true });
+        // A concurrent delete may remove an empty parent folder between our mkdir and our write: try again.
+        if (errno(err) === "ENOENT" && attempt < 5) continue;
+        throw this.#failure("put", key, err);
+      }
+    }
+  }
+
   async get(key: string, range?: ByteRange): Promise<Uint8Array> {
     checkObjectKey(key);
     checkByteRange(range);
     this.counter.objectGet();
-    let handle: fs.FileHandle;
+    // Synchronous calls: an object just written is in the page cache, and one read there costs less than
+    // four trips through the thread pool (open, stat, read, close).
+    let fd: number;
     try {
-      handle = await fs.open(this.#fileOf(key), "r");
+      fd = openSync(this.#fileOf(key), "r");
     } catch (err) {
       throw this.#failure("get", key, err);
     }
     try {
-      const size = (await handle.stat()).size;
+      const size = fstatSync(fd).size;
       const offset = range?.offset ?? 0;
       if (range && offset >= size) {
         throw new NimbusError(ErrorCode.INVALID_RANGE, `range starts at ${offset}, object ${key} has ${size} bytes`);
@@ -133,7 +172,7 @@ export class FileObjectStore implements ObjectStore {
       const out = new Uint8Array(length);
       let done = 0;
       while (done < length) {
-        const { bytesRead } = await handle.read(out, done, length - done, offset + done);
+        const bytesRead = readSync(fd, out, done, length - done, offset + done);
         if (bytesRead === 0) break;
         done += bytesRead;
       }
@@ -141,7 +180,7 @@ export class FileObjectStore implements ObjectStore {
     } catch (err) {
       throw this.#failure("get", key, err);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   }
 

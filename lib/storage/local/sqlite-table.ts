@@ -5,7 +5,7 @@
  * which compares UTF-8 bytes as DynamoDB does. A put runs in one `BEGIN IMMEDIATE` transaction (read,
  * check the condition, write), so processes sharing the database file never interleave.
  */
-import type { Database, Statement, Transaction } from "better-sqlite3";
+import type { Database, Statement } from "better-sqlite3";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { itemSize } from "../item-size.js";
 import type { RequestCounter } from "../request-counter.js";
@@ -23,6 +23,7 @@ import {
 } from "../table.js";
 import { checkCondition, checkItem, checkKey, checkQuery, checkTableSpec } from "../validate.js";
 import { decodeItem, encodeAttributes, storedName } from "./item-codec.js";
+import { type WriteBatcher, writeBatcherOf } from "./write-batcher.js";
 
 /** DynamoDB ends a query page once it has read 1 MB. */
 const PAGE_BYTES = 1024 * 1024;
@@ -83,15 +84,15 @@ export class SqliteTable implements Table {
   readonly #db: Database;
   readonly #name: string;
   readonly #statements = new Map<string, Statement>();
-  /** Runs its argument in a transaction; `.immediate()` makes it BEGIN IMMEDIATE. */
-  readonly #transaction: Transaction<(fn: () => unknown) => unknown>;
+  /** Puts arriving together share one transaction (group commit, write-batcher.ts). */
+  readonly #writes: WriteBatcher;
 
   constructor(db: Database, spec: TableSpec, counter: RequestCounter) {
     checkTableSpec(spec); // the name goes into SQL, quoted: it must be plain
     this.#db = db;
     this.spec = { ...spec };
     this.counter = counter;
-    this.#transaction = db.transaction((fn: () => unknown) => fn());
+    this.#writes = writeBatcherOf(db);
     this.#name = `"t_${spec.name}"`;
     const skType = spec.sortKeyType === "number" ? "REAL" : "TEXT";
     sqlite(`open table ${spec.name}`, () => {
@@ -116,6 +117,11 @@ export class SqliteTable implements Table {
     });
   }
 
+  /** The group commit this table's puts go through (shared by every table of the database). */
+  get writeBatcher(): WriteBatcher {
+    return this.#writes;
+  }
+
   async get(key: ItemKey, options: GetOptions = {}): Promise<Item | undefined> {
     checkKey(this.spec, key);
     const item = sqlite("get", () => this.#read(key));
@@ -125,19 +131,18 @@ export class SqliteTable implements Table {
 
   /**
    * The put takes the write lock before it reads (`BEGIN IMMEDIATE`), so `{ exists: false }` is checked
-   * against the item as it is when the put lands, whichever process writes. A failed condition is counted
-   * as the write DynamoDB bills for it.
+   * against the item as it is when the put lands, whichever process writes. Puts arriving in one turn of
+   * the event loop share that transaction (group commit); each checks its own condition in it, in arrival
+   * order, and is answered after the commit. A failed condition is counted as the write DynamoDB bills for it.
    */
   async put(item: Item, options: PutOptions = {}): Promise<void> {
     checkItem(this.spec, item);
     checkCondition(options.condition);
-    const stored = sqlite("put", () =>
-      this.#transaction.immediate(() => {
-        const found = options.condition === undefined ? undefined : this.#read(item);
-        if (found === undefined) this.#upsert(item);
-        return found;
-      }),
-    ) as Item | undefined;
+    const stored = await this.#writes.submit(() => {
+      const found = options.condition === undefined ? undefined : this.#read(item);
+      if (found === undefined) this.#upsert(item);
+      return found;
+    });
     this.counter.tableWrite(itemSize(item));
     if (stored !== undefined) {
       throw new ConditionFailedError(

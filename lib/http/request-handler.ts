@@ -1,0 +1,151 @@
+/**
+ * @module The one request path of every endpoint, below any transport: match the route, decode path
+ * parameters, query and body with the endpoint's schemas (the one parse at the edge), run the route, encode
+ * its answer (JSON, or a binary batch when the client asks and the endpoint has one: lib/protocol/binary-batch.ts),
+ * and map a `NimbusError` to `{code, message}` with the status of lib/protocol's table.
+ *
+ * Lambda reaches it through an API Gateway event (handler.ts, `createApiHandler`); the local server
+ * calls it straight from the Node request (lib/dev/local-server.ts), with no event to build. Both run this
+ * same code from here on: routing, schemas, routes, encoding and errors.
+ */
+import { z } from "zod";
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import {
+  BATCH_MEDIA_TYPE,
+  BINARY_BODIES,
+  BINARY_RESPONSES,
+  HTTP_STATUS,
+  isBatchMediaType,
+  METHOD_NOT_ALLOWED,
+  pathParamNames,
+} from "../protocol/index.js";
+import type { Route } from "./route.js";
+
+/** A request as the handlers need it, whatever carried it. */
+export interface ApiRequest {
+  method: string;
+  /** The path, without the query. */
+  path: string;
+  query: Record<string, string>;
+  /** A request header by lower-case name (`content-type`, `accept`, `authorization`, ...). */
+  header(name: string): string | undefined;
+  /** The raw body; undefined or empty when there is none. */
+  body: Uint8Array | undefined;
+}
+
+/** An answer: JSON text, or a binary batch's bytes. */
+export interface ApiAnswer {
+  status: number;
+  contentType: string;
+  body: string | Uint8Array;
+}
+
+export const JSON_TYPE = "application/json";
+
+export function jsonAnswer(status: number, body: unknown): ApiAnswer {
+  return { status, contentType: JSON_TYPE, body: JSON.stringify(body) };
+}
+
+export function errorAnswer(err: unknown): ApiAnswer {
+  if (err instanceof NimbusError) return jsonAnswer(HTTP_STATUS[err.code], { code: err.code, message: err.message });
+  console.error("unexpected error", err);
+  return jsonAnswer(500, { code: ErrorCode.SYSTEM_ERROR, message: "internal error" });
+}
+
+export function describeZodError(err: z.ZodError, where = "body"): string {
+  return err.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : where}: ${i.message}`).join("; ");
+}
+
+/** `value` decoded by `schema`, or PARAMETER_ILLEGAL naming every issue (`where` names the part of the request). */
+export function decodeOrThrow<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, describeZodError(result.error, where));
+  return result.data;
+}
+
+interface CompiledRoute<C> {
+  route: Route<C>;
+  pattern: RegExp;
+  names: string[];
+}
+
+function compile<C>(route: Route<C>): CompiledRoute<C> {
+  const source = route.endpoint.path.replace(/\{(\w+)\}/g, "([^/]+)");
+  return { route, pattern: new RegExp(`^${source}$`), names: pathParamNames(route.endpoint.path) };
+}
+
+export type RequestHandler = (req: ApiRequest) => Promise<ApiAnswer>;
+
+/** One handler for `routes`; `context` is built once per process (per Lambda container) and reused. */
+export function createRequestHandler<C>(routes: Route<C>[], context: () => Promise<C>): RequestHandler {
+  const compiled = routes.map(compile);
+  return async (req) => {
+    try {
+      const method = req.method.toUpperCase();
+      const { path } = req;
+      let hit: { c: CompiledRoute<C>; m: RegExpExecArray } | undefined;
+      let pathKnown = false;
+      for (const c of compiled) {
+        const m = c.pattern.exec(path);
+        if (m === null) continue;
+        pathKnown = true;
+        if (c.route.endpoint.method === method) {
+          hit = { c, m };
+          break;
+        }
+      }
+      if (!pathKnown) throw new NimbusError(ErrorCode.REQUEST_CODE_NOT_SUPPORTED, `no route for ${method} ${path}`);
+      if (!hit)
+        return jsonAnswer(METHOD_NOT_ALLOWED, {
+          code: ErrorCode.REQUEST_CODE_NOT_SUPPORTED,
+          message: `${method} is not allowed on ${path}`,
+        });
+      const { endpoint } = hit.c.route;
+      const rawParams: Record<string, string> = {};
+      hit.c.names.forEach((name, i) => {
+        rawParams[name] = decodePathSegment(hit.m[i + 1] ?? "");
+      });
+      const input = {
+        params: decodeOrThrow(endpoint.params, rawParams, "path"),
+        query: decodeOrThrow(endpoint.query, req.query, "query"),
+        body: decodeBody(endpoint.id, endpoint.body, req),
+      };
+      const answer = await hit.c.route.handle(input, await context());
+      const binary = BINARY_RESPONSES[endpoint.id];
+      if (binary && isBatchMediaType(req.header("accept"))) {
+        return { status: 200, contentType: BATCH_MEDIA_TYPE, body: binary(answer as never) };
+      }
+      return jsonAnswer(200, z.encode(endpoint.response, answer));
+    } catch (err) {
+      return errorAnswer(err);
+    }
+  };
+}
+
+/** The body decoded: a binary batch for an endpoint that takes one, else JSON by the endpoint's schema. */
+function decodeBody(endpointId: string, schema: z.ZodType, req: ApiRequest): unknown {
+  const body = req.body;
+  const binary = BINARY_BODIES[endpointId];
+  if (isBatchMediaType(req.header("content-type"))) {
+    if (!binary) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `this endpoint takes no ${BATCH_MEDIA_TYPE} body`);
+    return binary(body ?? new Uint8Array(0));
+  }
+  return decodeOrThrow(schema, jsonOf(body), "body");
+}
+
+function jsonOf(body: Uint8Array | undefined): unknown {
+  if (body === undefined || body.byteLength === 0) return undefined;
+  try {
+    return JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
+  } catch {
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "the request body is not valid JSON");
+  }
+}
+
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `malformed percent-encoding in the path: ${segment}`);
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * @module Binary batches: `POST /send` bodies and `POST /pull` answers as the batch codec's bytes
+ * (lib/core/message-codec.ts) instead of JSON with base64 bodies. Content type `application/vnd.nimbus.batch`;
+ * JSON stays the default for every client that does not ask (docs/api.md, "Binary batches").
+ *
+ * A frame (little-endian):
+ *
+ * | offset | size | field                                                               |
+ * | ------ | ---- | ------------------------------------------------------------------- |
+ * | 0      | 4    | magic `4E 4D 42 46` ("NMBF")                                        |
+ * | 4      | 1    | version, 1                                                          |
+ * | 5      | 4    | u32 header length _h_                                               |
+ * | 9      | _h_  | header: UTF-8 JSON, the request or answer without its messages      |
+ * | 9 + h  | rest | the messages: one batch of the batch codec (CRC32C per message)     |
+ *
+ * A send's header is the `SendRequest` without `messages` (`topic`, optional `producerGroup`,
+ * `brokerName`, `queueId`); each record carries a message's tags, keys, properties, flag and body (its
+ * born timestamp and reconsume times are the broker's to set and are ignored). A pull answer's header is
+ * the `PullResponse` with, per message, only what the record does not hold (`msgId`, `topic`,
+ * `brokerName`, `queueId`, `queueOffset`, `storeTimestamp`), in the batch's order.
+ *
+ * Decoding checks everything (magic, version, lengths, the header's schema, every record's CRC); bad
+ * bytes are a `PARAMETER_ILLEGAL` on the broker (400, nothing written) and a `SYSTEM_ERROR` in the SDK.
+ */
+import { z } from "zod";
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import type { MessageRecord } from "../core/message.js";
+import { decodeBatch, encodeBatch } from "../core/message-codec.js";
+import { PULL_STATUSES, type PulledMessage, type PullResponse } from "./endpoints/pull.js";
+import { type SendMessage, type SendRequest, sendTarget } from "./endpoints/send.js";
+import { groupName, queueId, queueOffset, timestamp } from "./fields.js";
+
+/** The media type of a binary batch frame, in `content-type` (a send) and `accept` (a pull). */
+export const BATCH_MEDIA_TYPE = "application/vnd.nimbus.batch";
+
+const FRAME_MAGIC = [0x4e, 0x4d, 0x42, 0x46] as const; // "NMBF"
+const FRAME_VERSION = 1;
+const FRAME_HEADER_SIZE = 9;
+
+/** True when a `content-type` or `accept` header names the batch media type. */
+export function isBatchMediaType(header: string | undefined): boolean {
+  return header?.toLowerCase().includes(BATCH_MEDIA_TYPE) === true;
+}
+
+export const SendFrameHeaderSchema = z.object({ producerGroup: groupName.optional(), ...sendTarget }).strict();
+
+const PulledMetaSchema = z
+  .object({
+    msgId: z.string(),
+    topic: z.string(),
+    brokerName: z.string(),
+    queueId,
+    queueOffset,
+    storeTimestamp: timestamp,
+  })
+  .strict();
+
+export const PullFrameHeaderSchema = z
+  .object({
+    pullStatus: z.enum(PULL_STATUSES),
+    nextBeginOffset: queueOffset,
+    minOffset: queueOffset,
+    maxOffset: queueOffset,
+    messages: z.array(PulledMetaSchema),
+  })
+  .strict();
+
+function encodeFrame(header: unknown, batch: Uint8Array): Uint8Array {
+  const head = new TextEncoder().encode(JSON.stringify(header));
+  const out = new Uint8Array(FRAME_HEADER_SIZE + head.byteLength + batch.byteLength);
+  out.set(FRAME_MAGIC, 0);
+  out[4] = FRAME_VERSION;
+  new DataView(out.buffer).setUint32(5, head.byteLength, true);
+  out.set(head, FRAME_HEADER_SIZE);
+  out.set(batch, FRAME_HEADER_SIZE + head.byteLength);
+  return out;
+}
+
+/** The frame's header (parsed by `schema`) and its messages; `code` is the error a bad frame raises. */
+function decodeFrame<S extends z.ZodType>(
+  bytes: Uint8Array,
+  schema: S,
+  code: ErrorCode,
+): { header: z.output<S>; records: MessageRecord[] } {
+  const bad = (what: string) => new NimbusError(code, `the binary batch is malformed: ${what}`);
+  if (bytes.byteLength < FRAME_HEADER_SIZE) throw bad(`${bytes.byteLength} bytes, shorter than a frame header`);
+  if (FRAME_MAGIC.some((b, i) => bytes[i] !== b)) throw bad("bad magic (not an NMBF frame)");
+  if (bytes[4] !== FRAME_VERSION) throw bad(`unknown version ${bytes[4]}`);
+  const headLength = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(5, true);
+  if (FRAME_HEADER_SIZE + headLength > bytes.byteLength) throw bad("the header runs past the end");
+  let json: unknown;
+  try {
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(
+      bytes.subarray(FRAME_HEADER_SIZE, FRAME_HEADER_SIZE + headLength),
+    );
+    json = JSON.parse(text);
+  } catch {
+    throw bad("the header is not UTF-8 JSON");
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    throw bad(parsed.error.issues.map((i) => `header.${i.path.join(".")}: ${i.message}`).join("; "));
+  }
+  let records: MessageRecord[];
+  try {
+    records = decodeBatch(bytes.subarray(FRAME_HEADER_SIZE + headLength));
+  } catch (err) {
+    throw bad(err instanceof Error ? err.message : String(err));
+  }
+  return { header: parsed.data, records };
+}
+
+/** A send as a frame (the SDK's request body). */
+export function encodeSendFrame(req: SendRequest): Uint8Array {
+  const { messages, ...header } = req;
+  const now = Date.now();
+  const records = messages.map(
+    (m): MessageRecord => ({
+      bornTimestamp: now,
+      flag: m.flag ?? 0,
+      tags: m.tags ?? "",
+      keys: m.keys ?? [],
+      properties: m.properties ?? {},
+      body: m.body,
+      reconsumeTimes: 0,
+    }),
+  );
+  return encodeFrame(header, encodeBatch(records));
+}
+
+/** A send from a frame (the broker's side): PARAMETER_ILLEGAL on anything malformed. */
+export function decodeSendFrame(bytes: Uint8Array): SendRequest {
+  const { header, records } = decodeFrame(bytes, SendFrameHeaderSchema, ErrorCode.PARAMETER_ILLEGAL);
+  const messages = records.map(
+    (r): SendMessage => ({
+      body: r.body,
+      ...(r.tags === "" ? {} : { tags: r.tags }),
+      ...(r.keys.length === 0 ? {} : { keys: r.keys }),
+      ...(Object.keys(r.properties).length === 0 ? {} : { properties: r.properties }),
+      ...(r.flag === 0 ? {} : { flag: r.flag }),
+    }),
+  );
+  return { ...header, messages };
+}
+
+/** A pull answer as a frame (the broker's side). */
+export function encodePullFrame(res: PullResponse): Uint8Array {
+  const { messages, ...rest } = res;
+  const header = {
+    ...rest,
+    messages: messages.map((m) => ({
+      msgId: m.msgId,
+      topic: m.topic,
+      brokerName: m.brokerName,
+      queueId: m.queueId,
+      queueOffset: m.queueOffset,
+      storeTimestamp: m.storeTimestamp,
+    })),
+  };
+  return encodeFrame(header, encodeBatch(messages));
+}
+
+/** A pull answer from a frame (the SDK's side): SYSTEM_ERROR on anything malformed. */
+export function decodePullFrame(bytes: Uint8Array): PullResponse {
+  const { header, records } = decodeFrame(bytes, PullFrameHeaderSchema, ErrorCode.SYSTEM_ERROR);
+  if (records.length !== header.messages.length) {
+    throw new NimbusError(
+      ErrorCode.SYSTEM_ERROR,
+      `the binary batch is malformed: ${records.length} messages for ${header.messages.length} in the header`,
+    );
+  }
+  const messages = records.map((r, i): PulledMessage => {
+    const meta = header.messages[i] as z.output<typeof PulledMetaSchema>;
+    return {
+      ...meta,
+      tags: r.tags,
+      keys: r.keys,
+      properties: r.properties,
+      body: r.body,
+      flag: r.flag,
+      bornTimestamp: r.bornTimestamp,
+      reconsumeTimes: r.reconsumeTimes,
+    };
+  });
+  return { ...header, messages };
+}
+
+/** The binary forms of endpoints, by endpoint id: a request body a broker accepts, an answer it can give. */
+export const BINARY_BODIES: Readonly<Record<string, (bytes: Uint8Array) => unknown>> = { send: decodeSendFrame };
+export const BINARY_RESPONSES: Readonly<Record<string, (answer: never) => Uint8Array>> = { pull: encodePullFrame };

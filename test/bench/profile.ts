@@ -1,0 +1,83 @@
+/**
+ * @module `npm run bench:profile`: where a local server's CPU goes under single-message sends. Starts
+ * `nimbus dev` as its own process under `node --cpu-prof`, sends one message per request from
+ * `--clients` concurrent SDK producers (default 4) for `--seconds` (default 10), stops the server (which
+ * writes its profile) and prints the profile's idle share and top frames by self time.
+ * See docs/benchmarks.md ("Profiles").
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { NimbusApi } from "../../lib/client/api-client.js";
+import { summarizeProfile } from "./profile-summary.js";
+
+const { values } = parseArgs({
+  options: { seconds: { type: "string", default: "10" }, clients: { type: "string", default: "4" } },
+});
+const seconds = Number(values.seconds);
+const clients = Number(values.clients);
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "nimbus-profile-"));
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const server = spawn(
+    process.execPath,
+    [
+      "--cpu-prof",
+      "--cpu-prof-dir",
+      join(dir, "prof"),
+      "--import",
+      "tsx",
+      "lib/cli/main.ts",
+      "dev",
+      "--port",
+      String(port),
+      "--data-dir",
+      join(dir, "data"),
+    ],
+    { stdio: ["ignore", "inherit", "inherit"] },
+  );
+  const exited = new Promise<void>((resolve) => server.once("exit", () => resolve()));
+  try {
+    const api = new NimbusApi({ endpoints: `http://127.0.0.1:${port}`, timeoutMs: 30_000 });
+    for (let i = 0; ; i++) {
+      try {
+        await api.health();
+        break;
+      } catch (err) {
+        if (i > 300) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    const topic = `Profile${Date.now().toString(36)}`;
+    await api.updateTopic(topic, { readQueueNums: 8, writeQueueNums: 8 });
+    const body = new Uint8Array(1024);
+    let sent = 0;
+    const deadline = performance.now() + seconds * 1000;
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (performance.now() < deadline) {
+          await api.send({ topic, messages: [{ body }] });
+          sent++;
+        }
+      }),
+    );
+    console.log(
+      `sent ${sent} single-message sends in ${seconds} s (${Math.round(sent / seconds)}/s), ${clients} clients`,
+    );
+  } finally {
+    server.kill("SIGINT");
+    await exited;
+  }
+  const [file] = (await readdir(join(dir, "prof"))).filter((f) => f.endsWith(".cpuprofile"));
+  if (file === undefined) throw new Error("the server wrote no profile");
+  console.log(summarizeProfile(JSON.parse(await readFile(join(dir, "prof", file), "utf8")), 20));
+  await rm(dir, { recursive: true, force: true });
+}
+
+main().catch((err: unknown) => {
+  console.error("profile failed:", err);
+  process.exitCode = 1;
+});

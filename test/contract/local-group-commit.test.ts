@@ -1,0 +1,64 @@
+/**
+ * @module Group commit in the embedded store: puts arriving in one turn of the event loop, to several
+ * tables and keys, share one SQLite transaction; each keeps its own condition; each is answered only after
+ * the commit (another connection on the same folder reads it then).
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { createLocalStorage, type SqliteTable } from "../../lib/storage/local/index.js";
+import { ConditionFailedError } from "../../lib/storage/table.js";
+
+describe("embedded store: group commit of puts", () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-group-"));
+  const storage = createLocalStorage({ dataDir });
+  const other = createLocalStorage({ dataDir });
+  after(async () => {
+    await storage.close();
+    await other.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("puts to several tables in one tick: one transaction, own conditions, committed when answered", async () => {
+    const index = storage.table({ name: "gc_index", sortKeyType: "number" }) as SqliteTable;
+    const offsets = storage.table({ name: "gc_offsets", sortKeyType: "string" }) as SqliteTable;
+    await index.put({ pk: "q0", sk: 0, v: "first" });
+    const batcher = index.writeBatcher;
+    assert.equal(offsets.writeBatcher, batcher, "one batcher per database");
+    const before = { transactions: batcher.transactions, writes: batcher.writes };
+    const puts = [
+      ...Array.from({ length: 8 }, (_, i) =>
+        index.put({ pk: `q${i}`, sk: 1, v: `q${i}` }, { condition: { exists: false } }),
+      ),
+      offsets.put({ pk: "group", sk: "topic", offset: 42 }),
+      // Taken slot: this one fails alone.
+      index.put({ pk: "q0", sk: 0, v: "second" }, { condition: { exists: false }, returnExistingOnFailure: true }),
+    ];
+    const settled = await Promise.allSettled(puts);
+    assert.equal(batcher.transactions - before.transactions, 1, "one transaction for the ten puts");
+    assert.equal(batcher.writes - before.writes, 10);
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      [...Array.from({ length: 9 }, () => "fulfilled"), "rejected"],
+    );
+    const failed = settled[9];
+    assert.ok(failed?.status === "rejected" && failed.reason instanceof ConditionFailedError);
+    assert.equal(failed.reason.existing?.v, "first");
+    // Committed: another connection on the same folder sees every fulfilled put, and not the refused one.
+    const otherIndex = other.table({ name: "gc_index", sortKeyType: "number" });
+    for (let i = 0; i < 8; i++) assert.equal((await otherIndex.get({ pk: `q${i}`, sk: 1 }))?.v, `q${i}`);
+    assert.equal((await otherIndex.get({ pk: "q0", sk: 0 }))?.v, "first");
+    const otherOffsets = other.table({ name: "gc_offsets", sortKeyType: "string" });
+    assert.equal((await otherOffsets.get({ pk: "group", sk: "topic" }))?.offset, 42);
+  });
+
+  it("puts in different ticks go in different transactions", async () => {
+    const index = storage.table({ name: "gc_index", sortKeyType: "number" }) as SqliteTable;
+    const before = index.writeBatcher.transactions;
+    await index.put({ pk: "t", sk: 1, v: "a" });
+    await index.put({ pk: "t", sk: 2, v: "b" });
+    assert.equal(index.writeBatcher.transactions - before, 2);
+  });
+});
