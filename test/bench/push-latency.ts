@@ -7,6 +7,7 @@
  * with `pushChannel: false` (the polling baseline). Modes: `local` (embedded store) and `aws-latency` (the AWS
  * adapters on dynalite + s3rver, every call delayed as AWS would: aws-latency.ts).
  */
+import diagnostics from "node:diagnostics_channel";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -77,16 +78,19 @@ const BODY_BYTES = 1024;
 const MAX_IN_FLIGHT = 64;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Counts the HTTP requests this process sends to `base` (the SDK uses the global fetch). */
+/**
+ * Counts the HTTP requests this process sends to `base`: the SDK's (its undici pool) and global fetch's, both
+ * announced on undici's diagnostics channel.
+ */
 function countRequests(base: string): { count(): number; restore(): void } {
-  const original = globalThis.fetch;
   let n = 0;
-  globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
-    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    if (url.startsWith(base)) n++;
-    return original(input, init);
-  }) as typeof fetch;
-  return { count: () => n, restore: () => (globalThis.fetch = original) };
+  const origin = new URL(base).origin;
+  const onCreate = (message: unknown) => {
+    const request = (message as { request?: { origin?: unknown } }).request;
+    if (request !== undefined && String(request.origin ?? "").startsWith(origin)) n++;
+  };
+  diagnostics.subscribe("undici:request:create", onCreate);
+  return { count: () => n, restore: () => diagnostics.unsubscribe("undici:request:create", onCreate) };
 }
 
 async function openServer(
