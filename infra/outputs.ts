@@ -11,7 +11,8 @@ export const outputs = {
   /** The push channel (the SDK finds it with GET /push-channel; docs/push-channel.md). */
   channel: channelApi.url,
   region: settings.region,
-  iamAuth: settings.iamAuth,
+  /** `acl` (sign with a user's keys), `iam` (SigV4 with AWS credentials) or `public`. */
+  auth: settings.auth,
   bucket: bucket.name,
   tables: tableNamesJson,
   /** What a slave cell's settings name (`replicaOf`, `nameServer`) and a master's `replicas[].bucket`. */

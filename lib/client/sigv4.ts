@@ -1,2 +1,2 @@
-/** @module AWS Signature Version 4 for the SDK: lives in lib/core (the Lambdas sign Management API calls with it too). */
+/** @module The SDK's SigV4 signing: lib/core/sigv4.ts, shared with the server that checks Nimbus signatures. */
 export * from "../core/sigv4.js";
