@@ -21,8 +21,8 @@ import { newMessageId } from "../../lib/core/message-id-node.js";
 import { RequestAuth } from "../../lib/http/authorize.js";
 import type { HandlerContext } from "../../lib/http/context.js";
 import { createAwsStorage } from "../../lib/storage/aws/index.js";
-import { managementApiGateway } from "./management-api.js";
 import type { Storage } from "../../lib/storage/storage.js";
+import { managementApiGateway } from "./management-api.js";
 
 const jsonString = z.string().transform((s, ctx) => {
   try {
