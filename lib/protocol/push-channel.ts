@@ -7,8 +7,9 @@
  * duplicates. Served by API Gateway's WebSocket API on AWS and by the local server at `CHANNEL_PATH`.
  */
 import { z } from "zod";
+import { type Permission, topicPermission } from "../core/acl.js";
 import { MAX_GROUPS_PER_HEARTBEAT } from "./bounds.js";
-import { HeartbeatSchema } from "./endpoints/clients.js";
+import { HeartbeatSchema, heartbeatAccess } from "./endpoints/clients.js";
 import { brokerName, groupName, queueId, topicName } from "./fields.js";
 
 /** Where the local server accepts the channel's WebSocket upgrade. */
@@ -40,6 +41,18 @@ export const RegisterFrameSchema = z
   })
   .strict();
 export type RegisterFrame = z.output<typeof RegisterFrameSchema>;
+
+/**
+ * What a registration needs on a deployment with auth: what its heartbeat needs over HTTP (Pub on its
+ * producer groups, Sub on its consumer groups and their topics) and Sub on the topic of each queue it wants
+ * hints of. A client thus never hears of a group or a queue it may not subscribe to.
+ */
+export function registerAccess(frame: RegisterFrame): Permission[] {
+  return [
+    ...heartbeatAccess({ body: frame.heartbeat }),
+    ...[...new Set(frame.queues.map((q) => q.topic))].map((t) => topicPermission(t, "Sub")),
+  ];
+}
 
 /** Keeps the connection (API Gateway closes one idle 10 min) and renews the registration's lease. */
 export const PingFrameSchema = z.object({ type: z.literal("ping") }).strict();
