@@ -42,6 +42,8 @@ export const channelKeys = {
 } as const;
 
 const REGISTRATION_SK = "registration";
+/** The row of `conn:<id>` naming the user who signed the connect request (a deployment with auth). */
+const USER_SK = "user";
 
 interface Coalescing {
   timer: ReturnType<typeof setTimeout>;
@@ -123,6 +125,25 @@ export class PushChannel {
     await Promise.all(joined.map((k) => this.#tellGroup(k.slice(3), connectionId)));
   }
 
+  /**
+   * Records the user who signed the connection's connect request, so that its frames (handled by other
+   * invocations on AWS) are authorized as that user. Unconditional put: a connection id is connected once.
+   */
+  async connected(connectionId: string, username: string): Promise<void> {
+    await this.table.put({
+      pk: channelKeys.connection(connectionId),
+      sk: USER_SK,
+      username,
+      expiresAt: this.#expiresAt(),
+    });
+  }
+
+  /** The user recorded by `connected`, or undefined (an unsigned connection, or one already gone). */
+  async userOf(connectionId: string): Promise<string | undefined> {
+    const row = await this.table.get({ pk: channelKeys.connection(connectionId), sk: USER_SK });
+    return typeof row?.username === "string" ? row.username : undefined;
+  }
+
   /** Renews the lease of the connection's client (its registration's heartbeat, written again). */
   async ping(connectionId: string): Promise<boolean> {
     const reg = await this.table.get({ pk: channelKeys.connection(connectionId), sk: REGISTRATION_SK });
@@ -137,6 +158,7 @@ export class PushChannel {
   /** The connection closed: its rows go, its client leaves its groups, and their other members hear of it. */
   async disconnect(connectionId: string): Promise<void> {
     const reg = await this.table.get({ pk: channelKeys.connection(connectionId), sk: REGISTRATION_SK });
+    await this.table.delete({ pk: channelKeys.connection(connectionId), sk: USER_SK });
     if (reg === undefined) return;
     const keys = stringList(reg.keys);
     await Promise.all(keys.map((pk) => this.table.delete({ pk, sk: connectionId })));

@@ -123,8 +123,12 @@ export class HttpTransport {
   async connectHeaders(url: string): Promise<Record<string, string>> {
     const signing = await this.#signing();
     const { "content-type": _json, ...headers } = this.#headers;
-    if (!signing) return headers;
     const httpUrl = url.replace(/^ws/, "http");
+    // A deployment with ACLs: the connect request is signed as every HTTP request (docs/push-channel.md).
+    const nimbus = this.#credentials;
+    if (!signing && nimbus)
+      return withSignature(headers, signNimbusRequest({ method: "GET", url: httpUrl, headers, credentials: nimbus }));
+    if (!signing) return headers;
     const signed = { ...signing, region: regionOfApiUrl(httpUrl) ?? signing.region };
     return withSignature(headers, signRequest({ ...signed, method: "GET", url: httpUrl, headers }));
   }

@@ -10,6 +10,7 @@ import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Broker } from "../broker/broker.js";
 import type { PushGateway } from "../broker/push-channel.js";
+import type { RequestAuth } from "../http/authorize.js";
 import { handleChannelFrame } from "../http/channel-frames.js";
 import { CHANNEL_PATH } from "../protocol/index.js";
 import { authorizeChannel } from "./channel-auth.js";
@@ -24,7 +25,8 @@ export interface PushSockets {
   close(): Promise<void>;
 }
 
-export function servePushChannel(server: Server, broker: Broker): PushSockets {
+/** Serves the channel on `server`; with `auth`, connects are signed and registrations authorized. */
+export function servePushChannel(server: Server, broker: Broker, auth?: RequestAuth): PushSockets {
   const prefix = randomUUID().slice(0, 8);
   let next = 0;
   const sockets = new Map<string, WebSocket>();
@@ -52,27 +54,39 @@ export function servePushChannel(server: Server, broker: Broker): PushSockets {
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
       return;
     }
-    const auth = authorizeChannel(req);
-    if (!auth.ok) {
-      const body = JSON.stringify({ code: auth.code, message: auth.message });
-      socket.end(
-        `HTTP/1.1 ${auth.status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => accept(ws));
+    socket.on("error", () => socket.destroy());
+    const decided = authorizeChannel(req, auth).then((decision) => {
+      if (!decision.ok) {
+        const body = JSON.stringify({ code: decision.code, message: decision.message });
+        socket.end(
+          `HTTP/1.1 ${decision.status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+        return;
+      }
+      if (socket.destroyed) return;
+      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, decision.user?.username));
+    });
+    track(
+      decided.catch((err: unknown) => {
+        console.error("nimbus: push channel connect failed:", err);
+        socket.destroy();
+      }),
+    );
   };
   server.on("upgrade", onUpgrade);
 
-  function accept(ws: WebSocket): void {
+  function accept(ws: WebSocket, username: string | undefined): void {
     const connectionId = `${prefix}.${next++}`;
     sockets.set(connectionId, ws);
-    // One frame at a time per connection, in order: a registration must not overtake the previous one.
-    let chain: Promise<unknown> = Promise.resolve();
+    // One frame at a time per connection, in order: a registration must not overtake the previous one,
+    // nor the record of who signed the connect (its frames are authorized as that user).
+    let chain: Promise<unknown> =
+      username === undefined ? Promise.resolve() : broker.channel.connected(connectionId, username);
+    track(chain);
     ws.on("message", (data, isBinary) => {
       const text = isBinary ? "" : data.toString();
       chain = chain.then(async () => {
-        const answer = await handleChannelFrame(broker, connectionId, text);
+        const answer = await handleChannelFrame(broker, connectionId, text, auth);
         if (answer !== undefined && ws.readyState === ws.OPEN) ws.send(JSON.stringify(answer));
       });
       track(chain);
