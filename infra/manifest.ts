@@ -215,8 +215,24 @@ export const CHANNEL_FUNCTIONS = {
   },
 } as const satisfies Record<string, FunctionSpec>;
 
-/** The WebSocket API's routes, all on the channel function; IAM auth (where the stage asks) is on `$connect`. */
+/** The WebSocket API's routes, all on the channel function; the stage's auth is checked on `$connect`. */
 export const CHANNEL_ROUTES = ["$connect", "$disconnect", "$default"] as const;
+
+/**
+ * Who checks a channel route on a stage. API Gateway authorizes a WebSocket connection once, at `$connect`;
+ * the other routes ride on that connection. `iam`: API Gateway checks SigV4 on `$connect`; `acl`: the
+ * channel function checks the Nimbus signature of the connect request (API Gateway cannot: a request
+ * authorizer would be one more Lambda per connect for the same check) and authorizes each registration
+ * frame against the user's ACL.
+ */
+export function channelRouteProtection(
+  settings: Pick<StageSettings, "auth">,
+  route: (typeof CHANNEL_ROUTES)[number],
+): "acl" | "iam" | "none" {
+  if (settings.auth === "public") return "none";
+  if (route === "$connect") return settings.auth;
+  return settings.auth === "acl" ? "acl" : "none";
+}
 
 /** Every function of the stack by component name, for the checks. */
 export const ALL_FUNCTIONS: Readonly<Record<string, FunctionSpec>> = {
