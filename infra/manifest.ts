@@ -25,6 +25,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "connections", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "acl", sortKeyType: "string" },
+  { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
 
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
@@ -62,11 +63,12 @@ export const API_FUNCTIONS = {
     bucket: false,
   },
   // An append hints the queue's holders on the push channel (their connections, then a post each).
+  // Delayed sends and send-backs wait in the timer store; sends and pulls also move due ones (timers).
   Send: {
     handler: "functions/send.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "connections"],
+    tables: ["routes", "queue-index", "timers", "connections"],
     bucket: true,
     channel: true,
   },
@@ -74,7 +76,7 @@ export const API_FUNCTIONS = {
     handler: "functions/pull.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index"],
+    tables: ["routes", "queue-index", "timers"],
     bucket: true,
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.
@@ -86,11 +88,12 @@ export const API_FUNCTIONS = {
     bucket: true,
   },
   // A client joining or leaving over HTTP: the group's members hear of it on the push channel.
+  // A clustering consumer's heartbeat creates its group's retry topic (routes).
   Clients: {
     handler: "functions/clients.handler",
     memoryMb: 256,
     timeoutSeconds: 10,
-    tables: ["clients", "connections"],
+    tables: ["clients", "routes", "connections"],
     bucket: false,
     channel: true,
   },
@@ -196,6 +199,15 @@ export const SCHEDULED_FUNCTIONS = {
     bucket: true,
     // A check-back left for a producer: a `checks` hint to its connection.
     channel: true,
+  },
+  // The backstop of delayed delivery: each run stays up through its minute while buckets fall due in it.
+  DelayedDelivery: {
+    handler: "functions/delayed-delivery.handler",
+    schedule: "rate(1 minute)",
+    memoryMb: 256,
+    timeoutSeconds: 60,
+    tables: ["queue-index", "timers"],
+    bucket: true,
   },
 } as const satisfies Record<string, ScheduleSpec>;
 

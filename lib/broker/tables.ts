@@ -21,10 +21,16 @@ export const TRANSACTIONS_TABLE: TableSpec = { name: "transactions", sortKeyType
 
 /**
  * The push channel's connections (lib/broker/push-channel.ts): each connection's registration
- * (`conn:<id>` / registration) and who wants which hints (`cq:<T>:<broker>:<queueId>`, `cg:<G>`,
+ * (`conn:<id>` / registration), who signed its connect (`conn:<id>` / user) and who wants which hints (`cq:<T>:<broker>:<queueId>`, `cg:<G>`,
  * `cp:<G>:<clientId>` / connection id). TTL removes what a lost disconnect left.
  */
 export const CONNECTIONS_TABLE: TableSpec = { name: "connections", sortKeyType: "string", ttlAttribute: "expiresAt" };
+
+/**
+ * Delayed messages by due second (`timer:<second>` / due#msgId#nonce, plus `lease#<n>` records of the bucket's
+ * movers) and the index of buckets that hold some (`timerdue` / second): docs/retry-and-delay.md.
+ */
+export const TIMERS_TABLE: TableSpec = { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
 /** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
 export const BROKER_TABLES: readonly TableSpec[] = [
@@ -35,6 +41,7 @@ export const BROKER_TABLES: readonly TableSpec[] = [
   TRANSACTIONS_TABLE,
   CONNECTIONS_TABLE,
   ACL_TABLE,
+  TIMERS_TABLE,
 ];
 
 export const keys = {
