@@ -80,12 +80,15 @@ export const API_FUNCTIONS = {
     bucket: true,
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.
+  // Orderly queue locks and offset resets are records of the clients table (lease chains, the reset notice).
+  // A reset of a group's offsets: its members hear of it on the push channel.
   Offsets: {
     handler: "functions/offsets.handler",
     memoryMb: 256,
     timeoutSeconds: 15,
-    tables: ["offsets", "routes", "queue-index"],
+    tables: ["offsets", "routes", "queue-index", "clients", "connections"],
     bucket: true,
+    channel: true,
   },
   // A client joining or leaving over HTTP: the group's members hear of it on the push channel.
   // A clustering consumer's heartbeat creates its group's retry topic (routes).

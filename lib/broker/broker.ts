@@ -13,6 +13,7 @@ import { OffsetService } from "./offset-service.js";
 import { PullService } from "./pull-service.js";
 import { PushChannel } from "./push-channel.js";
 import type { QueueRef } from "./queue-index.js";
+import { DEFAULT_QUEUE_LOCK_OPTIONS, type QueueLockOptions, QueueLockService } from "./queue-locks.js";
 import { QueueLog } from "./queue-log.js";
 import { RouteCache } from "./route-cache.js";
 import { SendBackService } from "./send-back.js";
@@ -48,6 +49,8 @@ export interface BrokerOptions {
   newMessageId: () => string;
   /** On a replica (a slave cell): how long a batch's object may lag its index item. Default 0. */
   objectReplicationGraceMs?: number | undefined;
+  /** Orderly consumers' queue locks: lease length and the clock skew they tolerate (60 s, 5 s). */
+  queueLocks?: Partial<QueueLockOptions>;
   /** Check-back timing of transactional messages (RocketMQ's defaults: 6 s, 60 s, 15 checks). */
   transactions?: Partial<Omit<TransactionOptions, "retentionMs">>;
   /** The push channel's per-queue coalescing window. Default 25 ms. */
@@ -84,6 +87,7 @@ export class Broker {
   readonly puller: PullService;
   readonly offsets: OffsetService;
   readonly clients: ClientService;
+  readonly locks: QueueLockService;
   readonly transactions: TransactionService;
   readonly transactionChecker: TransactionChecker;
   /** The push channel: hints to connected clients, once a gateway is attached (the local server, a Lambda). */
@@ -142,6 +146,11 @@ export class Broker {
     });
     this.queueLog.onAppended = (q, maxOffset) => this.channel.queueAppended(q, maxOffset);
     this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
+    this.locks = new QueueLockService(
+      storage.table(CLIENTS_TABLE),
+      { ...DEFAULT_QUEUE_LOCK_OPTIONS, ...options.queueLocks },
+      now,
+    );
     const transactionTable = storage.table(TRANSACTIONS_TABLE);
     this.transactions = new TransactionService(
       transactionTable,
@@ -162,6 +171,11 @@ export class Broker {
       (brokerName) => this.topics.ensureSystemQueue(RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, brokerName),
       now,
     );
+  }
+
+  /** The current time of this broker (its clock, or the test's). */
+  now(): number {
+    return this.#now();
   }
 
   /** Check-backs of transactions due for one: the scheduled job, every transaction check interval. */

@@ -11,6 +11,7 @@ import { CommandLineExit, configureErrors, describeFailure, oneLine } from "./co
 import { addConsumerCommands } from "./consumer-commands.js";
 import { addDevCommand } from "./dev-command.js";
 import { addDlqCommands } from "./dlq-commands.js";
+import { addGroupAdminCommands } from "./group-admin-commands.js";
 import { addMessageCommands } from "./message-commands.js";
 import { escapeControls } from "./output.js";
 import { addProducerCommands } from "./producer-commands.js";
@@ -25,6 +26,7 @@ configureErrors(program);
 addDevCommand(program);
 addTopicCommands(program);
 addConsumerCommands(program);
+addGroupAdminCommands(program);
 addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);

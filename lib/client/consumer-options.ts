@@ -115,6 +115,8 @@ export interface PushConsumerOptions extends ConsumerBaseOptions {
   /**
    * CLUSTERING: how many times a failed message is retried (through the group's retry topic, after delay
    * level 3 + reconsumeTimes) before the broker moves it to the group's dead-letter queue. Default 16 (-1: 16).
+   * An orderly listener redelivers in place without limit by default (RocketMQ's orderly -1); with a bound, a
+   * message that exceeds it goes to the dead-letter queue (CLUSTERING) and the queue moves on.
    */
   maxReconsumeTimes?: number;
   /**
@@ -123,6 +125,16 @@ export interface PushConsumerOptions extends ConsumerBaseOptions {
    * the deployment's delay levels.
    */
   reconsumeDelayMillis?: number | ((reconsumeTimes: number) => number);
+  /**
+   * Orderly listener: how long a queue waits after SUSPEND_CURRENT_QUEUE_A_MOMENT before the same messages
+   * are delivered again (RocketMQ's suspendCurrentQueueTimeMillis). Default 1000.
+   */
+  suspendCurrentQueueTimeMillis?: number;
+  /**
+   * Orderly listener: how often the queue locks are renewed (RocketMQ's lock interval, 20 s). Keep it well
+   * under half the broker's lease (`queueLockLeaseMs`, 60 s), which is how long the consumer trusts a lock.
+   */
+  lockRenewIntervalMillis?: number;
   /** How long `shutdown()` waits for running listeners. Default 30000. */
   awaitTerminationMillisWhenShutdown?: number;
 }

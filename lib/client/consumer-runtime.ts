@@ -14,7 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import type { MessageQueue } from "../core/message-queue.js";
 import type { HeartbeatData, QueueHintFrame } from "../protocol/index.js";
-import { NimbusApi } from "./api-client.js";
+import { type ConsumerConnection, type ConsumerRunningInfo, NimbusApi, type OffsetReset } from "./api-client.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "./client-id.js";
 import { computePullFromWhere, type QueueBounds, type StartOffset } from "./consume-from-where.js";
 import type { ConsumerBaseOptions, ResolvedBaseOptions } from "./consumer-options.js";
@@ -41,6 +41,12 @@ export interface RuntimeHooks {
   queueHint?(hint: QueueHintFrame): void;
   /** The channel registered (again): what came before got no hint, read every queue once. */
   wakeAll?(): void;
+  /** Orderly consumers: takes the broker lock of a queue about to start (after its handover turn). */
+  lock?(mq: MessageQueue, signal: AbortSignal): Promise<void>;
+  /** What the heartbeat reports about the consumer's work (`consumerStatus`). */
+  runningInfo?(): Promise<ConsumerRunningInfo>;
+  /** An offset reset of a subscribed topic made while this consumer runs: move its queues there. */
+  applyOffsetReset?(reset: OffsetReset): Promise<void>;
 }
 
 export class ConsumerRuntime {
@@ -57,6 +63,12 @@ export class ConsumerRuntime {
   #lastRound = 0;
   /** Rebalance rounds started by a `members` hint. */
   roundsByChannel = 0;
+  /** The latest offset reset seen per topic (resetAt); undefined until the first membership read. */
+  #knownResets: Map<string, number> | undefined;
+  /** The subscription warning last given, so it is given once per change. */
+  #subscriptionWarning = "";
+  /** What the last heartbeat reported about the consumer's work (`consumerStatus`). */
+  #runningInfo: ConsumerRunningInfo | undefined;
 
   constructor(
     options: ConsumerBaseOptions,
@@ -108,7 +120,11 @@ export class ConsumerRuntime {
       strategy: resolved.strategy,
       topics: () => [...hooks.subscriptions().keys()],
       hooks: {
-        awaitTurn: async (mq, signal) => (this.handover ? this.handover.awaitTurn(mq, signal) : { kind: "clean" }),
+        awaitTurn: async (mq, signal) => {
+          const turn: Turn = this.handover ? await this.handover.awaitTurn(mq, signal) : { kind: "clean" };
+          await hooks.lock?.(mq, signal);
+          return turn;
+        },
         computePullFromWhere: (mq, bounds) => this.computePullFromWhere(mq, bounds),
         claim: async (mq, offset) => {
           if (this.handover === undefined) return true;
@@ -157,6 +173,13 @@ export class ConsumerRuntime {
     this.#groupManaged = true;
     // A failed first heartbeat is not fatal (RocketMQ starts without a broker too): the timers retry.
     await this.heartbeat().catch(report("heartbeat"));
+    // Resets made before this start are in the committed offsets already; later ones are applied.
+    if (r.messageModel === "CLUSTERING" && this.hooks.applyOffsetReset !== undefined) {
+      await this.api
+        .consumerConnection(r.consumerGroup)
+        .then((c) => this.#learnResets(c))
+        .catch(report("reading the group's offset resets"));
+    }
     // With the channel up its registration keeps the client live, and hints replace the polls.
     this.#repeaters.every(
       r.heartbeatInterval,
@@ -214,7 +237,11 @@ export class ConsumerRuntime {
         members: (group) => {
           if (group !== r.consumerGroup) return;
           this.roundsByChannel++;
-          void this.#rebalanceNow().catch((err: unknown) => r.onError(err, "rebalance on a members hint"));
+          // The group changed, or its offsets were reset (resetOffsetByTime): read its connection as the
+          // membership poll does, then rebalance.
+          void this.#readConnection()
+            .then(() => this.#rebalanceNow())
+            .catch((err: unknown) => r.onError(err, "rebalance on a members hint"));
         },
         checks: () => {},
         up: () => this.hooks.wakeAll?.(),
@@ -239,6 +266,8 @@ export class ConsumerRuntime {
 
   /** Sends this consumer's heartbeat (its group, model and subscriptions): over the channel when it is up. */
   async heartbeat(): Promise<void> {
+    // What the heartbeat reports about the consumer's work, kept for the channel's registrations too.
+    this.#runningInfo = await this.hooks.runningInfo?.();
     if (this.channel?.up) {
       this.channel.registrationChanged(true);
       return;
@@ -257,6 +286,7 @@ export class ConsumerRuntime {
           messageModel: r.messageModel,
           consumeFromWhere: r.consumeFromWhere,
           subscriptionDataSet: [...this.hooks.subscriptions()].map(([topic, subString]) => ({ topic, subString })),
+          ...(this.#runningInfo === undefined ? {} : { runningInfo: this.#runningInfo }),
         },
       ],
     };
@@ -265,10 +295,47 @@ export class ConsumerRuntime {
   /** CLUSTERING: rebalance when the live consumer list changed; both models: retry an unbalanced round. */
   async #pollMembership(): Promise<void> {
     if (this.resolved.messageModel === "CLUSTERING" && !this.channelUp) {
-      const ids = await this.api.consumerIds(this.resolved.consumerGroup);
-      if (this.rebalance.membershipChanged(ids)) return this.rebalance.doRebalance();
+      const connection = await this.api.consumerConnection(this.resolved.consumerGroup);
+      this.#checkSubscription(connection);
+      await this.#learnResets(connection);
+      if (this.rebalance.membershipChanged(connection.consumerIdList)) return this.rebalance.doRebalance();
     }
     if (!this.rebalance.balanced) await this.#rebalanceNow();
+  }
+
+  /** CLUSTERING: the group's offset resets and subscription check, from one read of its connection. */
+  async #readConnection(): Promise<void> {
+    if (this.resolved.messageModel !== "CLUSTERING") return;
+    const connection = await this.api.consumerConnection(this.resolved.consumerGroup);
+    this.#checkSubscription(connection);
+    await this.#learnResets(connection);
+  }
+
+  /** Logs a warning when the broker flags this consumer's subscription as not its group's (once per change). */
+  #checkSubscription(connection: ConsumerConnection): void {
+    const me = connection.consumers.find((c) => c.clientId === this.clientId);
+    const warning =
+      me === undefined || me.subscriptionConsistent
+        ? ""
+        : `warning: the subscription of ${this.clientId} (${JSON.stringify(me.subscriptionDataSet)}) differs from its group ${this.resolved.consumerGroup}'s; RocketMQ requires every member to subscribe the same topics and tags`;
+    if (warning !== "" && warning !== this.#subscriptionWarning) {
+      this.resolved.onError(new Error("inconsistent subscription"), warning);
+    }
+    this.#subscriptionWarning = warning;
+  }
+
+  /** Applies the offset resets newer than the ones seen (none at the first read: those predate the queues). */
+  async #learnResets(connection: ConsumerConnection): Promise<void> {
+    const apply = this.hooks.applyOffsetReset;
+    if (apply === undefined) return;
+    const first = this.#knownResets === undefined;
+    const known = this.#knownResets ?? new Map<string, number>();
+    this.#knownResets = known;
+    for (const reset of connection.offsetResets) {
+      if ((known.get(reset.topic) ?? -1) >= reset.resetAt) continue;
+      known.set(reset.topic, reset.resetAt);
+      if (!first && this.hooks.subscriptions().has(reset.topic)) await apply(reset);
+    }
   }
 
   /** Stops every timer and the rebalance (waiting for running rounds); the queues are the consumer's to stop. */

@@ -16,6 +16,11 @@ export * from "./allocate/index.js";
 export * from "./api-client.js";
 export { buildMQClientId, localIPv4, resolveInstanceName } from "./client-id.js";
 export type {
+  ConsumeOrderlyContext,
+  ConsumeOrderlyStatus,
+  MessageListenerOrderly,
+} from "./consume-orderly.js";
+export type {
   ConsumeConcurrentlyContext,
   ConsumeConcurrentlyStatus,
   ConsumeFromWhere,

@@ -19,6 +19,7 @@ export function createBroker(
     inlineThresholdBytes: config.inlineThresholdBytes,
     retentionMs: config.retentionHours * 3600_000,
     routeCacheMs: config.routeCacheMs,
+    queueLocks: { leaseMs: config.queueLockLeaseMs, skewMarginMs: config.queueLockSkewMarginMs },
     transactions: {
       timeoutMs: config.transactionTimeoutMs,
       checkIntervalMs: config.transactionCheckIntervalMs,

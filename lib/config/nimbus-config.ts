@@ -54,6 +54,13 @@ export const NimbusConfigSchema = z
       .default(72),
     /** How long an API instance trusts a cached topic route. */
     routeCacheMs: z.number().int().min(0).max(60_000).default(3000),
+    /**
+     * How long an orderly consumer's queue lock lasts without renewal (RocketMQ's rebalanceLockMaxLiveTime,
+     * 60 s); consumers renew every 20 s by default.
+     */
+    queueLockLeaseMs: z.number().int().min(100).max(3_600_000).default(60_000),
+    /** The clock skew between API instances that queue locks tolerate: another client waits this long past a lease's end. */
+    queueLockSkewMarginMs: z.number().int().min(0).max(600_000).default(5000),
     /** RocketMQ's transactionTimeOut: a half message not ended this long after it was stored is checked. */
     transactionTimeoutMs: z.number().int().min(0).max(86_400_000).default(6000),
     /**

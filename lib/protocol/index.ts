@@ -16,9 +16,17 @@ import {
   updateAcl,
   updateUser,
 } from "./endpoints/acl.js";
-import { consumerConnection, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
+import { consumerConnection, consumerStatus, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
+import { lockQueues, queueLocks, unlockQueues } from "./endpoints/locks.js";
 import { channelInfo, clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
-import { commitOffsets, consumerProgress, queryOffsets, queueOwners, releaseQueues } from "./endpoints/offsets.js";
+import {
+  commitOffsets,
+  consumerProgress,
+  queryOffsets,
+  queueOwners,
+  releaseQueues,
+  resetOffsetByTime,
+} from "./endpoints/offsets.js";
 import { pull } from "./endpoints/pull.js";
 import { send } from "./endpoints/send.js";
 import { sendBack } from "./endpoints/send-back.js";
@@ -30,6 +38,7 @@ export * from "./bounds.js";
 export * from "./endpoint.js";
 export * from "./endpoints/acl.js";
 export * from "./endpoints/clients.js";
+export * from "./endpoints/locks.js";
 export * from "./endpoints/name-server.js";
 export * from "./endpoints/offsets.js";
 export * from "./endpoints/pull.js";
@@ -59,10 +68,15 @@ export const endpoints = {
   releaseQueues,
   queueOwners,
   consumerProgress,
+  resetOffsetByTime,
+  lockQueues,
+  unlockQueues,
+  queueLocks,
   heartbeat,
   unregister,
   consumerConnection,
   producerConnection,
+  consumerStatus,
   sendHalfMessage,
   endTransaction,
   transactionInfo,

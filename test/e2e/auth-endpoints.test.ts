@@ -73,6 +73,28 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   },
   queueOwners: { request: () => ({ method: "GET", path: "/offsets/G/T/owners" }), grants: ["Group:G|Get"] },
   consumerProgress: { request: () => ({ method: "GET", path: "/groups/G/progress" }), grants: ["Group:G|Get"] },
+  lockQueues: {
+    request: () => ({
+      method: "POST",
+      path: "/offsets/G/T/lock",
+      body: { clientId: "c1", queues: [{ brokerName: A, queueId: 0 }] },
+    }),
+    grants: ["Group:G|Sub"],
+  },
+  unlockQueues: {
+    request: () => ({
+      method: "POST",
+      path: "/offsets/G/T/unlock",
+      body: { clientId: "c1", queues: [{ brokerName: A, queueId: 0 }] },
+    }),
+    grants: ["Group:G|Sub"],
+  },
+  queueLocks: { request: () => ({ method: "GET", path: "/offsets/G/T/locks" }), grants: ["Group:G|Get"] },
+  resetOffsetByTime: {
+    request: () => ({ method: "POST", path: "/offsets/G/T/reset-by-time", body: { timestamp: "now" } }),
+    grants: ["Group:G|Update"],
+  },
+  consumerStatus: { request: () => ({ method: "GET", path: "/groups/G/status" }), grants: ["Group:G|Get"] },
   heartbeat: {
     request: () => ({
       method: "POST",

@@ -75,6 +75,26 @@ describe("SDK examples (docs/examples)", () => {
     assert.ok(committed >= 10, `committed ${committed} messages`);
   });
 
+  it("orderly consumer: each order's steps in order, a suspended message again before the next step", async () => {
+    const lines = (await runExample("orderly-consumer")).trim().split("\n");
+    const steps = new Map<string, string[]>();
+    for (const line of lines) {
+      const [id, step] = line.split(" ");
+      if (id !== undefined && step !== undefined) steps.set(id, [...(steps.get(id) ?? []), step]);
+    }
+    assert.equal(steps.size, 5, lines.join("\n"));
+    const suspended = [...steps].filter(([, s]) => s.includes("paid:"));
+    assert.equal(suspended.length, 1, lines.join("\n"));
+    for (const [id, s] of steps) {
+      const expected = s.includes("paid:") ? ["created", "paid:", "paid", "shipped"] : ["created", "paid", "shipped"];
+      assert.deepEqual(s, expected, id);
+    }
+    assert.ok(
+      lines.some((l) => / paid \(reconsumeTimes 1\)$/.test(l)),
+      lines.join("\n"),
+    );
+  });
+
   it("retry and delay: a message retried twice, a dead letter, a delay level and a deliver time", async () => {
     const lines = (await runExample("retry-and-delay")).trim().split("\n");
     const deliveries = (body: string) =>

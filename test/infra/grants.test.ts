@@ -214,6 +214,7 @@ describe("each function is granted exactly the resources it uses", () => {
       consumerDataSet: [{ groupName: "G", subscriptionDataSet: [{ topic: "Orders", subString: "*" }] }],
     });
     await call("GET /groups/{group}/consumers", "/groups/G/consumers");
+    await call("GET /groups/{group}/status", "/groups/G/status");
     await call("POST /unregister", "/unregister", { clientId: "c1", consumerGroup: "G" });
 
     // Offset 2: the last consumed message is the large batch's, so progress reads its store time from the bucket.
@@ -226,6 +227,12 @@ describe("each function is granted exactly the resources it uses", () => {
       offsetTable: [{ brokerName: "broker-a", queueId: 0, offset: 2 }],
     });
     await call("GET /offsets/{group}/{topic}/owners", "/offsets/G/Orders/owners");
+    // An orderly consumer's queue lock: lock, look, unlock; then a reset by time (binary search of the queue).
+    const lock = { clientId: "c1", queues: [{ brokerName: "broker-a", queueId: 0 }] };
+    await call("POST /offsets/{group}/{topic}/lock", "/offsets/G/Orders/lock", lock);
+    await call("GET /offsets/{group}/{topic}/locks", "/offsets/G/Orders/locks");
+    await call("POST /offsets/{group}/{topic}/unlock", "/offsets/G/Orders/unlock", lock);
+    await call("POST /offsets/{group}/{topic}/reset-by-time", "/offsets/G/Orders/reset-by-time", { timestamp: 1 });
     await call("GET /groups/{group}/progress", "/groups/G/progress?topic=Orders");
     await call("GET /openapi.json", "/openapi.json");
 

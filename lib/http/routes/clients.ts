@@ -36,7 +36,15 @@ export const clientRoutes = serviceRoutes<HandlerContext>("Clients", [
     producers: await broker.clients.producers(params.group),
   })),
   route(endpoints.consumerConnection, async ({ params }, { broker }) => {
-    const consumers = await broker.clients.consumers(params.group);
-    return { consumerIdList: consumers.map((c) => c.clientId), consumers };
+    const { consumers, offsetResets } = await broker.clients.connection(params.group);
+    return {
+      consumerIdList: consumers.map((c) => c.clientId),
+      consumers,
+      subscriptionsConsistent: consumers.every((c) => c.subscriptionConsistent),
+      offsetResets,
+    };
   }),
+  route(endpoints.consumerStatus, async ({ params }, { broker }) => ({
+    consumers: await broker.clients.status(params.group),
+  })),
 ]);
