@@ -71,6 +71,8 @@ export class HttpTransport {
   readonly #headers: Record<string, string>;
   readonly #iam: IamAuth | undefined;
   readonly #connections: HttpConnections;
+  /** Whether the pool is this transport's own (`connections` given), closed by `close()`. */
+  readonly #ownsConnections: boolean;
   /** Sends and pulls go as binary batches. */
   readonly binaryBatches: boolean;
   #next = 0;
@@ -84,7 +86,16 @@ export class HttpTransport {
     this.#headers = { "content-type": "application/json", ...(options.headers ?? {}) };
     this.#iam = options.iam;
     this.binaryBatches = options.binaryBatches ?? true;
+    this.#ownsConnections = options.connections !== undefined;
     this.#connections = options.connections ? new HttpConnections(options.connections) : sharedConnections();
+  }
+
+  /**
+   * Closes this transport's own pool (`connections` given; requests in flight finish first); the process's
+   * shared pool stays open for other clients (its idle connections never keep the process alive).
+   */
+  async close(): Promise<void> {
+    if (this.#ownsConnections) await this.#connections.close();
   }
 
   /**

@@ -11,6 +11,7 @@
 import { z } from "zod";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import {
+  acceptsBatch,
   BATCH_MEDIA_TYPE,
   BINARY_BODIES,
   BINARY_RESPONSES,
@@ -112,7 +113,7 @@ export function createRequestHandler<C>(routes: Route<C>[], context: () => Promi
       };
       const answer = await hit.c.route.handle(input, await context());
       const binary = BINARY_RESPONSES[endpoint.id];
-      if (binary && isBatchMediaType(req.header("accept"))) {
+      if (binary && acceptsBatch(req.header("accept"))) {
         return { status: 200, contentType: BATCH_MEDIA_TYPE, body: binary(answer as never) };
       }
       return jsonAnswer(200, z.encode(endpoint.response, answer));
