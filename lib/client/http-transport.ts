@@ -87,7 +87,9 @@ export class HttpTransport {
     this.#iam = options.iam;
     this.binaryBatches = options.binaryBatches ?? true;
     this.#ownsConnections = options.connections !== undefined;
-    this.#connections = options.connections ? new HttpConnections(options.connections) : sharedConnections();
+    this.#connections = options.connections
+      ? new HttpConnections({ connectTimeoutMs: this.timeoutMs, ...options.connections })
+      : sharedConnections();
   }
 
   /**
