@@ -159,6 +159,11 @@ export class QueueLog {
     return this.#writer.append(queuePk(q), batch, count);
   }
 
+  /** Appends waiting in line for this queue, to be merged into its next index put (group commit). */
+  waitingAppends(q: QueueRef): number {
+    return this.#writer.waiting(queuePk(q));
+  }
+
   /** Reads messages from `offset` on, as RocketMQ's pull does. */
   async read(q: QueueRef, offset: number, options: ReadOptions = {}): Promise<ReadResult> {
     const pk = queuePk(q);
