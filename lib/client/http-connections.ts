@@ -84,6 +84,9 @@ export class HttpConnections {
         headers: x.headers,
         body: x.body ?? null,
         idempotent: x.idempotent,
+        // undici holds the next request back until this one's answer head arrives unless told it will not
+        // block (its default for every method but HEAD): without this, nothing is ever pipelined.
+        blocking: !x.idempotent,
         signal: deadline,
       });
       pending.catch(() => {}); // its failure after the deadline is the deadline's
