@@ -1,11 +1,12 @@
 /**
  * @module The HTTP API (API Gateway HTTP API, payload v2): every route of manifest.ts on the function of
- * its handler module. IAM (SigV4) auth on every route but `GET /health` where the stage asks for it;
+ * its handler module. Auth on every route but `GET /health` (routeProtection: ACLs checked by the functions,
+ * or IAM by API Gateway) unless the stage says `public`; throttling and reserved concurrency per stage;
  * CORS only for the console's origins, since apps and the SDK are not browsers.
  */
 import { settings } from "./config.js";
 import { createFunction } from "./functions.js";
-import { API_FUNCTIONS, API_ROUTES, type ApiFunctionName } from "./manifest.js";
+import { API_FUNCTIONS, API_ROUTES, type ApiFunctionName, reservedConcurrency, routeProtection } from "./manifest.js";
 
 export const api = new sst.aws.ApiGatewayV2("Api", {
   cors:
@@ -15,17 +16,44 @@ export const api = new sst.aws.ApiGatewayV2("Api", {
           allowOrigins: settings.consoleOrigins,
           allowMethods: ["GET", "POST", "PUT", "DELETE"],
           // content-type for JSON bodies; the rest are what a SigV4-signing browser sends.
-          allowHeaders: ["content-type", "authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256"],
+          allowHeaders: [
+            "content-type",
+            "authorization",
+            "x-amz-date",
+            "x-amz-security-token",
+            "x-amz-content-sha256",
+            // The nonce of a Nimbus signature (docs/security.md).
+            "x-nimbus-nonce",
+          ],
           maxAge: "1 hour",
         },
   accessLog: { retention: settings.production ? "3 months" : "1 week" },
+  transform: {
+    // Throttling for every route of the stage (over it: 429, which the SDK retries as SYSTEM_BUSY).
+    stage: (args) => {
+      args.defaultRouteSettings = {
+        throttlingRateLimit: settings.limits.rateLimit,
+        throttlingBurstLimit: settings.limits.burstLimit,
+      };
+    },
+  },
 });
 
 const functions = Object.fromEntries(
-  Object.entries(API_FUNCTIONS).map(([name, spec]) => [name, createFunction(`Api${name}`, spec, api.url)]),
+  Object.entries(API_FUNCTIONS).map(([name, spec]) => [
+    name,
+    createFunction(`Api${name}`, spec, api.url, {
+      reservedConcurrency: reservedConcurrency(settings, name as ApiFunctionName),
+    }),
+  ]),
 ) as Record<ApiFunctionName, sst.aws.Function>;
 
-for (const { route, fn, public: open } of API_ROUTES) {
-  // The function's ARN, not a handler path: a path would make SST build one function per route.
-  api.route(route, functions[fn].arn, { auth: settings.iamAuth && open !== true ? { iam: true } : false });
+for (const spec of API_ROUTES) {
+  // The function's ARN, not a handler path: a path would make SST build one function per route. With `acl`
+  // the function checks the caller itself (NIMBUS_AUTH); with `iam` API Gateway does.
+  const protection = routeProtection(settings, spec);
+  api.route(spec.route, functions[spec.fn].arn, { auth: protection === "iam" ? { iam: true } : false });
 }
+
+// Probes that use HEAD get GET's answer without a body (the handler treats HEAD as GET); open like GET /health.
+api.route("HEAD /health", functions.NameServer.arn, { auth: false });

@@ -3,8 +3,10 @@
  * shares: arm64 (about 20% cheaper per GB-second than x86), Node 22, the stage's settings in its
  * environment, and links to exactly the tables and bucket the spec names (a link grants IAM access).
  */
+
+import { aclSecrets } from "./auth.js";
 import { settings } from "./config.js";
-import type { FunctionSpec } from "./manifest.js";
+import { AUTH_TABLE, type FunctionSpec, functionAuthEnvironment } from "./manifest.js";
 import { bucket, table, tableNamesJson, tableRegionsJson } from "./storage.js";
 
 /**
@@ -15,7 +17,15 @@ import { bucket, table, tableNamesJson, tableRegionsJson } from "./storage.js";
  * not only the linked ones: a handler that starts using another table then fails with AccessDenied, which
  * says what is missing, instead of ResourceNotFound on a made-up name.
  */
-export function createFunction(name: string, spec: FunctionSpec, apiUrl: $util.Input<string>): sst.aws.Function {
+export function createFunction(
+  name: string,
+  spec: FunctionSpec,
+  apiUrl: $util.Input<string>,
+  api?: { reservedConcurrency: number },
+): sst.aws.Function {
+  // An API function on a stage with ACLs reads users and ACLs (the acl table) and gets the stage's auth secrets.
+  const acl = api !== undefined && aclSecrets !== undefined ? aclSecrets : undefined;
+  const tables = acl && !spec.tables.includes(AUTH_TABLE) ? [...spec.tables, AUTH_TABLE] : spec.tables;
   return new sst.aws.Function(name, {
     handler: spec.handler,
     // Lambda's Node 20 runtime is deprecated; the code itself stays on Node 20 features (engines >= 20).
@@ -23,7 +33,9 @@ export function createFunction(name: string, spec: FunctionSpec, apiUrl: $util.I
     architecture: "arm64",
     memory: `${spec.memoryMb} MB`,
     timeout: `${spec.timeoutSeconds} seconds`,
-    link: [...spec.tables.map(table), ...(spec.bucket ? [bucket] : [])],
+    link: [...tables.map(table), ...(spec.bucket ? [bucket] : [])],
+    // Its cap and its guaranteed share of the account's concurrency (the stage's limits).
+    ...(api ? { concurrency: { reserved: api.reservedConcurrency } } : {}),
     environment: {
       NIMBUS_BUCKET: bucket.name,
       NIMBUS_TABLES: tableNamesJson,
@@ -36,6 +48,15 @@ export function createFunction(name: string, spec: FunctionSpec, apiUrl: $util.I
       ),
       NIMBUS_API_URL: apiUrl,
       NIMBUS_CONFIG: JSON.stringify(settings.nimbus),
+      ...(api ? functionAuthEnvironment(settings) : {}),
+      // Lambda keeps its environment encrypted at rest with KMS; the values come from SSM SecureStrings.
+      ...(acl
+        ? {
+            NIMBUS_ACL_MASTER_KEY: acl.masterKey.value,
+            NIMBUS_ROOT_USER: "root",
+            NIMBUS_ROOT_PASSWORD: acl.rootPassword.value,
+          }
+        : {}),
     },
     logging: { format: "json", retention: settings.production ? "3 months" : "1 week" },
     transform: {

@@ -6,6 +6,7 @@
  * to bundle every handler, check that each function is granted exactly the tables and bucket it uses, and
  * that the tables are the broker's (BROKER_TABLES), which infra/ does not import: no broker code runs at deploy.
  */
+import type { StageSettings } from "../lib/config/stages.js";
 import { ENDPOINTS, routeKey, type ServiceName } from "../lib/protocol/index.js";
 
 /** A DynamoDB table: key `pk` (string) and `sk` of `sortKeyType`, an optional TTL attribute. */
@@ -22,6 +23,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "offsets", sortKeyType: "string" },
   { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" },
+  { name: "acl", sortKeyType: "string" },
 ];
 
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
@@ -93,7 +95,21 @@ export const API_FUNCTIONS = {
     tables: ["routes", "queue-index", "transactions"],
     bucket: true,
   },
+  // Users and ACLs (lib/broker/acl-store.ts); every API function also reads them to authorize (AUTH_TABLE).
+  Acl: {
+    handler: "functions/acl.handler",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    tables: ["acl"],
+    bucket: false,
+  },
 } as const satisfies Record<ServiceName, FunctionSpec>;
+
+/**
+ * The table every API function reads to authenticate and authorize a request (users and their ACLs) on a
+ * stage with auth: linked to each of them besides the tables of its spec (the grants check runs without auth).
+ */
+export const AUTH_TABLE = "acl";
 
 export type ApiFunctionName = keyof typeof API_FUNCTIONS;
 
@@ -111,6 +127,26 @@ export const API_ROUTES: readonly RouteSpec[] = ENDPOINTS.map((e) => ({
   fn: e.service,
   ...(e.auth === "none" ? { public: true as const } : {}),
 }));
+
+/**
+ * Who checks a route's caller on a stage: `acl` the function itself (Nimbus signatures and ACLs,
+ * lib/http/authorize.ts, NIMBUS_AUTH=acl), `iam` API Gateway (SigV4, IAM auth), `none` nobody: only the
+ * routes that need no auth (`GET /health`), and every route of a stage whose settings say `public`.
+ */
+export function routeProtection(settings: Pick<StageSettings, "auth">, route: RouteSpec): "acl" | "iam" | "none" {
+  if (route.public === true || settings.auth === "public") return "none";
+  return settings.auth;
+}
+
+/** The environment that turns the functions' own auth on (functions/shared/aws-context.ts reads it). */
+export function functionAuthEnvironment(settings: Pick<StageSettings, "auth">): { NIMBUS_AUTH: "acl" | "off" } {
+  return { NIMBUS_AUTH: settings.auth === "acl" ? "acl" : "off" };
+}
+
+/** An API function's reserved concurrency on a stage: its override, or the stage's default. */
+export function reservedConcurrency(settings: Pick<StageSettings, "limits">, fn: ApiFunctionName): number {
+  return settings.limits.functionConcurrency[fn] ?? settings.limits.reservedConcurrency;
+}
 
 export interface ScheduleSpec extends FunctionSpec {
   /** EventBridge schedule expression. */

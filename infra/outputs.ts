@@ -8,7 +8,8 @@ export const outputs = {
   /** The endpoint for the SDK (`endpoints`), the CLI and apps; also every broker's address. */
   api: api.url,
   region: settings.region,
-  iamAuth: settings.iamAuth,
+  /** `acl` (sign with a user's keys), `iam` (SigV4 with AWS credentials) or `public`. */
+  auth: settings.auth,
   bucket: bucket.name,
   tables: tableNamesJson,
   /** What a slave cell's settings name (`replicaOf`, `nameServer`) and a master's `replicas[].bucket`. */

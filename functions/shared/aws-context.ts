@@ -5,15 +5,21 @@
  * Environment (set by infra/, from linked resources):
  * - `NIMBUS_BUCKET`: the message bucket; `NIMBUS_TABLES`: JSON `{ "queue-index": name, "routes": name, ... }`
  * - `NIMBUS_API_URL`: the stage's API URL (the brokers' address); `NIMBUS_CONFIG`: JSON `NimbusConfig` (optional)
+ * - `NIMBUS_AUTH`: `acl` to check signatures and ACLs (users in the acl table), with `NIMBUS_ACL_MASTER_KEY`
+ *   (seals their secrets) and `NIMBUS_ROOT_USER`/`NIMBUS_ROOT_PASSWORD` (the Super user); absent or `off`: open.
  * - `AWS_REGION`: set by Lambda itself.
  */
 import { z } from "zod";
+import { ACL_TABLE, AclStore } from "../../lib/broker/acl-store.js";
 import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log-read.js";
+import { AesGcmSealer, parseMasterKey } from "../../lib/broker/secret-sealer.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
+import { RequestAuth } from "../../lib/http/authorize.js";
 import type { HandlerContext } from "../../lib/http/context.js";
 import { createAwsStorage } from "../../lib/storage/aws/index.js";
+import type { Storage } from "../../lib/storage/storage.js";
 
 const jsonString = z.string().transform((s, ctx) => {
   try {
@@ -41,7 +47,27 @@ const Env = z.object({
       ]),
     )
     .optional(),
+  NIMBUS_AUTH: z.enum(["acl", "off"]).optional(),
+  NIMBUS_ACL_MASTER_KEY: z.string().optional(),
+  NIMBUS_ROOT_USER: z
+    .string()
+    .regex(/^[a-zA-Z0-9_-]{1,64}$/)
+    .optional(),
+  NIMBUS_ROOT_PASSWORD: z.string().min(8).optional(),
 });
+
+/** The stage's auth gate; a stage with ACLs but without its master key fails closed (every request 500s). */
+function requestAuth(env: z.output<typeof Env>, storage: Storage): RequestAuth {
+  if (!env.NIMBUS_ACL_MASTER_KEY)
+    throw new Error("NIMBUS_AUTH=acl needs NIMBUS_ACL_MASTER_KEY (sst secret set NimbusAclMasterKey)");
+  return new RequestAuth({
+    store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(parseMasterKey(env.NIMBUS_ACL_MASTER_KEY))),
+    root:
+      env.NIMBUS_ROOT_PASSWORD === undefined
+        ? undefined
+        : { username: env.NIMBUS_ROOT_USER ?? "root", password: env.NIMBUS_ROOT_PASSWORD },
+  });
+}
 
 let context: Promise<HandlerContext> | undefined;
 
@@ -64,7 +90,7 @@ export function awsContext(): Promise<HandlerContext> {
       ...(slave ? { objectReplicationGraceMs: OBJECT_REPLICATION_GRACE_MS } : {}),
     });
     // A stage serves its name server and all its brokers in one API, unless it is a slave cell.
-    return { broker, role };
+    return { broker, role, auth: env.NIMBUS_AUTH === "acl" ? requestAuth(env, storage) : undefined };
   })();
   return context;
 }

@@ -63,6 +63,14 @@ export class OffsetService {
         );
       }
     }
+    // An offset past the queue's end is clamped to it: stored as is it would read "caught up" in progress and
+    // send the group back to the queue's start on the next pull (OFFSET_ILLEGAL). Free in the usual case.
+    const clamped = await Promise.all(
+      entries.map(async (e) => ({
+        ...e,
+        offset: await this.queueLog.clampToMaxOffset({ topic, brokerName: e.brokerName, queueId: e.queueId }, e.offset),
+      })),
+    );
     const updatedAt = this.now();
     // Unconditional puts: a commit sets the group's position as RocketMQ's does (last commit wins). The
     // owner fields need no condition either: only the client holding a queue commits it, a release is its
@@ -72,7 +80,7 @@ export class OffsetService {
     // one writes; the others fail the condition, which is their answer (the record names the winner).
     const claim = author?.claim === true ? { condition: { exists: false } as const } : undefined;
     await Promise.all(
-      entries.map((e) =>
+      clamped.map((e) =>
         this.offsets
           .put(
             {

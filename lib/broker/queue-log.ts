@@ -189,6 +189,17 @@ export class QueueLog {
     return this.#tailEnd(queuePk(q), true);
   }
 
+  /**
+   * `offset`, or the queue's max offset when `offset` is past it (a commit there is clamped, as RocketMQ's
+   * broker does). No read when a tail this process saw already covers it: a max offset only grows.
+   */
+  async clampToMaxOffset(q: QueueRef, offset: number): Promise<number> {
+    const pk = queuePk(q);
+    const known = this.#tails.get(pk);
+    if (known && offset <= known.value) return offset;
+    return Math.min(offset, await this.#tailEnd(pk, true));
+  }
+
   /** Min and max offset and the last store time of a queue, from two consistent reads. */
   async status(q: QueueRef): Promise<QueueStatus> {
     const pk = queuePk(q);

@@ -3,6 +3,7 @@
  * message ids. A rejected send writes nothing (every check runs before the append).
  */
 
+import { hasControlCharacter } from "../core/control-characters.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { MessageConst, type MessageRecord } from "../core/message.js";
 import { encodeBatch } from "../core/message-codec.js";
@@ -19,6 +20,7 @@ import {
   type SendResponse,
   type TopicRouteData,
 } from "../protocol/index.js";
+import { checkClientProperties, refuseDuplicateIds } from "./message-checks.js";
 import { queueDataOn } from "./name-server.js";
 import type { QueueRef } from "./queue-index.js";
 import type { QueueLog } from "./queue-log.js";
@@ -78,7 +80,7 @@ export class SendService {
     if (messages.length === 0) throw illegal("a send holds at least one message");
     if (messages.length > MAX_BATCH_MESSAGES) throw illegal(`a batch holds at most ${MAX_BATCH_MESSAGES} messages`);
     const bornTimestamp = this.#now();
-    return messages.map((m, i) => {
+    const records = messages.map((m, i) => {
       if (m.body.byteLength === 0) throw illegal(`message ${i}: the message body length is zero`);
       if (m.body.byteLength > MAX_BODY_BYTES) {
         throw tooLarge(
@@ -92,29 +94,19 @@ export class SendService {
         );
       }
       const tags = m.tags ?? "";
-      if (tags.includes("|") || tags.trim() !== tags || utf8Length(tags) > MAX_TAG_BYTES) {
+      if (tags.includes("|") || tags.trim() !== tags || utf8Length(tags) > MAX_TAG_BYTES || hasControlCharacter(tags)) {
         throw illegal(
-          `message ${i}: a tag has no '|', no leading or trailing blanks and at most ${MAX_TAG_BYTES} bytes`,
+          `message ${i}: a tag has no '|', no control characters, no leading or trailing blanks and at most ${MAX_TAG_BYTES} bytes`,
         );
       }
       const keys = m.keys ?? [];
       for (const key of keys) {
-        if (key.length === 0 || key.includes(MessageConst.KEY_SEPARATOR))
-          throw illegal(`message ${i}: a key is non-empty and has no space`);
+        if (key.length === 0 || key.includes(MessageConst.KEY_SEPARATOR) || hasControlCharacter(key))
+          throw illegal(`message ${i}: a key is non-empty and has no space and no control characters`);
       }
       const properties = { ...(m.properties ?? {}) };
       // Set by the broker: tags, keys and delay have fields; the rest mark transactional messages.
-      for (const reserved of [
-        MessageConst.TAGS,
-        MessageConst.KEYS,
-        MessageConst.DELAY,
-        MessageConst.TRAN_MSG,
-        MessageConst.PGROUP,
-        MessageConst.REAL_TOPIC,
-        MessageConst.REAL_QID,
-      ]) {
-        if (reserved in properties) throw illegal(`message ${i}: property ${reserved} is set by the broker`);
-      }
+      checkClientProperties(i, properties);
       properties[MessageConst.UNIQ_KEY] ??= this.options.newMessageId();
       const propBytes = Object.entries(properties).reduce((n, [k, v]) => n + utf8Length(k) + utf8Length(v) + 2, 0);
       if (propBytes > MAX_PROPERTIES_BYTES)
@@ -122,6 +114,8 @@ export class SendService {
       if (Object.keys(properties).some((k) => k.length === 0)) throw illegal(`message ${i}: a property name is empty`);
       return { bornTimestamp, flag: m.flag ?? 0, tags, keys, properties, body: m.body, reconsumeTimes: 0 };
     });
+    refuseDuplicateIds(records);
+    return records;
   }
 
   async #route(topic: string): Promise<TopicRouteData> {

@@ -3,6 +3,7 @@
  * that topic, group and broker names cannot contain (see lib/core/names), so no two kinds of key collide.
  */
 import type { TableSpec } from "../storage/table.js";
+import { ACL_TABLE } from "./acl-store.js";
 import { QUEUE_INDEX_TABLE } from "./queue-index.js";
 
 /** Topic routes (`topic:<T>` / brokerName), the topic list (`topics` / topic), brokers (`brokers` / cluster:name:id). */
@@ -25,6 +26,7 @@ export const BROKER_TABLES: readonly TableSpec[] = [
   OFFSETS_TABLE,
   CLIENTS_TABLE,
   TRANSACTIONS_TABLE,
+  ACL_TABLE,
 ];
 
 export const keys = {

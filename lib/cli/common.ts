@@ -4,7 +4,7 @@
  */
 import { type Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { NimbusApi } from "../client/api-client.js";
-import type { IamAuth } from "../client/http-transport.js";
+import type { IamAuth, NimbusCredentials } from "../client/http-transport.js";
 import { isNimbusError } from "../core/errors.js";
 
 /** RocketMQ's name server port on this machine: where `nimbus dev` listens by default. */
@@ -38,6 +38,19 @@ export function apiCommand(program: Command, name: string, description: string):
     .addOption(new Option("--region <region>", "the stage's AWS region, with --iam").env("AWS_REGION"));
 }
 
+/**
+ * A Nimbus user's keys from NIMBUS_ACCESS_KEY and NIMBUS_SECRET_KEY (docs/security.md), never from the
+ * command line, where other users of the machine could read the secret; undefined when neither is set.
+ */
+export function credentialsFromEnvironment(env = process.env): NimbusCredentials | undefined {
+  const accessKey = env.NIMBUS_ACCESS_KEY;
+  const secretKey = env.NIMBUS_SECRET_KEY;
+  if (!accessKey && !secretKey) return undefined;
+  if (!accessKey || !secretKey)
+    throw new InvalidArgumentError("set both NIMBUS_ACCESS_KEY and NIMBUS_SECRET_KEY (a user's name and password)");
+  return { accessKey, secretKey };
+}
+
 /** The API client of a command. `host:port` without a scheme means `http://host:port`, as mqadmin's `-n`. */
 export function connect(opts: ApiOptions, timeoutMs = 10_000): NimbusApi {
   const endpoints = opts.namesrv
@@ -46,7 +59,13 @@ export function connect(opts: ApiOptions, timeoutMs = 10_000): NimbusApi {
     .filter((e) => e.length > 0)
     .map((e) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(e) ? e : `http://${e}`));
   if (endpoints.length === 0) throw new InvalidArgumentError("--namesrv is empty");
-  return new NimbusApi({ endpoints, timeoutMs, ...(opts.iam ? { iam: iamFromEnvironment(opts.region) } : {}) });
+  const credentials = opts.iam ? undefined : credentialsFromEnvironment();
+  return new NimbusApi({
+    endpoints,
+    timeoutMs,
+    ...(opts.iam ? { iam: iamFromEnvironment(opts.region) } : {}),
+    ...(credentials ? { credentials } : {}),
+  });
 }
 
 /** SigV4 credentials from the standard AWS variables (the CLI is an edge: lib/ never reads them). */

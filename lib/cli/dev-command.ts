@@ -3,7 +3,8 @@ import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { parseNimbusConfig } from "../config/nimbus-config.js";
 import { stageSettings } from "../config/stages.js";
-import type { LocalServer, ServerRole, StorageChoice } from "../dev/local-server.js";
+import type { LocalAuthOptions, LocalServer, ServerRole, StorageChoice } from "../dev/local-server.js";
+import { loadMasterKey } from "../dev/master-key.js";
 
 interface DevOptions {
   port: number;
@@ -21,6 +22,10 @@ interface DevOptions {
   transactionTimeout?: number;
   transactionCheckInterval?: number;
   slaves?: number;
+  auth?: boolean;
+  rootUser?: string;
+  rootPassword?: string;
+  insecure?: boolean;
 }
 
 const count = (value: string): number => {
@@ -115,6 +120,18 @@ function serverOptions(command: Command, defaultPort: number): Command {
     .option("--stage <name>", "take the broker settings of this stage from lib/config/stages.ts", "local")
     .option("--provision", "create the tables and the bucket if missing (--storage aws)", false)
     .addOption(
+      new Option("--auth", "require signed requests and ACLs on every route but GET /health (docs/security.md)").env(
+        "NIMBUS_AUTH",
+      ),
+    )
+    .addOption(new Option("--root-user <name>", "the Super user of --auth").env("NIMBUS_ROOT_USER").default("root"))
+    .addOption(
+      new Option("--root-password <password>", "the Super user's secret (better: NIMBUS_ROOT_PASSWORD)").env(
+        "NIMBUS_ROOT_PASSWORD",
+      ),
+    )
+    .option("--insecure", "serve a non-loopback --host without --auth (anyone who reaches it may do anything)", false)
+    .addOption(
       new Option(
         "--transaction-timeout <ms>",
         "first check-back of a half message after this long (default 6000)",
@@ -147,14 +164,24 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
       ? {}
       : { transactionCheckIntervalMs: opts.transactionCheckInterval }),
   });
-  const main = await startLocalServer({ port: opts.port, host: opts.host, storage: storageChoice(opts), config, role });
+  const guard = { ...(opts.auth ? { auth: localAuth(opts) } : {}), insecure: opts.insecure === true };
+  const main = await startLocalServer({
+    port: opts.port,
+    host: opts.host,
+    storage: storageChoice(opts),
+    config,
+    role,
+    ...guard,
+  });
   const servers = [main];
   let next = opts.port === 0 ? 0 : opts.port + 1;
   try {
     for (const b of config.brokers) {
       for (let brokerId = 1; brokerId <= (opts.slaves ?? 0); brokerId++) {
         const slaveRole = { kind: "broker" as const, brokerName: b.brokerName, brokerId };
-        servers.push(await serveOn(main.storage, { port: next, host: opts.host, config, role: slaveRole }, false));
+        servers.push(
+          await serveOn(main.storage, { port: next, host: opts.host, config, role: slaveRole, ...guard }, false),
+        );
         if (next !== 0) next++;
       }
     }
@@ -165,6 +192,22 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
     throw err;
   }
   return servers;
+}
+
+/**
+ * `--auth`: the root user from --root-user/--root-password (or NIMBUS_ROOT_USER/NIMBUS_ROOT_PASSWORD), and the
+ * master key that seals users' secrets from NIMBUS_ACL_MASTER_KEY or `<data-dir>/acl-master.key` (made once,
+ * readable by its owner only).
+ */
+function localAuth(opts: DevOptions): LocalAuthOptions {
+  if (!opts.rootPassword)
+    throw new InvalidArgumentError("--auth needs --root-password (or NIMBUS_ROOT_PASSWORD) for the root user");
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(opts.rootUser ?? ""))
+    throw new InvalidArgumentError("--root-user is 1 to 64 letters, digits, - and _");
+  return {
+    root: { username: opts.rootUser ?? "root", password: opts.rootPassword },
+    masterKey: loadMasterKey(process.env.NIMBUS_ACL_MASTER_KEY, resolve(opts.dataDir, "acl-master.key")),
+  };
 }
 
 function storageChoice(opts: DevOptions): StorageChoice {
@@ -182,9 +225,11 @@ function storageChoice(opts: DevOptions): StorageChoice {
 }
 
 function describe(opts: DevOptions): string {
-  return opts.storage === "local"
-    ? `embedded store in ${resolve(opts.dataDir)}, --flush ${opts.flush}`
-    : `DynamoDB + S3 bucket ${opts.bucket}`;
+  const store =
+    opts.storage === "local"
+      ? `embedded store in ${resolve(opts.dataDir)}, --flush ${opts.flush}`
+      : `DynamoDB + S3 bucket ${opts.bucket}`;
+  return `${store}, ${opts.auth ? `auth on, root user ${opts.rootUser}` : opts.insecure ? "NO AUTH, --insecure" : "no auth"}`;
 }
 
 function stopOnSignals(servers: LocalServer[]): void {

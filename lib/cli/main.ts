@@ -6,10 +6,12 @@
  */
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
+import { addAclCommands } from "./acl-commands.js";
 import { CommandLineExit, configureErrors, describeFailure, oneLine } from "./common.js";
 import { addConsumerCommands } from "./consumer-commands.js";
 import { addDevCommand } from "./dev-command.js";
 import { addMessageCommands } from "./message-commands.js";
+import { escapeControls } from "./output.js";
 import { addProducerCommands } from "./producer-commands.js";
 import { addSendCommand } from "./send-command.js";
 import { addTopicCommands } from "./topic-commands.js";
@@ -25,6 +27,7 @@ addConsumerCommands(program);
 addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);
+addAclCommands(program);
 program.addHelpText(
   "after",
   "\nEvery API command takes -n/--namesrv <url> (default http://127.0.0.1:9876, or NIMBUS_URL) and --json.",
@@ -35,7 +38,7 @@ program.parseAsync(process.argv).catch((err: unknown) => {
     process.exitCode = err.exitCode;
     return;
   }
-  process.stderr.write(`nimbus: ${oneLine(describeFailure(err))}\n`);
+  process.stderr.write(`nimbus: ${escapeControls(oneLine(describeFailure(err)), false)}\n`);
   process.exitCode = 1;
 });
 

@@ -3,6 +3,8 @@
  * scripts, times and message bodies. Data goes to stdout; progress and notes go to stderr.
  */
 
+import { hasControlCharacter, isControlCode } from "../core/control-characters.js";
+
 export type Cell = string | number;
 
 export interface Column {
@@ -20,7 +22,7 @@ export interface Column {
  * // "#Topic     #QID\nTopicTest     0\n"
  */
 export function formatTable(columns: readonly Column[], rows: readonly (readonly Cell[])[]): string {
-  const text = rows.map((row) => columns.map((_, i) => String(row[i] ?? "")));
+  const text = rows.map((row) => columns.map((_, i) => escapeControls(String(row[i] ?? ""), false)));
   const headers = columns.map((c) => `#${c.header}`);
   const widths = columns.map((_, i) => Math.max(headers[i]!.length, ...text.map((r) => r[i]!.length)));
   const right = columns.map((c, i) => c.align ?? (rows.every((r) => typeof r[i] === "number") ? "right" : "left"));
@@ -40,22 +42,40 @@ export function formatTable(columns: readonly Column[], rows: readonly (readonly
 export function formatFields(fields: readonly (readonly [string, Cell])[]): string {
   const width = Math.max(...fields.map(([label]) => label.length + 1));
   return fields
-    .map(([label, value]) => `${`${label}:`.padEnd(width)}  ${value}`.trimEnd())
+    .map(([label, value]) => `${`${label}:`.padEnd(width)}  ${escapeControls(String(value), false)}`.trimEnd())
     .join("\n")
     .concat("\n");
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  // JSON escapes C0 controls itself; DEL and the C1 range (0x7f-0x9f, CSI among them) it leaves raw.
+  process.stdout.write(`${escapeControls(JSON.stringify(value, null, 2), true)}\n`);
 }
 
+/** Prints `text` with every control character but newline and tab escaped (no terminal escape injection). */
 export function print(text: string): void {
-  process.stdout.write(text);
+  process.stdout.write(escapeControls(text, true));
 }
 
 /** A note for people (stderr), so that stdout stays data. */
 export function note(text: string): void {
-  process.stderr.write(`${text}\n`);
+  process.stderr.write(`${escapeControls(text, true)}\n`);
+}
+
+/**
+ * `text` safe to print on a terminal: each control character as `\xNN` or `\uNNNN`, so data read from the
+ * broker (tags, keys, properties, topic names, error messages) can never move the cursor, recolor, retitle
+ * the window or hide text. `keepLayout` keeps newlines and tabs (whole outputs); cells escape them too.
+ */
+export function escapeControls(text: string, keepLayout: boolean): string {
+  if (!hasControlCharacter(text)) return text;
+  let out = "";
+  for (const c of text) {
+    const code = c.charCodeAt(0);
+    if (!isControlCode(code) || (keepLayout && (c === "\n" || c === "\t"))) out += c;
+    else out += code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  }
+  return out;
 }
 
 /** Local time as mqadmin prints it, `2024-05-01 12:00:00.123`; `N/A` for 0 (never). */
@@ -86,18 +106,10 @@ export function formatBody(body: Uint8Array, max = Number.POSITIVE_INFINITY): st
   const shown =
     text === undefined
       ? `base64:${Buffer.from(body).toString("base64")}`
-      : hasControlCharacters(text)
-        ? JSON.stringify(text)
+      : hasControlCharacter(text)
+        ? escapeControls(JSON.stringify(text), false)
         : text;
   return shown.length > max ? `${shown.slice(0, max)}...` : shown;
-}
-
-function hasControlCharacters(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return true;
-  }
-  return false;
 }
 
 /** `1.5 MiB`, `512 B`. */

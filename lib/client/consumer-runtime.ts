@@ -50,12 +50,13 @@ export class ConsumerRuntime {
     readonly resolved: ResolvedBaseOptions,
     private readonly hooks: RuntimeHooks,
   ) {
-    const { endpoints, timeoutMs, headers, iam } = options;
+    const { endpoints, timeoutMs, headers, iam, credentials } = options;
     this.api = new NimbusApi({
       endpoints,
       timeoutMs,
       ...(headers ? { headers } : {}),
       ...(iam ? { iam } : {}),
+      ...(credentials ? { credentials } : {}),
     });
     const instanceName = resolveInstanceName(options.instanceName ?? DEFAULT_INSTANCE_NAME, {
       role: "consumer",

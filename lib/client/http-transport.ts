@@ -12,11 +12,12 @@
  * const api = new NimbusApi(transport);
  */
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
+import { type NimbusCredentials, signNimbusRequest } from "../core/request-signing.js";
 import { isBatchMediaType } from "../protocol/index.js";
 import { type ConnectionOptions, HttpConnections, sharedConnections } from "./http-connections.js";
 import { type Credentials, type CredentialsProvider, signRequest } from "./sigv4.js";
 
-export type { Credentials, CredentialsProvider };
+export type { Credentials, CredentialsProvider, NimbusCredentials };
 
 /** SigV4 signing of every request, for a stage with IAM auth. */
 export interface IamAuth {
@@ -40,6 +41,11 @@ export interface TransportOptions {
   headers?: Record<string, string> | undefined;
   /** Sign every request with AWS SigV4 (API Gateway IAM auth). Its `authorization` replaces any in `headers`. */
   iam?: IamAuth | undefined;
+  /**
+   * A Nimbus user's access key and secret key (a stage or `nimbus dev --auth` with ACLs): every request is
+   * signed with them (docs/security.md); the secret never leaves this process.
+   */
+  credentials?: NimbusCredentials | undefined;
   /**
    * Sends and pulls as binary batches (`application/vnd.nimbus.batch`: no JSON or base64 for bodies).
    * Default true; false keeps JSON everywhere.
@@ -70,6 +76,7 @@ export class HttpTransport {
   readonly timeoutMs: number;
   readonly #headers: Record<string, string>;
   readonly #iam: IamAuth | undefined;
+  readonly #credentials: NimbusCredentials | undefined;
   readonly #connections: HttpConnections;
   /** Whether the pool is this transport's own (`connections` given), closed by `close()`. */
   readonly #ownsConnections: boolean;
@@ -85,6 +92,9 @@ export class HttpTransport {
     this.timeoutMs = options.timeoutMs ?? 3000;
     this.#headers = { "content-type": "application/json", ...(options.headers ?? {}) };
     this.#iam = options.iam;
+    this.#credentials = options.credentials;
+    if (this.#iam && this.#credentials)
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "sign with either iam or credentials, not both");
     this.binaryBatches = options.binaryBatches ?? true;
     this.#ownsConnections = options.connections !== undefined;
     this.#connections = options.connections
@@ -156,9 +166,12 @@ export class HttpTransport {
         : this.#headers;
     // A broker in another region (a slave cell's API) is signed for its own region.
     const signed = signing && { ...signing, region: regionOfApiUrl(url) ?? signing.region };
+    const nimbus = this.#credentials;
     const headers = signed
       ? withSignature(plain, signRequest({ ...signed, method, url, headers: plain, body: payload }))
-      : plain;
+      : nimbus
+        ? withSignature(plain, signNimbusRequest({ method, url, headers: plain, body: payload, credentials: nimbus }))
+        : plain;
     let res: { ok: boolean; status: number; contentType: string | undefined; body: Uint8Array };
     try {
       const reply = await this.#connections.exchange({

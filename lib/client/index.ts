@@ -28,6 +28,7 @@ export {
   type CredentialsProvider,
   HttpTransport,
   type IamAuth,
+  type NimbusCredentials,
   type RequestOptions,
   type TransportOptions,
 } from "./http-transport.js";

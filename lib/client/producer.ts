@@ -20,7 +20,7 @@ import { HTTP_STATUS, MAX_BODY_BYTES } from "../protocol/index.js";
 import { type HeartbeatResponse, NimbusApi, type SendMessage, type SendResponse } from "./api-client.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "./client-id.js";
 import { ClientInstance } from "./client-instance.js";
-import type { IamAuth } from "./http-transport.js";
+import type { IamAuth, NimbusCredentials } from "./http-transport.js";
 import type { Message, SendResult } from "./message.js";
 import { isMessageQueueSelector, type MessageQueueSelector, selectMessageQueue } from "./message-queue-selector.js";
 import { type BatchingOptions, resultAt, SendBatcher } from "./send-batcher.js";
@@ -34,6 +34,8 @@ export interface ProducerOptions {
   endpoints: string | string[];
   /** Sign every request with SigV4 for a stage with IAM auth (docs/deploy.md). */
   iam?: IamAuth;
+  /** A Nimbus user's keys: every request is signed with them (a stage or `nimbus dev --auth` with ACLs). */
+  credentials?: NimbusCredentials;
   /** Default "DEFAULT", which becomes `<pid>#<nanoTime>` (see `resolveInstanceName`). */
   instanceName?: string;
   unitName?: string;
@@ -97,6 +99,7 @@ export class Producer {
       timeoutMs: this.sendMsgTimeout,
       headers: options.headers,
       ...(options.iam ? { iam: options.iam } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
     });
     this.#onError = options.onError;
     this.#instance = new ClientInstance({

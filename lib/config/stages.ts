@@ -1,6 +1,6 @@
 /**
  * @module Per-stage settings: where a stage runs (AWS region), how it is guarded (retain, protect,
- * point-in-time recovery, IAM auth, CORS) and how its broker behaves (`NimbusConfig`). The one place both
+ * point-in-time recovery, auth, throttling, CORS) and how its broker behaves (`NimbusConfig`). The one place both
  * the SST stack (sst.config.ts, infra/) and the local server read, validated by zod when this module loads,
  * so a typo fails `sst install`, `sst deploy` and the tests alike.
  *
@@ -41,6 +41,20 @@ const CellSchema = z
   })
   .strict();
 
+/**
+ * API Gateway's stage throttling (steady requests per second and burst, for every route; over them a caller
+ * gets 429, which the SDK retries as SYSTEM_BUSY) and each API function's reserved concurrency (its share of
+ * the account's Lambda concurrency, and its cap), with overrides by function name (infra/manifest.ts).
+ */
+const LimitsSchema = z
+  .object({
+    rateLimit: z.number().positive().max(10_000),
+    burstLimit: z.number().int().min(1).max(5_000),
+    reservedConcurrency: z.number().int().min(1).max(1000),
+    functionConcurrency: z.record(z.string(), z.number().int().min(1).max(1000)).default({}),
+  })
+  .strict();
+
 /** A browser origin: scheme and host (and port), no path, as the `Origin` header carries it. */
 const origin = z.string().regex(/^https?:\/\/[^/\s]+$/, "an origin such as https://console.example.com");
 
@@ -53,8 +67,15 @@ export const StageSettingsSchema = z
      * point-in-time recovery and deletion protection. Other stages are disposable.
      */
     production: z.boolean(),
-    /** Every API route but `GET /health` requires a SigV4-signed request (API Gateway IAM auth). */
-    iamAuth: z.boolean(),
+    /**
+     * How every API route but `GET /health` is protected (docs/security.md): `acl` (the default) Nimbus-signed
+     * requests checked against the stage's users and ACLs; `iam` AWS SigV4 checked by API Gateway (any IAM
+     * principal of the account allowed, all or nothing); `public` no auth at all, which a stage must ask for
+     * by name and which `sst deploy` warns about.
+     */
+    auth: z.enum(["acl", "iam", "public"]).default("acl"),
+    /** Limits against floods and runaway bills: API Gateway throttling and Lambda reserved concurrency. */
+    limits: LimitsSchema.default({ rateLimit: 50, burstLimit: 100, reservedConcurrency: 5, functionConcurrency: {} }),
     /** Origins of the web console. Empty: the API answers no CORS preflight at all (apps and the SDK need none). */
     consoleOrigins: z.array(origin).default([]),
     /** The broker settings the handlers get (brokers, cluster, inline threshold, retention, auto-create). */
@@ -85,7 +106,8 @@ export type StageSettingsInput = z.input<typeof StageSettingsSchema>;
 const DEFAULT_STAGE: StageSettingsInput = {
   region: "us-east-1",
   production: false,
-  iamAuth: false,
+  // Authenticated like every stage: a personal stage's URL is on the internet too.
+  auth: "acl",
   // One day is enough to try things and keeps a forgotten stage cheap.
   nimbus: { cluster: "DefaultCluster", brokers: TWO_MASTERS, autoCreateTopic: true, retentionHours: 24 },
 };
@@ -94,13 +116,21 @@ const NAMED_STAGES: Record<string, StageSettingsInput> = {
   staging: {
     region: "us-east-1",
     production: false,
-    iamAuth: true,
+    auth: "acl",
+    limits: { rateLimit: 200, burstLimit: 400, reservedConcurrency: 20 },
     nimbus: { cluster: "DefaultCluster", brokers: TWO_MASTERS, autoCreateTopic: true, retentionHours: 72 },
   },
   production: {
     region: "us-east-1",
     production: true,
-    iamAuth: true,
+    auth: "acl",
+    limits: {
+      rateLimit: 2000,
+      burstLimit: 4000,
+      reservedConcurrency: 100,
+      // The data plane carries most calls.
+      functionConcurrency: { Send: 200, Pull: 200 },
+    },
     // As RocketMQ advises for production: topics are created on purpose (PUT /topics/{topic}), not by a typo.
     nimbus: {
       cluster: "DefaultCluster",

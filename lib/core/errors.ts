@@ -21,6 +21,9 @@ export const ErrorCode = {
   // RocketMQ 5 (apache/rocketmq-apis Code) names
   /** A message body (or a batch) over the size limit. */
   MESSAGE_BODY_TOO_LARGE: "MESSAGE_BODY_TOO_LARGE",
+  // RocketMQ 5 (apache/rocketmq-apis Code UNAUTHORIZED): no valid signature; NO_PERMISSION is a known caller refused.
+  /** A request without a valid signature: missing, malformed, tampered, expired, replayed, or an unknown key. */
+  UNAUTHENTICATED: "UNAUTHENTICATED",
   // Nimbus: storage ports
   /** A conditional write found the item in another state than the condition asked for. */
   CONDITION_FAILED: "CONDITION_FAILED",

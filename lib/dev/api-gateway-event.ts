@@ -34,7 +34,8 @@ export function toApiEvent(req: IncomingMessage, body: Buffer, now = Date.now())
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers))
     if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(",") : v;
-  const query: Record<string, string> = {};
+  // No prototype: a `__proto__` parameter stays a key, for the handler to refuse, instead of vanishing.
+  const query = Object.create(null) as Record<string, string>;
   for (const [k, v] of url.searchParams) query[k] = query[k] === undefined ? v : `${query[k]},${v}`;
   const method = (req.method ?? "GET").toUpperCase();
   const textual = /json|text/.test(headers["content-type"] ?? "application/json");
@@ -79,7 +80,8 @@ export function writeResult(res: ServerResponse, result: ApiResult): void {
 export function toApiRequest(req: IncomingMessage, body: Buffer): ApiRequest {
   const raw = req.url ?? "/";
   const q = raw.indexOf("?");
-  const query: Record<string, string> = {};
+  // No prototype: a `__proto__` parameter stays a key, for the request handler to refuse, instead of vanishing.
+  const query = Object.create(null) as Record<string, string>;
   if (q >= 0) {
     for (const [k, v] of new URLSearchParams(raw.slice(q + 1)))
       query[k] = query[k] === undefined ? v : `${query[k]},${v}`;
@@ -89,6 +91,7 @@ export function toApiRequest(req: IncomingMessage, body: Buffer): ApiRequest {
     method: req.method ?? "GET",
     path: q >= 0 ? raw.slice(0, q) : raw,
     query,
+    rawQuery: q >= 0 ? raw.slice(q + 1) : "",
     header: (name) => {
       const v = headers[name];
       return Array.isArray(v) ? v.join(",") : v;

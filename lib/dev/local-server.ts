@@ -11,12 +11,15 @@
 import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { ACL_TABLE, AclStore } from "../broker/acl-store.js";
+import { AesGcmSealer } from "../broker/secret-sealer.js";
 import { BROKER_TABLES } from "../broker/tables.js";
 import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { ErrorCode } from "../core/errors.js";
 import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
+import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import { createRequestHandler, jsonAnswer } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
@@ -25,6 +28,7 @@ import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } 
 import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
 import { BodyTooLargeError, readBody, toApiRequest, writeAnswer } from "./api-gateway-event.js";
+import { advertisedHost, checkOpenBinding, DEFAULT_MAX_IN_FLIGHT_BYTES, InFlightBytes } from "./server-guard.js";
 
 export type { ServerRole };
 
@@ -44,6 +48,21 @@ export interface LocalServerOptions {
   /** Broker registration interval, as RocketMQ's 30 s. */
   registerIntervalMs?: number;
   retentionIntervalMs?: number;
+  /** Signatures and ACLs on every route but `GET /health` (`nimbus dev --auth`); absent: open, loopback only. */
+  auth?: LocalAuthOptions | undefined;
+  /** Serve a non-loopback `host` without auth (`--insecure`). */
+  insecure?: boolean | undefined;
+  /** Request bytes read or answered at once; past it SYSTEM_BUSY. Default 4 maximal requests (24 MiB). */
+  maxInFlightBytes?: number | undefined;
+}
+
+export interface LocalAuthOptions {
+  /** The Super user configured on the command line or in the environment (not stored). */
+  root?: { username: string; password: string } | undefined;
+  /** Seals users' secrets in the store (32 bytes). */
+  masterKey: Uint8Array;
+  /** How long a user and its ACL are trusted once read (default 5 s; tests use 0). */
+  cacheMs?: number | undefined;
 }
 
 export interface LocalServer {
@@ -51,6 +70,8 @@ export interface LocalServer {
   readonly port: number;
   readonly context: HandlerContext;
   readonly storage: Storage;
+  /** Request bytes admitted and not yet answered (see `maxInFlightBytes`). */
+  readonly inFlightBytes: number;
   close(): Promise<void>;
 }
 
@@ -100,12 +121,27 @@ export async function serveOn(
   const config = options.config ?? parseNimbusConfig({});
   const role = options.role ?? { kind: "all" };
   const host = options.host ?? "127.0.0.1";
+  checkOpenBinding(host, options.auth !== undefined, options.insecure === true);
   let context: HandlerContext | undefined;
   const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext);
 
   // Requests being answered: close() waits for them before it closes the store they use.
   const inFlight = new Set<Promise<void>>();
+  const bytes = new InFlightBytes(options.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES);
   const server: Server = createServer((req, res) => {
+    let reserved: number;
+    try {
+      reserved = bytes.admit(req);
+    } catch (err) {
+      // Refused without keeping the body: its bytes are read and dropped, then the 503 goes out (answering
+      // mid-upload would make the client see a broken connection instead of SYSTEM_BUSY).
+      const message = err instanceof Error ? err.message : String(err);
+      req.on("end", () =>
+        writeAnswer(res, jsonAnswer(HTTP_STATUS.SYSTEM_BUSY, { code: ErrorCode.SYSTEM_BUSY, message })),
+      );
+      req.resume();
+      return;
+    }
     const answered = readBody(req)
       .then(async (body) => writeAnswer(res, await handler(toApiRequest(req, body))))
       .catch((err: unknown) => {
@@ -115,7 +151,10 @@ export async function serveOn(
           jsonAnswer(HTTP_STATUS[code], { code, message: err instanceof Error ? err.message : String(err) }),
         );
       })
-      .finally(() => inFlight.delete(answered));
+      .finally(() => {
+        bytes.release(reserved);
+        inFlight.delete(answered);
+      });
     inFlight.add(answered);
   });
   await new Promise<void>((resolve, reject) => {
@@ -123,13 +162,24 @@ export async function serveOn(
     server.listen(options.port ?? 9876, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${host}:${port}`;
+  const url = `http://${advertisedHost(host)}:${port}`;
   const broker = createBroker(
     storage,
     { ...config, brokers: registrations(config, role) },
     { apiUrl: url, newMessageId },
   );
-  const ctx: HandlerContext = { broker, role };
+  const auth = options.auth;
+  const ctx: HandlerContext = {
+    broker,
+    role,
+    ...(auth && {
+      auth: new RequestAuth({
+        store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
+        root: auth.root,
+        cacheMs: auth.cacheMs,
+      }),
+    }),
+  };
   context = ctx;
 
   // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
@@ -159,6 +209,9 @@ export async function serveOn(
     port,
     context: ctx,
     storage,
+    get inFlightBytes() {
+      return bytes.used;
+    },
     async close() {
       for (const t of timers) clearInterval(t);
       await Promise.all(running.values());

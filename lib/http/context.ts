@@ -1,5 +1,6 @@
 /** @module What every route gets: the broker, built once per process (per Lambda container, or by the local server), and what the process serves. */
 import type { Broker } from "../broker/broker.js";
+import type { RequestAuth } from "./authorize.js";
 
 /**
  * What a process serves, as RocketMQ deploys it: `all` is the name server and every configured master in
@@ -14,4 +15,6 @@ export type ServerRole =
 export interface HandlerContext {
   broker: Broker;
   role: ServerRole;
+  /** Signatures and ACLs are checked on every route but those declared `auth: "none"`; absent: open. */
+  auth?: RequestAuth | undefined;
 }

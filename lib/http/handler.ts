@@ -4,6 +4,7 @@
  * as API Gateway expects). The local server skips the event and calls the same handler directly.
  */
 import type { ApiEvent, ApiResult } from "./api-types.js";
+import type { RequestAuth } from "./authorize.js";
 import { type ApiAnswer, type ApiRequest, createRequestHandler, errorAnswer, jsonAnswer } from "./request-handler.js";
 import type { Route } from "./route.js";
 
@@ -25,7 +26,8 @@ export function errorResult(err: unknown): ApiResult {
 
 /** The request an API Gateway (payload 2.0) event carries. */
 export function fromApiEvent(event: ApiEvent): ApiRequest {
-  const query: Record<string, string> = {};
+  // No prototype: a `__proto__` parameter stays a key, for the request handler to refuse.
+  const query = Object.create(null) as Record<string, string>;
   for (const [k, v] of Object.entries(event.queryStringParameters ?? {})) if (v !== undefined) query[k] = v;
   const headers = event.headers ?? {};
   const body =
@@ -38,13 +40,14 @@ export function fromApiEvent(event: ApiEvent): ApiRequest {
     method: event.requestContext.http.method,
     path: event.rawPath,
     query,
+    rawQuery: event.rawQueryString,
     header: (name) => headers[name] ?? headers[name.toLowerCase()],
     body,
   };
 }
 
 /** One Lambda handler for `routes`; `context` is built once per process (per Lambda container) and reused. */
-export function createApiHandler<C>(
+export function createApiHandler<C extends { auth?: RequestAuth | undefined }>(
   routes: Route<C>[],
   context: () => Promise<C>,
 ): (event: ApiEvent) => Promise<ApiResult> {

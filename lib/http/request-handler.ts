@@ -20,6 +20,8 @@ import {
   METHOD_NOT_ALLOWED,
   pathParamNames,
 } from "../protocol/index.js";
+import { type RequestAuth, receivedRequest } from "./authorize.js";
+import { parseJsonBody } from "./json-body.js";
 import type { Route } from "./route.js";
 
 /** A request as the handlers need it, whatever carried it. */
@@ -28,6 +30,8 @@ export interface ApiRequest {
   /** The path, without the query. */
   path: string;
   query: Record<string, string>;
+  /** The query string as sent, without `?` (what a signature covers); default: `query` re-encoded. */
+  rawQuery?: string | undefined;
   /** A request header by lower-case name (`content-type`, `accept`, `authorization`, ...). */
   header(name: string): string | undefined;
   /** The raw body; undefined or empty when there is none. */
@@ -77,12 +81,21 @@ function compile<C>(route: Route<C>): CompiledRoute<C> {
 
 export type RequestHandler = (req: ApiRequest) => Promise<ApiAnswer>;
 
-/** One handler for `routes`; `context` is built once per process (per Lambda container) and reused. */
-export function createRequestHandler<C>(routes: Route<C>[], context: () => Promise<C>): RequestHandler {
+/**
+ * One handler for `routes`; `context` is built once per process (per Lambda container) and reused. With
+ * `auth` in the context, the signature is checked before the request is decoded and the ACL after
+ * (lib/http/authorize.ts): a refused request never reaches its route.
+ */
+export function createRequestHandler<C extends { auth?: RequestAuth | undefined }>(
+  routes: Route<C>[],
+  context: () => Promise<C>,
+): RequestHandler {
   const compiled = routes.map(compile);
   return async (req) => {
     try {
-      const method = req.method.toUpperCase();
+      const asked = req.method.toUpperCase();
+      // HEAD is GET without the body (HTTP's rule), so probes may use either.
+      const method = asked === "HEAD" ? "GET" : asked;
       const { path } = req;
       let hit: { c: CompiledRoute<C>; m: RegExpExecArray } | undefined;
       let pathKnown = false;
@@ -102,6 +115,10 @@ export function createRequestHandler<C>(routes: Route<C>[], context: () => Promi
           message: `${method} is not allowed on ${path}`,
         });
       const { endpoint } = hit.c.route;
+      const ctx = await context();
+      const gate = endpoint.auth === "required" ? ctx.auth : undefined;
+      const user = gate && (await gate.authenticate(receivedRequest(req)));
+      refuseProtoKeys(req.query);
       const rawParams: Record<string, string> = {};
       hit.c.names.forEach((name, i) => {
         rawParams[name] = decodePathSegment(hit.m[i + 1] ?? "");
@@ -111,7 +128,9 @@ export function createRequestHandler<C>(routes: Route<C>[], context: () => Promi
         query: decodeOrThrow(endpoint.query, req.query, "query"),
         body: decodeBody(endpoint.id, endpoint.body, req),
       };
-      const answer = await hit.c.route.handle(input, await context());
+      if (gate && user) await gate.authorize(user, endpoint, input);
+      const answer = await hit.c.route.handle(input, ctx);
+      if (asked === "HEAD") return { status: 200, contentType: JSON_TYPE, body: "" };
       const binary = BINARY_RESPONSES[endpoint.id];
       if (binary && acceptsBatch(req.header("accept"))) {
         return { status: 200, contentType: BATCH_MEDIA_TYPE, body: binary(answer as never) };
@@ -136,11 +155,13 @@ function decodeBody(endpointId: string, schema: z.ZodType, req: ApiRequest): unk
 
 function jsonOf(body: Uint8Array | undefined): unknown {
   if (body === undefined || body.byteLength === 0) return undefined;
-  try {
-    return JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
-  } catch {
-    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "the request body is not valid JSON");
-  }
+  return parseJsonBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
+}
+
+/** No prototype games: a `__proto__` query parameter is refused, not dropped. */
+function refuseProtoKeys(query: Record<string, string>): void {
+  if (Object.hasOwn(query, "__proto__"))
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "a __proto__ query parameter is not allowed");
 }
 
 function decodePathSegment(segment: string): string {

@@ -4,6 +4,7 @@
  * summary. Handlers, the local server's router, infra/, the SDK and docs/openapi.json all read these.
  */
 import { z } from "zod";
+import type { Permission } from "../core/acl.js";
 import type { ErrorCode } from "../core/errors.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
@@ -12,13 +13,24 @@ export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
  * The services of the API, one Lambda function each on AWS (infra/manifest.ts) and one tag each in the
  * OpenAPI document.
  */
-export const SERVICES = ["NameServer", "Topics", "Send", "Pull", "Offsets", "Clients", "Transactions"] as const;
+export const SERVICES = ["NameServer", "Topics", "Send", "Pull", "Offsets", "Clients", "Transactions", "Acl"] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 /** No path parameters, or no query: an empty object that refuses unknown keys. */
 export const NO_PARAMS = z.object({}).strict();
 /** No request body. */
 export const NO_BODY = z.undefined();
+
+/**
+ * What a request of an endpoint needs under ACLs (docs/security.md): the permissions its decoded input asks
+ * for (all of them), or `super` for what only a Super user may do (user and ACL administration).
+ */
+export type Access<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = "super" | AccessOf<P, Q, B>;
+
+/** A method signature (bivariant), so that any endpoint's rule is an `AnyEndpoint`'s. */
+type AccessOf<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = {
+  rule(input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> }): Permission[];
+}["rule"];
 
 export interface Endpoint<
   P extends z.ZodType = z.ZodType,
@@ -35,6 +47,11 @@ export interface Endpoint<
   readonly summary: string;
   /** `none`: open even on stages with auth (liveness probes cannot sign requests). */
   readonly auth: "required" | "none";
+  /**
+   * With `auth: "required"`, the resources and actions a request needs (ACL 2.0). An endpoint declared
+   * without one is Super-user only (test/protocol/access.test.ts refuses that in the declarations).
+   */
+  readonly access?: Access<P, Q, B> | undefined;
   readonly params: P;
   readonly query: Q;
   readonly body: B;
@@ -58,6 +75,7 @@ export function endpoint<
   service: ServiceName;
   summary: string;
   auth?: "required" | "none";
+  access?: Access<NoInfer<P>, NoInfer<Q>, NoInfer<B>>;
   params?: P;
   query?: Q;
   body?: B;

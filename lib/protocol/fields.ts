@@ -54,6 +54,16 @@ export const perm = z
   .int()
   .refine(PermName.isValid, "perm must be an integer from 0 to 15")
   .meta({ description: "RocketMQ's PermName bits: 4 read, 2 write, 1 inherit, 8 priority" });
+/**
+ * A topic's permission as `updateTopic` sets it: 2 (write), 4 (read) or 6 (read + write), as mqadmin's `-p`.
+ * Other bits mean nothing on a topic (1 inherit is the broker's, 8 priority too) and 0 would hide it.
+ */
+const TOPIC_PERMS: readonly number[] = [2, 4, 6];
+export const topicPerm = z
+  .number()
+  .int()
+  .refine((p) => TOPIC_PERMS.includes(p), "a topic's perm is 2 (write), 4 (read) or 6 (read and write)")
+  .meta({ description: "2 write, 4 read, 6 read and write" });
 export const clientId = z
   .string()
   .min(1)

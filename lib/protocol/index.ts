@@ -4,6 +4,18 @@
  * Imports only lib/core.
  */
 import type { AnyEndpoint } from "./endpoint.js";
+import {
+  createAcl,
+  createUser,
+  deleteAcl,
+  deleteUser,
+  getAcl,
+  getUser,
+  listAcls,
+  listUsers,
+  updateAcl,
+  updateUser,
+} from "./endpoints/acl.js";
 import { consumerConnection, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
 import { clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
 import { commitOffsets, consumerProgress, queryOffsets, queueOwners, releaseQueues } from "./endpoints/offsets.js";
@@ -15,6 +27,7 @@ import { endTransaction, sendHalfMessage, transactionInfo, transactionMessage } 
 export * from "./binary-batch.js";
 export * from "./bounds.js";
 export * from "./endpoint.js";
+export * from "./endpoints/acl.js";
 export * from "./endpoints/clients.js";
 export * from "./endpoints/name-server.js";
 export * from "./endpoints/offsets.js";
@@ -50,6 +63,16 @@ export const endpoints = {
   endTransaction,
   transactionInfo,
   transactionMessage,
+  createUser,
+  updateUser,
+  deleteUser,
+  getUser,
+  listUsers,
+  createAcl,
+  updateAcl,
+  deleteAcl,
+  getAcl,
+  listAcls,
 } as const;
 
 export type EndpointId = keyof typeof endpoints;

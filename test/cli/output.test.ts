@@ -5,8 +5,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { byteSize, intIn } from "../../lib/cli/common.js";
-import { formatBody, formatFields, formatTable } from "../../lib/cli/output.js";
+import { escapeControls, formatBody, formatFields, formatTable } from "../../lib/cli/output.js";
 import { Progress, type ProgressStream } from "../../lib/cli/progress.js";
+import { hasControlCharacter } from "../../lib/core/control-characters.js";
 
 function fakeStream(isTTY: boolean): ProgressStream & { text: string } {
   return {
@@ -97,5 +98,26 @@ describe("Progress", () => {
     assert.equal(stream.text, "consumed 100, 100 msg/s\n");
     progress.finish();
     assert.equal(stream.text, "consumed 100, 100 msg/s\n", "no terminal codes");
+  });
+});
+
+describe("terminal escape injection: the CLI escapes every control character it prints", () => {
+  const hostile = "a\u001b[31mred\u0007\u009b2J\u202eevil\rb";
+
+  it("escapes C0, DEL, C1 and bidi controls, keeping newlines and tabs only in whole outputs", () => {
+    assert.equal(escapeControls(hostile, true), "a\\x1b[31mred\\x07\\x9b2J\\u202eevil\\x0db");
+    assert.equal(escapeControls("x\ny\tz\u007f", true), "x\ny\tz\\x7f");
+    assert.equal(escapeControls("x\ny\tz", false), "x\\x0ay\\x09z");
+    assert.equal(escapeControls("plain text é 漢", true), "plain text é 漢");
+  });
+
+  it("escapes them in table cells, fields and bodies", () => {
+    const table = formatTable([{ header: "Tag" }, { header: "Key" }], [[hostile, "k\u001b]0;t\u0007"]]);
+    assert.equal(hasControlCharacter(table.replaceAll("\n", "")), false);
+    assert.match(table, /a\\x1b\[31mred/);
+    const fields = formatFields([["Tags", hostile]]);
+    assert.equal(hasControlCharacter(fields.replaceAll("\n", "")), false);
+    const body = formatBody(new TextEncoder().encode("x\u001b[2J\u009by"));
+    assert.equal(hasControlCharacter(body), false);
   });
 });

@@ -22,6 +22,10 @@ export function handoverEndpointCases(mode: ServerMode): void {
 
     it("a named commit records its owner, a release marks the queue released, the owners table shows both", async () => {
       ok(await ctx.http.put(`/topics/${topic}`, { readQueueNums: 3, writeQueueNums: 3, brokerNames: ["broker-a"] }));
+      // Messages to commit over: an offset past a queue's end would be clamped to it (docs/api.md).
+      const messages = Array.from({ length: 20 }, () => ({ body: Buffer.from("m").toString("base64") }));
+      for (const queueId of [0, 1, 2])
+        ok(await ctx.http.post("/send", { topic, brokerName: "broker-a", queueId, messages }));
       assert.deepEqual(await owners(), []);
       ok(
         await ctx.http.put(`/offsets/${group}/${topic}`, {

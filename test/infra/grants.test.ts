@@ -15,10 +15,14 @@ import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
 import { checkTransactions } from "../../functions/transaction-check.js";
 import { ALL_FUNCTIONS, API_FUNCTIONS, API_ROUTES, type ApiFunctionName } from "../../infra/manifest.js";
+import { ACL_TABLE, AclStore } from "../../lib/broker/acl-store.js";
+import { AesGcmSealer } from "../../lib/broker/secret-sealer.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
+import { signNimbusRequest } from "../../lib/core/request-signing.js";
 import type { ApiEvent, ApiResult } from "../../lib/http/api-types.js";
+import { RequestAuth } from "../../lib/http/authorize.js";
 import type { HandlerContext } from "../../lib/http/context.js";
 import { createApiHandler } from "../../lib/http/handler.js";
 import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
@@ -26,6 +30,7 @@ import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 
 const BUCKET = "bucket";
+const ROOT = { accessKey: "root", secretKey: "root-secret-1" };
 
 /** `target` with every method call recorded in `touched` as `resource`. */
 function recorded<T extends object>(target: T, resource: string, touched: Set<string>): T {
@@ -50,7 +55,16 @@ function recordingStorage(storage: Storage, touched: Set<string>): Storage {
   };
 }
 
+/** A request as API Gateway hands it over, signed by the root user (functions without auth ignore it). */
 function apiEvent(method: string, url: string, body?: unknown): ApiEvent {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const signature = signNimbusRequest({
+    method,
+    url: `https://api.test${url}`,
+    headers: { "content-type": "application/json" },
+    body: payload,
+    credentials: ROOT,
+  });
   const { pathname, searchParams } = new URL(url, "https://api.test");
   const query = Object.fromEntries(searchParams);
   const now = Date.now();
@@ -59,7 +73,7 @@ function apiEvent(method: string, url: string, body?: unknown): ApiEvent {
     routeKey: "$default",
     rawPath: pathname,
     rawQueryString: searchParams.toString(),
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", host: "api.test", ...signature },
     ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
     requestContext: {
       accountId: "test",
@@ -73,7 +87,7 @@ function apiEvent(method: string, url: string, body?: unknown): ApiEvent {
       time: new Date(now).toISOString(),
       timeEpoch: now,
     },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    ...(payload === undefined ? {} : { body: payload }),
     isBase64Encoded: false,
   };
 }
@@ -93,12 +107,20 @@ describe("each function is granted exactly the resources it uses", () => {
   function contextOf(name: string): HandlerContext {
     const seen = touched.get(name);
     assert.ok(seen, `function ${name} is in the manifest`);
-    const broker = createBroker(recordingStorage(storage, seen), config, {
+    const recording = recordingStorage(storage, seen);
+    const broker = createBroker(recording, config, {
       apiUrl: "https://api.test",
       newMessageId,
       now: () => clock,
     });
-    return { broker, role: { kind: "all" } };
+    // The Acl function with auth on, as on a stage with ACLs (its routes need the user store).
+    if (name !== "Acl") return { broker, role: { kind: "all" } };
+    const store = new AclStore(recording.table(ACL_TABLE), new AesGcmSealer(new Uint8Array(32).fill(7)));
+    const auth = new RequestAuth({
+      store,
+      root: { username: ROOT.accessKey, password: ROOT.secretKey },
+    });
+    return { broker, role: { kind: "all" }, auth };
   }
 
   /** Calls `route` (a manifest route key) with `url` through the function the manifest sends it to. */
@@ -222,6 +244,19 @@ describe("each function is granted exactly the resources it uses", () => {
     assert.equal(report.deletedBatches, 3, "retention trimmed the old batches");
 
     await call("DELETE /topics/{topic}", "/topics/Orders");
+
+    // Users and ACLs (the Acl function, signed by the root user).
+    await call("POST /acl/users", "/acl/users", { username: "alice", password: "alice-secret-1" });
+    await call("PUT /acl/users/{username}", "/acl/users/alice", { userStatus: "enable" });
+    await call("GET /acl/users/{username}", "/acl/users/alice");
+    await call("GET /acl/users", "/acl/users");
+    const change = { subject: "User:alice", resources: ["Topic:Orders"], actions: ["Pub"], decision: "Allow" };
+    await call("POST /acl/acls", "/acl/acls", change);
+    await call("PUT /acl/acls", "/acl/acls", { ...change, decision: "Deny" });
+    await call("GET /acl/acls/{subject}", "/acl/acls/User:alice");
+    await call("GET /acl/acls", "/acl/acls");
+    await call("DELETE /acl/acls/{subject}", "/acl/acls/User:alice");
+    await call("DELETE /acl/users/{username}", "/acl/users/alice");
 
     assert.deepEqual(
       API_ROUTES.map((r) => r.route).filter((r) => !calledRoutes.has(r)),

@@ -3,11 +3,22 @@
  * each on the function of its service, and each function's handler module serves that service.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import { ALL_FUNCTIONS, API_FUNCTIONS, API_ROUTES, TABLES } from "../../infra/manifest.js";
+import {
+  ALL_FUNCTIONS,
+  API_FUNCTIONS,
+  API_ROUTES,
+  type ApiFunctionName,
+  functionAuthEnvironment,
+  reservedConcurrency,
+  routeProtection,
+  TABLES,
+} from "../../infra/manifest.js";
 import { BROKER_TABLES } from "../../lib/broker/tables.js";
+import { NAMED_STAGE_NAMES, StageSettingsSchema, stageSettings } from "../../lib/config/stages.js";
 import { ENDPOINTS, routeKey, SERVICES } from "../../lib/protocol/index.js";
 import { assertSameSet } from "../support/sets.js";
 import { handlersNamedInInfra, ROOT } from "./infra-source.js";
@@ -52,5 +63,36 @@ describe("infra routes and the protocol", () => {
       Object.values(ALL_FUNCTIONS).map((f) => f.handler),
       "handler strings in infra/*.ts",
     );
+  });
+
+  it("requires auth on every route of every stage but GET /health, unless the stage's settings say public", () => {
+    for (const stage of [...NAMED_STAGE_NAMES, "alice", "ci", "pr-123"]) {
+      const settings = stageSettings(stage);
+      assert.notEqual(settings.auth, "public", `${stage} is not public unless its settings say so`);
+      for (const route of API_ROUTES) {
+        const protection = routeProtection(settings, route);
+        if (route.public === true) assert.equal(protection, "none", route.route);
+        else assert.notEqual(protection, "none", `${stage}: ${route.route} requires auth`);
+      }
+      if (settings.auth === "acl") assert.deepEqual(functionAuthEnvironment(settings), { NIMBUS_AUTH: "acl" });
+      for (const fn of Object.keys(API_FUNCTIONS) as ApiFunctionName[])
+        assert.ok(reservedConcurrency(settings, fn) >= 1, `${stage}: ${fn} has a reserved concurrency`);
+      assert.ok(settings.limits.rateLimit > 0 && settings.limits.burstLimit > 0, `${stage} is throttled`);
+    }
+    // Only a stage that asks for it is public.
+    const open = StageSettingsSchema.parse({ region: "us-east-1", production: false, auth: "public", nimbus: {} });
+    assert.ok(API_ROUTES.every((r) => routeProtection(open, r) === "none"));
+    assert.deepEqual(functionAuthEnvironment(open), { NIMBUS_AUTH: "off" });
+    const unset = StageSettingsSchema.parse({ region: "us-east-1", production: false, nimbus: {} });
+    assert.equal(unset.auth, "acl", "a stage that says nothing gets auth");
+  });
+
+  it("wires the protection in infra/: api.ts routes by routeProtection, functions.ts sets NIMBUS_AUTH, auth.ts warns", () => {
+    const source = (file: string) => readFileSync(path.join(ROOT, "infra", file), "utf8");
+    assert.match(source("api.ts"), /routeProtection\(settings, spec\)/);
+    assert.match(source("api.ts"), /throttlingRateLimit: settings\.limits\.rateLimit/);
+    assert.match(source("functions.ts"), /functionAuthEnvironment\(settings\)/);
+    assert.match(source("functions.ts"), /concurrency: \{ reserved: api\.reservedConcurrency \}/);
+    assert.match(source("auth.ts"), /console\.warn\([\s\S]*PUBLIC API/);
   });
 });

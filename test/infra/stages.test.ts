@@ -11,10 +11,10 @@ import { NAMED_STAGE_NAMES, StageSettingsSchema, stageSettings } from "../../lib
 import { ROOT } from "./infra-source.js";
 
 describe("stage settings", () => {
-  it("guards production: retained, protected, IAM auth, topics created on purpose", () => {
+  it("guards production: retained, protected, ACL auth, topics created on purpose", () => {
     const prod = stageSettings("production");
     assert.equal(prod.production, true);
-    assert.equal(prod.iamAuth, true);
+    assert.equal(prod.auth, "acl");
     assert.equal(prod.nimbus.autoCreateTopic, false);
     assert.ok(prod.nimbus.retentionHours >= 1);
   });
@@ -36,7 +36,7 @@ describe("stage settings", () => {
   });
 
   it("rejects what AWS would reject later", () => {
-    const base = { region: "us-east-1", production: false, iamAuth: false, nimbus: {} };
+    const base = { region: "us-east-1", production: false, auth: "acl", nimbus: {} };
     assert.ok(StageSettingsSchema.safeParse(base).success);
     for (const bad of [
       { ...base, region: "us-east" },
@@ -53,14 +53,14 @@ describe("two regions: a master stage with replicas and a slave cell", () => {
   const master = {
     region: "us-east-1",
     production: true,
-    iamAuth: true,
+    auth: "acl",
     nimbus: {},
     replicas: [{ region: "us-west-2", bucket: "nimbus-dr-messages" }],
   };
   const cell = {
     region: "us-west-2",
     production: true,
-    iamAuth: true,
+    auth: "acl",
     nimbus: { brokers: [{ brokerName: "broker-a", brokerId: 1, perm: 4 }] },
     cell: {
       brokerName: "broker-a",

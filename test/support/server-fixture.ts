@@ -57,14 +57,15 @@ export interface TestServer {
 }
 
 /** Where a test server's data lives, and how to throw it away. */
-interface Backing {
+export interface Backing {
   choice: StorageChoice;
   release(): Promise<void>;
 }
 
 let seq = 0;
 
-async function openBacking(mode: ServerMode): Promise<Backing> {
+/** Fresh data for a server of `mode`: a temp folder, or a table prefix and bucket on the shared emulators. */
+export async function openBacking(mode: ServerMode): Promise<Backing> {
   seq++;
   if (mode === "local") {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-e2e-"));

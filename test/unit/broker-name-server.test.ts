@@ -17,7 +17,7 @@ const body = (s: string) => new TextEncoder().encode(s);
 
 /** GET `path` through the very handler the servers run, on this broker. */
 async function get(t: TestBroker, path: string): Promise<{ status: number; body: unknown }> {
-  const handler = createApiHandler(ALL_ROUTES, async () => ({ broker: t.broker }));
+  const handler = createApiHandler(ALL_ROUTES, async () => ({ broker: t.broker, role: { kind: "all" as const } }));
   const req = { url: path, method: "GET", headers: {}, httpVersion: "1.1", socket: {} } as unknown as IncomingMessage;
   const result = await handler(toApiEvent(req, Buffer.alloc(0)));
   return { status: result.statusCode ?? 200, body: JSON.parse(result.body ?? "null") };

@@ -2,6 +2,7 @@
 import type { ServiceName } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import type { Route } from "../route.js";
+import { aclRoutes } from "./acl.js";
 import { clientRoutes } from "./clients.js";
 import { pullRoutes, sendRoutes } from "./data-plane.js";
 import { nameServerRoutes } from "./name-server.js";
@@ -17,6 +18,7 @@ export const SERVICE_ROUTES: Readonly<Record<ServiceName, Route<HandlerContext>[
   Offsets: offsetRoutes,
   Clients: clientRoutes,
   Transactions: transactionRoutes,
+  Acl: aclRoutes,
 };
 
 /** Every route of the API: what the local server serves. */

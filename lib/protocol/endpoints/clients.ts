@@ -1,5 +1,6 @@
 /** @module Client endpoints: heartbeats, unregistering, and a group's live consumers. */
 import { z } from "zod";
+import { groupPermission, type Permission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { MAX_GROUPS_PER_HEARTBEAT, MAX_SUB_EXPRESSION_LENGTH, MAX_SUBSCRIPTIONS_PER_GROUP } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
@@ -99,8 +100,23 @@ export const ConsumerConnectionSchema = z
   .meta({ id: "ConsumerConnection" });
 export type ConsumerConnection = z.output<typeof ConsumerConnectionSchema>;
 
+/**
+ * A heartbeat registers the client in its groups: Pub on each producer group; Sub on each consumer group and
+ * on each topic it subscribes to (as RocketMQ 5 checks HEART_BEAT).
+ */
+function heartbeatAccess({ body }: { body: HeartbeatData }): Permission[] {
+  return [
+    ...(body.producerDataSet ?? []).map((p) => groupPermission(p.groupName, "Pub")),
+    ...(body.consumerDataSet ?? []).flatMap((c) => [
+      groupPermission(c.groupName, "Sub"),
+      ...(c.subscriptionDataSet ?? []).map((s) => topicPermission(s.topic, "Sub")),
+    ]),
+  ];
+}
+
 export const heartbeat = endpoint({
   id: "heartbeat",
+  access: heartbeatAccess,
   method: "POST",
   path: "/heartbeat",
   service: "Clients",
@@ -112,6 +128,10 @@ export const heartbeat = endpoint({
 
 export const unregister = endpoint({
   id: "unregister",
+  access: ({ body }) => [
+    ...(body.producerGroup === undefined ? [] : [groupPermission(body.producerGroup, "Pub")]),
+    ...(body.consumerGroup === undefined ? [] : [groupPermission(body.consumerGroup, "Sub")]),
+  ],
   method: "POST",
   path: "/unregister",
   service: "Clients",
@@ -123,6 +143,7 @@ export const unregister = endpoint({
 
 export const consumerConnection = endpoint({
   id: "consumerConnection",
+  access: ({ params }) => [groupPermission(params.group, "Get", "Sub")],
   method: "GET",
   path: "/groups/{group}/consumers",
   service: "Clients",
@@ -134,6 +155,7 @@ export const consumerConnection = endpoint({
 
 export const producerConnection = endpoint({
   id: "producerConnection",
+  access: ({ params }) => [groupPermission(params.group, "Get", "Pub")],
   method: "GET",
   path: "/groups/{group}/producers",
   service: "Clients",

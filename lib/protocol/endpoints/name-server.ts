@@ -1,5 +1,6 @@
 /** @module Name server endpoints: health, cluster, topic route (RocketMQ's namesrv requests). */
 import { z } from "zod";
+import { clusterPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { endpoint } from "../endpoint.js";
 import { perm, queueNums, topicName } from "../fields.js";
@@ -53,6 +54,7 @@ export const health = endpoint({
 
 export const clusterInfo = endpoint({
   id: "clusterInfo",
+  access: () => [clusterPermission("Get")],
   method: "GET",
   path: "/cluster",
   service: "NameServer",
@@ -63,6 +65,7 @@ export const clusterInfo = endpoint({
 
 export const topicRoute = endpoint({
   id: "topicRoute",
+  access: ({ params }) => [topicPermission(params.topic, "Pub", "Sub", "Get")],
   method: "GET",
   path: "/topics/{topic}/route",
   service: "NameServer",
@@ -74,6 +77,7 @@ export const topicRoute = endpoint({
 
 export const openApi = endpoint({
   id: "openApi",
+  access: () => [clusterPermission("Get")],
   method: "GET",
   path: "/openapi.json",
   service: "NameServer",

@@ -3,6 +3,7 @@
  * docs/client.md "Queue handover") and its consumer progress.
  */
 import { z } from "zod";
+import { groupPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { MAX_OFFSETS_PER_COMMIT } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
@@ -60,6 +61,7 @@ const offsetTable = z.object({ offsetTable: z.array(OffsetEntrySchema) });
 
 export const queryOffsets = endpoint({
   id: "queryOffsets",
+  access: ({ params }) => [groupPermission(params.group, "Sub", "Get")],
   method: "GET",
   path: "/offsets/{group}/{topic}",
   service: "Offsets",
@@ -71,6 +73,7 @@ export const queryOffsets = endpoint({
 
 export const commitOffsets = endpoint({
   id: "commitOffsets",
+  access: ({ params }) => [groupPermission(params.group, "Sub")],
   method: "PUT",
   path: "/offsets/{group}/{topic}",
   service: "Offsets",
@@ -94,6 +97,7 @@ export const commitOffsets = endpoint({
 
 export const releaseQueues = endpoint({
   id: "releaseQueues",
+  access: ({ params }) => [groupPermission(params.group, "Sub")],
   method: "POST",
   path: "/offsets/{group}/{topic}/release",
   service: "Offsets",
@@ -106,6 +110,7 @@ export const releaseQueues = endpoint({
 
 export const queueOwners = endpoint({
   id: "queueOwners",
+  access: ({ params }) => [groupPermission(params.group, "Sub", "Get")],
   method: "GET",
   path: "/offsets/{group}/{topic}/owners",
   service: "Offsets",
@@ -117,6 +122,7 @@ export const queueOwners = endpoint({
 
 export const consumerProgress = endpoint({
   id: "consumerProgress",
+  access: ({ params }) => [groupPermission(params.group, "Get", "Sub")],
   method: "GET",
   path: "/groups/{group}/progress",
   service: "Offsets",

@@ -1,5 +1,6 @@
 /** @module The producer's endpoint: `POST /send`, one batch into one queue (RocketMQ's SEND_BATCH_MESSAGE). */
 import { z } from "zod";
+import { topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { MAX_BATCH_MESSAGES } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
@@ -78,6 +79,7 @@ export const SEND_ERRORS = [
 
 export const send = endpoint({
   id: "send",
+  access: ({ body }) => [topicPermission(body.topic, "Pub")],
   method: "POST",
   path: "/send",
   service: "Send",

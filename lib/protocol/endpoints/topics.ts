@@ -1,15 +1,25 @@
 /** @module Topic administration endpoints (mqadmin's updateTopic, topicList, deleteTopic, topicStatus). */
 import { z } from "zod";
+import { clusterPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { endpoint } from "../endpoint.js";
-import { brokerName, perm, queueId, queueNums, queueOffset, timestamp, topicName, userTopicName } from "../fields.js";
+import {
+  brokerName,
+  queueId,
+  queueNums,
+  queueOffset,
+  timestamp,
+  topicName,
+  topicPerm,
+  userTopicName,
+} from "../fields.js";
 import { TopicRouteDataSchema } from "./name-server.js";
 
 export const TopicConfigSchema = z
   .object({
     readQueueNums: queueNums.optional(),
     writeQueueNums: queueNums.optional(),
-    perm: perm.optional(),
+    perm: topicPerm.optional(),
     /** Brokers to set the QueueData on; default every live master. Other brokers' QueueData stays as it was. */
     brokerNames: z.array(brokerName).min(1).optional(),
   })
@@ -30,6 +40,7 @@ export type QueueStatus = z.output<typeof QueueStatusSchema>;
 
 export const listTopics = endpoint({
   id: "listTopics",
+  access: () => [clusterPermission("List")],
   method: "GET",
   path: "/topics",
   service: "Topics",
@@ -40,6 +51,7 @@ export const listTopics = endpoint({
 
 export const updateTopic = endpoint({
   id: "updateTopic",
+  access: ({ params }) => [topicPermission(params.topic, "Create", "Update")],
   method: "PUT",
   path: "/topics/{topic}",
   service: "Topics",
@@ -53,6 +65,7 @@ export const updateTopic = endpoint({
 
 export const deleteTopic = endpoint({
   id: "deleteTopic",
+  access: ({ params }) => [topicPermission(params.topic, "Delete")],
   method: "DELETE",
   path: "/topics/{topic}",
   service: "Topics",
@@ -64,6 +77,7 @@ export const deleteTopic = endpoint({
 
 export const topicStatus = endpoint({
   id: "topicStatus",
+  access: ({ params }) => [topicPermission(params.topic, "Get", "Sub")],
   method: "GET",
   path: "/topics/{topic}/status",
   service: "Topics",

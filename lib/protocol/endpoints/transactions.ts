@@ -4,6 +4,7 @@
  * Check-backs reach producers in their heartbeat answers (`transactionChecks`, see clients.ts).
  */
 import { z } from "zod";
+import { groupPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { endpoint } from "../endpoint.js";
 import { groupName, messageQueue, queueOffset, timestamp } from "../fields.js";
@@ -79,6 +80,7 @@ export type TransactionInfo = z.output<typeof TransactionInfoSchema>;
 
 export const sendHalfMessage = endpoint({
   id: "sendHalfMessage",
+  access: ({ body }) => [topicPermission(body.topic, "Pub"), groupPermission(body.producerGroup, "Pub")],
   method: "POST",
   path: "/transactions",
   service: "Transactions",
@@ -90,6 +92,7 @@ export const sendHalfMessage = endpoint({
 
 export const endTransaction = endpoint({
   id: "endTransaction",
+  access: ({ body }) => [groupPermission(body.producerGroup, "Pub")],
   method: "POST",
   path: "/transactions/{transactionId}/end",
   service: "Transactions",
@@ -109,6 +112,7 @@ const ofGroup = {
 
 export const transactionInfo = endpoint({
   id: "transactionInfo",
+  access: ({ query }) => [groupPermission(query.producerGroup, "Pub", "Get")],
   method: "GET",
   path: "/transactions/{transactionId}",
   service: "Transactions",
@@ -119,6 +123,7 @@ export const transactionInfo = endpoint({
 
 export const transactionMessage = endpoint({
   id: "transactionMessage",
+  access: ({ query }) => [groupPermission(query.producerGroup, "Pub", "Get")],
   method: "GET",
   path: "/transactions/{transactionId}/message",
   service: "Transactions",

@@ -1,0 +1,73 @@
+/**
+ * @module What the local server decides before it listens: whether its address may be served without
+ * auth (loopback only, unless `--insecure`), the address it advertises in routes (never `0.0.0.0`), and the
+ * cap on request bytes in flight (past it a request's body is dropped unread and it gets SYSTEM_BUSY).
+ */
+import type { IncomingMessage } from "node:http";
+import { isIP } from "node:net";
+import { networkInterfaces } from "node:os";
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import { MAX_REQUEST_BYTES } from "../protocol/index.js";
+
+/** Whether `host` only ever reaches this machine. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/** Refuses an open (no auth) server on a non-loopback address unless `insecure`. */
+export function checkOpenBinding(host: string, auth: boolean, insecure: boolean): void {
+  if (auth || insecure || isLoopback(host)) return;
+  throw new NimbusError(
+    ErrorCode.PARAMETER_ILLEGAL,
+    `refusing to serve ${host} without auth: anyone who can reach it could delete topics and rewrite offsets. ` +
+      "Use --auth (with --root-user/--root-password), or --insecure to serve it open anyway",
+  );
+}
+
+/** The address clients are told to use: the host itself, or for a wildcard one this machine's first IPv4. */
+export function advertisedHost(host: string): string {
+  const wildcard = host === "0.0.0.0" || host === "::" || host === "[::]";
+  if (!wildcard) return isIP(host) === 6 ? `[${host}]` : host;
+  for (const addresses of Object.values(networkInterfaces()))
+    for (const a of addresses ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  return "127.0.0.1";
+}
+
+/** Default cap of request bytes being read or answered at once: 4 maximal requests (24 MiB). */
+export const DEFAULT_MAX_IN_FLIGHT_BYTES = 4 * MAX_REQUEST_BYTES;
+
+/**
+ * Request bytes in flight. `admit` reserves a request's declared length (or the maximum for a body without
+ * one) until `release`; a request that would pass the cap is refused with SYSTEM_BUSY, as RocketMQ answers
+ * when its request queue is full, so memory stays bounded whatever clients send at once.
+ */
+export class InFlightBytes {
+  #used = 0;
+  constructor(readonly cap: number) {}
+
+  get used(): number {
+    return this.#used;
+  }
+
+  admit(req: IncomingMessage): number {
+    const declared = Number(req.headers["content-length"]);
+    const hasBody = req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
+    const size = !hasBody
+      ? 0
+      : Number.isSafeInteger(declared) && declared >= 0
+        ? Math.min(declared, MAX_REQUEST_BYTES + 1)
+        : MAX_REQUEST_BYTES;
+    if (size > 0 && this.#used + size > this.cap)
+      throw new NimbusError(
+        ErrorCode.SYSTEM_BUSY,
+        `the server is reading ${this.#used} bytes of requests already (cap ${this.cap}); retry later`,
+      );
+    this.#used += size;
+    return size;
+  }
+
+  release(size: number): void {
+    this.#used -= size;
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * @module The auth gate of the request path shared by Lambda and the local server (handler.ts calls it):
+ * `authenticate` checks a request's Nimbus signature (lib/core/request-signing.ts) against the user's stored
+ * secret, or the configured root user's, and refuses a nonce seen before; `authorize` checks the endpoint's
+ * declared permissions (lib/protocol endpoint `access`) against the user's ACL. Refusals are
+ * UNAUTHENTICATED (401) and NO_PERMISSION (403), thrown before the route runs, so nothing is written.
+ */
+
+import type { AclStore, StoredUser } from "../broker/acl-store.js";
+import { type Acl, type AclUser, decide, noPermission, subjectOf } from "../core/acl.js";
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import {
+  MAX_SIGNATURE_SKEW_MS,
+  parseSignature,
+  type ReceivedRequest,
+  signatureMatches,
+} from "../core/request-signing.js";
+import type { AnyEndpoint, EndpointInput } from "../protocol/index.js";
+import type { ApiRequest } from "./request-handler.js";
+
+export interface AuthOptions {
+  store: AclStore;
+  /** A Super user that is configured, not stored (`nimbus dev --auth --root-user`, the stage's root secret). */
+  root?: { username: string; password: string } | undefined;
+  /** How long a user and its ACL are trusted once read. Default 5 s (a change takes effect within it). */
+  cacheMs?: number | undefined;
+  now?: (() => number) | undefined;
+}
+
+/** Nonces remembered per process: past this many, the oldest are forgotten first. */
+const MAX_NONCES = 100_000;
+
+export class RequestAuth {
+  readonly #options: AuthOptions;
+  readonly #now: () => number;
+  readonly #cache = new Map<string, { at: number; user: StoredUser }>();
+  readonly #acls = new Map<string, { at: number; acl: Acl | undefined }>();
+  /** Nonce -> time seen; a Map keeps insertion order, so the oldest come first. */
+  readonly #nonces = new Map<string, number>();
+
+  constructor(options: AuthOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  get store(): AclStore {
+    return this.#options.store;
+  }
+
+  /** The user who signed `request`, or UNAUTHENTICATED. */
+  async authenticate(request: ReceivedRequest): Promise<AclUser> {
+    const now = this.#now();
+    const claim = parseSignature(request, now);
+    const user = await this.#user(claim.accessKey, now);
+    // The same refusal for an unknown user and a wrong signature: a caller cannot probe for user names.
+    if (!user || !signatureMatches(request, claim, user.secret))
+      throw new NimbusError(
+        ErrorCode.UNAUTHENTICATED,
+        "the signature does not match (unknown access key, wrong secret, or a changed request)",
+      );
+    if (user.userStatus === "disable")
+      throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
+    this.#refuseReplay(`${claim.accessKey}/${claim.nonce}`, now);
+    return user;
+  }
+
+  /** Drops a user and its ACL from this process's cache at once (a change that went through this process). */
+  forget(username: string): void {
+    this.#cache.delete(username);
+    this.#acls.delete(username);
+  }
+
+  /** The user's ACL, read at most once per `cacheMs` (absent ones too: an ACL only narrows what a user may do). */
+  async #acl(username: string): Promise<Acl | undefined> {
+    const now = this.#now();
+    const ttl = this.#options.cacheMs ?? 5000;
+    const cached = this.#acls.get(username);
+    if (cached && now - cached.at < ttl) return cached.acl;
+    const acl = await this.#options.store.acl(subjectOf(username));
+    if (ttl > 0) this.#acls.set(username, { at: now, acl });
+    return acl;
+  }
+
+  /** NO_PERMISSION naming the resource and action unless `user` may call `endpoint` with `input`. */
+  async authorize(user: AclUser, endpoint: AnyEndpoint, input: EndpointInput<AnyEndpoint>): Promise<void> {
+    if (user.userType === "Super") return;
+    const access = endpoint.access;
+    if (access === undefined || access === "super")
+      throw new NimbusError(ErrorCode.NO_PERMISSION, `only a Super user may call ${endpoint.method} ${endpoint.path}`);
+    const decision = decide(user, await this.#acl(user.username), access(input));
+    if (!decision.allowed) throw noPermission(user.username, decision.missing, decision.denied);
+  }
+
+  async #user(username: string, now: number): Promise<StoredUser | undefined> {
+    const root = this.#options.root;
+    if (root && username === root.username)
+      return { username, secret: root.password, userType: "Super", userStatus: "enable" };
+    const cached = this.#cache.get(username);
+    const ttl = this.#options.cacheMs ?? 5000;
+    if (cached && now - cached.at < ttl) return cached.user;
+    const user = await this.#options.store.user(username);
+    // Only users found are cached: a user created a moment ago can sign at once.
+    if (user && ttl > 0) this.#cache.set(username, { at: now, user });
+    return user;
+  }
+
+  #refuseReplay(key: string, now: number): void {
+    for (const [old, at] of this.#nonces) {
+      if (now - at <= 2 * MAX_SIGNATURE_SKEW_MS && this.#nonces.size < MAX_NONCES) break;
+      this.#nonces.delete(old);
+    }
+    if (this.#nonces.has(key))
+      throw new NimbusError(ErrorCode.UNAUTHENTICATED, "this signed request was received before (a replay)");
+    this.#nonces.set(key, now);
+  }
+}
+
+/** A request as the signature check reads it (the path and query as sent, the body's bytes). */
+export function receivedRequest(req: ApiRequest): ReceivedRequest {
+  return {
+    method: req.method.toUpperCase(),
+    host: req.header("host") ?? "",
+    rawPath: req.path,
+    rawQueryString: req.rawQuery ?? new URLSearchParams(req.query).toString(),
+    header: (name) => req.header(name),
+    body: req.body ?? new Uint8Array(0),
+  };
+}
