@@ -19,6 +19,12 @@ export const CLIENTS_TABLE: TableSpec = { name: "clients", sortKeyType: "string"
 /** Transactions (`tx:<id>` / record) and the pending ones by due time (`txpending:<shard>` / due#id#round#nonce); TTL tidies up. */
 export const TRANSACTIONS_TABLE: TableSpec = { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
+/**
+ * Delayed messages by due second (`timer:<second>` / due#msgId#nonce, plus `lease#<n>` records of the bucket's
+ * movers) and the index of buckets that hold some (`timerdue` / second): docs/retry-and-delay.md.
+ */
+export const TIMERS_TABLE: TableSpec = { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" };
+
 /** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
 export const BROKER_TABLES: readonly TableSpec[] = [
   QUEUE_INDEX_TABLE,
@@ -27,6 +33,7 @@ export const BROKER_TABLES: readonly TableSpec[] = [
   CLIENTS_TABLE,
   TRANSACTIONS_TABLE,
   ACL_TABLE,
+  TIMERS_TABLE,
 ];
 
 export const keys = {

@@ -40,6 +40,8 @@ import {
   type QueueOwner,
   type QueueStatus,
   type ReleaseEntry,
+  type SendBackRequest,
+  type SendBackResponse,
   type SendRequest,
   type SendResponse,
   type TopicConfig,
@@ -67,6 +69,8 @@ export type {
   QueueOwner,
   QueueStatus,
   ReleaseEntry,
+  SendBackRequest,
+  SendBackResponse,
   SendMessage,
   SendRequest,
   SendResponse,
@@ -280,6 +284,11 @@ export class NimbusApi {
       }
       throw lastError;
     }
+  }
+
+  /** Hands a failed message back to its broker: the group's retry topic, or its dead-letter queue. */
+  sendBack(req: SendBackRequest, options?: RequestOptions): Promise<SendBackResponse> {
+    return this.#atBroker(req, "write", options, (o) => this.call(endpoints.sendBack, { body: req }, o));
   }
 
   pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {

@@ -2,7 +2,9 @@
  * @module RocketMQ's `DefaultMQPushConsumer` with a concurrent listener: the consumer pulls the queues the
  * rebalance gives it and calls the listener; offsets are committed after consumption (every
  * `persistConsumerOffsetInterval`, and at once when a queue leaves: the release of the handover), so
- * delivery is at least once: a rebalance or a crash may redeliver, never lose. See `consume-concurrently.ts` for RECONSUME_LATER (local redelivery).
+ * delivery is at least once: a rebalance or a crash may redeliver, never lose. A CLUSTERING consumer also
+ * subscribes to its group's retry topic `%RETRY%<group>`, where the broker keeps the messages it sent back
+ * (RECONSUME_LATER: see `consume-concurrently.ts` and `retry.ts`).
  *
  * @example
  * const consumer = new PushConsumer({ consumerGroup: "orders-group", endpoints: "http://127.0.0.1:9876" });
@@ -17,12 +19,13 @@
  */
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { MessageQueue } from "../core/message-queue.js";
+import { retryTopic } from "../core/names.js";
 import { parseSubExpression, type TagSubscription } from "../core/subscription.js";
 import { ConsumeMessageConcurrentlyService } from "./consume-concurrently.js";
 import type { StartOffset } from "./consume-from-where.js";
 import {
   checkRange,
-  defaultReconsumeDelay,
+  DEFAULT_LOCAL_RECONSUME_DELAY_MS,
   type MessageListenerConcurrently,
   type PushConsumerOptions,
   resolveBaseOptions,
@@ -31,6 +34,7 @@ import { ConsumerRuntime } from "./consumer-runtime.js";
 import type { Turn } from "./handover.js";
 import { ProcessQueue } from "./process-queue.js";
 import { PullLoop } from "./pull-loop.js";
+import { restoreRetryTopic, sendBackTo } from "./retry.js";
 import { sleep } from "./schedule.js";
 
 /** RocketMQ's PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL. */
@@ -82,8 +86,7 @@ export class PushConsumer {
         65535,
       ),
       maxReconsumeTimes: maxReconsumeTimes === -1 ? 16 : checkRange("maxReconsumeTimes", maxReconsumeTimes, 0, 1000),
-      reconsumeDelay:
-        typeof reconsume === "function" ? reconsume : (n: number) => reconsume ?? defaultReconsumeDelay(n),
+      reconsumeDelay: typeof reconsume === "function" ? reconsume : () => reconsume ?? DEFAULT_LOCAL_RECONSUME_DELAY_MS,
       awaitTermination: checkRange(
         "awaitTerminationMillisWhenShutdown",
         options.awaitTerminationMillisWhenShutdown ?? 30_000,
@@ -93,13 +96,22 @@ export class PushConsumer {
     };
     this.#runtime = new ConsumerRuntime(options, resolved, {
       consumeType: "CONSUME_PASSIVELY",
-      subscriptions: () => new Map([...this.#subscriptions].map(([topic, sub]) => [topic, sub.subString])),
+      subscriptions: () => new Map([...this.#allSubscriptions()].map(([topic, sub]) => [topic, sub.subString])),
       startQueue: (mq, start, turn) => this.#startQueue(mq, start, turn),
       stopQueue: (mq) => this.#stopQueue(mq),
       // Queues taken without a release are not committed while their previous owner may still write them.
       persist: () =>
         this.#runtime.store.persistAll(this.#started().filter((mq) => !this.#runtime.handover?.watching(mq))),
     });
+  }
+
+  /** The user's subscriptions, and for CLUSTERING the group's retry topic (every tag), as RocketMQ adds it. */
+  #allSubscriptions(): Map<string, TagSubscription> {
+    const all = new Map(this.#subscriptions);
+    if (this.#runtime?.resolved.messageModel !== "BROADCASTING") {
+      all.set(retryTopic(this.#options.consumerGroup), parseSubExpression("*"));
+    }
+    return all;
   }
 
   #started(): MessageQueue[] {
@@ -115,9 +127,16 @@ export class PushConsumer {
     return this.#options.consumerGroup;
   }
 
-  /** The queues this consumer pulls now, sorted. */
+  /** The queues of this consumer's subscriptions that it pulls now, sorted (its retry queues: `retryQueues()`). */
   assignedQueues(): MessageQueue[] {
-    return this.#runtime.rebalance.assignedQueues();
+    const retry = retryTopic(this.#options.consumerGroup);
+    return this.#runtime.rebalance.assignedQueues().filter((mq) => mq.topic !== retry);
+  }
+
+  /** The queues of the group's retry topic `%RETRY%<group>` that this consumer pulls now (CLUSTERING). */
+  retryQueues(): MessageQueue[] {
+    const retry = retryTopic(this.#options.consumerGroup);
+    return this.#runtime.rebalance.assignedQueues().filter((mq) => mq.topic === retry);
   }
 
   /**
@@ -161,8 +180,10 @@ export class PushConsumer {
       store: this.#runtime.store,
       consumeMessageBatchMaxSize: this.#settings.consumeMessageBatchMaxSize,
       consumeThreadMax: this.#settings.consumeThreadMax,
-      maxReconsumeTimes: this.#settings.maxReconsumeTimes,
       reconsumeDelay: this.#settings.reconsumeDelay,
+      ...(r.messageModel === "CLUSTERING"
+        ? { sendBack: sendBackTo(this.#runtime.api, r.consumerGroup, this.#settings.maxReconsumeTimes) }
+        : {}),
       onDelivered: (mq, msgs) =>
         this.#runtime.handover?.delivered(
           mq,
@@ -210,7 +231,7 @@ export class PushConsumer {
   #startQueue(mq: MessageQueue, start: StartOffset, turn: Turn): void {
     const r = this.#runtime.resolved;
     const store = this.#runtime.store;
-    const sub = this.#subscriptions.get(mq.topic);
+    const sub = this.#allSubscriptions().get(mq.topic);
     if (sub === undefined || this.#state !== "RUNNING") return;
     this.#runtime.handover?.watch(mq, turn, start.offset);
     if (!start.fromStore) {
@@ -226,7 +247,7 @@ export class PushConsumer {
         api: this.#runtime.api,
         consumerGroup: r.consumerGroup,
         mq,
-        subscription: () => this.#subscriptions.get(mq.topic) ?? sub,
+        subscription: () => this.#allSubscriptions().get(mq.topic) ?? sub,
         pullBatchSize: r.pullBatchSize,
         pullInterval: s.pullInterval,
         idleBackoffMillis: r.pullIdleBackoffMillis,
@@ -238,8 +259,9 @@ export class PushConsumer {
             : 0,
         onFound: (msgs) => {
           pq.lastPullTimestamp = Date.now();
-          pq.putMessages(msgs);
-          this.#service?.submitConsumeRequest(msgs, pq, mq);
+          const restored = restoreRetryTopic(msgs, r.consumerGroup);
+          pq.putMessages(restored);
+          this.#service?.submitConsumeRequest(restored, pq, mq);
         },
         // RocketMQ's correctTagsOffset: with nothing cached, what was skipped counts as consumed.
         onNothing: (next) => {

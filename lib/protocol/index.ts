@@ -21,6 +21,7 @@ import { clusterInfo, health, openApi, topicRoute } from "./endpoints/name-serve
 import { commitOffsets, consumerProgress, queryOffsets, queueOwners, releaseQueues } from "./endpoints/offsets.js";
 import { pull } from "./endpoints/pull.js";
 import { send } from "./endpoints/send.js";
+import { sendBack } from "./endpoints/send-back.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
 import { endTransaction, sendHalfMessage, transactionInfo, transactionMessage } from "./endpoints/transactions.js";
 
@@ -33,6 +34,7 @@ export * from "./endpoints/name-server.js";
 export * from "./endpoints/offsets.js";
 export * from "./endpoints/pull.js";
 export * from "./endpoints/send.js";
+export * from "./endpoints/send-back.js";
 export * from "./endpoints/topics.js";
 export * from "./endpoints/transactions.js";
 export * from "./fields.js";
@@ -49,6 +51,7 @@ export const endpoints = {
   deleteTopic,
   topicStatus,
   send,
+  sendBack,
   pull,
   queryOffsets,
   commitOffsets,

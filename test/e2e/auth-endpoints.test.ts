@@ -43,6 +43,14 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
     }),
     grants: ["Topic:T|Sub", "Group:G|Sub"],
   },
+  sendBack: {
+    request: () => ({
+      method: "POST",
+      path: "/send-back",
+      body: { consumerGroup: "G", topic: "T", brokerName: A, queueId: 0, queueOffset: 0 },
+    }),
+    grants: ["Topic:T|Sub", "Group:G|Sub"],
+  },
   queryOffsets: { request: () => ({ method: "GET", path: "/offsets/G/T" }), grants: ["Group:G|Sub"] },
   commitOffsets: {
     request: () => ({

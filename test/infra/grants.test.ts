@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { moveDueMessages } from "../../functions/delayed-delivery.js";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
 import { checkTransactions } from "../../functions/transaction-check.js";
@@ -183,6 +184,22 @@ describe("each function is granted exactly the resources it uses", () => {
     });
     await call("GET /topics/{topic}/status", "/topics/Orders/status");
 
+    // A delayed message (large: its batch goes to the bucket when it moves) and a consumed one sent back.
+    await call("POST /send", "/send", {
+      ...large,
+      messages: [{ body: text("d".repeat(4096)), properties: { DELAY: "1" } }],
+    });
+    await call("POST /send-back", "/send-back", {
+      consumerGroup: "G",
+      topic: "Orders",
+      brokerName: "broker-a",
+      queueId: 0,
+      queueOffset: 0,
+    });
+    clock += 60_000;
+    const moved = await moveDueMessages(contextOf("DelayedDelivery"), 0);
+    assert.equal(moved.moved, 2, "the delayed message and the retry moved to their queues");
+
     await call("POST /heartbeat", "/heartbeat", {
       clientId: "c1",
       consumerDataSet: [{ groupName: "G", subscriptionDataSet: [{ topic: "Orders", subString: "*" }] }],
@@ -239,9 +256,9 @@ describe("each function is granted exactly the resources it uses", () => {
     await registerBrokers(registration);
     await call("POST /send", "/send", small);
     const report = await applyRetention(contextOf("Retention"));
-    // Orders: the three old batches (two sends and the committed transaction) but never the newest; the two
-    // half messages are each the newest of their half queue.
-    assert.equal(report.deletedBatches, 3, "retention trimmed the old batches");
+    // Orders: the four old batches (two sends, the delayed message and the committed transaction) but never the
+    // newest; the two half messages and the retry are each the newest of their queue.
+    assert.equal(report.deletedBatches, 4, "retention trimmed the old batches");
 
     await call("DELETE /topics/{topic}", "/topics/Orders");
 
