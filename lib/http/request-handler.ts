@@ -11,6 +11,7 @@
 import { z } from "zod";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import {
+  acceptsBatch,
   BATCH_MEDIA_TYPE,
   BINARY_BODIES,
   BINARY_RESPONSES,
@@ -131,7 +132,7 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined 
       const answer = await hit.c.route.handle(input, ctx);
       if (asked === "HEAD") return { status: 200, contentType: JSON_TYPE, body: "" };
       const binary = BINARY_RESPONSES[endpoint.id];
-      if (binary && isBatchMediaType(req.header("accept"))) {
+      if (binary && acceptsBatch(req.header("accept"))) {
         return { status: 200, contentType: BATCH_MEDIA_TYPE, body: binary(answer as never) };
       }
       return jsonAnswer(200, z.encode(endpoint.response, answer));
