@@ -5,6 +5,7 @@ import { parseNimbusConfig } from "../config/nimbus-config.js";
 import { stageSettings } from "../config/stages.js";
 import type { LocalAuthOptions, LocalServer, ServerRole, StorageChoice } from "../dev/local-server.js";
 import { loadMasterKey } from "../dev/master-key.js";
+import { ReplayGuard } from "../http/replay-guard.js";
 
 interface DevOptions {
   port: number;
@@ -207,6 +208,8 @@ function localAuth(opts: DevOptions): LocalAuthOptions {
   return {
     root: { username: opts.rootUser ?? "root", password: opts.rootPassword },
     masterKey: loadMasterKey(process.env.NIMBUS_ACL_MASTER_KEY, resolve(opts.dataDir, "acl-master.key")),
+    // One nonce cache for the master and its --slaves: a request one of them accepted is a replay on another.
+    replay: new ReplayGuard(),
   };
 }
 

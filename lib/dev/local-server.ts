@@ -21,6 +21,7 @@ import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
+import type { ReplayGuard } from "../http/replay-guard.js";
 import { createRequestHandler, jsonAnswer } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { HTTP_STATUS } from "../protocol/index.js";
@@ -63,6 +64,8 @@ export interface LocalAuthOptions {
   masterKey: Uint8Array;
   /** How long a user and its ACL are trusted once read (default 5 s; tests use 0). */
   cacheMs?: number | undefined;
+  /** The nonces seen, shared by the servers of one process (`nimbus dev --slaves`); default one per server. */
+  replay?: ReplayGuard | undefined;
 }
 
 export interface LocalServer {
@@ -177,6 +180,7 @@ export async function serveOn(
         store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
         root: auth.root,
         cacheMs: auth.cacheMs,
+        replay: auth.replay,
       }),
     }),
   };

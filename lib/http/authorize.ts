@@ -9,13 +9,9 @@
 import type { AclStore, StoredUser } from "../broker/acl-store.js";
 import { type Acl, type AclUser, decide, noPermission, subjectOf } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import {
-  MAX_SIGNATURE_SKEW_MS,
-  parseSignature,
-  type ReceivedRequest,
-  signatureMatches,
-} from "../core/request-signing.js";
+import { parseSignature, type ReceivedRequest, signatureMatches } from "../core/request-signing.js";
 import type { AnyEndpoint, EndpointInput } from "../protocol/index.js";
+import { MAX_NONCES, ReplayGuard } from "./replay-guard.js";
 import type { ApiRequest } from "./request-handler.js";
 
 export interface AuthOptions {
@@ -25,22 +21,21 @@ export interface AuthOptions {
   /** How long a user and its ACL are trusted once read. Default 5 s (a change takes effect within it). */
   cacheMs?: number | undefined;
   now?: (() => number) | undefined;
+  /** The nonces seen; pass one guard to every server of a process so none accepts another's request again. */
+  replay?: ReplayGuard | undefined;
 }
-
-/** Nonces remembered per process: past this many, the oldest are forgotten first. */
-const MAX_NONCES = 100_000;
 
 export class RequestAuth {
   readonly #options: AuthOptions;
   readonly #now: () => number;
   readonly #cache = new Map<string, { at: number; user: StoredUser }>();
   readonly #acls = new Map<string, { at: number; acl: Acl | undefined }>();
-  /** Nonce -> time seen; a Map keeps insertion order, so the oldest come first. */
-  readonly #nonces = new Map<string, number>();
+  readonly #replay: ReplayGuard;
 
   constructor(options: AuthOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#replay = options.replay ?? new ReplayGuard(MAX_NONCES);
   }
 
   get store(): AclStore {
@@ -60,7 +55,7 @@ export class RequestAuth {
       );
     if (user.userStatus === "disable")
       throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
-    this.#refuseReplay(`${claim.accessKey}/${claim.nonce}`, now);
+    this.#replay.admit(`${claim.accessKey}/${claim.nonce}`, now);
     return user;
   }
 
@@ -102,16 +97,6 @@ export class RequestAuth {
     // Only users found are cached: a user created a moment ago can sign at once.
     if (user && ttl > 0) this.#cache.set(username, { at: now, user });
     return user;
-  }
-
-  #refuseReplay(key: string, now: number): void {
-    for (const [old, at] of this.#nonces) {
-      if (now - at <= 2 * MAX_SIGNATURE_SKEW_MS && this.#nonces.size < MAX_NONCES) break;
-      this.#nonces.delete(old);
-    }
-    if (this.#nonces.has(key))
-      throw new NimbusError(ErrorCode.UNAUTHENTICATED, "this signed request was received before (a replay)");
-    this.#nonces.set(key, now);
   }
 }
 
