@@ -7,7 +7,7 @@
  */
 
 import type { AclStore, StoredUser } from "../broker/acl-store.js";
-import { type Acl, type AclUser, decide, noPermission, subjectOf } from "../core/acl.js";
+import { type Acl, type AclUser, decide, noPermission, type Permission, subjectOf } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { parseSignature, type ReceivedRequest, signatureMatches } from "../core/request-signing.js";
 import type { AnyEndpoint, EndpointInput } from "../protocol/index.js";
@@ -83,6 +83,13 @@ export class RequestAuth {
     if (access === undefined || access === "super")
       throw new NimbusError(ErrorCode.NO_PERMISSION, `only a Super user may call ${endpoint.method} ${endpoint.path}`);
     const decision = decide(user, await this.#acl(user.username), access(input));
+    if (!decision.allowed) throw noPermission(user.username, decision.missing, decision.denied);
+  }
+
+  /** NO_PERMISSION unless `user` has every one of `needs` (a check a route makes on what it found stored). */
+  async require(user: AclUser, needs: readonly Permission[]): Promise<void> {
+    if (user.userType === "Super") return;
+    const decision = decide(user, await this.#acl(user.username), needs);
     if (!decision.allowed) throw noPermission(user.username, decision.missing, decision.denied);
   }
 

@@ -71,6 +71,23 @@ for (const mode of ["local", "aws"] as const)
       assert.equal((await call(url, { method: "GET", path: "/topics/orders-secret/status" }, alice)).status, 200);
     });
 
+    it("PUT /topics needs Create for a new topic and Update for an existing one, not either", async () => {
+      assert.equal((await acl(["Topic:fresh-*"], ["Create"], "Allow")).status, 200);
+      assert.equal((await acl(["Topic:orders-us", "Topic:upd-new"], ["Update"], "Allow")).status, 200);
+      const put = (topic: string, body: object) => call(url, { method: "PUT", path: `/topics/${topic}`, body }, alice);
+      assert.equal((await put("fresh-1", {})).status, 200);
+      const before = writes();
+      // Create-only may not change a topic that exists (perm 2, one queue), nor Update-only create one.
+      const update = await put("fresh-1", { perm: 2, readQueueNums: 1, writeQueueNums: 1 });
+      assert.equal(update.status, 403);
+      assert.match(update.body.message ?? "", /no Update permission on Topic:fresh-1/);
+      const create = await put("upd-new", {});
+      assert.equal(create.status, 403);
+      assert.match(create.body.message ?? "", /no Create permission on Topic:upd-new/);
+      assert.equal(writes(), before);
+      assert.equal((await put("orders-us", { perm: 6 })).status, 200);
+    });
+
     it("refuses a replayed request (same signature and nonce) with 401, and it writes nothing", async () => {
       const request = sendTo("orders-eu");
       const headers = signedHeaders(url, request, alice);
