@@ -12,6 +12,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
+import { BATCH_MEDIA_TYPE, encodeSendFrame } from "../../lib/protocol/index.js";
 import { type Api, api, b64, expectError, ok, type RouteAnswer } from "../support/http.js";
 
 const A = "broker-a";
@@ -101,6 +102,22 @@ describe("hostile input", () => {
       assert.match(error.message, /__proto__/);
     }
     await refused(() => http.get("/groups/G/progress?__proto__=x"), 400, "PARAMETER_ILLEGAL");
+  });
+
+  it("refuses a __proto__ property in a binary batch too: 400, nothing written", async () => {
+    const properties: Record<string, string> = Object.create(null);
+    properties.__proto__ = "x";
+    properties.keep = "y";
+    const frame = encodeSendFrame({
+      topic: "H",
+      brokerName: A,
+      queueId: 0,
+      messages: [{ body: new TextEncoder().encode("b"), properties }],
+    });
+    const binary = () =>
+      http.raw({ method: "POST", path: "/send", body: frame, headers: { "content-type": BATCH_MEDIA_TYPE } });
+    const error = await refused(binary, 400, "MESSAGE_ILLEGAL");
+    assert.match(error.message, /__proto__/);
   });
 
   it("refuses control characters in tags and keys: 400 MESSAGE_ILLEGAL, nothing written", async () => {
