@@ -7,7 +7,16 @@
  */
 
 import type { AclStore, StoredUser } from "../broker/acl-store.js";
-import { type Acl, type AclUser, decide, noPermission, type Permission, subjectOf } from "../core/acl.js";
+import {
+  type Acl,
+  type AclAction,
+  type AclUser,
+  decide,
+  noPermission,
+  type Permission,
+  subjectOf,
+  topicPermission,
+} from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { parseSignature, type ReceivedRequest, signatureMatches } from "../core/request-signing.js";
 import type { AnyEndpoint, EndpointInput } from "../protocol/index.js";
@@ -91,6 +100,13 @@ export class RequestAuth {
     if (user.userType === "Super") return;
     const decision = decide(user, await this.#acl(user.username), needs);
     if (!decision.allowed) throw noPermission(user.username, decision.missing, decision.denied);
+  }
+
+  /** Which of `topics` `user` has one of `actions` on (for listings filtered to what the caller may see). */
+  async allowedTopics(user: AclUser, topics: readonly string[], actions: AclAction[]): Promise<Set<string>> {
+    if (user.userType === "Super") return new Set(topics);
+    const acl = await this.#acl(user.username);
+    return new Set(topics.filter((t) => decide(user, acl, [topicPermission(t, ...actions)]).allowed));
   }
 
   async #user(username: string, now: number): Promise<StoredUser | undefined> {

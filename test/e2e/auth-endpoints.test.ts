@@ -43,14 +43,14 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
     }),
     grants: ["Topic:T|Sub", "Group:G|Sub"],
   },
-  queryOffsets: { request: () => ({ method: "GET", path: "/offsets/G/T" }), grants: ["Group:G|Sub"] },
+  queryOffsets: { request: () => ({ method: "GET", path: "/offsets/G/T" }), grants: ["Group:G|Sub", "Topic:T|Sub"] },
   commitOffsets: {
     request: () => ({
       method: "PUT",
       path: "/offsets/G/T",
       body: { offsetTable: [{ brokerName: A, queueId: 0, offset: 0 }] },
     }),
-    grants: ["Group:G|Sub"],
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
   },
   releaseQueues: {
     request: () => ({
@@ -58,10 +58,16 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
       path: "/offsets/G/T/release",
       body: { clientId: "c1", offsetTable: [{ brokerName: A, queueId: 0, offset: 0 }] },
     }),
-    grants: ["Group:G|Sub"],
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
   },
-  queueOwners: { request: () => ({ method: "GET", path: "/offsets/G/T/owners" }), grants: ["Group:G|Get"] },
-  consumerProgress: { request: () => ({ method: "GET", path: "/groups/G/progress" }), grants: ["Group:G|Get"] },
+  queueOwners: {
+    request: () => ({ method: "GET", path: "/offsets/G/T/owners" }),
+    grants: ["Group:G|Get", "Topic:T|Get"],
+  },
+  consumerProgress: {
+    request: () => ({ method: "GET", path: "/groups/G/progress?topic=T" }),
+    grants: ["Group:G|Get", "Topic:T|Get"],
+  },
   heartbeat: {
     request: () => ({
       method: "POST",

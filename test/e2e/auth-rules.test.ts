@@ -88,6 +88,39 @@ for (const mode of ["local", "aws"] as const)
       assert.equal((await put("orders-us", { perm: 6 })).status, 200);
     });
 
+    it("offsets need the topic as well as the group; a group's progress lists only the topics the caller may see", async () => {
+      const offsets = (topic: string) => ({
+        method: "PUT" as const,
+        path: `/offsets/g-1/${topic}`,
+        body: { offsetTable: [{ brokerName: "broker-a", queueId: 0, offset: 0 }] },
+      });
+      for (const topic of ["orders-eu", "billing"]) assert.equal((await call(url, offsets(topic), ROOT)).status, 200);
+      assert.equal((await acl(["Group:g-1"], ["Sub", "Get"], "Allow")).status, 200);
+      // Group access alone no longer reveals another topic's offsets, owners or counts.
+      for (const path of [
+        "/offsets/g-1/billing",
+        "/offsets/g-1/billing/owners",
+        "/groups/g-1/progress?topic=billing",
+      ]) {
+        const refused = await call(url, { method: "GET", path }, alice);
+        assert.equal(refused.status, 403, path);
+        assert.match(refused.body.message ?? "", /permission on Topic:billing/);
+      }
+      const before = writes();
+      assert.equal((await call(url, offsets("billing"), alice)).status, 403);
+      assert.equal(writes(), before);
+      assert.equal((await call(url, { method: "GET", path: "/offsets/g-1/orders-eu" }, alice)).status, 200);
+      const progress = await call(url, { method: "GET", path: "/groups/g-1/progress" }, alice);
+      assert.equal(progress.status, 200);
+      const topics = new Set((progress.body as { rows: { topic: string }[] }).rows.map((r) => r.topic));
+      assert.deepEqual([...topics], ["orders-eu"]);
+      const all = await call(url, { method: "GET", path: "/groups/g-1/progress" }, ROOT);
+      assert.deepEqual(
+        new Set((all.body as { rows: { topic: string }[] }).rows.map((r) => r.topic)),
+        new Set(["orders-eu", "billing"]),
+      );
+    });
+
     it("refuses a replayed request (same signature and nonce) with 401, and it writes nothing", async () => {
       const request = sendTo("orders-eu");
       const headers = signedHeaders(url, request, alice);

@@ -33,7 +33,15 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
   route(endpoints.queueOwners, async ({ params }, { broker }) => ({
     queues: await broker.offsets.owners(params.group, params.topic),
   })),
-  route(endpoints.consumerProgress, async ({ params, query }, { broker }) => ({
-    rows: await broker.offsets.progress(params.group, query.topic),
-  })),
+  route(endpoints.consumerProgress, async ({ params, query }, { broker, auth, caller }) => {
+    const rows = await broker.offsets.progress(params.group, query.topic);
+    if (!auth || !caller) return { rows };
+    // A group's progress names its topics' counts and store times: only the topics the caller may Get or Sub.
+    const visible = await auth.allowedTopics(
+      caller,
+      rows.map((r) => r.topic),
+      ["Get", "Sub"],
+    );
+    return { rows: rows.filter((r) => visible.has(r.topic)) };
+  }),
 ]);
