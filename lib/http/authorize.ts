@@ -68,6 +68,22 @@ export class RequestAuth {
     return user;
   }
 
+  /**
+   * UNAUTHENTICATED unless `request`'s signature headers are a known, enabled user's, checked before its body is
+   * read (the body's hash is taken as claimed; `authenticate` compares it with the body and records the nonce).
+   * An anonymous client cannot make the server hold a body for it.
+   */
+  async checkHeaders(request: ReceivedRequest): Promise<void> {
+    const now = this.#now();
+    const claim = parseSignature(request, now);
+    const user = await this.#user(claim.accessKey, now);
+    if (!user || user.userStatus === "disable" || !signatureMatches(request, claim, user.secret, true))
+      throw new NimbusError(
+        ErrorCode.UNAUTHENTICATED,
+        "the signature does not match (unknown access key, wrong secret, or a changed request)",
+      );
+  }
+
   /** Drops a user and its ACL from this process's cache at once (a change that went through this process). */
   forget(username: string): void {
     this.#cache.delete(username);

@@ -183,13 +183,13 @@ describe("hostile input", () => {
   });
 
   it("caps request bytes in flight: past the cap a request's body is dropped unread and it gets 503 SYSTEM_BUSY", async () => {
-    // A request that declares 900 KiB and sends only part of it holds 900 KiB of the 1 MiB cap.
+    // A request that has sent 900 KiB of its 1000 KiB body holds 900 KiB of the 1 MiB cap.
     const held = request(`${server.url}/send`, {
       method: "POST",
-      headers: { "content-type": "application/json", "content-length": String(900 * 1024) },
+      headers: { "content-type": "application/json", "content-length": String(1000 * 1024) },
     });
     held.on("error", () => {});
-    held.write('{"topic":"H",');
+    held.write(`{"topic":"H",${" ".repeat(900 * 1024 - 13)}`);
     while (server.inFlightBytes < 900 * 1024) await new Promise((resolve) => setTimeout(resolve, 10));
     const busy = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const second = request(`${server.url}/send`, {
