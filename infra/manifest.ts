@@ -24,6 +24,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "acl", sortKeyType: "string" },
+  { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
 
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
@@ -58,33 +59,36 @@ export const API_FUNCTIONS = {
     tables: ["routes", "queue-index"],
     bucket: false,
   },
+  // Delayed sends and send-backs wait in the timer store; sends and pulls also move due ones (timers).
   Send: {
     handler: "functions/send.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index"],
+    tables: ["routes", "queue-index", "timers"],
     bucket: true,
   },
   Pull: {
     handler: "functions/pull.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index"],
+    tables: ["routes", "queue-index", "timers"],
     bucket: true,
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.
+  // Orderly queue locks and offset resets are records of the clients table (lease chains, the reset notice).
   Offsets: {
     handler: "functions/offsets.handler",
     memoryMb: 256,
     timeoutSeconds: 15,
-    tables: ["offsets", "routes", "queue-index"],
+    tables: ["offsets", "routes", "queue-index", "clients"],
     bucket: true,
   },
+  // A clustering consumer's heartbeat creates its group's retry topic (routes).
   Clients: {
     handler: "functions/clients.handler",
     memoryMb: 256,
     timeoutSeconds: 10,
-    tables: ["clients"],
+    tables: ["clients", "routes"],
     bucket: false,
   },
   // Half messages live in the queue log (half queues), their records in the transactions table.
@@ -184,6 +188,15 @@ export const SCHEDULED_FUNCTIONS = {
     memoryMb: 256,
     timeoutSeconds: 60,
     tables: ["routes", "queue-index", "transactions", "clients"],
+    bucket: true,
+  },
+  // The backstop of delayed delivery: each run stays up through its minute while buckets fall due in it.
+  DelayedDelivery: {
+    handler: "functions/delayed-delivery.handler",
+    schedule: "rate(1 minute)",
+    memoryMb: 256,
+    timeoutSeconds: 60,
+    tables: ["queue-index", "timers"],
     bucket: true,
   },
 } as const satisfies Record<string, ScheduleSpec>;

@@ -2,18 +2,23 @@
  * @module The broker: every service wired on one `Storage`. Handlers (Lambda or the local server) build
  * one per process and call its services; this is the only place that knows how they fit together.
  */
+import { DEFAULT_MESSAGE_DELAY_LEVEL, parseDelayLevels } from "../core/delay-levels.js";
 import { RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC } from "../core/names.js";
 import { MASTER_ID } from "../core/topology.js";
 import type { Storage } from "../storage/storage.js";
 import { ClientService } from "./client-service.js";
+import { DelayedDelivery } from "./delayed-delivery.js";
 import { type BrokerRegistration, NameServer } from "./name-server.js";
 import { OffsetService } from "./offset-service.js";
 import { PullService } from "./pull-service.js";
 import type { QueueRef } from "./queue-index.js";
+import { DEFAULT_QUEUE_LOCK_OPTIONS, type QueueLockOptions, QueueLockService } from "./queue-locks.js";
 import { QueueLog } from "./queue-log.js";
 import { RouteCache } from "./route-cache.js";
+import { SendBackService } from "./send-back.js";
 import { SendService } from "./send-service.js";
-import { CLIENTS_TABLE, OFFSETS_TABLE, ROUTES_TABLE, TRANSACTIONS_TABLE } from "./tables.js";
+import { CLIENTS_TABLE, OFFSETS_TABLE, ROUTES_TABLE, TIMERS_TABLE, TRANSACTIONS_TABLE } from "./tables.js";
+import { TimerStore, type TimerSweepReport } from "./timer-store.js";
 import { TopicService } from "./topics.js";
 import { TransactionChecker, type TransactionCheckReport } from "./transaction-checks.js";
 import { halfQueuesOf } from "./transaction-records.js";
@@ -36,10 +41,21 @@ export interface BrokerOptions {
   newMessageId: () => string;
   /** On a replica (a slave cell): how long a batch's object may lag its index item. Default 0. */
   objectReplicationGraceMs?: number | undefined;
+  /** Orderly consumers' queue locks: lease length and the clock skew they tolerate (60 s, 5 s). */
+  queueLocks?: Partial<QueueLockOptions>;
   /** Check-back timing of transactional messages (RocketMQ's defaults: 6 s, 60 s, 15 checks). */
   transactions?: Partial<Omit<TransactionOptions, "retentionMs">>;
+  /** RocketMQ's messageDelayLevel ("1s 5s ... 2h"). */
+  messageDelayLevel?: string;
+  /** The furthest ahead a timer message may be due. Default 7 days. */
+  timerMaxDelayMs?: number;
+  /** Sweeps of due delayed messages alongside requests: at most one per process per this. Default 500 ms. */
+  timerSweepIntervalMs?: number;
   now?: () => number;
 }
+
+/** The furthest ahead a timer message may be due by default: 7 days (RocketMQ's default is 3). */
+export const DEFAULT_TIMER_MAX_DELAY_MS = 7 * 86_400_000;
 
 /** RocketMQ's fileReservedTime: 72 h. */
 export const DEFAULT_RETENTION_MS = 72 * 3600_000;
@@ -61,8 +77,14 @@ export class Broker {
   readonly puller: PullService;
   readonly offsets: OffsetService;
   readonly clients: ClientService;
+  readonly locks: QueueLockService;
   readonly transactions: TransactionService;
   readonly transactionChecker: TransactionChecker;
+  /** Delayed messages waiting until due (delay levels, timer messages, retries). */
+  readonly timers: TimerStore;
+  readonly delays: DelayedDelivery;
+  /** Retries and dead letters (RocketMQ's consumerSendMsgBack). */
+  readonly sendBack: SendBackService;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
   readonly #storage: Storage;
@@ -82,15 +104,35 @@ export class Broker {
     this.nameServer = new NameServer(routes, now);
     this.routeCache = new RouteCache(this.nameServer, options.routeCacheMs ?? 3000, now);
     this.topics = new TopicService(routes, this.nameServer, this.queueLog, (t) => this.routeCache.invalidate(t), now);
+    this.timers = new TimerStore(storage.table(TIMERS_TABLE), this.queueLog, {
+      retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
+      sweepIntervalMs: options.timerSweepIntervalMs ?? 500,
+      now,
+    });
+    this.delays = new DelayedDelivery(
+      parseDelayLevels(options.messageDelayLevel ?? DEFAULT_MESSAGE_DELAY_LEVEL),
+      options.timerMaxDelayMs ?? DEFAULT_TIMER_MAX_DELAY_MS,
+      this.timers,
+      now,
+    );
     this.sender = new SendService(this.routeCache, this.topics, this.queueLog, {
       autoCreateTopic: options.autoCreateTopic ?? true,
       defaultQueueNums: options.defaultTopicQueueNums ?? 4,
       newMessageId: options.newMessageId,
       now,
+      delays: this.delays,
     });
+    this.sendBack = new SendBackService(this.queueLog, this.topics, this.nameServer, this.delays, (topic) =>
+      this.routeCache.get(topic),
+    );
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
+    this.locks = new QueueLockService(
+      storage.table(CLIENTS_TABLE),
+      { ...DEFAULT_QUEUE_LOCK_OPTIONS, ...options.queueLocks },
+      now,
+    );
     const transactionTable = storage.table(TRANSACTIONS_TABLE);
     this.transactions = new TransactionService(
       transactionTable,
@@ -113,9 +155,22 @@ export class Broker {
     );
   }
 
+  /** The current time of this broker (its clock, or the test's). */
+  now(): number {
+    return this.#now();
+  }
+
   /** Check-backs of transactions due for one: the scheduled job, every transaction check interval. */
   checkTransactions(): Promise<TransactionCheckReport> {
     return this.transactionChecker.run();
+  }
+
+  /**
+   * Moves due delayed messages to their queues: the scheduled job (staying up `runMs` while buckets fall
+   * due within it; 0 for one sweep).
+   */
+  moveDueMessages(runMs = 0): Promise<TimerSweepReport> {
+    return runMs > 0 ? this.timers.runScheduled(runMs) : this.timers.sweep();
   }
 
   /** Registers the configured brokers with the name server: the scheduled job, every 30 s. */

@@ -3,8 +3,17 @@
  * client is live while its last heartbeat is under 120 s old; the table's TTL only tidies up, hours late.
  */
 import { LIVENESS_EXPIRY_MS } from "../core/topology.js";
-import type { ConsumerInfo, HeartbeatData, ProducerInfo, TransactionCheck } from "../protocol/index.js";
-import type { Table } from "../storage/table.js";
+import {
+  type ConsumerInfo,
+  ConsumerRunningInfoSchema,
+  type ConsumerStatus,
+  type HeartbeatData,
+  type OffsetReset,
+  OffsetResetSchema,
+  type ProducerInfo,
+  type TransactionCheck,
+} from "../protocol/index.js";
+import type { Item, Table } from "../storage/table.js";
 import { queryAll } from "./query-all.js";
 import { keys } from "./tables.js";
 
@@ -47,6 +56,8 @@ export class ClientService {
           messageModel: c.messageModel ?? "CLUSTERING",
           consumeFromWhere: c.consumeFromWhere ?? "CONSUME_FROM_LAST_OFFSET",
           subscriptionDataSet: (c.subscriptionDataSet ?? []).map((s) => ({ topic: s.topic, subString: s.subString })),
+          // Stored as text: it is only ever read back whole (consumerStatus).
+          ...(c.runningInfo === undefined ? {} : { runningInfo: JSON.stringify(c.runningInfo) }),
           lastHeartbeat,
           expiresAt,
         }),
@@ -119,23 +130,83 @@ export class ClientService {
     ]);
   }
 
-  /** Live consumers of the group, sorted by client id. */
+  /** Live consumers of the group, sorted by client id, each flagged when its subscription is not the group's. */
   async consumers(group: string): Promise<ConsumerInfo[]> {
-    const since = this.now() - LIVENESS_EXPIRY_MS;
-    const items = await queryAll(this.clients, keys.consumers(group), { consistent: true });
-    return items
-      .filter((i) => Number(i.lastHeartbeat) > since)
-      .map((i) => ({
-        clientId: String(i.sk),
-        consumeType: String(i.consumeType),
-        messageModel: i.messageModel === "BROADCASTING" ? ("BROADCASTING" as const) : ("CLUSTERING" as const),
-        consumeFromWhere: String(i.consumeFromWhere),
-        subscriptionDataSet: (Array.isArray(i.subscriptionDataSet) ? i.subscriptionDataSet : []).map((s) => {
-          const sub = s as Record<string, unknown>;
-          return { topic: String(sub.topic), subString: String(sub.subString) };
-        }),
-        lastHeartbeat: Number(i.lastHeartbeat),
-      }))
-      .sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
+    return (await this.connection(group)).consumers;
   }
+
+  /** The group's live consumers and its latest offset reset per topic, from one read of its partition. */
+  async connection(group: string): Promise<{ consumers: ConsumerInfo[]; offsetResets: OffsetReset[]; items: Item[] }> {
+    const since = this.now() - LIVENESS_EXPIRY_MS;
+    const all = await queryAll(this.clients, keys.consumers(group), { consistent: true });
+    const offsetResets = all
+      .filter((i) => i.kind === "offsetReset" && typeof i.reset === "string")
+      .flatMap((i) => {
+        const parsed = OffsetResetSchema.safeParse(JSON.parse(String(i.reset)));
+        return parsed.success ? [parsed.data] : [];
+      });
+    const items = all
+      .filter((i) => i.kind !== "offsetReset" && Number(i.lastHeartbeat) > since)
+      .sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
+    const subs = items.map((i) =>
+      (Array.isArray(i.subscriptionDataSet) ? i.subscriptionDataSet : []).map((s) => {
+        const sub = s as Record<string, unknown>;
+        return { topic: String(sub.topic), subString: String(sub.subString) };
+      }),
+    );
+    const groupSubscription = majority(subs.map(subscriptionKey));
+    const consumers = items.map((i, n) => ({
+      clientId: String(i.sk),
+      consumeType: String(i.consumeType),
+      messageModel: i.messageModel === "BROADCASTING" ? ("BROADCASTING" as const) : ("CLUSTERING" as const),
+      consumeFromWhere: String(i.consumeFromWhere),
+      subscriptionDataSet: subs[n] ?? [],
+      lastHeartbeat: Number(i.lastHeartbeat),
+      subscriptionConsistent: groupSubscription !== undefined && subscriptionKey(subs[n] ?? []) === groupSubscription,
+    }));
+    return { consumers, offsetResets, items };
+  }
+
+  /** Per live member, what its last heartbeat reported about its work (`consumerStatus`). */
+  async status(group: string): Promise<ConsumerStatus[]> {
+    const { consumers, items } = await this.connection(group);
+    return consumers.map((c, n) => {
+      const text = items[n]?.runningInfo;
+      const parsed = typeof text === "string" ? ConsumerRunningInfoSchema.safeParse(JSON.parse(text)) : undefined;
+      return {
+        clientId: c.clientId,
+        lastHeartbeat: c.lastHeartbeat,
+        subscriptionDataSet: c.subscriptionDataSet,
+        subscriptionConsistent: c.subscriptionConsistent,
+        ...(parsed?.success ? { runningInfo: parsed.data } : {}),
+      };
+    });
+  }
+
+  /** Records a group's offset reset of a topic for its live consumers (the latest per topic). */
+  async recordOffsetReset(group: string, reset: OffsetReset): Promise<void> {
+    // Unconditional put: a newer reset of the same topic replaces the older one.
+    await this.clients.put({
+      pk: keys.consumers(group),
+      sk: keys.offsetResetSk(reset.topic),
+      kind: "offsetReset",
+      reset: JSON.stringify(reset),
+      expiresAt: Math.floor(this.now() / 1000) + TTL_SECONDS,
+    });
+  }
+}
+
+/** A subscription as one comparable string: its topics and expressions, sorted by topic. */
+function subscriptionKey(subs: readonly { topic: string; subString: string }[]): string {
+  return JSON.stringify([...subs].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0)));
+}
+
+/** The value more entries share than any other; undefined when two tie at the top (no group subscription). */
+function majority(values: readonly string[]): string | undefined {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  const ranked = [...counts].sort((a, b) => b[1] - a[1]);
+  const [first, second] = ranked;
+  if (first === undefined || (second !== undefined && second[1] === first[1])) return undefined;
+  return first[0];
 }

@@ -1,7 +1,8 @@
 /**
  * @module What a client may put in a message's properties: its own properties and a well-formed UNIQ_KEY
- * (the message id, kept so a retried send keeps its ids), never the properties the broker sets (tags, keys,
- * delay, the transaction and offset markers), and no control characters in a property name.
+ * (the message id, kept so a retried send keeps its ids) and `DELAY`/`TIMER_*` (checked by the delay levels and
+ * the timer limits), never the properties the broker sets (tags, keys, the transaction, retry and offset markers),
+ * and no control characters in a property name.
  */
 import { hasControlCharacter } from "../core/control-characters.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
@@ -11,7 +12,6 @@ import { MessageConst, type MessageRecord } from "../core/message.js";
 export const BROKER_SET_PROPERTIES: readonly string[] = [
   MessageConst.TAGS,
   MessageConst.KEYS,
-  MessageConst.DELAY,
   MessageConst.TRAN_MSG,
   MessageConst.PGROUP,
   MessageConst.REAL_TOPIC,
@@ -20,6 +20,10 @@ export const BROKER_SET_PROPERTIES: readonly string[] = [
   MessageConst.MAX_OFFSET,
   MessageConst.TRANSACTION_PREPARED_QUEUE_OFFSET,
   MessageConst.TRANSACTION_CHECK_TIMES,
+  MessageConst.RETRY_TOPIC,
+  MessageConst.ORIGIN_MESSAGE_ID,
+  MessageConst.RECONSUME_TIME,
+  MessageConst.MAX_RECONSUME_TIMES,
 ];
 
 /** A message id: what RocketMQ's clients make (32 hex digits), and at most what a transaction id may be. */

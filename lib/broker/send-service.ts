@@ -20,6 +20,7 @@ import {
   type SendResponse,
   type TopicRouteData,
 } from "../protocol/index.js";
+import type { DelayedDelivery } from "./delayed-delivery.js";
 import { checkClientProperties, refuseDuplicateIds } from "./message-checks.js";
 import { queueDataOn } from "./name-server.js";
 import type { QueueRef } from "./queue-index.js";
@@ -33,6 +34,8 @@ export interface SendServiceOptions {
   defaultQueueNums?: number;
   newMessageId: () => string;
   now?: () => number;
+  /** Delay levels and timer messages: when a message is due, and where it waits (delayed-delivery.ts). */
+  delays?: DelayedDelivery;
 }
 
 const illegal = (message: string) => new NimbusError(ErrorCode.MESSAGE_ILLEGAL, message);
@@ -53,7 +56,8 @@ export class SendService {
   }
 
   async send(req: SendRequest): Promise<SendResponse> {
-    const { records, batch, queue } = await this.prepare(req, (r) => r);
+    const { records, batch, queue, dueAts } = await this.prepare(req, (r) => r);
+    if (dueAts !== undefined && this.options.delays) return this.options.delays.schedule(queue, records, dueAts);
     const { queueOffset, storeTimestamp } = await this.queueLog.appendEncoded(queue, batch, records.length);
     const msgIds = records.map((r) => r.properties[MessageConst.UNIQ_KEY] as string);
     return { sendStatus: "SEND_OK", messageQueue: queue, queueOffset, msgIds, storeTimestamp };
@@ -66,14 +70,30 @@ export class SendService {
   async prepare(
     req: SendRequest,
     finish: (record: MessageRecord) => MessageRecord,
-  ): Promise<{ records: MessageRecord[]; batch: Uint8Array; queue: QueueRef }> {
+  ): Promise<{ records: MessageRecord[]; batch: Uint8Array; queue: QueueRef; dueAts?: number[] }> {
     const records = this.#toRecords(req.messages).map(finish);
     const batch = encodeBatch(records);
     if (batch.byteLength > MAX_BATCH_BYTES) {
       throw tooLarge(`the batch is ${batch.byteLength} bytes encoded, over the limit of ${MAX_BATCH_BYTES}`);
     }
+    const dueAts = this.#dueAts(records);
     const route = await this.#route(req.topic);
-    return { records, batch, queue: this.#pickQueue(req, route) };
+    return { records, batch, queue: this.#pickQueue(req, route), ...(dueAts ? { dueAts } : {}) };
+  }
+
+  /** When each message is due, if the batch is delayed; a batch is delayed as a whole or not at all. */
+  #dueAts(records: MessageRecord[]): number[] | undefined {
+    const delays = this.options.delays;
+    const dueAts = records.map((r, i) => {
+      if (delays) return delays.dueAt(r, i);
+      if (r.properties[MessageConst.DELAY] !== undefined)
+        throw illegal(`message ${i}: this broker has no delay levels`);
+      return undefined;
+    });
+    const delayed = dueAts.filter((d) => d !== undefined).length;
+    if (delayed === 0) return undefined;
+    if (delayed < records.length) throw illegal("a batch's messages are all delayed or none is");
+    return dueAts as number[];
   }
 
   #toRecords(messages: SendMessage[]): MessageRecord[] {
@@ -85,12 +105,6 @@ export class SendService {
       if (m.body.byteLength > MAX_BODY_BYTES) {
         throw tooLarge(
           `message ${i}: the message body size ${m.body.byteLength} is over the limit of ${MAX_BODY_BYTES}`,
-        );
-      }
-      if (m.delayTimeLevel !== undefined && m.delayTimeLevel !== 0) {
-        throw new NimbusError(
-          ErrorCode.PARAMETER_ILLEGAL,
-          `message ${i}: delayed messages (delayTimeLevel) are not supported yet`,
         );
       }
       const tags = m.tags ?? "";
@@ -105,7 +119,14 @@ export class SendService {
           throw illegal(`message ${i}: a key is non-empty and has no space and no control characters`);
       }
       const properties = { ...(m.properties ?? {}) };
-      // Set by the broker: tags, keys and delay have fields; the rest mark transactional messages.
+      if (m.delayTimeLevel !== undefined && m.delayTimeLevel !== 0) {
+        const given = properties[MessageConst.DELAY];
+        if (given !== undefined && given !== String(m.delayTimeLevel)) {
+          throw illegal(`message ${i}: delayTimeLevel ${m.delayTimeLevel} and property DELAY ${given} differ`);
+        }
+        properties[MessageConst.DELAY] = String(m.delayTimeLevel);
+      }
+      // Set by the broker: tags and keys have fields; the rest mark transactional, retried and stored messages.
       checkClientProperties(i, properties);
       properties[MessageConst.UNIQ_KEY] ??= this.options.newMessageId();
       const propBytes = Object.entries(properties).reduce((n, [k, v]) => n + utf8Length(k) + utf8Length(v) + 2, 0);

@@ -11,13 +11,20 @@ export const ROUTES_TABLE: TableSpec = { name: "routes", sortKeyType: "string" }
 /** Consumer offsets (`offset:<T>:<G>` / brokerName:queueId) and each group's topics (`group:<G>` / topic). */
 export const OFFSETS_TABLE: TableSpec = { name: "offsets", sortKeyType: "string" };
 /**
- * Heartbeats (`consumer:<G>` or `producer:<G>` / clientId) and producers' waiting check-backs
- * (`txcheck:<clientId>` / transaction id); TTL only tidies up, liveness is the heartbeat time.
+ * Heartbeats (`consumer:<G>` or `producer:<G>` / clientId), a group's offset resets (`consumer:<G>` /
+ * `reset <topic>`), producers' waiting check-backs (`txcheck:<clientId>` / transaction id) and orderly queue
+ * locks (`qlock:<G>:<T>:<broker>:<queueId>` / epoch); TTL only tidies up, liveness is the heartbeat time.
  */
 export const CLIENTS_TABLE: TableSpec = { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
 /** Transactions (`tx:<id>` / record) and the pending ones by due time (`txpending:<shard>` / due#id#round#nonce); TTL tidies up. */
 export const TRANSACTIONS_TABLE: TableSpec = { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" };
+
+/**
+ * Delayed messages by due second (`timer:<second>` / due#msgId#nonce, plus `lease#<n>` records of the bucket's
+ * movers) and the index of buckets that hold some (`timerdue` / second): docs/retry-and-delay.md.
+ */
+export const TIMERS_TABLE: TableSpec = { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
 /** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
 export const BROKER_TABLES: readonly TableSpec[] = [
@@ -27,6 +34,7 @@ export const BROKER_TABLES: readonly TableSpec[] = [
   CLIENTS_TABLE,
   TRANSACTIONS_TABLE,
   ACL_TABLE,
+  TIMERS_TABLE,
 ];
 
 export const keys = {
@@ -38,6 +46,11 @@ export const keys = {
   offsetSk: (brokerName: string, queueId: number) => `${brokerName}:${queueId}`,
   groupTopics: (group: string) => `group:${group}`,
   consumers: (group: string) => `consumer:${group}`,
+  /** A group's offset resets of a topic, in its consumers' partition: the blank keeps it apart from client ids. */
+  offsetResetSk: (topic: string) => `reset ${topic}`,
+  /** The lease records of one queue's orderly lock (sk: zero-padded epoch; queue-locks.ts). */
+  queueLock: (group: string, topic: string, brokerName: string, queueId: number) =>
+    `qlock:${group}:${topic}:${brokerName}:${queueId}`,
   producers: (group: string) => `producer:${group}`,
   /** Check-backs of a group waiting for one of its producer clients, picked up by its next heartbeat (sk: transaction id). */
   transactionChecks: (group: string, clientId: string) => `txcheck:${group}:${clientId}`,

@@ -8,6 +8,7 @@
  * record that points at it, so a failure in between leaves a stray entry (dropped by the checker), never a
  * transaction that nothing will check. Check-backs, discards and delivery recovery: transaction-checks.ts.
  */
+import { isDelayed } from "../core/delay-levels.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { MessageConst, type MessageRecord } from "../core/message.js";
 import {
@@ -79,7 +80,9 @@ export class TransactionService {
    * and topic, transaction not ended) answers the half message already stored; an id already ended is refused.
    */
   async sendHalf(req: HalfMessageRequest): Promise<HalfMessageResponse> {
-    if ((req.message.delayTimeLevel ?? 0) !== 0) throw illegal("a transactional message cannot be delayed");
+    if ((req.message.delayTimeLevel ?? 0) !== 0 || isDelayed(req.message.properties)) {
+      throw illegal("a transactional message cannot be delayed");
+    }
     const { producerGroup, message, ...where } = req;
     const { records, queue } = await this.sender.prepare({ ...where, producerGroup, messages: [message] }, (r) => ({
       ...r,

@@ -85,4 +85,8 @@ async function consumerConnection(opts: ConnectionOptions): Promise<void> {
     ),
   );
   if (consumers.length === 0) note(`group ${opts.groupName} has no live consumer`);
+  for (const c of consumers) {
+    if (!c.subscriptionConsistent)
+      note(`${c.clientId}: its subscription differs from the group's (RocketMQ requires one per group)`);
+  }
 }

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { parseNimbusConfig } from "../config/nimbus-config.js";
 import { stageSettings } from "../config/stages.js";
+import { parseDelayLevels } from "../core/delay-levels.js";
 import type { LocalAuthOptions, LocalServer, ServerRole, StorageChoice } from "../dev/local-server.js";
 import { loadMasterKey } from "../dev/master-key.js";
 import { ReplayGuard } from "../http/replay-guard.js";
@@ -22,6 +23,8 @@ interface DevOptions {
   stage: string;
   transactionTimeout?: number;
   transactionCheckInterval?: number;
+  messageDelayLevel?: string;
+  timerMaxDelaySec?: number;
   slaves?: number;
   auth?: boolean;
   rootUser?: string;
@@ -147,6 +150,29 @@ function serverOptions(command: Command, defaultPort: number): Command {
         if (n < 100) throw new InvalidArgumentError("a check interval is at least 100 ms");
         return n;
       }),
+    )
+    .addOption(
+      new Option(
+        "--message-delay-level <levels>",
+        'the delay of each level, level 1 first (default "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h")',
+      ).argParser((value) => {
+        try {
+          parseDelayLevels(value);
+        } catch (err) {
+          throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+        }
+        return value;
+      }),
+    )
+    .addOption(
+      new Option(
+        "--timer-max-delay-sec <s>",
+        "the furthest ahead a timer message may be due (default 604800: 7 days)",
+      ).argParser((value) => {
+        const n = Number(value);
+        if (!Number.isInteger(n) || n < 60) throw new InvalidArgumentError("a whole number of seconds, at least 60");
+        return n;
+      }),
     );
 }
 
@@ -164,6 +190,8 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
     ...(opts.transactionCheckInterval === undefined
       ? {}
       : { transactionCheckIntervalMs: opts.transactionCheckInterval }),
+    ...(opts.messageDelayLevel === undefined ? {} : { messageDelayLevel: opts.messageDelayLevel }),
+    ...(opts.timerMaxDelaySec === undefined ? {} : { timerMaxDelaySec: opts.timerMaxDelaySec }),
   });
   const guard = { ...(opts.auth ? { auth: localAuth(opts) } : {}), insecure: opts.insecure === true };
   const main = await startLocalServer({

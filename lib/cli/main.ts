@@ -10,6 +10,8 @@ import { addAclCommands } from "./acl-commands.js";
 import { CommandLineExit, configureErrors, describeFailure, oneLine } from "./common.js";
 import { addConsumerCommands } from "./consumer-commands.js";
 import { addDevCommand } from "./dev-command.js";
+import { addDlqCommands } from "./dlq-commands.js";
+import { addGroupAdminCommands } from "./group-admin-commands.js";
 import { addMessageCommands } from "./message-commands.js";
 import { escapeControls } from "./output.js";
 import { addProducerCommands } from "./producer-commands.js";
@@ -24,10 +26,12 @@ configureErrors(program);
 addDevCommand(program);
 addTopicCommands(program);
 addConsumerCommands(program);
+addGroupAdminCommands(program);
 addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);
 addAclCommands(program);
+addDlqCommands(program);
 program.addHelpText(
   "after",
   "\nEvery API command takes -n/--namesrv <url> (default http://127.0.0.1:9876, or NIMBUS_URL) and --json.",

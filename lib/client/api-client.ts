@@ -21,6 +21,7 @@ import {
   BATCH_MEDIA_TYPE,
   type ClusterInfo,
   type ConsumerConnection,
+  type ConsumerStatus,
   decodePullFrame,
   type EndpointInput,
   type EndpointOutput,
@@ -31,15 +32,20 @@ import {
   type HalfMessageResponse,
   type HeartbeatData,
   type HeartbeatResponse,
+  type LockedQueue,
   type OffsetEntry,
+  type OffsetReset,
   type ProducerInfo,
   type ProgressRow,
   type PulledMessage,
   type PullRequest,
   type PullResponse,
   type QueueOwner,
+  type QueueRef,
   type QueueStatus,
   type ReleaseEntry,
+  type SendBackRequest,
+  type SendBackResponse,
   type SendRequest,
   type SendResponse,
   type TopicConfig,
@@ -52,12 +58,16 @@ import { HttpTransport, isUnreachable, type RequestOptions, type TransportOption
 export type {
   ConsumerConnection,
   ConsumerInfo,
+  ConsumerRunningInfo,
+  ConsumerStatus,
   EndTransactionRequest,
   HalfMessageRequest,
   HalfMessageResponse,
   HeartbeatData,
   HeartbeatResponse,
+  LockedQueue,
   OffsetEntry,
+  OffsetReset,
   ProducerInfo,
   ProgressRow,
   PulledMessage,
@@ -65,8 +75,12 @@ export type {
   PullResponse,
   PullStatus,
   QueueOwner,
+  QueueRef,
+  QueueRunningInfo,
   QueueStatus,
   ReleaseEntry,
+  SendBackRequest,
+  SendBackResponse,
   SendMessage,
   SendRequest,
   SendResponse,
@@ -263,6 +277,11 @@ export class NimbusApi {
     }
   }
 
+  /** Hands a failed message back to its broker: the group's retry topic, or its dead-letter queue. */
+  sendBack(req: SendBackRequest, options?: RequestOptions): Promise<SendBackResponse> {
+    return this.#atBroker(req, "write", options, (o) => this.call(endpoints.sendBack, { body: req }, o));
+  }
+
   pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {
     return this.#atBroker(req, "read", options, (o) => this.#pullBatch(req, o));
   }
@@ -392,6 +411,34 @@ export class NimbusApi {
   /** Each queue's offset, owner and released flag (the queue handover). */
   async queueOwners(group: string, topic: string): Promise<QueueOwner[]> {
     return (await this.call(endpoints.queueOwners, { params: { group, topic } })).queues;
+  }
+
+  /** Locks or renews queues for an orderly consumer (LOCK_BATCH_MQ); each answer says whether it got the lease. */
+  async lockQueues(group: string, topic: string, clientId: string, queues: QueueRef[]): Promise<LockedQueue[]> {
+    return (await this.call(endpoints.lockQueues, { params: { group, topic }, body: { clientId, queues } })).queues;
+  }
+
+  /** Ends this client's locks of queues (UNLOCK_BATCH_MQ); answers the queues it held. */
+  async unlockQueues(group: string, topic: string, clientId: string, queues: QueueRef[]): Promise<QueueRef[]> {
+    return (await this.call(endpoints.unlockQueues, { params: { group, topic }, body: { clientId, queues } })).unlocked;
+  }
+
+  /** The current lock of every queue of the topic. */
+  async queueLocks(group: string, topic: string): Promise<LockedQueue[]> {
+    return (await this.call(endpoints.queueLocks, { params: { group, topic } })).queues;
+  }
+
+  /** mqadmin's resetOffsetByTime: every queue to the first message stored at or after `timestamp`. */
+  resetOffsetByTime(group: string, topic: string, timestamp: number | "now" | "first"): Promise<OffsetReset> {
+    return this.call(endpoints.resetOffsetByTime, { params: { group, topic }, body: { timestamp } }).then((r) => ({
+      topic,
+      ...r,
+    }));
+  }
+
+  /** Per live member of the group, what its heartbeats report about its work (consumerStatus). */
+  async consumerStatus(group: string): Promise<ConsumerStatus[]> {
+    return (await this.call(endpoints.consumerStatus, { params: { group } })).consumers;
   }
 
   async progress(group: string, topic?: string): Promise<ProgressRow[]> {

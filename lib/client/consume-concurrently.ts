@@ -4,12 +4,13 @@
  * order (first in, first out). A batch's result removes its messages from the process queue and moves the
  * queue's offset to the lowest offset not yet consumed.
  *
- * RECONSUME_LATER (or a throw) in CLUSTERING: RocketMQ sends the message back to the broker's retry topic.
- * Nimbus has no retry topic yet, so the message stays in the process queue (holding the offset back) and
- * is redelivered here after `reconsumeDelayMillis`, with `reconsumeTimes` one higher, until it has failed
- * `maxReconsumeTimes` redeliveries; then it is given up (reported to `onError`) as RocketMQ would move it
- * to the dead letter queue. If the queue moves to another consumer meanwhile, that consumer redelivers it
- * from the committed offset. In BROADCASTING a failed message is dropped, as RocketMQ drops it.
+ * RECONSUME_LATER (or a throw) in CLUSTERING: the message is sent back to the broker (RocketMQ's
+ * consumerSendMsgBack, `sendBack`), which keeps it in the group's retry topic for delay level
+ * 3 + reconsumeTimes, or in its dead-letter queue after `maxReconsumeTimes`; the queue's offset then moves
+ * past it. If the send-back fails, the message stays in the process queue (holding the offset back) and is
+ * redelivered here after `reconsumeDelay`, with `reconsumeTimes` one higher, and sent back again if it
+ * fails again: it is never lost. In BROADCASTING a failed message is dropped (logged through `onError`),
+ * as RocketMQ drops it.
  *
  * @example
  * const service = new ConsumeMessageConcurrentlyService({ listener, store, ...options });
@@ -34,8 +35,10 @@ export interface ConsumeServiceConfig {
   store: OffsetStore;
   consumeMessageBatchMaxSize: number;
   consumeThreadMax: number;
-  maxReconsumeTimes: number;
+  /** Delay before a local redelivery (after a failed send-back). */
   reconsumeDelay(reconsumeTimes: number): number;
+  /** CLUSTERING: hands a failed message back to the broker (retry topic or DLQ); absent: redeliver locally. */
+  sendBack?(msg: MessageExt, mq: MessageQueue): Promise<unknown>;
   /** Messages about to be handed to the listener (the handover counts duplicates from them). */
   onDelivered?(mq: MessageQueue, msgs: readonly MessageExt[]): void;
   onError(err: unknown, what: string): void;
@@ -112,28 +115,26 @@ export class ConsumeMessageConcurrentlyService {
     }
     if (status !== "CONSUME_SUCCESS" && status !== "RECONSUME_LATER") status = "RECONSUME_LATER";
     pq.lastConsumeTimestamp = Date.now();
-    this.#processConsumeResult(status, context, msgs, pq, mq);
+    await this.#processConsumeResult(status, context, msgs, pq, mq);
   }
 
-  #processConsumeResult(
+  async #processConsumeResult(
     status: ConsumeConcurrentlyStatus,
     context: ConsumeConcurrentlyContext,
     msgs: MessageExt[],
     pq: ProcessQueue,
     mq: MessageQueue,
-  ): void {
+  ): Promise<void> {
     const ackIndex = status === "CONSUME_SUCCESS" ? Math.max(-1, Math.min(context.ackIndex, msgs.length - 1)) : -1;
     const failed = msgs.slice(ackIndex + 1);
     const retry: MessageExt[] = [];
     for (const m of failed) {
       if (this.config.messageModel === "BROADCASTING") {
-        this.config.onError(new Error(`consume failed: ${m.msgId}`), `BROADCASTING drops a failed message`);
-      } else if (m.reconsumeTimes >= this.config.maxReconsumeTimes) {
         this.config.onError(
-          new Error(`${m.msgId} failed ${m.reconsumeTimes + 1} times`),
-          `giving up a message of ${mq.key()} at offset ${m.queueOffset} (no dead letter queue yet)`,
+          new Error(`consume failed: ${m.msgId}`),
+          `BROADCASTING drops a failed message of ${mq.key()} at offset ${m.queueOffset}`,
         );
-      } else {
+      } else if (!(await this.#sentBack(m, mq))) {
         retry.push(m);
       }
     }
@@ -141,6 +142,21 @@ export class ConsumeMessageConcurrentlyService {
     const offset = pq.removeMessages(done);
     if (offset >= 0 && !pq.released) this.config.store.updateOffset(mq, offset, true);
     if (retry.length > 0 && !pq.dropped && !this.#stopped) this.#redeliverLater(retry, pq, mq);
+  }
+
+  /** True when the broker took the message back (retry topic or DLQ); false: redeliver it here. */
+  async #sentBack(m: MessageExt, mq: MessageQueue): Promise<boolean> {
+    if (this.config.sendBack === undefined) return false;
+    try {
+      await this.config.sendBack(m, mq);
+      return true;
+    } catch (err) {
+      this.config.onError(
+        err,
+        `sending ${m.msgId} back (offset ${m.queueOffset} of ${mq.key()}): redelivering it here`,
+      );
+      return false;
+    }
   }
 
   #redeliverLater(msgs: MessageExt[], pq: ProcessQueue, mq: MessageQueue): void {

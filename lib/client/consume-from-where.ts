@@ -9,7 +9,9 @@
  * const start = await computePullFromWhere(mq, { store, bounds: new QueueBounds(api), ...options });
  * // start.offset; start.fromStore false when it came from consumeFromWhere
  */
+
 import type { MessageQueue } from "../core/message-queue.js";
+import { isRetryTopic } from "../core/names.js";
 import type { NimbusApi } from "./api-client.js";
 import type { ConsumeFromWhere } from "./consumer-options.js";
 import type { OffsetStore } from "./offset-store.js";
@@ -72,7 +74,8 @@ export async function computePullFromWhere(mq: MessageQueue, ctx: PullFromWhereC
         fromStore: false,
       };
     default:
-      return { offset: bounds.maxOffset, fromStore: false };
+      // RocketMQ reads a retry topic from its start: what is there was sent back for this group.
+      return { offset: isRetryTopic(mq.topic) ? bounds.minOffset : bounds.maxOffset, fromStore: false };
   }
 }
 

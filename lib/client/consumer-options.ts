@@ -96,10 +96,29 @@ export interface PushConsumerOptions extends ConsumerBaseOptions {
   consumeThreadMax?: number;
   /** Pulling pauses while the cached offsets of a queue span more than this. Default 2000. */
   consumeConcurrentlyMaxSpan?: number;
-  /** Local redeliveries of a message before it is given up. Default 16. */
+  /**
+   * CLUSTERING: how many times a failed message is retried (through the group's retry topic, after delay
+   * level 3 + reconsumeTimes) before the broker moves it to the group's dead-letter queue. Default 16 (-1: 16).
+   * An orderly listener redelivers in place without limit by default (RocketMQ's orderly -1); with a bound, a
+   * message that exceeds it goes to the dead-letter queue (CLUSTERING) and the queue moves on.
+   */
   maxReconsumeTimes?: number;
-  /** Delay before the n-th redelivery (n from 1). Default RocketMQ's retry levels: 10s, 30s, 1m, 2m, ... 2h. */
+  /**
+   * Wait before consuming a failed message again in this consumer, when sending it back to the broker
+   * failed (or in a test harness without a broker). Default 5000 (RocketMQ's). The retry topic's delays are
+   * the deployment's delay levels.
+   */
   reconsumeDelayMillis?: number | ((reconsumeTimes: number) => number);
+  /**
+   * Orderly listener: how long a queue waits after SUSPEND_CURRENT_QUEUE_A_MOMENT before the same messages
+   * are delivered again (RocketMQ's suspendCurrentQueueTimeMillis). Default 1000.
+   */
+  suspendCurrentQueueTimeMillis?: number;
+  /**
+   * Orderly listener: how often the queue locks are renewed (RocketMQ's lock interval, 20 s). Keep it well
+   * under half the broker's lease (`queueLockLeaseMs`, 60 s), which is how long the consumer trusts a lock.
+   */
+  lockRenewIntervalMillis?: number;
   /** How long `shutdown()` waits for running listeners. Default 30000. */
   awaitTerminationMillisWhenShutdown?: number;
 }
@@ -117,14 +136,8 @@ export interface LitePullConsumerOptions extends ConsumerBaseOptions {
   consumeMaxSpan?: number;
 }
 
-/** RocketMQ's delay levels 3..18 (10s .. 2h): the retry delays of reconsume times 1..16. */
-const RETRY_DELAYS_MS = [10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200].map(
-  (s) => s * 1000,
-);
-
-export function defaultReconsumeDelay(reconsumeTimes: number): number {
-  return RETRY_DELAYS_MS[Math.min(Math.max(reconsumeTimes, 1), RETRY_DELAYS_MS.length) - 1] as number;
-}
+/** RocketMQ's wait before consuming a message again here when sending it back failed: 5 s. */
+export const DEFAULT_LOCAL_RECONSUME_DELAY_MS = 5000;
 
 /** The shared options with defaults applied. */
 export interface ResolvedBaseOptions {

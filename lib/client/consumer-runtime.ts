@@ -13,7 +13,7 @@
 import os from "node:os";
 import path from "node:path";
 import type { MessageQueue } from "../core/message-queue.js";
-import { NimbusApi } from "./api-client.js";
+import { type ConsumerConnection, type ConsumerRunningInfo, NimbusApi, type OffsetReset } from "./api-client.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "./client-id.js";
 import { computePullFromWhere, type QueueBounds, type StartOffset } from "./consume-from-where.js";
 import type { ConsumerBaseOptions, ResolvedBaseOptions } from "./consumer-options.js";
@@ -33,6 +33,12 @@ export interface RuntimeHooks {
   stopQueue(mq: MessageQueue): Promise<void>;
   /** The periodic commit. */
   persist(): Promise<void>;
+  /** Orderly consumers: takes the broker lock of a queue about to start (after its handover turn). */
+  lock?(mq: MessageQueue, signal: AbortSignal): Promise<void>;
+  /** What the heartbeat reports about the consumer's work (`consumerStatus`). */
+  runningInfo?(): Promise<ConsumerRunningInfo>;
+  /** An offset reset of a subscribed topic made while this consumer runs: move its queues there. */
+  applyOffsetReset?(reset: OffsetReset): Promise<void>;
 }
 
 export class ConsumerRuntime {
@@ -44,6 +50,10 @@ export class ConsumerRuntime {
   readonly handover: Handover | undefined;
   readonly #repeaters = new Repeaters();
   #groupManaged = false;
+  /** The latest offset reset seen per topic (resetAt); undefined until the first membership read. */
+  #knownResets: Map<string, number> | undefined;
+  /** The subscription warning last given, so it is given once per change. */
+  #subscriptionWarning = "";
 
   constructor(
     options: ConsumerBaseOptions,
@@ -95,7 +105,11 @@ export class ConsumerRuntime {
       strategy: resolved.strategy,
       topics: () => [...hooks.subscriptions().keys()],
       hooks: {
-        awaitTurn: async (mq, signal) => (this.handover ? this.handover.awaitTurn(mq, signal) : { kind: "clean" }),
+        awaitTurn: async (mq, signal) => {
+          const turn: Turn = this.handover ? await this.handover.awaitTurn(mq, signal) : { kind: "clean" };
+          await hooks.lock?.(mq, signal);
+          return turn;
+        },
         computePullFromWhere: (mq, bounds) => this.computePullFromWhere(mq, bounds),
         claim: async (mq, offset) => {
           if (this.handover === undefined) return true;
@@ -144,6 +158,13 @@ export class ConsumerRuntime {
     this.#groupManaged = true;
     // A failed first heartbeat is not fatal (RocketMQ starts without a broker too): the timers retry.
     await this.heartbeat().catch(report("heartbeat"));
+    // Resets made before this start are in the committed offsets already; later ones are applied.
+    if (r.messageModel === "CLUSTERING" && this.hooks.applyOffsetReset !== undefined) {
+      await this.api
+        .consumerConnection(r.consumerGroup)
+        .then((c) => this.#learnResets(c))
+        .catch(report("reading the group's offset resets"));
+    }
     this.#repeaters.every(r.heartbeatInterval, () => this.heartbeat(), report("heartbeat"));
     this.#repeaters.every(r.rebalanceInterval, () => this.rebalance.doRebalance(), report("rebalance"));
     this.#repeaters.every(r.membershipPollInterval, () => this.#pollMembership(), report("reading the consumer list"));
@@ -160,6 +181,7 @@ export class ConsumerRuntime {
   /** Sends this consumer's heartbeat (its group, model and subscriptions). */
   async heartbeat(): Promise<void> {
     const r = this.resolved;
+    const runningInfo = await this.hooks.runningInfo?.();
     await this.api.heartbeat({
       clientId: this.clientId,
       consumerDataSet: [
@@ -169,6 +191,7 @@ export class ConsumerRuntime {
           messageModel: r.messageModel,
           consumeFromWhere: r.consumeFromWhere,
           subscriptionDataSet: [...this.hooks.subscriptions()].map(([topic, subString]) => ({ topic, subString })),
+          ...(runningInfo === undefined ? {} : { runningInfo }),
         },
       ],
     });
@@ -177,10 +200,39 @@ export class ConsumerRuntime {
   /** CLUSTERING: rebalance when the live consumer list changed; both models: retry an unbalanced round. */
   async #pollMembership(): Promise<void> {
     if (this.resolved.messageModel === "CLUSTERING") {
-      const ids = await this.api.consumerIds(this.resolved.consumerGroup);
-      if (this.rebalance.membershipChanged(ids)) return this.rebalance.doRebalance();
+      const connection = await this.api.consumerConnection(this.resolved.consumerGroup);
+      this.#checkSubscription(connection);
+      await this.#learnResets(connection);
+      if (this.rebalance.membershipChanged(connection.consumerIdList)) return this.rebalance.doRebalance();
     }
     if (!this.rebalance.balanced) await this.rebalance.doRebalance();
+  }
+
+  /** Logs a warning when the broker flags this consumer's subscription as not its group's (once per change). */
+  #checkSubscription(connection: ConsumerConnection): void {
+    const me = connection.consumers.find((c) => c.clientId === this.clientId);
+    const warning =
+      me === undefined || me.subscriptionConsistent
+        ? ""
+        : `warning: the subscription of ${this.clientId} (${JSON.stringify(me.subscriptionDataSet)}) differs from its group ${this.resolved.consumerGroup}'s; RocketMQ requires every member to subscribe the same topics and tags`;
+    if (warning !== "" && warning !== this.#subscriptionWarning) {
+      this.resolved.onError(new Error("inconsistent subscription"), warning);
+    }
+    this.#subscriptionWarning = warning;
+  }
+
+  /** Applies the offset resets newer than the ones seen (none at the first read: those predate the queues). */
+  async #learnResets(connection: ConsumerConnection): Promise<void> {
+    const apply = this.hooks.applyOffsetReset;
+    if (apply === undefined) return;
+    const first = this.#knownResets === undefined;
+    const known = this.#knownResets ?? new Map<string, number>();
+    this.#knownResets = known;
+    for (const reset of connection.offsetResets) {
+      if ((known.get(reset.topic) ?? -1) >= reset.resetAt) continue;
+      known.set(reset.topic, reset.resetAt);
+      if (!first && this.hooks.subscriptions().has(reset.topic)) await apply(reset);
+    }
   }
 
   /** Stops every timer and the rebalance (waiting for running rounds); the queues are the consumer's to stop. */

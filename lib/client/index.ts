@@ -10,10 +10,16 @@
 
 export { ErrorCode, NimbusError } from "../core/errors.js";
 export { MessageQueue } from "../core/message-queue.js";
+export { dlqTopic, retryTopic } from "../core/names.js";
 export type { BrokerData, QueueData, TopicRouteData } from "../protocol/index.js";
 export * from "./allocate/index.js";
 export * from "./api-client.js";
 export { buildMQClientId, localIPv4, resolveInstanceName } from "./client-id.js";
+export type {
+  ConsumeOrderlyContext,
+  ConsumeOrderlyStatus,
+  MessageListenerOrderly,
+} from "./consume-orderly.js";
 export type {
   ConsumeConcurrentlyContext,
   ConsumeConcurrentlyStatus,
@@ -42,6 +48,7 @@ export {
 export { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
 export { Producer, type ProducerErrorSource, type ProducerOptions } from "./producer.js";
 export { PushConsumer } from "./push-consumer.js";
+export { restoreRetryTopic, sendBackTo } from "./retry.js";
 export { signatureParts, signRequest } from "./sigv4.js";
 export {
   LocalTransactionState,

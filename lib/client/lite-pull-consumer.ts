@@ -60,6 +60,16 @@ export class LitePullConsumer {
       startQueue: (mq, start, turn) => this.#startQueue(mq, start, turn),
       stopQueue: (mq) => this.#stopQueue(mq),
       persist: () => this.#runtime.store.persistAll(this.#committable()),
+      // resetOffsetByTime while running: each assigned queue of the topic goes on from the reset offset.
+      applyOffsetReset: async (reset) => {
+        for (const e of reset.offsetTable) {
+          const mq = new MessageQueue(reset.topic, e.brokerName, e.queueId);
+          if (!this.#queues.has(mq)) continue;
+          await this.#queues.restart(mq, e.offset);
+          this.#runtime.store.updateOffset(mq, e.offset, false);
+          await this.#runtime.store.persist(mq);
+        }
+      },
     });
     this.#queues = new LitePullQueues({
       api: this.#runtime.api,

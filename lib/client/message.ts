@@ -42,6 +42,32 @@ export class Message {
     return this.properties[name];
   }
 
+  /**
+   * RocketMQ's delay level: delivered after the deployment's delay of `level` (by default 1s 5s 10s 30s 1m
+   * 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h for levels 1 to 18); 0 clears it. Sets the `DELAY` property.
+   */
+  setDelayTimeLevel(level: number): void {
+    if (level === 0) delete this.properties[MessageConst.DELAY];
+    else this.properties[MessageConst.DELAY] = String(level);
+  }
+
+  getDelayTimeLevel(): number {
+    return Number(this.properties[MessageConst.DELAY] ?? 0);
+  }
+
+  /**
+   * RocketMQ 5's timer message: delivered at `epochMs` (ms since the epoch), at most the deployment's
+   * `timerMaxDelaySec` ahead (default 7 days). Sets the `TIMER_DELIVER_MS` property.
+   */
+  setDeliverTimeMs(epochMs: number): void {
+    this.properties[MessageConst.TIMER_DELIVER_MS] = String(Math.floor(epochMs));
+  }
+
+  getDeliverTimeMs(): number | undefined {
+    const value = this.properties[MessageConst.TIMER_DELIVER_MS];
+    return value === undefined ? undefined : Number(value);
+  }
+
   /** RocketMQ's client-side unique id (UNIQ_KEY), set by the producer on send. */
   get msgId(): string | undefined {
     return this.properties[MessageConst.UNIQ_KEY];
@@ -71,7 +97,10 @@ export interface SendResult {
   msgId: string;
   msgIds: string[];
   messageQueue: MessageQueue;
+  /** 0 for a delayed message: it gets its offset when it is due. */
   queueOffset: number;
+  /** A delayed message: when it is due (appended to `messageQueue`). */
+  deliverTimeMs?: number;
 }
 
 export interface PullResult {

@@ -32,6 +32,11 @@ export interface OffsetStore {
   /** Forgets a queue's in-memory offset (its queue went to another consumer). */
   removeOffset(mq: MessageQueue): void;
   /**
+   * Makes the next `READ_FROM_STORE` of the topic's queues send a new request instead of joining one in
+   * flight (an orderly consumer that just got a lock must read what was committed before it).
+   */
+  freshReads?(topic: string): void;
+  /**
    * Hands queues over: writes their offsets even if unchanged (marked released where the offsets live on
    * the broker), then forgets them.
    */
@@ -108,13 +113,20 @@ export class RemoteBrokerOffsetStore extends MemoryOffsetStore {
   #readTopic(topic: string): Promise<Map<string, number>> {
     let pending = this.#reads.get(topic);
     if (pending === undefined) {
-      pending = this.api
+      const read = this.api
         .queryOffsets(this.group, topic)
         .then((rows) => new Map(rows.map((r) => [new MessageQueue(topic, r.brokerName, r.queueId).key(), r.offset])))
-        .finally(() => this.#reads.delete(topic));
-      this.#reads.set(topic, pending);
+        .finally(() => {
+          if (this.#reads.get(topic) === read) this.#reads.delete(topic);
+        });
+      pending = read;
+      this.#reads.set(topic, read);
     }
     return pending;
+  }
+
+  freshReads(topic: string): void {
+    this.#reads.delete(topic);
   }
 
   persist(mq: MessageQueue): Promise<void> {

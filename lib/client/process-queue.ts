@@ -82,6 +82,16 @@ export class ProcessQueue {
     return this.#firstKey() ?? -1;
   }
 
+  /** The first `n` cached messages in offset order, left in place (an orderly consumer's next batch). */
+  peekMessages(n: number): MessageExt[] {
+    const batch: MessageExt[] = [];
+    for (const m of this.#msgs.values()) {
+      if (batch.length >= n) break;
+      batch.push(m);
+    }
+    return batch;
+  }
+
   has(offset: number): boolean {
     return this.#msgs.has(offset);
   }

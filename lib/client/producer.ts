@@ -11,6 +11,7 @@
  * await producer.shutdown();
  */
 
+import { isDelayed } from "../core/delay-levels.js";
 import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
 import { MessageConst } from "../core/message.js";
 import { newMessageId } from "../core/message-id-node.js";
@@ -170,7 +171,8 @@ export class Producer {
     this.ensureRunning();
     const prepared = prepare(msg);
     const { target, timeout } = this.#parseCall(prepared, msg, rest);
-    const single = !Array.isArray(msg) && prepared.wire[0];
+    // A delayed message is sent on its own: a batch is delayed as a whole or not at all.
+    const single = !Array.isArray(msg) && !isDelayed(prepared.wire[0]?.properties) && prepared.wire[0];
     // Joins the batch before the first await, so that a shutdown() called right after still flushes it.
     if (this.#batcher && target.kind === "any" && single) return this.#batcher.add(prepared.topic, single, timeout);
     return resultOf(await this.#sendDefault(prepared, target, timeout, 1 + this.retryTimesWhenSendFailed));

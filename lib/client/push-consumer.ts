@@ -2,7 +2,11 @@
  * @module RocketMQ's `DefaultMQPushConsumer` with a concurrent listener: the consumer pulls the queues the
  * rebalance gives it and calls the listener; offsets are committed after consumption (every
  * `persistConsumerOffsetInterval`, and at once when a queue leaves: the release of the handover), so
- * delivery is at least once: a rebalance or a crash may redeliver, never lose. See `consume-concurrently.ts` for RECONSUME_LATER (local redelivery).
+ * delivery is at least once: a rebalance or a crash may redeliver, never lose. A CLUSTERING consumer also
+ * subscribes to its group's retry topic `%RETRY%<group>`, where the broker keeps the messages it sent back
+ * (RECONSUME_LATER: see `consume-concurrently.ts` and `retry.ts`).
+ * With `registerMessageListenerOrderly` instead, each queue is consumed in order by one consumer at a time,
+ * under a broker lock (`orderly-mode.ts`, `consume-orderly.ts`).
  *
  * @example
  * const consumer = new PushConsumer({ consumerGroup: "orders-group", endpoints: "http://127.0.0.1:9876" });
@@ -17,20 +21,22 @@
  */
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { MessageQueue } from "../core/message-queue.js";
+import { retryTopic } from "../core/names.js";
 import { parseSubExpression, type TagSubscription } from "../core/subscription.js";
+import type { ConsumerRunningInfo, OffsetReset } from "./api-client.js";
 import { ConsumeMessageConcurrentlyService } from "./consume-concurrently.js";
 import type { StartOffset } from "./consume-from-where.js";
-import {
-  checkRange,
-  defaultReconsumeDelay,
-  type MessageListenerConcurrently,
-  type PushConsumerOptions,
-  resolveBaseOptions,
-} from "./consumer-options.js";
+import type { MessageListenerOrderly } from "./consume-orderly.js";
+import { type MessageListenerConcurrently, type PushConsumerOptions, resolveBaseOptions } from "./consumer-options.js";
 import { ConsumerRuntime } from "./consumer-runtime.js";
+import { runningInfoOf } from "./consumer-status.js";
 import type { Turn } from "./handover.js";
+import type { MessageExt } from "./message.js";
+import { OrderlyMode } from "./orderly-mode.js";
 import { ProcessQueue } from "./process-queue.js";
 import { PullLoop } from "./pull-loop.js";
+import { resolvePushSettings } from "./push-settings.js";
+import { restoreRetryTopic, sendBackTo } from "./retry.js";
 import { sleep } from "./schedule.js";
 
 /** RocketMQ's PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL. */
@@ -58,48 +64,41 @@ export class PushConsumer {
   readonly #queues = new Map<string, QueueState>();
   readonly #settings;
   #listener: MessageListenerConcurrently | undefined;
-  #service: ConsumeMessageConcurrentlyService | undefined;
+  #orderlyListener: MessageListenerOrderly | undefined;
+  #service: Pick<ConsumeMessageConcurrentlyService, "submitConsumeRequest" | "shutdown"> | undefined;
+  #orderly: OrderlyMode | undefined;
   #state: ServiceState = "CREATE_JUST";
 
   constructor(options: PushConsumerOptions) {
     this.#options = options;
     const resolved = resolveBaseOptions(options, { pullBatchSize: 32, exceptionDelay: 3000 });
-    const reconsume = options.reconsumeDelayMillis;
-    const maxReconsumeTimes = options.maxReconsumeTimes ?? 16;
-    this.#settings = {
-      consumeMessageBatchMaxSize: checkRange(
-        "consumeMessageBatchMaxSize",
-        options.consumeMessageBatchMaxSize ?? 1,
-        1,
-        1024,
-      ),
-      pullInterval: checkRange("pullInterval", options.pullInterval ?? 0, 0, 65535),
-      consumeThreadMax: checkRange("consumeThreadMax", options.consumeThreadMax ?? 20, 1, 1000),
-      consumeConcurrentlyMaxSpan: checkRange(
-        "consumeConcurrentlyMaxSpan",
-        options.consumeConcurrentlyMaxSpan ?? 2000,
-        1,
-        65535,
-      ),
-      maxReconsumeTimes: maxReconsumeTimes === -1 ? 16 : checkRange("maxReconsumeTimes", maxReconsumeTimes, 0, 1000),
-      reconsumeDelay:
-        typeof reconsume === "function" ? reconsume : (n: number) => reconsume ?? defaultReconsumeDelay(n),
-      awaitTermination: checkRange(
-        "awaitTerminationMillisWhenShutdown",
-        options.awaitTerminationMillisWhenShutdown ?? 30_000,
-        0,
-        2 ** 31 - 1,
-      ),
-    };
+    this.#settings = resolvePushSettings(options);
     this.#runtime = new ConsumerRuntime(options, resolved, {
       consumeType: "CONSUME_PASSIVELY",
-      subscriptions: () => new Map([...this.#subscriptions].map(([topic, sub]) => [topic, sub.subString])),
+      subscriptions: () => new Map([...this.#allSubscriptions()].map(([topic, sub]) => [topic, sub.subString])),
       startQueue: (mq, start, turn) => this.#startQueue(mq, start, turn),
       stopQueue: (mq) => this.#stopQueue(mq),
-      // Queues taken without a release are not committed while their previous owner may still write them.
+      // Queues taken without a release are not committed while their previous owner may still write them,
+      // nor an orderly queue whose lease ran out (another owner may have started it).
       persist: () =>
-        this.#runtime.store.persistAll(this.#started().filter((mq) => !this.#runtime.handover?.watching(mq))),
+        this.#runtime.store.persistAll(
+          this.#started().filter(
+            (mq) => !this.#runtime.handover?.watching(mq) && (this.#orderly?.leases.valid(mq) ?? true),
+          ),
+        ),
+      lock: async (mq, signal) => this.#orderly?.lock(mq, signal),
+      runningInfo: async () => this.#runningInfo(),
+      applyOffsetReset: (reset) => this.#applyOffsetReset(reset),
     });
+  }
+
+  /** The user's subscriptions, and for CLUSTERING the group's retry topic (every tag), as RocketMQ adds it. */
+  #allSubscriptions(): Map<string, TagSubscription> {
+    const all = new Map(this.#subscriptions);
+    if (this.#runtime?.resolved.messageModel !== "BROADCASTING") {
+      all.set(retryTopic(this.#options.consumerGroup), parseSubExpression("*"));
+    }
+    return all;
   }
 
   #started(): MessageQueue[] {
@@ -115,9 +114,16 @@ export class PushConsumer {
     return this.#options.consumerGroup;
   }
 
-  /** The queues this consumer pulls now, sorted. */
+  /** The queues of this consumer's subscriptions that it pulls now, sorted (its retry queues: `retryQueues()`). */
   assignedQueues(): MessageQueue[] {
-    return this.#runtime.rebalance.assignedQueues();
+    const retry = retryTopic(this.#options.consumerGroup);
+    return this.#runtime.rebalance.assignedQueues().filter((mq) => mq.topic !== retry);
+  }
+
+  /** The queues of the group's retry topic `%RETRY%<group>` that this consumer pulls now (CLUSTERING). */
+  retryQueues(): MessageQueue[] {
+    const retry = retryTopic(this.#options.consumerGroup);
+    return this.#runtime.rebalance.assignedQueues().filter((mq) => mq.topic === retry);
   }
 
   /**
@@ -146,32 +152,96 @@ export class PushConsumer {
 
   registerMessageListener(listener: MessageListenerConcurrently): void {
     this.#listener = listener;
+    this.#orderlyListener = undefined;
+  }
+
+  /**
+   * RocketMQ's MessageListenerOrderly: each queue is consumed by one consumer of the group at a time, in
+   * offset order, one batch (`consumeMessageBatchMaxSize`) at a time; answer SUCCESS or
+   * SUSPEND_CURRENT_QUEUE_A_MOMENT (redeliver the batch after `suspendCurrentQueueTimeMillis`).
+   */
+  registerMessageListenerOrderly(listener: MessageListenerOrderly): void {
+    this.#orderlyListener = listener;
+    this.#listener = undefined;
+  }
+
+  /** True when the listener is orderly. */
+  get consumeOrderly(): boolean {
+    return this.#orderlyListener !== undefined;
   }
 
   /** Heartbeats, rebalances and starts pulling. Resolves after the first rebalance. */
   async start(): Promise<void> {
     if (this.#state !== "CREATE_JUST")
       throw new NimbusError(ErrorCode.SERVICE_NOT_AVAILABLE, `the consumer is ${this.#state}, it can start only once`);
-    if (this.#listener === undefined)
+    if (this.#listener === undefined && this.#orderlyListener === undefined)
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "registerMessageListener before start");
     const r = this.#runtime.resolved;
+    const onDelivered = (mq: MessageQueue, msgs: readonly MessageExt[]) =>
+      this.#runtime.handover?.delivered(
+        mq,
+        msgs.map((m) => m.queueOffset),
+      );
+    if (this.#orderlyListener !== undefined) {
+      if (r.messageModel !== "CLUSTERING")
+        throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "an orderly listener needs the CLUSTERING model");
+      this.#orderly = this.#orderlyMode(this.#orderlyListener, onDelivered);
+      this.#service = this.#orderly.service;
+      this.#state = "RUNNING";
+      this.#orderly.start();
+      await this.#runtime.start(true);
+      return;
+    }
+    if (this.#listener === undefined) return;
     this.#service = new ConsumeMessageConcurrentlyService({
       listener: this.#listener,
       messageModel: r.messageModel,
       store: this.#runtime.store,
       consumeMessageBatchMaxSize: this.#settings.consumeMessageBatchMaxSize,
       consumeThreadMax: this.#settings.consumeThreadMax,
-      maxReconsumeTimes: this.#settings.maxReconsumeTimes,
       reconsumeDelay: this.#settings.reconsumeDelay,
-      onDelivered: (mq, msgs) =>
-        this.#runtime.handover?.delivered(
-          mq,
-          msgs.map((m) => m.queueOffset),
-        ),
+      ...(r.messageModel === "CLUSTERING"
+        ? { sendBack: sendBackTo(this.#runtime.api, r.consumerGroup, this.#settings.maxReconsumeTimes) }
+        : {}),
+      onDelivered,
       onError: r.onError,
     });
     this.#state = "RUNNING";
     await this.#runtime.start(true);
+  }
+
+  #orderlyMode(
+    listener: MessageListenerOrderly,
+    onDelivered: (mq: MessageQueue, msgs: readonly MessageExt[]) => void,
+  ): OrderlyMode {
+    const r = this.#runtime.resolved;
+    const s = this.#settings;
+    return new OrderlyMode({
+      api: this.#runtime.api,
+      group: r.consumerGroup,
+      clientId: this.clientId,
+      listener,
+      store: this.#runtime.store,
+      consumeMessageBatchMaxSize: s.consumeMessageBatchMaxSize,
+      suspendCurrentQueueTimeMillis: s.suspendCurrentQueueTimeMillis,
+      maxReconsumeTimes: s.orderlyMaxReconsumeTimes,
+      // CLUSTERING: past maxReconsumeTimes a message goes to %DLQ%<group> (send-back with level -1);
+      // BROADCASTING has no dead-letter queue, so it is retried for ever.
+      deadLetter:
+        r.messageModel === "CLUSTERING"
+          ? async (mq, msgs) => {
+              const toDlq = sendBackTo(this.#runtime.api, r.consumerGroup, s.maxReconsumeTimes);
+              for (const m of msgs) await toDlq(m, mq, -1);
+            }
+          : undefined,
+      lockRenewIntervalMillis: s.lockRenewIntervalMillis,
+      lockRetryMillis: Math.min(r.membershipPollInterval, 1000),
+      started: () => this.#started(),
+      assigned: () => this.#runtime.rebalance.assignedQueues(),
+      onLeaseLost: (mq) => void this.#dropQueue(mq, true),
+      onDelivered,
+      onError: r.onError,
+    });
   }
 
   /**
@@ -192,25 +262,24 @@ export class PushConsumer {
     this.#queues.clear();
     for (const q of queues) q.pq.dropped = true;
     await Promise.all(queues.map((q) => q.loop.stop()));
-    await this.#service?.shutdown(this.#settings.awaitTermination);
+    await (this.#orderly ?? this.#service)?.shutdown(this.#settings.awaitTermination);
     for (const q of queues) {
       q.pq.released = true;
       this.#runtime.handover?.unwatch(q.mq);
     }
     const rebalance = this.#runtime.rebalance;
-    await this.#runtime.store
-      .release(
-        queues.map((q) => q.mq),
-        (mq) => rebalance.successorOf(mq, true),
-      )
-      .catch((err: unknown) => r.onError(err, "releasing the queues at shutdown"));
+    const release = (mqs: MessageQueue[]) => this.#runtime.store.release(mqs, (mq) => rebalance.successorOf(mq, true));
+    const mqs = queues.map((q) => q.mq);
+    await (this.#orderly ? this.#orderly.handOver(mqs, release) : release(mqs)).catch((err: unknown) =>
+      r.onError(err, "releasing the queues at shutdown"),
+    );
     await this.#runtime.unregister().catch((err: unknown) => r.onError(err, "unregistering"));
   }
 
   #startQueue(mq: MessageQueue, start: StartOffset, turn: Turn): void {
     const r = this.#runtime.resolved;
     const store = this.#runtime.store;
-    const sub = this.#subscriptions.get(mq.topic);
+    const sub = this.#allSubscriptions().get(mq.topic);
     if (sub === undefined || this.#state !== "RUNNING") return;
     this.#runtime.handover?.watch(mq, turn, start.offset);
     if (!start.fromStore) {
@@ -226,20 +295,22 @@ export class PushConsumer {
         api: this.#runtime.api,
         consumerGroup: r.consumerGroup,
         mq,
-        subscription: () => this.#subscriptions.get(mq.topic) ?? sub,
+        subscription: () => this.#allSubscriptions().get(mq.topic) ?? sub,
         pullBatchSize: r.pullBatchSize,
         pullInterval: s.pullInterval,
         idleBackoffMillis: r.pullIdleBackoffMillis,
         idleBackoffMaxMillis: r.pullIdleBackoffMaxMillis,
         exceptionDelay: r.pullTimeDelayMillsWhenException,
+        // The span limit is the concurrent listener's (an orderly one consumes from the lowest offset on).
         flowControl: () =>
-          pq.msgCount > r.pullThresholdForQueue || pq.maxSpan > s.consumeConcurrentlyMaxSpan
+          pq.msgCount > r.pullThresholdForQueue || (!this.#orderly && pq.maxSpan > s.consumeConcurrentlyMaxSpan)
             ? FLOW_CONTROL_DELAY_MS
             : 0,
         onFound: (msgs) => {
           pq.lastPullTimestamp = Date.now();
-          pq.putMessages(msgs);
-          this.#service?.submitConsumeRequest(msgs, pq, mq);
+          const restored = restoreRetryTopic(msgs, r.consumerGroup);
+          pq.putMessages(restored);
+          this.#service?.submitConsumeRequest(restored, pq, mq);
         },
         // RocketMQ's correctTagsOffset: with nothing cached, what was skipped counts as consumed.
         onNothing: (next) => {
@@ -272,8 +343,66 @@ export class PushConsumer {
     const timeout = new AbortController();
     await Promise.race([q.pq.whenIdle(), sleep(DROP_AWAIT_MS, timeout.signal)]);
     timeout.abort();
+    const release = async (mqs: MessageQueue[]) => {
+      q.pq.released = true;
+      this.#runtime.handover?.unwatch(mq);
+      await this.#runtime.store.release(mqs, (m) => this.#runtime.rebalance.successorOf(m));
+    };
+    if (this.#orderly === undefined) return release([mq]);
+    // Orderly: never hand over while the listener runs (the next owner would consume beside it).
+    const orderly = this.#orderly;
+    const handOver = () => orderly.handOver([mq], release);
+    if (q.pq.inflight === 0) return handOver();
+    void q.pq
+      .whenIdle()
+      .then(handOver)
+      .catch((err: unknown) => this.#runtime.resolved.onError(err, `releasing ${mq.key()}`));
+  }
+
+  /**
+   * Stops a queue without releasing it: its lease is gone (`forget`: the rebalance starts it again once
+   * locked), or an offset reset moves it (`forget` false: it restarts here at once at the new offset).
+   */
+  async #dropQueue(mq: MessageQueue, forget: boolean): Promise<void> {
+    const q = this.#queues.get(mq.key());
+    if (q === undefined) return;
+    this.#queues.delete(mq.key());
+    q.pq.dropped = true;
     q.pq.released = true;
+    await q.loop.stop();
     this.#runtime.handover?.unwatch(mq);
-    await this.#runtime.store.release([mq], (m) => this.#runtime.rebalance.successorOf(m));
+    this.#runtime.store.removeOffset(mq);
+    // A listener call still running must end before the queue can start here again.
+    await q.pq.whenIdle();
+    if (forget) this.#runtime.rebalance.forget(mq);
+  }
+
+  /** A reset of the group's offsets (resetOffsetByTime): every started queue of the topic moves there now. */
+  async #applyOffsetReset(reset: OffsetReset): Promise<void> {
+    const store = this.#runtime.store;
+    for (const e of reset.offsetTable) {
+      const q = [...this.#queues.values()].find(
+        (x) => x.mq.topic === reset.topic && x.mq.brokerName === e.brokerName && x.mq.queueId === e.queueId,
+      );
+      if (q === undefined) continue;
+      // Waits for the running listener call too: its late offset update cannot undo the reset.
+      await this.#dropQueue(q.mq, false);
+      store.updateOffset(q.mq, e.offset, false);
+      await store.persist(q.mq);
+      // The rebalance may have taken the queue away meanwhile (its stop found nothing to stop).
+      if (!this.assignedQueues().some((mq) => mq.equals(q.mq))) continue;
+      this.#startQueue(q.mq, { offset: e.offset, fromStore: true }, { kind: "clean" });
+    }
+  }
+
+  /** What the heartbeat reports (consumerStatus). */
+  #runningInfo(): Promise<ConsumerRunningInfo> {
+    return runningInfoOf({
+      consumeOrderly: this.consumeOrderly,
+      assigned: this.assignedQueues(),
+      queues: [...this.#queues.values()],
+      locked: (mq) => this.#orderly?.leases.valid(mq) ?? false,
+      store: this.#runtime.store,
+    });
   }
 }

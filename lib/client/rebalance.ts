@@ -186,6 +186,15 @@ export class RebalanceImpl {
     await Promise.all(pending.map((p) => p.task));
   }
 
+  /**
+   * Forgets a started queue its consumer dropped without a release (an orderly consumer that lost its
+   * lock): the next round, which the membership poll runs soon, assigns and starts it anew.
+   */
+  forget(mq: MessageQueue): void {
+    this.#assigned.delete(mq.key());
+    this.#roundBalanced = false;
+  }
+
   /** Forgets every assigned queue and answers them (the consumer stops them itself at shutdown). */
   releaseAll(): MessageQueue[] {
     const all = this.assignedQueues();

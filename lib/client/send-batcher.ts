@@ -55,12 +55,15 @@ export function messageBytes(m: SendMessage): number {
 /** The result of message `index` of a sent batch. */
 export function resultAt(res: SendResponse, index: number): SendResult {
   const msgId = res.msgIds[index] ?? "";
+  const deliverTimeMs = res.deliverTimeMs?.[index];
   return {
     sendStatus: res.sendStatus,
     msgId,
     msgIds: [msgId],
     messageQueue: toMessageQueue(res.messageQueue),
-    queueOffset: res.queueOffset + index,
+    // A delayed message has no offset until it is due (the broker answers 0).
+    queueOffset: deliverTimeMs === undefined ? res.queueOffset + index : res.queueOffset,
+    ...(deliverTimeMs === undefined ? {} : { deliverTimeMs }),
   };
 }
 

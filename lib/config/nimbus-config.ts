@@ -3,6 +3,8 @@
  * handlers and the local server all read, so a stage behaves the same everywhere.
  */
 import { z } from "zod";
+import { DEFAULT_MESSAGE_DELAY_LEVEL, parseDelayLevels } from "../core/delay-levels.js";
+import { isNimbusError } from "../core/errors.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import { MASTER_ID } from "../core/topology.js";
 import { DEFAULT_AUTO_CREATE_QUEUE_NUMS, MAX_QUEUE_NUMS } from "../protocol/bounds.js";
@@ -52,6 +54,13 @@ export const NimbusConfigSchema = z
       .default(72),
     /** How long an API instance trusts a cached topic route. */
     routeCacheMs: z.number().int().min(0).max(60_000).default(3000),
+    /**
+     * How long an orderly consumer's queue lock lasts without renewal (RocketMQ's rebalanceLockMaxLiveTime,
+     * 60 s); consumers renew every 20 s by default.
+     */
+    queueLockLeaseMs: z.number().int().min(100).max(3_600_000).default(60_000),
+    /** The clock skew between API instances that queue locks tolerate: another client waits this long past a lease's end. */
+    queueLockSkewMarginMs: z.number().int().min(0).max(600_000).default(5000),
     /** RocketMQ's transactionTimeOut: a half message not ended this long after it was stored is checked. */
     transactionTimeoutMs: z.number().int().min(0).max(86_400_000).default(6000),
     /**
@@ -61,6 +70,30 @@ export const NimbusConfigSchema = z
     transactionCheckIntervalMs: z.number().int().min(100).max(86_400_000).default(60_000),
     /** RocketMQ's transactionCheckMax: checks before a half message is discarded. */
     transactionCheckMax: z.number().int().min(1).max(1000).default(15),
+    /** RocketMQ's messageDelayLevel: the delay of each level, level 1 first (docs/retry-and-delay.md). */
+    messageDelayLevel: z
+      .string()
+      .superRefine((text, ctx) => {
+        try {
+          parseDelayLevels(text);
+        } catch (err) {
+          if (!isNimbusError(err)) throw err;
+          ctx.addIssue({ code: "custom", message: err.message });
+        }
+      })
+      .default(DEFAULT_MESSAGE_DELAY_LEVEL),
+    /** The furthest a timer message may be delivered ahead (RocketMQ's timerMaxDelaySec; its default is 3 days). */
+    timerMaxDelaySec: z
+      .number()
+      .int()
+      .min(60)
+      .max(365 * 86_400)
+      .default(7 * 86_400),
+    /**
+     * How often one API process looks for due delayed messages while it serves requests (sends and pulls
+     * move them), and how often the local broker's timer job runs.
+     */
+    timerSweepIntervalMs: z.number().int().min(20).max(60_000).default(500),
   })
   .strict()
   // A half message must outlive its last check (retention trims half queues like any queue).

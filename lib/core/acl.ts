@@ -13,6 +13,7 @@
  * decide(user, acl, { resource: { type: "Topic", name: "orders-eu" }, actions: ["Pub"] }); // { allowed: true }
  */
 import { ErrorCode, NimbusError } from "./errors.js";
+import { DLQ_GROUP_TOPIC_PREFIX, isDlqTopic, isRetryTopic, RETRY_GROUP_TOPIC_PREFIX } from "./names.js";
 
 export const ACL_ACTIONS = ["Pub", "Sub", "Create", "Update", "Delete", "Get", "List"] as const;
 export type AclAction = (typeof ACL_ACTIONS)[number];
@@ -130,10 +131,22 @@ export function noPermission(username: string, refused: Permission, denied: bool
 }
 
 /** Helpers for endpoint declarations: `topic("orders", "Pub")`. */
-export const topicPermission = (name: string, ...actions: AclAction[]): Permission => ({
-  resource: { type: "Topic", name },
-  actions,
-});
+/**
+ * A topic's resource. A group's retry and dead-letter topics (`%RETRY%G`, `%DLQ%G`) are the group's own, as in
+ * RocketMQ 5: pulling, sending back or reading them is decided by the ACL of `Group:G`.
+ */
+export const topicPermission = (name: string, ...actions: AclAction[]): Permission => {
+  const group = groupOfTopic(name);
+  return group === undefined
+    ? { resource: { type: "Topic", name }, actions }
+    : { resource: { type: "Group", name: group }, actions };
+};
+const groupOfTopic = (topic: string): string | undefined =>
+  isRetryTopic(topic)
+    ? topic.slice(RETRY_GROUP_TOPIC_PREFIX.length)
+    : isDlqTopic(topic)
+      ? topic.slice(DLQ_GROUP_TOPIC_PREFIX.length)
+      : undefined;
 export const groupPermission = (name: string, ...actions: AclAction[]): Permission => ({
   resource: { type: "Group", name },
   actions,

@@ -2,7 +2,7 @@
  * @module The local broker: one process serving the whole API on 127.0.0.1 with the same handlers as
  * Lambda (the request path of lib/http/request-handler.ts, called straight from the Node request: Lambda
  * reaches the same function through an API Gateway event), on the embedded store or on DynamoDB/S3 endpoints,
- * running the scheduled handlers (broker registration, retention) on timers.
+ * running the scheduled handlers (broker registration, retention, check-backs, delayed delivery) on timers.
  *
  * @example
  * const server = await startLocalServer({ port: 9876, storage: { kind: "local", dataDir: ".nimbus" } });
@@ -59,6 +59,8 @@ export interface LocalServerOptions {
   maxInFlightBytes?: number | undefined;
   /** Time a request's body has to arrive once its headers did; a slower one is dropped. Default 30 s. */
   bodyTimeoutMs?: number | undefined;
+  /** How often the local timer job moves due delayed messages. Default the config's timerSweepIntervalMs. */
+  delayedDeliveryIntervalMs?: number;
 }
 
 export interface LocalAuthOptions {
@@ -197,6 +199,9 @@ export async function serveOn(
     timers.push(
       every("retention", options.retentionIntervalMs ?? 3_600_000, () => broker.applyRetention()),
       every("transaction check", config.transactionCheckIntervalMs, () => broker.checkTransactions()),
+      every("delayed delivery", options.delayedDeliveryIntervalMs ?? config.timerSweepIntervalMs, () =>
+        broker.moveDueMessages(),
+      ),
     );
   }
 
@@ -215,6 +220,8 @@ export async function serveOn(
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await Promise.all(inFlight);
+      // A sweep a request started may outlive that request's answer.
+      await broker.timers.settled();
       server.closeAllConnections();
       await closed;
       if (ownsStorage) await storage.close();

@@ -16,11 +16,20 @@ import {
   updateAcl,
   updateUser,
 } from "./endpoints/acl.js";
-import { consumerConnection, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
+import { consumerConnection, consumerStatus, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
+import { lockQueues, queueLocks, unlockQueues } from "./endpoints/locks.js";
 import { clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
-import { commitOffsets, consumerProgress, queryOffsets, queueOwners, releaseQueues } from "./endpoints/offsets.js";
+import {
+  commitOffsets,
+  consumerProgress,
+  queryOffsets,
+  queueOwners,
+  releaseQueues,
+  resetOffsetByTime,
+} from "./endpoints/offsets.js";
 import { pull } from "./endpoints/pull.js";
 import { send } from "./endpoints/send.js";
+import { sendBack } from "./endpoints/send-back.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
 import { endTransaction, sendHalfMessage, transactionInfo, transactionMessage } from "./endpoints/transactions.js";
 
@@ -29,10 +38,12 @@ export * from "./bounds.js";
 export * from "./endpoint.js";
 export * from "./endpoints/acl.js";
 export * from "./endpoints/clients.js";
+export * from "./endpoints/locks.js";
 export * from "./endpoints/name-server.js";
 export * from "./endpoints/offsets.js";
 export * from "./endpoints/pull.js";
 export * from "./endpoints/send.js";
+export * from "./endpoints/send-back.js";
 export * from "./endpoints/topics.js";
 export * from "./endpoints/transactions.js";
 export * from "./fields.js";
@@ -49,16 +60,22 @@ export const endpoints = {
   deleteTopic,
   topicStatus,
   send,
+  sendBack,
   pull,
   queryOffsets,
   commitOffsets,
   releaseQueues,
   queueOwners,
   consumerProgress,
+  resetOffsetByTime,
+  lockQueues,
+  unlockQueues,
+  queueLocks,
   heartbeat,
   unregister,
   consumerConnection,
   producerConnection,
+  consumerStatus,
   sendHalfMessage,
   endTransaction,
   transactionInfo,

@@ -3,6 +3,7 @@
  */
 import type { CommitResult, IdlePollResult } from "./consumer-overhead.js";
 import type { CaseResult, PhaseResult } from "./data-plane.js";
+import { type DelayedResult, formatDelayed } from "./delayed.js";
 
 export interface ModeResult {
   mode: "local" | "aws";
@@ -10,6 +11,7 @@ export interface ModeResult {
   cases: CaseResult[];
   idlePoll: IdlePollResult;
   commit: CommitResult;
+  delayed: DelayedResult;
 }
 
 const HEADERS = [
@@ -93,5 +95,12 @@ export function formatMode(result: ModeResult): string {
     `${fmt(c.perCommit.tableReads)} reads (${fmt(c.perCommit.readUnits)} RU), ` +
     `$${c.costPerMillionCommits.total.toFixed(3)} per million commits` +
     (c.errors > 0 ? ` — ${c.errors} ERRORS` : "");
-  return [`\n## ${result.description}\n`, table(rows), ...notes.map((n) => `note: ${n}`), idle, commit].join("\n");
+  return [
+    `\n## ${result.description}\n`,
+    table(rows),
+    ...notes.map((n) => `note: ${n}`),
+    idle,
+    commit,
+    formatDelayed(result.delayed),
+  ].join("\n");
 }

@@ -15,6 +15,7 @@ import type { FlushMode } from "../../lib/storage/local/index.js";
 import { benchStorage } from "./bench-storage.js";
 import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
+import { formatDelayed, runDelayed } from "./delayed.js";
 import { runPeerSuite } from "./peer-run.js";
 import { formatMode, type ModeResult } from "./report.js";
 import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
@@ -103,7 +104,17 @@ async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): 
     const idlePoll = await runIdlePolls(server, last.topic, last.queueEnds, settings.idlePolls, settings.idleBudgetMs);
     const perClient = Math.max(1, Math.ceil(settings.queues / settings.consumers));
     const commit = await runCommits(server, last.topic, last.queueEnds, settings.commits, perClient);
-    return { mode, description, cases, idlePoll, commit };
+    await server.close();
+    server = undefined;
+    const delayed = await runDelayed(storage, runId, {
+      messages: quick ? 100 : 400,
+      leadMs: 3000,
+      spreadMs: quick ? 3000 : 10_000,
+      pullEveryMs: 100,
+      sweepIntervalMs: 500,
+    });
+    console.error(formatDelayed(delayed));
+    return { mode, description, cases, idlePoll, commit, delayed };
   } finally {
     await server?.close();
     await cleanup();

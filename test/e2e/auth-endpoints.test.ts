@@ -43,6 +43,14 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
     }),
     grants: ["Topic:T|Sub", "Group:G|Sub"],
   },
+  sendBack: {
+    request: () => ({
+      method: "POST",
+      path: "/send-back",
+      body: { consumerGroup: "G", topic: "T", brokerName: A, queueId: 0, queueOffset: 0 },
+    }),
+    grants: ["Topic:T|Sub", "Group:G|Sub"],
+  },
   queryOffsets: { request: () => ({ method: "GET", path: "/offsets/G/T" }), grants: ["Group:G|Sub", "Topic:T|Sub"] },
   commitOffsets: {
     request: () => ({
@@ -68,6 +76,31 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
     request: () => ({ method: "GET", path: "/groups/G/progress?topic=T" }),
     grants: ["Group:G|Get", "Topic:T|Get"],
   },
+  lockQueues: {
+    request: () => ({
+      method: "POST",
+      path: "/offsets/G/T/lock",
+      body: { clientId: "c1", queues: [{ brokerName: A, queueId: 0 }] },
+    }),
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
+  },
+  unlockQueues: {
+    request: () => ({
+      method: "POST",
+      path: "/offsets/G/T/unlock",
+      body: { clientId: "c1", queues: [{ brokerName: A, queueId: 0 }] },
+    }),
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
+  },
+  queueLocks: {
+    request: () => ({ method: "GET", path: "/offsets/G/T/locks" }),
+    grants: ["Group:G|Get", "Topic:T|Get"],
+  },
+  resetOffsetByTime: {
+    request: () => ({ method: "POST", path: "/offsets/G/T/reset-by-time", body: { timestamp: "now" } }),
+    grants: ["Group:G|Update", "Topic:T|Get"],
+  },
+  consumerStatus: { request: () => ({ method: "GET", path: "/groups/G/status" }), grants: ["Group:G|Get"] },
   heartbeat: {
     request: () => ({
       method: "POST",

@@ -32,7 +32,12 @@ describe("SDK examples (docs/examples)", () => {
     server = await startLocalServer({
       port: 0,
       storage: { kind: "local", dataDir },
-      config: parseNimbusConfig({ transactionTimeoutMs: 1000, transactionCheckIntervalMs: 1000 }),
+      // Short delay levels, as `npm run dev -- --message-delay-level "1s 2s 2s"`.
+      config: parseNimbusConfig({
+        transactionTimeoutMs: 1000,
+        transactionCheckIntervalMs: 1000,
+        messageDelayLevel: "1s 2s 2s",
+      }),
     });
   });
   after(async () => {
@@ -68,6 +73,38 @@ describe("SDK examples (docs/examples)", () => {
     );
     const committed = progress.rows.reduce((sum, r) => sum + r.consumerOffset, 0);
     assert.ok(committed >= 10, `committed ${committed} messages`);
+  });
+
+  it("orderly consumer: each order's steps in order, a suspended message again before the next step", async () => {
+    const lines = (await runExample("orderly-consumer")).trim().split("\n");
+    const steps = new Map<string, string[]>();
+    for (const line of lines) {
+      const [id, step] = line.split(" ");
+      if (id !== undefined && step !== undefined) steps.set(id, [...(steps.get(id) ?? []), step]);
+    }
+    assert.equal(steps.size, 5, lines.join("\n"));
+    const suspended = [...steps].filter(([, s]) => s.includes("paid:"));
+    assert.equal(suspended.length, 1, lines.join("\n"));
+    for (const [id, s] of steps) {
+      const expected = s.includes("paid:") ? ["created", "paid:", "paid", "shipped"] : ["created", "paid", "shipped"];
+      assert.deepEqual(s, expected, id);
+    }
+    assert.ok(
+      lines.some((l) => / paid \(reconsumeTimes 1\)$/.test(l)),
+      lines.join("\n"),
+    );
+  });
+
+  it("retry and delay: a message retried twice, a dead letter, a delay level and a deliver time", async () => {
+    const lines = (await runExample("retry-and-delay")).trim().split("\n");
+    const deliveries = (body: string) =>
+      lines.filter((l) => l.startsWith(`${body} delivered`)).map((l) => Number(l.split(" ").at(-1)));
+    assert.deepEqual(deliveries("flaky"), [0, 1, 2], lines.join("\n"));
+    assert.deepEqual(deliveries("poison"), [0, 1, 2], lines.join("\n"));
+    assert.deepEqual(deliveries("delayed by level 2"), [0]);
+    assert.deepEqual(deliveries("timer in 3 s"), [0]);
+    assert.equal(lines.filter((l) => / waits until \d{4}-/.test(l)).length, 2);
+    assert.equal(lines.at(-1), "poison is in %DLQ%ExampleRetryGroup (nimbus resendDlqMsg sends it back)");
   });
 
   it("transaction producer: commit, rollback, and an unknown outcome settled by a check-back", async () => {

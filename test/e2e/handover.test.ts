@@ -97,7 +97,7 @@ for (const mode of ["local", "aws"] as const) {
         const flapper = member(`F${i}`, group, topic, deliveries, fast);
         await flapper.start();
         const before = deliveries.distinct;
-        await waitUntil(() => deliveries.distinct >= Math.min(ids.length, before + 20), "some progress");
+        await waitUntil(() => deliveries.distinct >= Math.min(ids.length, before + 20), "some progress", 90_000);
         await flapper.shutdown();
       }
       await waitUntil(() => ids.every((id) => deliveries.counts.has(id)), "every message delivered", 120_000);

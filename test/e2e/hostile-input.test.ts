@@ -153,7 +153,10 @@ describe("hostile input", () => {
       "MIN_OFFSET",
       "TAGS",
       "KEYS",
-      "DELAY",
+      "RETRY_TOPIC",
+      "ORIGIN_MESSAGE_ID",
+      "RECONSUME_TIME",
+      "MAX_RECONSUME_TIMES",
     ]) {
       const error = await refused(
         () => send([{ body: b64("x"), properties: { [name]: "1" } }]),

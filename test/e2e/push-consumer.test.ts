@@ -1,8 +1,8 @@
 /**
  * E2E cases of the push consumer against the local server: broadcasting (each of 2 consumers gets
  * everything, offsets in local files, none on the broker), two groups each get every message, per-key
- * order of hash-routed sends, CONSUME_FROM_FIRST/LAST/TIMESTAMP for a new group, RECONSUME_LATER
- * redelivery, and offsets committed at shutdown.
+ * order of hash-routed sends, CONSUME_FROM_FIRST/LAST/TIMESTAMP for a new group, and offsets committed at
+ * shutdown. RECONSUME_LATER (retry topic, dead letters): retry-delay-suite.ts.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -203,29 +203,6 @@ describe("PushConsumer (local server)", () => {
       mid.length + fresh.length,
       "TIMESTAMP skipped what came before the time",
     );
-  });
-
-  it("redelivers a RECONSUME_LATER message locally with reconsumeTimes + 1, and commits only after success", async () => {
-    const topic = uniqueName("Reconsume");
-    const group = uniqueName("gReconsume");
-    const queues = await createTopic(api(), topic, 1, ["broker-a"]);
-    const seen: { body: string; reconsumeTimes: number }[] = [];
-    const c = await consumer(group, topic, null, {
-      consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
-      reconsumeDelayMillis: 30,
-    });
-    c.registerMessageListener((msgs) => {
-      for (const m of msgs) seen.push({ body: m.bodyText, reconsumeTimes: m.reconsumeTimes });
-      return msgs.some((m) => m.bodyText === "r-1" && m.reconsumeTimes < 2) ? "RECONSUME_LATER" : "CONSUME_SUCCESS";
-    });
-    await c.start();
-    await sendRoundRobin(api(), queues, 3, "r");
-    await waitUntil(() => seen.filter((s) => s.body === "r-1").length === 3, "r-1 delivered three times");
-    assert.deepEqual(
-      seen.filter((s) => s.body === "r-1").map((s) => s.reconsumeTimes),
-      [0, 1, 2],
-    );
-    await waitUntil(async () => (await api().queryOffsets(group, topic))[0]?.offset === 3, "offset 3 committed");
   });
 
   it("delivers only the subscribed tag, and the committed offset still moves past filtered messages", async () => {

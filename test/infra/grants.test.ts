@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { moveDueMessages } from "../../functions/delayed-delivery.js";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
 import { checkTransactions } from "../../functions/transaction-check.js";
@@ -183,11 +184,28 @@ describe("each function is granted exactly the resources it uses", () => {
     });
     await call("GET /topics/{topic}/status", "/topics/Orders/status");
 
+    // A delayed message (large: its batch goes to the bucket when it moves) and a consumed one sent back.
+    await call("POST /send", "/send", {
+      ...large,
+      messages: [{ body: text("d".repeat(4096)), properties: { DELAY: "1" } }],
+    });
+    await call("POST /send-back", "/send-back", {
+      consumerGroup: "G",
+      topic: "Orders",
+      brokerName: "broker-a",
+      queueId: 0,
+      queueOffset: 0,
+    });
+    clock += 60_000;
+    const moved = await moveDueMessages(contextOf("DelayedDelivery"), 0);
+    assert.equal(moved.moved, 2, "the delayed message and the retry moved to their queues");
+
     await call("POST /heartbeat", "/heartbeat", {
       clientId: "c1",
       consumerDataSet: [{ groupName: "G", subscriptionDataSet: [{ topic: "Orders", subString: "*" }] }],
     });
     await call("GET /groups/{group}/consumers", "/groups/G/consumers");
+    await call("GET /groups/{group}/status", "/groups/G/status");
     await call("POST /unregister", "/unregister", { clientId: "c1", consumerGroup: "G" });
 
     // Offset 2: the last consumed message is the large batch's, so progress reads its store time from the bucket.
@@ -200,6 +218,12 @@ describe("each function is granted exactly the resources it uses", () => {
       offsetTable: [{ brokerName: "broker-a", queueId: 0, offset: 2 }],
     });
     await call("GET /offsets/{group}/{topic}/owners", "/offsets/G/Orders/owners");
+    // An orderly consumer's queue lock: lock, look, unlock; then a reset by time (binary search of the queue).
+    const lock = { clientId: "c1", queues: [{ brokerName: "broker-a", queueId: 0 }] };
+    await call("POST /offsets/{group}/{topic}/lock", "/offsets/G/Orders/lock", lock);
+    await call("GET /offsets/{group}/{topic}/locks", "/offsets/G/Orders/locks");
+    await call("POST /offsets/{group}/{topic}/unlock", "/offsets/G/Orders/unlock", lock);
+    await call("POST /offsets/{group}/{topic}/reset-by-time", "/offsets/G/Orders/reset-by-time", { timestamp: 1 });
     await call("GET /groups/{group}/progress", "/groups/G/progress?topic=Orders");
     await call("GET /openapi.json", "/openapi.json");
 
@@ -239,9 +263,9 @@ describe("each function is granted exactly the resources it uses", () => {
     await registerBrokers(registration);
     await call("POST /send", "/send", small);
     const report = await applyRetention(contextOf("Retention"));
-    // Orders: the three old batches (two sends and the committed transaction) but never the newest; the two
-    // half messages are each the newest of their half queue.
-    assert.equal(report.deletedBatches, 3, "retention trimmed the old batches");
+    // Orders: the four old batches (two sends, the delayed message and the committed transaction) but never the
+    // newest; the two half messages and the retry are each the newest of their queue.
+    assert.equal(report.deletedBatches, 4, "retention trimmed the old batches");
 
     await call("DELETE /topics/{topic}", "/topics/Orders");
 

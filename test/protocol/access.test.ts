@@ -71,6 +71,14 @@ describe("ACL decisions", () => {
     assert.equal(resourceMatches("Topic:T", { type: "Topic", name: "TT" }), false);
   });
 
+  it("decides a group's retry and dead-letter topics by the group's ACL (RocketMQ 5)", () => {
+    assert.deepEqual(topicPermission("%RETRY%G", "Sub").resource, { type: "Group", name: "G" });
+    assert.deepEqual(topicPermission("%DLQ%G", "Sub").resource, { type: "Group", name: "G" });
+    const a = acl([{ resource: "Group:G", actions: ["Sub"], decision: "Allow" }]);
+    assert.equal(decide(alice, a, [topicPermission("%RETRY%G", "Sub")]).allowed, true);
+    assert.equal(decide(alice, a, [topicPermission("%RETRY%H", "Sub")]).allowed, false);
+  });
+
   it("lets a Super user do anything, and refuses malformed resource patterns", () => {
     assert.equal(decide({ ...alice, userType: "Super" }, undefined, [topicPermission("T", "Delete")]).allowed, true);
     for (const bad of ["Topic:", "Topic:a*b", "Queue:x", "topic:T", "Topic:a b"])

@@ -53,6 +53,7 @@ describe("client liveness (fake clock)", () => {
       consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
       subscriptionDataSet: [{ topic: "Orders", subString: "TagA || TagB" }],
       lastHeartbeat: t.clock(),
+      subscriptionConsistent: true,
     });
   });
 

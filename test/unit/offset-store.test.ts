@@ -61,10 +61,11 @@ describe("ProcessQueue", () => {
   });
 });
 
-function consumeHarness(results: ConsumeConcurrentlyStatus[], maxReconsumeTimes = 16) {
+function consumeHarness(results: ConsumeConcurrentlyStatus[], sendBackFailures?: number) {
   const calls: { offsets: number[]; reconsumeTimes: number[] }[] = [];
   const offsets: number[] = [];
   const errors: string[] = [];
+  const sentBack: number[] = [];
   const store = {
     updateOffset: (_mq: MessageQueue, offset: number) => offsets.push(offset),
   } as unknown as RemoteBrokerOffsetStore;
@@ -77,11 +78,18 @@ function consumeHarness(results: ConsumeConcurrentlyStatus[], maxReconsumeTimes 
     store,
     consumeMessageBatchMaxSize: 1,
     consumeThreadMax: 1,
-    maxReconsumeTimes,
     reconsumeDelay: () => 1,
+    ...(sendBackFailures === undefined
+      ? {}
+      : {
+          sendBack: async (m: MessageExt) => {
+            sentBack.push(m.queueOffset);
+            if (sentBack.length <= sendBackFailures) throw new Error("broker unreachable");
+          },
+        }),
     onError: (_err, what) => errors.push(what),
   });
-  return { service, calls, offsets, errors };
+  return { service, calls, offsets, errors, sentBack };
 }
 
 describe("ConsumeMessageConcurrentlyService offsets", () => {
@@ -101,21 +109,38 @@ describe("ConsumeMessageConcurrentlyService offsets", () => {
     await service.shutdown(0);
   });
 
-  it("gives a message up after maxReconsumeTimes redeliveries", async () => {
-    const { service, calls, offsets, errors } = consumeHarness(
+  it("moves the offset past a failed message once the broker took it back", async () => {
+    const { service, calls, offsets, sentBack } = consumeHarness(["RECONSUME_LATER"], 0);
+    const pq = new ProcessQueue();
+    const msgs = [0, 1].map((o) => msg(o));
+    pq.putMessages(msgs);
+    service.submitConsumeRequest(msgs, pq, MQ);
+    await waitUntil(() => pq.msgCount === 0, "every message done");
+    assert.deepEqual(sentBack, [0]);
+    assert.deepEqual(
+      calls.map((c) => c.offsets[0]),
+      [0, 1],
+      "no local redelivery",
+    );
+    assert.deepEqual(offsets, [1, 2]);
+    await service.shutdown(0);
+  });
+
+  it("keeps a message whose send-back fails and redelivers it here until the broker takes it back", async () => {
+    const { service, calls, offsets, sentBack } = consumeHarness(
       ["RECONSUME_LATER", "RECONSUME_LATER", "RECONSUME_LATER"],
       2,
     );
     const pq = new ProcessQueue();
     pq.putMessages([msg(7)]);
     service.submitConsumeRequest([msg(7)], pq, MQ);
-    await waitUntil(() => pq.msgCount === 0, "message given up");
+    await waitUntil(() => pq.msgCount === 0, "message sent back");
     assert.deepEqual(
       calls.map((c) => c.reconsumeTimes[0]),
       [0, 1, 2],
     );
-    assert.deepEqual(offsets, [7, 7, 8]);
-    assert.equal(errors.length, 1);
+    assert.deepEqual(sentBack, [7, 7, 7], "sent back after each failure; the third send-back succeeded");
+    assert.deepEqual(offsets, [7, 7, 8], "the offset moved only when the broker had it");
     await service.shutdown(0);
   });
 });

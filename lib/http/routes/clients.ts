@@ -1,4 +1,5 @@
 /** @module Client routes: heartbeats, unregistering, and the live consumers of a group. */
+import { MASTER_ID } from "../../core/topology.js";
 import { endpoints } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
@@ -6,10 +7,22 @@ import { route, serviceRoutes } from "../route.js";
 const SUCCESS = { code: "SUCCESS" } as const;
 
 export const clientRoutes = serviceRoutes<HandlerContext>("Clients", [
-  route(endpoints.heartbeat, async ({ body }, { broker }) => ({
-    code: "SUCCESS" as const,
-    transactionChecks: await broker.clients.heartbeat(body),
-  })),
+  route(endpoints.heartbeat, async ({ body }, { broker, role }) => {
+    // A clustering consumer's group gets its retry topic before its first failure (RocketMQ does it here
+    // too); not on a slave, which writes nothing. A failure here does not fail the heartbeat.
+    const slave = role.kind === "broker" && role.brokerId !== MASTER_ID;
+    const clustering = slave
+      ? []
+      : (body.consumerDataSet ?? []).filter((c) => (c.messageModel ?? "CLUSTERING") === "CLUSTERING");
+    await Promise.all(
+      clustering.map((c) =>
+        broker.sendBack
+          .ensureRetryTopic(c.groupName)
+          .catch((err: unknown) => console.error(`nimbus: creating the retry topic of ${c.groupName} failed:`, err)),
+      ),
+    );
+    return { code: "SUCCESS" as const, transactionChecks: await broker.clients.heartbeat(body) };
+  }),
   route(endpoints.unregister, async ({ body: { clientId, ...groups } }, { broker }) => {
     await broker.clients.unregister(clientId, groups);
     return SUCCESS;
@@ -18,7 +31,15 @@ export const clientRoutes = serviceRoutes<HandlerContext>("Clients", [
     producers: await broker.clients.producers(params.group),
   })),
   route(endpoints.consumerConnection, async ({ params }, { broker }) => {
-    const consumers = await broker.clients.consumers(params.group);
-    return { consumerIdList: consumers.map((c) => c.clientId), consumers };
+    const { consumers, offsetResets } = await broker.clients.connection(params.group);
+    return {
+      consumerIdList: consumers.map((c) => c.clientId),
+      consumers,
+      subscriptionsConsistent: consumers.every((c) => c.subscriptionConsistent),
+      offsetResets,
+    };
   }),
+  route(endpoints.consumerStatus, async ({ params }, { broker }) => ({
+    consumers: await broker.clients.status(params.group),
+  })),
 ]);

@@ -1,5 +1,12 @@
-/** @module Offset routes: query and commit a group's offsets on a topic, release queues and read their owners, and the group's consumer progress. */
-import { endpoints } from "../../protocol/index.js";
+/**
+ * @module Offset routes: query and commit a group's offsets on a topic, release queues and read their owners,
+ * orderly consumers' queue locks, reset by time, and the group's consumer progress.
+ */
+import { resetOffsetByTime } from "../../broker/offset-reset.js";
+import type { RouteCache } from "../../broker/route-cache.js";
+import { queueIds } from "../../broker/topics.js";
+import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { endpoints, type QueueRef } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
 import { servedBroker } from "./broker-scope.js";
@@ -33,6 +40,36 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
   route(endpoints.queueOwners, async ({ params }, { broker }) => ({
     queues: await broker.offsets.owners(params.group, params.topic),
   })),
+  route(endpoints.resetOffsetByTime, async ({ params, body }, { broker }) => {
+    const reset = await resetOffsetByTime(
+      {
+        offsets: broker.offsets,
+        clients: broker.clients,
+        queueLog: broker.queueLog,
+        routes: broker.routeCache,
+        now: () => broker.now(),
+      },
+      params.group,
+      params.topic,
+      body.timestamp,
+    );
+    return { resetAt: reset.resetAt, offsetTable: reset.offsetTable };
+  }),
+  route(endpoints.lockQueues, async ({ params, body }, { broker }) => {
+    await checkQueues(broker.routeCache, params.topic, body.queues);
+    return { queues: await broker.locks.lock(params.group, params.topic, body.clientId, body.queues) };
+  }),
+  route(endpoints.unlockQueues, async ({ params, body }, { broker }) => {
+    await checkQueues(broker.routeCache, params.topic, body.queues);
+    return { unlocked: await broker.locks.unlock(params.group, params.topic, body.clientId, body.queues) };
+  }),
+  route(endpoints.queueLocks, async ({ params }, { broker }) => {
+    const route = await broker.routeCache.get(params.topic);
+    const queues = route.queueDatas.flatMap((qd) =>
+      queueIds(qd).map((queueId) => ({ brokerName: qd.brokerName, queueId })),
+    );
+    return { queues: await broker.locks.holders(params.group, params.topic, queues) };
+  }),
   route(endpoints.consumerProgress, async ({ params, query }, { broker, auth, caller }) => {
     const rows = await broker.offsets.progress(params.group, query.topic);
     if (!auth || !caller) return { rows };
@@ -45,3 +82,17 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
     return { rows: rows.filter((r) => visible.has(r.topic)) };
   }),
 ]);
+
+/** Only queues the topic has (TOPIC_NOT_EXIST for an unknown topic): a lock of a stray queue would live on. */
+async function checkQueues(routes: RouteCache, topic: string, queues: readonly QueueRef[]): Promise<void> {
+  const route = await routes.get(topic);
+  for (const q of queues) {
+    const qd = route.queueDatas.find((d) => d.brokerName === q.brokerName);
+    if (!qd || q.queueId >= Math.max(qd.readQueueNums, qd.writeQueueNums)) {
+      throw new NimbusError(
+        ErrorCode.PARAMETER_ILLEGAL,
+        `topic ${topic} has no queue ${q.queueId} on broker ${q.brokerName}`,
+      );
+    }
+  }
+}

@@ -2,9 +2,14 @@
 import { z } from "zod";
 import { groupPermission, type Permission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
-import { MAX_GROUPS_PER_HEARTBEAT, MAX_SUB_EXPRESSION_LENGTH, MAX_SUBSCRIPTIONS_PER_GROUP } from "../bounds.js";
+import {
+  MAX_GROUPS_PER_HEARTBEAT,
+  MAX_OFFSETS_PER_COMMIT,
+  MAX_SUB_EXPRESSION_LENGTH,
+  MAX_SUBSCRIPTIONS_PER_GROUP,
+} from "../bounds.js";
 import { endpoint } from "../endpoint.js";
-import { clientId, groupName, success, timestamp, topicName } from "../fields.js";
+import { brokerName, clientId, groupName, queueId, queueOffset, success, timestamp, topicName } from "../fields.js";
 
 export const CONSUME_TYPES = ["CONSUME_ACTIVELY", "CONSUME_PASSIVELY", "CONSUME_POP"] as const;
 export const MESSAGE_MODELS = ["CLUSTERING", "BROADCASTING"] as const;
@@ -19,6 +24,39 @@ export const SubscriptionDataSchema = z
   .object({ topic: topicName, subString: z.string().max(MAX_SUB_EXPRESSION_LENGTH) })
   .meta({ id: "SubscriptionData" });
 
+/** One queue a consumer works on, as its heartbeat reports it (RocketMQ's ProcessQueueInfo, in part). */
+export const QueueRunningInfoSchema = z
+  .object({
+    topic: topicName,
+    brokerName,
+    queueId,
+    /** An orderly consumer holds the queue's broker lock (its own view of its lease). */
+    locked: z.boolean(),
+    /** Messages pulled and not consumed yet, and their body bytes. */
+    cachedMsgCount: z.number().int().min(0),
+    cachedMsgSize: z.number().int().min(0),
+    /** The offset this consumer would commit now (-1 when it knows none). */
+    consumeOffset: z.number().int().min(-1).max(Number.MAX_SAFE_INTEGER),
+    /** Its last pull that found messages, and its last listener call's end (0: none yet). */
+    lastPullTimestamp: timestamp,
+    lastConsumeTimestamp: timestamp,
+  })
+  .meta({ id: "QueueRunningInfo" });
+export type QueueRunningInfo = z.output<typeof QueueRunningInfoSchema>;
+
+/** What a consumer reports about its work with each heartbeat (RocketMQ's ConsumerRunningInfo, in part). */
+export const ConsumerRunningInfoSchema = z
+  .object({
+    /** Its listener is orderly (`registerMessageListenerOrderly`). */
+    consumeOrderly: z.boolean(),
+    /** The queues its rebalance assigned to it, started or waiting for their turn. */
+    assignedQueues: z.array(z.object({ topic: topicName, brokerName, queueId })).max(MAX_OFFSETS_PER_COMMIT),
+    /** The queues it works on. */
+    queues: z.array(QueueRunningInfoSchema).max(MAX_OFFSETS_PER_COMMIT),
+  })
+  .meta({ id: "ConsumerRunningInfo" });
+export type ConsumerRunningInfo = z.output<typeof ConsumerRunningInfoSchema>;
+
 /** Unknown fields are accepted and dropped, so RocketMQ-shaped heartbeats with more fields still pass. */
 export const ConsumerDataSchema = z
   .object({
@@ -27,6 +65,8 @@ export const ConsumerDataSchema = z
     messageModel: z.enum(MESSAGE_MODELS).optional(),
     consumeFromWhere: z.enum(CONSUME_FROM_WHERE).optional(),
     subscriptionDataSet: z.array(SubscriptionDataSchema).max(MAX_SUBSCRIPTIONS_PER_GROUP).optional(),
+    /** What the consumer works on, for `consumerStatus`. */
+    runningInfo: ConsumerRunningInfoSchema.optional(),
   })
   .meta({ id: "ConsumerData" });
 export type ConsumerData = z.output<typeof ConsumerDataSchema>;
@@ -90,13 +130,35 @@ export const ConsumerInfoSchema = z
     consumeFromWhere: z.string(),
     subscriptionDataSet: z.array(z.object({ topic: z.string(), subString: z.string() })),
     lastHeartbeat: timestamp,
+    /**
+     * False when this member's subscription (topics and tag expressions) differs from the group's: the one
+     * most live members share (ties: the one of the member heard from first). RocketMQ requires one.
+     */
+    subscriptionConsistent: z.boolean(),
   })
   .meta({ id: "ConsumerInfo" });
 export type ConsumerInfo = z.output<typeof ConsumerInfoSchema>;
 
+/** An offset reset of the group (`resetOffsetByTime`): live consumers move their queues of the topic there. */
+export const OffsetResetSchema = z
+  .object({
+    topic: z.string(),
+    resetAt: timestamp,
+    offsetTable: z.array(z.object({ brokerName: z.string(), queueId, offset: queueOffset })),
+  })
+  .meta({ id: "OffsetReset" });
+export type OffsetReset = z.output<typeof OffsetResetSchema>;
+
 /** The ids (RocketMQ's consumerIdList) and each consumer's details (an extension). */
 export const ConsumerConnectionSchema = z
-  .object({ consumerIdList: z.array(z.string()), consumers: z.array(ConsumerInfoSchema) })
+  .object({
+    consumerIdList: z.array(z.string()),
+    consumers: z.array(ConsumerInfoSchema),
+    /** Every live member has the group's subscription. */
+    subscriptionsConsistent: z.boolean(),
+    /** The group's latest offset reset per topic, which consumers apply once, when they first see it. */
+    offsetResets: z.array(OffsetResetSchema),
+  })
   .meta({ id: "ConsumerConnection" });
 export type ConsumerConnection = z.output<typeof ConsumerConnectionSchema>;
 
@@ -162,5 +224,30 @@ export const producerConnection = endpoint({
   summary: "The group's live producers (GET_PRODUCER_CONNECTION_LIST, mqadmin's producerConnection).",
   params: z.object({ group: groupName }),
   response: z.object({ producers: z.array(ProducerInfoSchema) }),
+  errors: [ErrorCode.PARAMETER_ILLEGAL],
+});
+
+/** A live member with what it reported in its last heartbeat (`runningInfo` absent: it reports nothing). */
+export const ConsumerStatusSchema = z
+  .object({
+    clientId: z.string(),
+    lastHeartbeat: timestamp,
+    subscriptionDataSet: z.array(z.object({ topic: z.string(), subString: z.string() })),
+    subscriptionConsistent: z.boolean(),
+    runningInfo: ConsumerRunningInfoSchema.optional(),
+  })
+  .meta({ id: "ConsumerStatus" });
+export type ConsumerStatus = z.output<typeof ConsumerStatusSchema>;
+
+export const consumerStatus = endpoint({
+  id: "consumerStatus",
+  method: "GET",
+  path: "/groups/{group}/status",
+  service: "Clients",
+  access: ({ params }) => [groupPermission(params.group, "Get", "Sub")],
+  summary:
+    "Per live member: assigned queues, locks, process-queue sizes, last pull and consume times, as its last heartbeat reported (consumerStatus).",
+  params: z.object({ group: groupName }),
+  response: z.object({ consumers: z.array(ConsumerStatusSchema) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL],
 });

@@ -136,3 +136,24 @@ export const consumerProgress = endpoint({
   response: z.object({ rows: z.array(ProgressRowSchema) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
 });
+
+/** Where `resetOffsetByTime` moves every queue: the first message stored at or after a time, or a named end. */
+export const ResetTimeSchema = z
+  .union([timestamp, z.enum(["now", "first"])])
+  .meta({ description: "ms since the epoch, `now` (the broker's clock: past every stored message) or `first`" });
+
+export const resetOffsetByTime = endpoint({
+  id: "resetOffsetByTime",
+  method: "POST",
+  path: "/offsets/{group}/{topic}/reset-by-time",
+  service: "Offsets",
+  // An operator's move of the whole group (mqadmin's resetOffsetByTime), not a consumer's own commit.
+  // The topic too, as every offset route: the reset reads the topic's queues and store times.
+  access: ({ params }) => [groupPermission(params.group, "Update"), topicPermission(params.topic, "Sub", "Get")],
+  summary:
+    "Sets every queue's offset to the first message stored at or after a time (mqadmin's resetOffsetByTime); live consumers move there at their next membership read.",
+  params: groupTopic,
+  body: z.object({ timestamp: ResetTimeSchema }).strict(),
+  response: z.object({ resetAt: timestamp, offsetTable: z.array(OffsetEntrySchema) }),
+  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
+});

@@ -24,7 +24,10 @@ export const SendMessageSchema = z
     /** User properties; `UNIQ_KEY` (the message id) is kept when given, so a retried send keeps its ids. */
     properties: z.record(z.string(), z.string()).optional(),
     flag: z.number().int().min(-0x80000000).max(0x7fffffff).optional(),
-    /** Refused unless 0 until delayed messages exist (no silent ignore). */
+    /**
+     * RocketMQ's delay level (1 to the deployment's level count; 0 or absent: no delay), the same as the
+     * `DELAY` property. Timer messages set `TIMER_DELIVER_MS` (or `TIMER_DELAY_SEC` / `TIMER_DELAY_MS`).
+     */
     delayTimeLevel: z.number().int().min(0).optional(),
   })
   .strict()
@@ -62,6 +65,11 @@ export const SendResponseSchema = z
     /** Each message's UNIQ_KEY. */
     msgIds: z.array(z.string()),
     storeTimestamp: timestamp,
+    /**
+     * Delayed messages only: when each is due. They wait in the timer store and are appended to
+     * `messageQueue` when due; `queueOffset` is then 0 (the offset is known only at delivery).
+     */
+    deliverTimeMs: z.array(timestamp).optional(),
   })
   .meta({ id: "SendResponse" });
 export type SendResponse = z.output<typeof SendResponseSchema>;

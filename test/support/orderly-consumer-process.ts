@@ -1,0 +1,40 @@
+/**
+ * @module An orderly push consumer process for the lock tests: group argv[3], topic argv[4] on the API at
+ * argv[2], short timings (membership read every 200 ms, locks renewed every 300 ms, heartbeats every
+ * 300 ms so consumerStatus is fresh), ~50 ms per message. Reports `{ clientId }` once started and
+ * `{ processed: { queue, offset, at } }` as each listener call begins (`at`: this process's clock, the
+ * same machine's as the test's). The parent pauses it with SIGSTOP/SIGCONT and ends it with SIGKILL.
+ */
+import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { TEST_TIMEOUT_MS } from "./timeouts.js";
+
+const [url, group, topic] = process.argv.slice(2);
+if (!url || !group || !topic || !process.send)
+  throw new Error("usage: fork(orderly-consumer-process.ts, [url, group, topic])");
+const send = process.send.bind(process);
+process.on("disconnect", () => process.exit(0));
+const consumer = new PushConsumer({
+  consumerGroup: group,
+  endpoints: url,
+  timeoutMs: TEST_TIMEOUT_MS,
+  consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
+  membershipPollInterval: 200,
+  rebalanceInterval: 1000,
+  persistConsumerOffsetInterval: 200,
+  heartbeatInterval: 300,
+  lockRenewIntervalMillis: 300,
+  pullIdleBackoffMillis: 20,
+  pullIdleBackoffMaxMillis: 200,
+  onError: () => undefined,
+});
+consumer.subscribe(topic, "*");
+consumer.registerMessageListenerOrderly(async (msgs, context) => {
+  const first = msgs[0];
+  if (first !== undefined)
+    send({ processed: { queue: context.messageQueue.key(), offset: first.queueOffset, at: Date.now() } });
+  await new Promise((resolve) => setTimeout(resolve, 50 * msgs.length));
+  return "SUCCESS" as const;
+});
+await consumer.start();
+send({ clientId: consumer.clientId });
+setInterval(() => {}, 1 << 30);
