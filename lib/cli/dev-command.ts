@@ -124,8 +124,9 @@ function serverOptions(command: Command, defaultPort: number): Command {
     .option("--stage <name>", "take the broker settings of this stage from lib/config/stages.ts", "local")
     .option("--provision", "create the tables and the bucket if missing (--storage aws)", false)
     .addOption(
-      new Option("--auth", "require signed requests and ACLs on every route but GET /health (docs/security.md)").env(
-        "NIMBUS_AUTH",
+      new Option(
+        "--auth",
+        "require signed requests and ACLs on every route but GET /health (docs/security.md); env NIMBUS_AUTH=on|off",
       ),
     )
     .addOption(new Option("--root-user <name>", "the Super user of --auth").env("NIMBUS_ROOT_USER").default("root"))
@@ -193,6 +194,7 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
     ...(opts.messageDelayLevel === undefined ? {} : { messageDelayLevel: opts.messageDelayLevel }),
     ...(opts.timerMaxDelaySec === undefined ? {} : { timerMaxDelaySec: opts.timerMaxDelaySec }),
   });
+  opts.auth = opts.auth === true || authFromEnv(process.env.NIMBUS_AUTH);
   const guard = { ...(opts.auth ? { auth: localAuth(opts) } : {}), insecure: opts.insecure === true };
   const main = await startLocalServer({
     port: opts.port,
@@ -228,6 +230,14 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
  * master key that seals users' secrets from NIMBUS_ACL_MASTER_KEY or `<data-dir>/acl-master.key` (made once,
  * readable by its owner only).
  */
+/** NIMBUS_AUTH: 1/true/on/acl turn auth on, 0/false/off or unset leave it off; anything else is refused. */
+export function authFromEnv(value: string | undefined): boolean {
+  const v = (value ?? "").trim().toLowerCase();
+  if (["1", "true", "on", "acl", "yes"].includes(v)) return true;
+  if (["", "0", "false", "off", "no"].includes(v)) return false;
+  throw new InvalidArgumentError(`NIMBUS_AUTH is on or off (1/true/on, 0/false/off), not ${JSON.stringify(value)}`);
+}
+
 function localAuth(opts: DevOptions): LocalAuthOptions {
   if (!opts.rootPassword)
     throw new InvalidArgumentError("--auth needs --root-password (or NIMBUS_ROOT_PASSWORD) for the root user");
