@@ -6,7 +6,6 @@ import { stageSettings } from "../config/stages.js";
 import { parseDelayLevels } from "../core/delay-levels.js";
 import type { LocalAuthOptions, LocalServer, ServerRole, StorageChoice } from "../dev/local-server.js";
 import { loadMasterKey } from "../dev/master-key.js";
-import { ReplayGuard } from "../http/replay-guard.js";
 
 interface DevOptions {
   port: number;
@@ -183,7 +182,7 @@ function serverOptions(command: Command, defaultPort: number): Command {
  */
 async function startServers(opts: DevOptions & { clusterName?: string }, role: ServerRole): Promise<LocalServer[]> {
   // Loaded here, not at the top: the server (AWS SDK, SQLite) would add ~0.4 s to every other command.
-  const { startLocalServer, serveOn } = await import("../dev/local-server.js");
+  const { startLocalServer, serveOn, ReplayGuard } = await import("../dev/local-server.js");
   const config = parseNimbusConfig({
     ...stageSettings(opts.stage).nimbus,
     ...(opts.clusterName === undefined ? {} : { cluster: opts.clusterName }),
@@ -195,7 +194,11 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
     ...(opts.timerMaxDelaySec === undefined ? {} : { timerMaxDelaySec: opts.timerMaxDelaySec }),
   });
   opts.auth = opts.auth === true || authFromEnv(process.env.NIMBUS_AUTH);
-  const guard = { ...(opts.auth ? { auth: localAuth(opts) } : {}), insecure: opts.insecure === true };
+  // One nonce cache for the master and its --slaves: a request one of them accepted is a replay on another.
+  const guard = {
+    ...(opts.auth ? { auth: { ...localAuth(opts), replay: new ReplayGuard() } } : {}),
+    insecure: opts.insecure === true,
+  };
   const main = await startLocalServer({
     port: opts.port,
     host: opts.host,
@@ -246,8 +249,6 @@ function localAuth(opts: DevOptions): LocalAuthOptions {
   return {
     root: { username: opts.rootUser ?? "root", password: opts.rootPassword },
     masterKey: loadMasterKey(process.env.NIMBUS_ACL_MASTER_KEY, resolve(opts.dataDir, "acl-master.key")),
-    // One nonce cache for the master and its --slaves: a request one of them accepted is a replay on another.
-    replay: new ReplayGuard(),
   };
 }
 

@@ -22,6 +22,9 @@ import { DEFAULT_PERM } from "../core/perm-name.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import type { ReplayGuard } from "../http/replay-guard.js";
+
+export { ReplayGuard } from "../http/replay-guard.js";
+
 import { createRequestHandler, jsonAnswer } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { HTTP_STATUS } from "../protocol/index.js";

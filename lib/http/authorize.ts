@@ -77,11 +77,13 @@ export class RequestAuth {
     const now = this.#now();
     const claim = parseSignature(request, now);
     const user = await this.#user(claim.accessKey, now);
-    if (!user || user.userStatus === "disable" || !signatureMatches(request, claim, user.secret, true))
+    if (!user || !signatureMatches(request, claim, user.secret, true))
       throw new NimbusError(
         ErrorCode.UNAUTHENTICATED,
         "the signature does not match (unknown access key, wrong secret, or a changed request)",
       );
+    if (user.userStatus === "disable")
+      throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
   }
 
   /** Drops a user and its ACL from this process's cache at once (a change that went through this process). */
