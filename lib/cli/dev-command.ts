@@ -271,7 +271,8 @@ function describe(opts: DevOptions): string {
     opts.storage === "local"
       ? `embedded store in ${resolve(opts.dataDir)}, --flush ${opts.flush}`
       : `DynamoDB + S3 bucket ${opts.bucket}`;
-  return `${store}, ${opts.auth ? `auth on, root user ${opts.rootUser}` : opts.insecure ? "NO AUTH, --insecure" : "no auth"}`;
+  const auth = opts.auth === true || authFromEnv(process.env.NIMBUS_AUTH);
+  return `${store}, ${auth ? `auth on, root user ${opts.rootUser}` : opts.insecure ? "NO AUTH, --insecure" : "no auth"}`;
 }
 
 function stopOnSignals(servers: LocalServer[]): void {
