@@ -37,7 +37,7 @@ export interface AuthOptions {
 export class RequestAuth {
   readonly #options: AuthOptions;
   readonly #now: () => number;
-  readonly #cache = new Map<string, { at: number; user: StoredUser }>();
+  readonly #cache = new Map<string, { at: number; user: StoredUser | undefined }>();
   readonly #acls = new Map<string, { at: number; acl: Acl | undefined }>();
   readonly #replay: ReplayGuard;
 
@@ -127,6 +127,17 @@ export class RequestAuth {
     return new Set(topics.filter((t) => decide(user, acl, [topicPermission(t, ...actions)]).allowed));
   }
 
+  /** The stored user; one whose secret cannot be opened is refused as unknown (the detail is logged here only). */
+  async #storedUser(username: string): Promise<StoredUser | undefined> {
+    try {
+      return await this.#options.store.user(username);
+    } catch (err) {
+      if (!(err instanceof NimbusError) || err.code !== ErrorCode.DATA_CORRUPTED) throw err;
+      console.error(`nimbus: refusing user ${username}: ${err.message}`);
+      return undefined;
+    }
+  }
+
   async #user(username: string, now: number): Promise<StoredUser | undefined> {
     const root = this.#options.root;
     if (root && username === root.username)
@@ -134,9 +145,10 @@ export class RequestAuth {
     const cached = this.#cache.get(username);
     const ttl = this.#options.cacheMs ?? 5000;
     if (cached && now - cached.at < ttl) return cached.user;
-    const user = await this.#options.store.user(username);
-    // Only users found are cached: a user created a moment ago can sign at once.
-    if (user && ttl > 0) this.#cache.set(username, { at: now, user });
+    const user = await this.#storedUser(username);
+    // Unknown users are cached too (a probe costs the same as a known name); creating a user through this
+    // process forgets the entry, through another within `cacheMs`.
+    if (ttl > 0) this.#cache.set(username, { at: now, user });
     return user;
   }
 }

@@ -68,3 +68,50 @@ describe("the replay cache", () => {
     await assert.rejects(slave.authenticate(request), refusedWith(ErrorCode.UNAUTHENTICATED));
   });
 });
+
+describe("user name probes (review finding 4)", () => {
+  it("an unknown user is cached like a known one, and an unreadable secret is the same 401", async () => {
+    const storage = createLocalStorage({ dataDir: mkdtempSync(join(tmpdir(), "nimbus-probe-")) });
+    try {
+      const store = new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(new Uint8Array(randomBytes(32))));
+      await store.createUser({ username: "known", userType: "Normal", userStatus: "enable" }, "known-secret-1");
+      const now = Date.now();
+      const gate = new RequestAuth({ store, now: () => now });
+      const probe = (accessKey: string) => {
+        const headers = signNimbusRequest({
+          method: "GET",
+          url: "http://h/cluster",
+          credentials: { accessKey, secretKey: "guess-secret-1" },
+          now: new Date(now),
+        });
+        const request: ReceivedRequest = {
+          method: "GET",
+          host: "h",
+          rawPath: "/cluster",
+          rawQueryString: "",
+          header: (n) => (n === "host" ? "h" : headers[n]),
+          body: new Uint8Array(0),
+        };
+        return gate.authenticate(request);
+      };
+      const reads = () => storage.counter.snapshot().tableReads;
+      for (const name of ["known", "nobody"]) {
+        await assert.rejects(probe(name), /signature does not match/);
+        const before = reads();
+        await assert.rejects(probe(name), /signature does not match/);
+        assert.equal(reads(), before, `${name}: the second probe is answered from the cache`);
+      }
+      // A secret sealed under another key cannot be opened: the same 401, not a 500 naming the user.
+      const other = new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(new Uint8Array(randomBytes(32))));
+      await other.createUser({ username: "sealed", userType: "Normal", userStatus: "enable" }, "sealed-secret-1");
+      await assert.rejects(probe("sealed"), (err: unknown) => {
+        assert.ok(err instanceof NimbusError);
+        assert.equal(err.code, ErrorCode.UNAUTHENTICATED);
+        assert.doesNotMatch(err.message, /sealed/);
+        return true;
+      });
+    } finally {
+      await storage.close();
+    }
+  });
+});
