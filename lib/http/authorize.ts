@@ -159,7 +159,9 @@ export function receivedRequest(req: ApiRequest): ReceivedRequest {
     method: req.method.toUpperCase(),
     host: req.header("host") ?? "",
     rawPath: req.path,
-    rawQueryString: req.rawQuery ?? new URLSearchParams(req.query).toString(),
+    // The handler reads `+` as a space (URLSearchParams); SigV4 reads it as a plus, as `%2B`. Signed as the
+    // handler reads it, so `+` and `%2B` (which the handler tells apart) never share a signature.
+    rawQueryString: (req.rawQuery ?? new URLSearchParams(req.query).toString()).replaceAll("+", "%20"),
     header: (name) => req.header(name),
     body: req.body ?? new Uint8Array(0),
   };

@@ -146,6 +146,14 @@ for (const mode of ["local", "aws"] as const)
       assert.equal(writes(), before);
     });
 
+    it("a query's + and %2B do not share a signature (the handler reads + as a space)", async () => {
+      const signed = { method: "GET" as const, path: "/groups/g-1/progress?topic=orders%2Beu" };
+      const headers = signedHeaders(url, signed, ROOT);
+      const swapped = await call(url, { ...signed, path: "/groups/g-1/progress?topic=orders+eu" }, ROOT, headers);
+      assert.equal(swapped.status, 401);
+      assert.equal(swapped.body.code, "UNAUTHENTICATED");
+    });
+
     it("refuses a signature older than 15 minutes, one from the future, and a wrong secret", async () => {
       const request = sendTo("orders-eu");
       const payload = JSON.stringify(request.body);
