@@ -54,14 +54,14 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
     }),
     grants: ["Topic:T|Sub", "Group:G|Sub"],
   },
-  queryOffsets: { request: () => ({ method: "GET", path: "/offsets/G/T" }), grants: ["Group:G|Sub"] },
+  queryOffsets: { request: () => ({ method: "GET", path: "/offsets/G/T" }), grants: ["Group:G|Sub", "Topic:T|Sub"] },
   commitOffsets: {
     request: () => ({
       method: "PUT",
       path: "/offsets/G/T",
       body: { offsetTable: [{ brokerName: A, queueId: 0, offset: 0 }] },
     }),
-    grants: ["Group:G|Sub"],
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
   },
   releaseQueues: {
     request: () => ({
@@ -69,17 +69,23 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
       path: "/offsets/G/T/release",
       body: { clientId: "c1", offsetTable: [{ brokerName: A, queueId: 0, offset: 0 }] },
     }),
-    grants: ["Group:G|Sub"],
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
   },
-  queueOwners: { request: () => ({ method: "GET", path: "/offsets/G/T/owners" }), grants: ["Group:G|Get"] },
-  consumerProgress: { request: () => ({ method: "GET", path: "/groups/G/progress" }), grants: ["Group:G|Get"] },
+  queueOwners: {
+    request: () => ({ method: "GET", path: "/offsets/G/T/owners" }),
+    grants: ["Group:G|Get", "Topic:T|Get"],
+  },
+  consumerProgress: {
+    request: () => ({ method: "GET", path: "/groups/G/progress?topic=T" }),
+    grants: ["Group:G|Get", "Topic:T|Get"],
+  },
   lockQueues: {
     request: () => ({
       method: "POST",
       path: "/offsets/G/T/lock",
       body: { clientId: "c1", queues: [{ brokerName: A, queueId: 0 }] },
     }),
-    grants: ["Group:G|Sub"],
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
   },
   unlockQueues: {
     request: () => ({
@@ -87,12 +93,15 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
       path: "/offsets/G/T/unlock",
       body: { clientId: "c1", queues: [{ brokerName: A, queueId: 0 }] },
     }),
-    grants: ["Group:G|Sub"],
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
   },
-  queueLocks: { request: () => ({ method: "GET", path: "/offsets/G/T/locks" }), grants: ["Group:G|Get"] },
+  queueLocks: {
+    request: () => ({ method: "GET", path: "/offsets/G/T/locks" }),
+    grants: ["Group:G|Get", "Topic:T|Get"],
+  },
   resetOffsetByTime: {
     request: () => ({ method: "POST", path: "/offsets/G/T/reset-by-time", body: { timestamp: "now" } }),
-    grants: ["Group:G|Update"],
+    grants: ["Group:G|Update", "Topic:T|Get"],
   },
   consumerStatus: { request: () => ({ method: "GET", path: "/groups/G/status" }), grants: ["Group:G|Get"] },
   heartbeat: {
