@@ -180,10 +180,11 @@ export class ConsumerRuntime {
         .then((c) => this.#learnResets(c))
         .catch(report("reading the group's offset resets"));
     }
-    // With the channel up its registration keeps the client live, and hints replace the polls.
+    // With the channel up its registration keeps the client live, and hints replace the polls; what the
+    // consumer reports (consumerStatus) is registered again only when it changed, so an idle one sends nothing.
     this.#repeaters.every(
       r.heartbeatInterval,
-      () => (this.channelUp ? undefined : this.heartbeat()),
+      () => (this.channelUp ? this.#refreshRegistration() : this.heartbeat()),
       report("heartbeat"),
     );
     this.#repeaters.every(
@@ -273,6 +274,12 @@ export class ConsumerRuntime {
       return;
     }
     await this.api.heartbeat(this.#heartbeatData());
+  }
+
+  /** Channel up: the registration again if the running info changed (locks, offsets, cache, last pull/consume). */
+  async #refreshRegistration(): Promise<void> {
+    this.#runningInfo = await this.hooks.runningInfo?.();
+    this.channel?.registrationChanged();
   }
 
   #heartbeatData(): HeartbeatData {
