@@ -20,6 +20,7 @@ export default $config({
     await import("./infra/storage.js");
     await import("./infra/api.js");
     await import("./infra/schedules.js");
+    await import("./infra/channel.js");
     const { outputs } = await import("./infra/outputs.js");
     return outputs;
   },

@@ -1,12 +1,15 @@
 /** @module What `sst deploy` prints and `.sst/outputs.json` keeps: how apps, the SDK and the CLI reach the stage. */
 
 import { api } from "./api.js";
+import { channelApi } from "./channel-api.js";
 import { settings } from "./config.js";
 import { bucket, tableNamesJson, tableRegionsJson } from "./storage.js";
 
 export const outputs = {
   /** The endpoint for the SDK (`endpoints`), the CLI and apps; also every broker's address. */
   api: api.url,
+  /** The push channel (the SDK finds it with GET /push-channel; docs/push-channel.md). */
+  channel: channelApi.url,
   region: settings.region,
   /** `acl` (sign with a user's keys), `iam` (SigV4 with AWS credentials) or `public`. */
   auth: settings.auth,

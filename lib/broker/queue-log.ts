@@ -156,8 +156,13 @@ export class QueueLog {
     if (!Number.isInteger(count) || count < 1) {
       throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
     }
-    return this.#writer.append(queuePk(q), batch, count);
+    const appended = await this.#writer.append(queuePk(q), batch, count);
+    this.onAppended?.(q, appended.queueOffset + count);
+    return appended;
   }
+
+  /** Told after each append, with the queue's new end (the push channel's hint); must not throw or wait. */
+  onAppended: ((q: QueueRef, maxOffset: number) => void) | undefined;
 
   /** Appends waiting in line for this queue, to be merged into its next index put (group commit). */
   waitingAppends(q: QueueRef): number {

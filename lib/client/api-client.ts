@@ -229,6 +229,11 @@ export class NimbusApi {
     return this.call(endpoints.health);
   }
 
+  /** The push channel's WebSocket URL, or null when the deployment serves none. */
+  async channelInfo(): Promise<{ url: string | null }> {
+    return this.call(endpoints.channelInfo);
+  }
+
   async clusterInfo(): Promise<ClusterInfo> {
     const info = await this.call(endpoints.clusterInfo);
     this.brokers.learn(Object.values(info.brokerAddrTable));

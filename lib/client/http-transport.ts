@@ -129,6 +129,23 @@ export class HttpTransport {
     throw lastError;
   }
 
+  /**
+   * The headers of a GET to `url` as this transport would send it (signed with `iam`): what the push
+   * channel's WebSocket connect carries, so it authenticates like every HTTP request (docs/push-channel.md).
+   */
+  async connectHeaders(url: string): Promise<Record<string, string>> {
+    const signing = await this.#signing();
+    const { "content-type": _json, ...headers } = this.#headers;
+    const httpUrl = url.replace(/^ws/, "http");
+    // A deployment with ACLs: the connect request is signed as every HTTP request (docs/push-channel.md).
+    const nimbus = this.#credentials;
+    if (!signing && nimbus)
+      return withSignature(headers, signNimbusRequest({ method: "GET", url: httpUrl, headers, credentials: nimbus }));
+    if (!signing) return headers;
+    const signed = { ...signing, region: regionOfApiUrl(httpUrl) ?? signing.region };
+    return withSignature(headers, signRequest({ ...signed, method: "GET", url: httpUrl, headers }));
+  }
+
   #rotation(): string[] {
     const start = this.#next++ % this.endpoints.length;
     return [...this.endpoints.slice(start), ...this.endpoints.slice(0, start)];

@@ -1,6 +1,7 @@
 /**
  * @module AWS Signature Version 4 (header form) on `node:crypto`: what the SDK needs to call an API Gateway
- * stage with IAM auth (service `execute-api`). Not for S3, which wants its paths signed as they are.
+ * stage with IAM auth (service `execute-api`), and the Lambdas to post push hints through the WebSocket API's
+ * Management API (same service). Not for S3, which wants its paths signed as they are.
  *
  * The canonical request follows AWS's rules for every service but S3: each segment of the path as it goes
  * on the wire (already percent-encoded once, as `URL` holds it) is URI-encoded again, empty and `.` segments

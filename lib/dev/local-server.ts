@@ -27,11 +27,12 @@ export { ReplayGuard } from "../http/replay-guard.js";
 
 import { createRequestHandler, jsonAnswer } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
-import { HTTP_STATUS } from "../protocol/index.js";
+import { CHANNEL_PATH, HTTP_STATUS } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
 import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
 import { toApiRequest, writeAnswer } from "./api-gateway-event.js";
+import { servePushChannel } from "./push-sockets.js";
 import { answerUnread, checkSignedHeaders } from "./refused-request.js";
 import { DEFAULT_BODY_TIMEOUT_MS, readHeldBody } from "./request-body.js";
 import { advertisedHost, checkOpenBinding, DEFAULT_MAX_IN_FLIGHT_BYTES, InFlightBytes } from "./server-guard.js";
@@ -82,6 +83,10 @@ export interface LocalServer {
   readonly port: number;
   readonly context: HandlerContext;
   readonly storage: Storage;
+  /** The push channel's WebSocket URL (docs/push-channel.md). */
+  readonly channelUrl: string;
+  /** Push channel sockets open now. */
+  readonly channelSockets: () => number;
   /** Request bytes admitted and not yet answered (see `maxInFlightBytes`). */
   readonly inFlightBytes: number;
   close(): Promise<void>;
@@ -168,10 +173,12 @@ export async function serveOn(
     { ...config, brokers: registrations(config, role) },
     { apiUrl: url, newMessageId },
   );
+  const channelUrl = `ws://${host}:${port}${CHANNEL_PATH}`;
   const auth = options.auth;
   const ctx: HandlerContext = {
     broker,
     role,
+    channelUrl,
     ...(auth && {
       auth: new RequestAuth({
         store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
@@ -182,6 +189,7 @@ export async function serveOn(
     }),
   };
   context = ctx;
+  const channel = servePushChannel(server, broker, ctx.auth);
 
   // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
   // every process registers what it serves; the name server (or the all-in-one process) runs the others.
@@ -213,12 +221,15 @@ export async function serveOn(
     port,
     context: ctx,
     storage,
+    channelUrl,
+    channelSockets: () => channel.size,
     get inFlightBytes() {
       return bytes.used;
     },
     async close() {
       for (const t of timers) clearInterval(t);
       await Promise.all(running.values());
+      await channel.close();
       // No new connection; the requests already in the handlers finish before the store closes.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

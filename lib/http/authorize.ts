@@ -109,8 +109,26 @@ export class RequestAuth {
     const access = endpoint.access;
     if (access === undefined || access === "super")
       throw new NimbusError(ErrorCode.NO_PERMISSION, `only a Super user may call ${endpoint.method} ${endpoint.path}`);
-    const decision = decide(user, await this.#acl(user.username), access(input));
+    await this.authorizePermissions(user, access(input));
+  }
+
+  /** NO_PERMISSION naming the resource and action unless `user` has every one of `needs` (a channel frame). */
+  async authorizePermissions(user: AclUser, needs: readonly Permission[]): Promise<void> {
+    if (user.userType === "Super") return;
+    const decision = decide(user, await this.#acl(user.username), needs);
     if (!decision.allowed) throw noPermission(user.username, decision.missing, decision.denied);
+  }
+
+  /**
+   * The user `username` as it is now (a connection's user, recorded when its connect was authenticated):
+   * UNAUTHENTICATED if it was deleted or disabled since.
+   */
+  async userNamed(username: string): Promise<AclUser> {
+    const user = await this.#user(username, this.#now());
+    if (!user) throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${username} no longer exists`);
+    if (user.userStatus === "disable")
+      throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${username} is disabled`);
+    return user;
   }
 
   /** NO_PERMISSION unless `user` has every one of `needs` (a check a route makes on what it found stored). */

@@ -16,6 +16,8 @@ export type ServerRole =
 export interface HandlerContext {
   broker: Broker;
   role: ServerRole;
+  /** The push channel's WebSocket URL, when this deployment serves one (docs/push-channel.md). */
+  channelUrl?: string | undefined;
   /** Signatures and ACLs are checked on every route but those declared `auth: "none"`; absent: open. */
   auth?: RequestAuth | undefined;
   /** The user who signed this request (set per request when `auth` is on), for checks a route decides itself. */

@@ -182,6 +182,10 @@ export function decodeSendFrame(bytes: Uint8Array): SendRequest {
     );
   }
   const messages = records.map((r, i): SendMessage => {
+    // Before the schema, whose record parse would drop it silently: a client never names a property __proto__.
+    if (Object.hasOwn(r.properties, "__proto__")) {
+      throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, `message ${i}: a property may not be named __proto__`);
+    }
     const meta = SendMessageMetaSchema.safeParse({
       ...(r.tags === "" ? {} : { tags: r.tags }),
       ...(r.keys.length === 0 ? {} : { keys: r.keys }),

@@ -18,7 +18,7 @@ import {
 } from "./endpoints/acl.js";
 import { consumerConnection, consumerStatus, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
 import { lockQueues, queueLocks, unlockQueues } from "./endpoints/locks.js";
-import { clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
+import { channelInfo, clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
 import {
   commitOffsets,
   consumerProgress,
@@ -55,6 +55,7 @@ export const endpoints = {
   clusterInfo,
   topicRoute,
   openApi,
+  channelInfo,
   listTopics,
   updateTopic,
   deleteTopic,
@@ -96,3 +97,4 @@ export type EndpointId = keyof typeof endpoints;
 
 /** Every endpoint, in the order the docs list them. */
 export const ENDPOINTS: readonly AnyEndpoint[] = Object.values(endpoints);
+export * from "./push-channel.js";

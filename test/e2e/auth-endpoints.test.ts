@@ -19,6 +19,8 @@ interface Sample {
   request: () => Call;
   /** Empty for Super-only endpoints. */
   grants: string[];
+  /** Open to every signed user (no resource: `access: () => []`). */
+  anyUser?: true;
 }
 
 const tx: { first: string; second: string } = { first: "", second: "" };
@@ -26,6 +28,7 @@ const tx: { first: string; second: string } = { first: "", second: "" };
 const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   clusterInfo: { request: () => ({ method: "GET", path: "/cluster" }), grants: ["Cluster|Get"] },
   topicRoute: { request: () => ({ method: "GET", path: "/topics/T/route" }), grants: ["Topic:T|Pub"] },
+  channelInfo: { request: () => ({ method: "GET", path: "/push-channel" }), grants: [], anyUser: true },
   openApi: { request: () => ({ method: "GET", path: "/openapi.json" }), grants: ["Cluster|Get"] },
   listTopics: { request: () => ({ method: "GET", path: "/topics" }), grants: ["Cluster|List"] },
   updateTopic: { request: () => ({ method: "PUT", path: "/topics/T2", body: {} }), grants: ["Topic:T2|Create"] },
@@ -255,6 +258,12 @@ describe("auth on every endpoint (nimbus dev --auth)", () => {
       assert.equal(unsigned.status, 401, JSON.stringify(unsigned.body));
       assert.equal(unsigned.body.code, "UNAUTHENTICATED");
 
+      if (sample.anyUser) {
+        // Any signed user, even one with no ACL at all; unsigned stays 401.
+        const answer = await call(url, sample.request(), stranger);
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        return;
+      }
       const refused = await call(url, sample.request(), stranger);
       assert.equal(refused.status, 403, JSON.stringify(refused.body));
       assert.equal(refused.body.code, "NO_PERMISSION");

@@ -106,6 +106,7 @@ for (const mode of ["local", "aws"] as const) {
         lockRenewIntervalMillis: 300,
         pullIdleBackoffMillis: 20,
         pullIdleBackoffMaxMillis: 200,
+        pushChannel: false,
         onError: () => undefined,
       });
       open.push(b);

@@ -10,6 +10,7 @@ export const nameServerRoutes = serviceRoutes<HandlerContext>("NameServer", [
   route(endpoints.health, async () => ({ status: "ok" as const })),
   route(endpoints.clusterInfo, (_in, { broker }) => broker.nameServer.clusterInfo()),
   route(endpoints.topicRoute, ({ params }, { broker }) => broker.nameServer.topicRoute(params.topic)),
+  route(endpoints.channelInfo, async (_in, { channelUrl }) => ({ url: channelUrl ?? null })),
   // Generated once per process, on first request.
   route(endpoints.openApi, async () => {
     document ??= openApiDocument();

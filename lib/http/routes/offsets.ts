@@ -53,6 +53,9 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
       params.topic,
       body.timestamp,
     );
+    // The group's members on the push channel read the reset at once (a `members` hint: they read the
+    // group's connection, which carries it), as their membership poll would without the channel.
+    await broker.channel.groupChanged(params.group);
     return { resetAt: reset.resetAt, offsetTable: reset.offsetTable };
   }),
   route(endpoints.lockQueues, async ({ params, body }, { broker }) => {
