@@ -21,6 +21,7 @@ export default $config({
     await import("./infra/console.js");
     await import("./infra/api.js");
     await import("./infra/schedules.js");
+    await import("./infra/channel.js");
     const { outputs } = await import("./infra/outputs.js");
     return outputs;
   },

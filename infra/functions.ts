@@ -3,8 +3,8 @@
  * shares: arm64 (about 20% cheaper per GB-second than x86), Node 22, the stage's settings in its
  * environment, and links to exactly the tables and bucket the spec names (a link grants IAM access).
  */
-
 import { aclSecrets } from "./auth.js";
+import { channelApi } from "./channel-api.js";
 import { settings } from "./config.js";
 import { AUTH_TABLE, type FunctionSpec, functionAuthEnvironment } from "./manifest.js";
 import { bucket, table, tableNamesJson, tableRegionsJson } from "./storage.js";
@@ -33,7 +33,7 @@ export function createFunction(
     architecture: "arm64",
     memory: `${spec.memoryMb} MB`,
     timeout: `${spec.timeoutSeconds} seconds`,
-    link: [...tables.map(table), ...(spec.bucket ? [bucket] : [])],
+    link: [...tables.map(table), ...(spec.bucket ? [bucket] : []), ...(spec.channel ? [channelApi] : [])],
     // Its cap and its guaranteed share of the account's concurrency (the stage's limits).
     ...(api ? { concurrency: { reserved: api.reservedConcurrency } } : {}),
     environment: {
@@ -48,6 +48,9 @@ export function createFunction(
       ),
       NIMBUS_API_URL: apiUrl,
       NIMBUS_CONFIG: JSON.stringify(settings.nimbus),
+      // Every function answers where the channel is; those that post hints reach its Management API.
+      NIMBUS_CHANNEL_URL: channelApi.url,
+      ...(spec.channel ? { NIMBUS_CHANNEL_MANAGEMENT_URL: channelApi.managementEndpoint } : {}),
       ...(api ? functionAuthEnvironment(settings) : {}),
       // Lambda keeps its environment encrypted at rest with KMS; the values come from SSM SecureStrings.
       ...(acl

@@ -23,6 +23,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "offsets", sortKeyType: "string" },
   { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" },
+  { name: "connections", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "acl", sortKeyType: "string" },
   { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
@@ -37,6 +38,8 @@ export interface FunctionSpec {
   readonly tables: readonly string[];
   /** Whether it reads, writes or deletes message batches in the bucket. */
   readonly bucket: boolean;
+  /** Whether it posts push hints to the channel's connections (linked to the WebSocket API: ManageConnections). */
+  readonly channel?: true;
 }
 
 /**
@@ -59,13 +62,15 @@ export const API_FUNCTIONS = {
     tables: ["routes", "queue-index"],
     bucket: false,
   },
+  // An append hints the queue's holders on the push channel (their connections, then a post each).
   // Delayed sends and send-backs wait in the timer store; sends and pulls also move due ones (timers).
   Send: {
     handler: "functions/send.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "timers"],
+    tables: ["routes", "queue-index", "timers", "connections"],
     bucket: true,
+    channel: true,
   },
   Pull: {
     handler: "functions/pull.handler",
@@ -76,28 +81,34 @@ export const API_FUNCTIONS = {
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.
   // Orderly queue locks and offset resets are records of the clients table (lease chains, the reset notice).
+  // A reset of a group's offsets: its members hear of it on the push channel.
   Offsets: {
     handler: "functions/offsets.handler",
     memoryMb: 256,
     timeoutSeconds: 15,
-    tables: ["offsets", "routes", "queue-index", "clients"],
+    tables: ["offsets", "routes", "queue-index", "clients", "connections"],
     bucket: true,
+    channel: true,
   },
+  // A client joining or leaving over HTTP: the group's members hear of it on the push channel.
   // A clustering consumer's heartbeat creates its group's retry topic (routes).
   Clients: {
     handler: "functions/clients.handler",
     memoryMb: 256,
     timeoutSeconds: 10,
-    tables: ["clients", "routes"],
+    tables: ["clients", "routes", "connections"],
     bucket: false,
+    channel: true,
   },
   // Half messages live in the queue log (half queues), their records in the transactions table.
+  // A commit appends to the real queue: a push hint, like a send.
   Transactions: {
     handler: "functions/transactions.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "transactions"],
+    tables: ["routes", "queue-index", "transactions", "connections"],
     bucket: true,
+    channel: true,
   },
   // Users and ACLs (lib/broker/acl-store.ts); every API function also reads them to authorize (AUTH_TABLE).
   Acl: {
@@ -187,8 +198,10 @@ export const SCHEDULED_FUNCTIONS = {
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["routes", "queue-index", "transactions", "clients"],
+    tables: ["routes", "queue-index", "transactions", "clients", "connections"],
     bucket: true,
+    // A check-back left for a producer: a `checks` hint to its connection.
+    channel: true,
   },
   // The backstop of delayed delivery: each run stays up through its minute while buckets fall due in it.
   DelayedDelivery: {
@@ -201,5 +214,44 @@ export const SCHEDULED_FUNCTIONS = {
   },
 } as const satisfies Record<string, ScheduleSpec>;
 
+/**
+ * The push channel's function (docs/push-channel.md): `$connect`, `$disconnect` and `$default` of the
+ * WebSocket API. Registrations live in `connections`; a registration records the client's heartbeat
+ * (`clients`) with the channel's lease.
+ */
+export const CHANNEL_FUNCTIONS = {
+  Channel: {
+    handler: "functions/channel.handler",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    tables: ["connections", "clients"],
+    bucket: false,
+    channel: true,
+  },
+} as const satisfies Record<string, FunctionSpec>;
+
+/** The WebSocket API's routes, all on the channel function; the stage's auth is checked on `$connect`. */
+export const CHANNEL_ROUTES = ["$connect", "$disconnect", "$default"] as const;
+
+/**
+ * Who checks a channel route on a stage. API Gateway authorizes a WebSocket connection once, at `$connect`;
+ * the other routes ride on that connection. `iam`: API Gateway checks SigV4 on `$connect`; `acl`: the
+ * channel function checks the Nimbus signature of the connect request (API Gateway cannot: a request
+ * authorizer would be one more Lambda per connect for the same check) and authorizes each registration
+ * frame against the user's ACL.
+ */
+export function channelRouteProtection(
+  settings: Pick<StageSettings, "auth">,
+  route: (typeof CHANNEL_ROUTES)[number],
+): "acl" | "iam" | "none" {
+  if (settings.auth === "public") return "none";
+  if (route === "$connect") return settings.auth;
+  return settings.auth === "acl" ? "acl" : "none";
+}
+
 /** Every function of the stack by component name, for the checks. */
-export const ALL_FUNCTIONS: Readonly<Record<string, FunctionSpec>> = { ...API_FUNCTIONS, ...SCHEDULED_FUNCTIONS };
+export const ALL_FUNCTIONS: Readonly<Record<string, FunctionSpec>> = {
+  ...API_FUNCTIONS,
+  ...SCHEDULED_FUNCTIONS,
+  ...CHANNEL_FUNCTIONS,
+};

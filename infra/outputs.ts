@@ -1,6 +1,7 @@
 /** @module What `sst deploy` prints and `.sst/outputs.json` keeps: how apps, the SDK and the CLI reach the stage. */
 
 import { api } from "./api.js";
+import { channelApi } from "./channel-api.js";
 import { settings } from "./config.js";
 import { consoleSite } from "./console.js";
 import { bucket, tableNamesJson, tableRegionsJson } from "./storage.js";
@@ -10,6 +11,8 @@ export const outputs = {
   api: api.url,
   /** The stage's web console, opened on this stage's API (docs/console.md). */
   console: $interpolate`${consoleSite.url}/?api=${api.url}`,
+  /** The push channel (the SDK finds it with GET /push-channel; docs/push-channel.md). */
+  channel: channelApi.url,
   region: settings.region,
   /** `acl` (sign with a user's keys), `iam` (SigV4 with AWS credentials) or `public`. */
   auth: settings.auth,

@@ -8,6 +8,21 @@ import { awsContext } from "./aws-context.js";
 /** A Lambda handler that says which service it serves (test/infra checks it against infra/manifest.ts). */
 export type ServiceHandler = ((event: ApiEvent) => Promise<ApiResult>) & { readonly service: ServiceName };
 
+/**
+ * How long an answer may wait for the push hints its request caused (docs/push-channel.md): a frozen Lambda
+ * sends nothing, so hints go out before the answer, at most this late. A hint not sent by then is dropped
+ * (the client's poll finds the messages).
+ */
+export const CHANNEL_SETTLE_MS = 150;
+
 export function serviceHandler(service: ServiceName): ServiceHandler {
-  return Object.assign(createApiHandler(SERVICE_ROUTES[service], awsContext), { service });
+  const handle = createApiHandler(SERVICE_ROUTES[service], awsContext);
+  return Object.assign(
+    async (event: ApiEvent) => {
+      const result = await handle(event);
+      await (await awsContext()).broker.channel.settle(CHANNEL_SETTLE_MS);
+      return result;
+    },
+    { service },
+  );
 }

@@ -5,9 +5,11 @@
  * Environment (set by infra/, from linked resources):
  * - `NIMBUS_BUCKET`: the message bucket; `NIMBUS_TABLES`: JSON `{ "queue-index": name, "routes": name, ... }`
  * - `NIMBUS_API_URL`: the stage's API URL (the brokers' address); `NIMBUS_CONFIG`: JSON `NimbusConfig` (optional)
+ * - `NIMBUS_CHANNEL_URL`: the push channel's WebSocket URL (answered by `GET /push-channel`), optional
+ * - `NIMBUS_CHANNEL_MANAGEMENT_URL`: its Management API, set on the functions that post hints (linked to it)
  * - `NIMBUS_AUTH`: `acl` to check signatures and ACLs (users in the acl table), with `NIMBUS_ACL_MASTER_KEY`
  *   (seals their secrets) and `NIMBUS_ROOT_USER`/`NIMBUS_ROOT_PASSWORD` (the Super user); absent or `off`: open.
- * - `AWS_REGION`: set by Lambda itself.
+ * - `AWS_REGION` and the role's `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`: set by Lambda.
  */
 import { z } from "zod";
 import { ACL_TABLE, AclStore } from "../../lib/broker/acl-store.js";
@@ -20,6 +22,7 @@ import { RequestAuth } from "../../lib/http/authorize.js";
 import type { HandlerContext } from "../../lib/http/context.js";
 import { createAwsStorage } from "../../lib/storage/aws/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
+import { managementApiGateway } from "./management-api.js";
 
 const jsonString = z.string().transform((s, ctx) => {
   try {
@@ -36,6 +39,11 @@ const Env = z.object({
   NIMBUS_TABLES: jsonString.pipe(z.record(z.string(), z.string().min(1))),
   NIMBUS_API_URL: z.string().url(),
   NIMBUS_CONFIG: jsonString.optional(),
+  NIMBUS_CHANNEL_URL: z.string().url().optional(),
+  NIMBUS_CHANNEL_MANAGEMENT_URL: z.string().url().optional(),
+  AWS_ACCESS_KEY_ID: z.string().optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().optional(),
+  AWS_SESSION_TOKEN: z.string().optional(),
   /** A slave cell's name server tables live in another region: `{ "routes": "us-east-1", ... }`. */
   NIMBUS_TABLE_REGIONS: jsonString.pipe(z.record(z.string(), z.string().min(1))).optional(),
   /** What the stage serves: a slave cell is `{"kind":"broker","brokerName":"broker-a","brokerId":1}`. */
@@ -89,8 +97,23 @@ export function awsContext(): Promise<HandlerContext> {
       // A slave cell reads replicas: a batch's object can arrive after its index item.
       ...(slave ? { objectReplicationGraceMs: OBJECT_REPLICATION_GRACE_MS } : {}),
     });
+    // Hints go through the WebSocket API's Management API, signed as the function's role.
+    if (env.NIMBUS_CHANNEL_MANAGEMENT_URL && env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
+      broker.channel.attach(
+        managementApiGateway(env.NIMBUS_CHANNEL_MANAGEMENT_URL, env.AWS_REGION, {
+          accessKeyId: env.AWS_ACCESS_KEY_ID,
+          secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+          ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+        }),
+      );
+    }
     // A stage serves its name server and all its brokers in one API, unless it is a slave cell.
-    return { broker, role, auth: env.NIMBUS_AUTH === "acl" ? requestAuth(env, storage) : undefined };
+    return {
+      broker,
+      role,
+      channelUrl: env.NIMBUS_CHANNEL_URL,
+      auth: env.NIMBUS_AUTH === "acl" ? requestAuth(env, storage) : undefined,
+    };
   })();
   return context;
 }

@@ -11,13 +11,21 @@ import { DelayedDelivery } from "./delayed-delivery.js";
 import { type BrokerRegistration, NameServer } from "./name-server.js";
 import { OffsetService } from "./offset-service.js";
 import { PullService } from "./pull-service.js";
+import { PushChannel } from "./push-channel.js";
 import type { QueueRef } from "./queue-index.js";
 import { DEFAULT_QUEUE_LOCK_OPTIONS, type QueueLockOptions, QueueLockService } from "./queue-locks.js";
 import { QueueLog } from "./queue-log.js";
 import { RouteCache } from "./route-cache.js";
 import { SendBackService } from "./send-back.js";
 import { SendService } from "./send-service.js";
-import { CLIENTS_TABLE, OFFSETS_TABLE, ROUTES_TABLE, TIMERS_TABLE, TRANSACTIONS_TABLE } from "./tables.js";
+import {
+  CLIENTS_TABLE,
+  CONNECTIONS_TABLE,
+  OFFSETS_TABLE,
+  ROUTES_TABLE,
+  TIMERS_TABLE,
+  TRANSACTIONS_TABLE,
+} from "./tables.js";
 import { TimerStore, type TimerSweepReport } from "./timer-store.js";
 import { TopicService } from "./topics.js";
 import { TransactionChecker, type TransactionCheckReport } from "./transaction-checks.js";
@@ -45,6 +53,8 @@ export interface BrokerOptions {
   queueLocks?: Partial<QueueLockOptions>;
   /** Check-back timing of transactional messages (RocketMQ's defaults: 6 s, 60 s, 15 checks). */
   transactions?: Partial<Omit<TransactionOptions, "retentionMs">>;
+  /** The push channel's per-queue coalescing window. Default 25 ms. */
+  channelCoalesceMs?: number;
   /** RocketMQ's messageDelayLevel ("1s 5s ... 2h"). */
   messageDelayLevel?: string;
   /** The furthest ahead a timer message may be due. Default 7 days. */
@@ -80,6 +90,8 @@ export class Broker {
   readonly locks: QueueLockService;
   readonly transactions: TransactionService;
   readonly transactionChecker: TransactionChecker;
+  /** The push channel: hints to connected clients, once a gateway is attached (the local server, a Lambda). */
+  readonly channel: PushChannel;
   /** Delayed messages waiting until due (delay levels, timer messages, retries). */
   readonly timers: TimerStore;
   readonly delays: DelayedDelivery;
@@ -128,6 +140,12 @@ export class Broker {
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
+    this.channel = new PushChannel(storage.table(CONNECTIONS_TABLE), this.clients, {
+      ...(options.channelCoalesceMs === undefined ? {} : { coalesceMs: options.channelCoalesceMs }),
+      now,
+    });
+    this.queueLog.onAppended = (q, maxOffset) => this.channel.queueAppended(q, maxOffset);
+    this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     this.locks = new QueueLockService(
       storage.table(CLIENTS_TABLE),
       { ...DEFAULT_QUEUE_LOCK_OPTIONS, ...options.queueLocks },

@@ -24,13 +24,24 @@ export const MAX_CHECKS_PER_HEARTBEAT = 32;
 const TTL_SECONDS = 24 * 3600;
 
 export class ClientService {
+  /** Told when a check-back waits for a producer client (the push channel hints it). */
+  onCheckAdded: ((group: string, clientId: string) => void) | undefined;
+
   constructor(
     private readonly clients: Table,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Records the heartbeat; a producer gets the check-backs waiting for it (each handed out once). */
-  async heartbeat(hb: HeartbeatData): Promise<TransactionCheck[]> {
+  /**
+   * Records the heartbeat; a producer gets the check-backs waiting for it (each handed out once).
+   * A push channel's registration passes `liveUntil` (the client stays live until then without heartbeats)
+   * and `takeChecks: false` (its checks are taken by the heartbeat its `checks` hint asks for).
+   */
+  async heartbeat(
+    hb: HeartbeatData,
+    channel: { liveUntil?: number; takeChecks?: boolean } = {},
+  ): Promise<TransactionCheck[]> {
+    const { liveUntil } = channel;
     const producers = hb.producerDataSet ?? [];
     const consumers = hb.consumerDataSet ?? [];
     const lastHeartbeat = this.now();
@@ -45,6 +56,7 @@ export class ClientService {
           version: hb.version ?? "",
           transactional: p.transactional === true,
           lastHeartbeat,
+          ...(liveUntil === undefined ? {} : { liveUntil }),
           expiresAt,
         }),
       ),
@@ -59,10 +71,12 @@ export class ClientService {
           // Stored as text: it is only ever read back whole (consumerStatus).
           ...(c.runningInfo === undefined ? {} : { runningInfo: JSON.stringify(c.runningInfo) }),
           lastHeartbeat,
+          ...(liveUntil === undefined ? {} : { liveUntil }),
           expiresAt,
         }),
       ),
     ]);
+    if (channel.takeChecks === false) return [];
     const transactional = producers.filter((p) => p.transactional === true).map((p) => p.groupName);
     return (await Promise.all(transactional.map((g) => this.#takeTransactionChecks(g, hb.clientId)))).flat();
   }
@@ -95,6 +109,7 @@ export class ClientService {
       checkTimes: check.checkTimes,
       expiresAt,
     });
+    this.onCheckAdded?.(check.producerGroup, clientId);
   }
 
   /** Live producers of the group (only those answering check-backs with `transactional`), the most recently heard from first. */
@@ -102,7 +117,7 @@ export class ClientService {
     const since = this.now() - LIVENESS_EXPIRY_MS;
     const items = await queryAll(this.clients, keys.producers(group), { consistent: true });
     return items
-      .filter((i) => Number(i.lastHeartbeat) > since)
+      .filter((i) => this.#live(i, since))
       .filter((i) => filter.transactional === undefined || (i.transactional === true) === filter.transactional)
       .map((i) => ({
         clientId: String(i.sk),
@@ -146,7 +161,7 @@ export class ClientService {
         return parsed.success ? [parsed.data] : [];
       });
     const items = all
-      .filter((i) => i.kind !== "offsetReset" && Number(i.lastHeartbeat) > since)
+      .filter((i) => i.kind !== "offsetReset" && this.#live(i, since))
       .sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
     const subs = items.map((i) =>
       (Array.isArray(i.subscriptionDataSet) ? i.subscriptionDataSet : []).map((s) => {
@@ -193,6 +208,17 @@ export class ClientService {
       reset: JSON.stringify(reset),
       expiresAt: Math.floor(this.now() / 1000) + TTL_SECONDS,
     });
+  }
+
+  /** Whether the client is a live consumer of the group now (one read). */
+  async isLiveConsumer(group: string, clientId: string): Promise<boolean> {
+    const item = await this.clients.get({ pk: keys.consumers(group), sk: clientId });
+    return item !== undefined && this.#live(item, this.now() - LIVENESS_EXPIRY_MS);
+  }
+
+  /** Heard from within the liveness expiry, or holding a push channel's lease. */
+  #live(item: Item, since: number): boolean {
+    return Number(item.lastHeartbeat) > since || (typeof item.liveUntil === "number" && item.liveUntil > this.now());
   }
 }
 

@@ -36,6 +36,8 @@ export function checkClientProperties(i: number, properties: Readonly<Record<str
   for (const name of Object.keys(properties)) {
     if (BROKER_SET_PROPERTIES.includes(name)) throw illegal(`message ${i}: property ${name} is set by the broker`);
     if (hasControlCharacter(name)) throw illegal(`message ${i}: a property name has a control character`);
+    // JSON requests refuse it when decoded; a binary batch keeps it as data, which a JSON pull would then drop.
+    if (name === "__proto__") throw illegal(`message ${i}: a property may not be named __proto__`);
   }
   const id = properties[MessageConst.UNIQ_KEY];
   // A malformed id is a bad parameter (as a bad transaction id, which a half message's UNIQ_KEY becomes).

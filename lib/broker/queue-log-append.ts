@@ -57,6 +57,11 @@ export class ChainWriter {
     this.#options = options;
   }
 
+  /** Appends to queue `pk` waiting in line behind the group being written (for tests and the benchmark). */
+  waiting(pk: string): number {
+    return this.#lines.get(pk)?.length ?? 0;
+  }
+
   /**
    * Appends an encoded batch of `count` messages to queue `pk`. Appends to one queue from this process go
    * out one after another, never racing each other (the conditional put only has to guard against other

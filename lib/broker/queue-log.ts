@@ -50,7 +50,8 @@ export interface QueueLogOptions {
   /**
    * Group commit: appends to one queue waiting in line together are merged into one batch of at most this
    * many bytes (inline when it fits `inlineThresholdBytes`, else one object), written with one index put.
-   * Default 4 MiB.
+   * Default 256 KiB (`DEFAULT_MERGE_LIMIT_BYTES`): a pull reads a merged object's whole range, so the limit
+   * bounds the bytes one pull may move to deliver a few messages.
    */
   mergeLimitBytes?: number;
   /** Walk this many items along the chain before a short random pause and a fresh tail read. Default 4. */
@@ -78,8 +79,13 @@ export interface TrimResult {
   minOffset: number;
 }
 
-/** Batches waiting in line together are merged up to this many bytes (one object, one index put). */
-const DEFAULT_MERGE_LIMIT_BYTES = 4 * 1024 * 1024;
+/**
+ * Batches waiting in line together are merged up to this many bytes (one object, one index put). A reader
+ * GETs the whole range of the object a message is in, so this is also the most one pull moves per batch it
+ * touches: 256 KiB keeps that near a pull's own size (a pull of 32 x 1 KiB reads 33 KiB) while still
+ * merging eight such batches into one S3 PUT and one index put.
+ */
+export const DEFAULT_MERGE_LIMIT_BYTES = 256 * 1024;
 
 /** DynamoDB items are at most 400 KB; leave room for the other attributes. */
 const MAX_INLINE_BYTES = 350 * 1024;
@@ -150,7 +156,17 @@ export class QueueLog {
     if (!Number.isInteger(count) || count < 1) {
       throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
     }
-    return this.#writer.append(queuePk(q), batch, count);
+    const appended = await this.#writer.append(queuePk(q), batch, count);
+    this.onAppended?.(q, appended.queueOffset + count);
+    return appended;
+  }
+
+  /** Told after each append, with the queue's new end (the push channel's hint); must not throw or wait. */
+  onAppended: ((q: QueueRef, maxOffset: number) => void) | undefined;
+
+  /** Appends waiting in line for this queue, to be merged into its next index put (group commit). */
+  waitingAppends(q: QueueRef): number {
+    return this.#writer.waiting(queuePk(q));
   }
 
   /** Reads messages from `offset` on, as RocketMQ's pull does. */

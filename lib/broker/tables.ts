@@ -21,6 +21,13 @@ export const CLIENTS_TABLE: TableSpec = { name: "clients", sortKeyType: "string"
 export const TRANSACTIONS_TABLE: TableSpec = { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
 /**
+ * The push channel's connections (lib/broker/push-channel.ts): each connection's registration
+ * (`conn:<id>` / registration), who signed its connect (`conn:<id>` / user) and who wants which hints (`cq:<T>:<broker>:<queueId>`, `cg:<G>`,
+ * `cp:<G>:<clientId>` / connection id). TTL removes what a lost disconnect left.
+ */
+export const CONNECTIONS_TABLE: TableSpec = { name: "connections", sortKeyType: "string", ttlAttribute: "expiresAt" };
+
+/**
  * Delayed messages by due second (`timer:<second>` / due#msgId#nonce, plus `lease#<n>` records of the bucket's
  * movers) and the index of buckets that hold some (`timerdue` / second): docs/retry-and-delay.md.
  */
@@ -33,6 +40,7 @@ export const BROKER_TABLES: readonly TableSpec[] = [
   OFFSETS_TABLE,
   CLIENTS_TABLE,
   TRANSACTIONS_TABLE,
+  CONNECTIONS_TABLE,
   ACL_TABLE,
   TIMERS_TABLE,
 ];

@@ -70,6 +70,12 @@ export class TopicService {
     return this.nameServer.topicRoute(topic);
   }
 
+  /** Whether `topic` exists (its list entry, not deleted): one consistent read. */
+  async exists(topic: string): Promise<boolean> {
+    const entry = await this.routes.get({ pk: keys.topicList, sk: topic }, { consistent: true });
+    return entry !== undefined && entry.deletedAt === undefined;
+  }
+
   /**
    * RocketMQ's auto-create: `readQueueNums`/`writeQueueNums` on every live writable master. Conditional so that
    * a concurrent admin update or auto-create is never overwritten.

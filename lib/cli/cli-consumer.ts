@@ -10,12 +10,13 @@
  * that the CLI controls exactly which offsets it commits.
  */
 import { AllocateMessageQueueAveragely } from "../client/allocate/allocate-averagely.js";
-import type { NimbusApi, PulledMessage, PullResponse } from "../client/api-client.js";
+import type { HeartbeatData, NimbusApi, PulledMessage, PullResponse } from "../client/api-client.js";
 import { buildMQClientId, localIPv4, resolveInstanceName } from "../client/client-id.js";
 import { sleep } from "../client/schedule.js";
 import { MessageQueue } from "../core/message-queue.js";
 import { PermName } from "../core/perm-name.js";
 import { parseSubExpression } from "../core/subscription.js";
+import { CliChannel } from "./cli-channel.js";
 
 export interface CliConsumerOptions {
   group: string;
@@ -29,6 +30,10 @@ export interface CliConsumerOptions {
   idleMs?: number;
   /** Stops the loop (Ctrl-C); offsets are committed all the same. */
   signal: AbortSignal;
+  /** First idle wait, doubling while nothing comes (default 1000 ms). */
+  idleFirstMs?: number;
+  /** Open the push channel (default true): hints end idle waits and group changes rebalance at once. */
+  pushChannel?: boolean;
   /** Called for every message, in queue order within a queue. */
   onMessage(message: PulledMessage): void;
   /** A failure the loop survives (a pull or a commit that failed); it tries again later. */
@@ -61,6 +66,8 @@ const PULL_BATCH = 32;
 /** Polling backoff while nothing comes: 1 s doubling, capped lower than the SDK's 30 s for people watching. */
 const IDLE_FIRST_MS = 1_000;
 const IDLE_MAX_MS = 5_000;
+/** With the push channel up, hints end the waits: idle reads and membership checks only this often. */
+const CHANNEL_IDLE_MAX_MS = 60_000;
 
 export class CliConsumer {
   readonly clientId = buildMQClientId({
@@ -78,6 +85,8 @@ export class CliConsumer {
   /** The readable queues as of the last rebalance. */
   #allQueues: MessageQueue[] = [];
   readonly #strategy = new AllocateMessageQueueAveragely();
+  /** The push channel, once `run` opened it. */
+  channel: CliChannel | undefined;
   #consumed = 0;
 
   constructor(api: NimbusApi, options: CliConsumerOptions) {
@@ -91,6 +100,14 @@ export class CliConsumer {
     // Startup failures (no such topic, no broker) end the command; later ones are retried.
     await this.#api.topicRoute(this.#o.topic);
     await this.#heartbeat();
+    if (this.#o.pushChannel !== false) {
+      this.channel = new CliChannel(
+        this.#api,
+        () => this.#heartbeatData(),
+        () => [...this.#queues.values()].map((q) => q.mq),
+        this.#o.onError,
+      );
+    }
     let commitError: unknown;
     let held: QueueState[] = [];
     try {
@@ -103,6 +120,7 @@ export class CliConsumer {
       await this.#release(held).catch((err: unknown) => {
         commitError = err ?? new Error("commit failed");
       });
+      await this.channel?.close();
       await this.#api
         .unregister(this.clientId, { consumerGroup: this.#o.group })
         .catch((err: unknown) => this.#o.onError(err, "leaving the group"));
@@ -129,15 +147,18 @@ export class CliConsumer {
     let nextHandover = Date.now() + HANDOVER_POLL_MS;
     let nextCommit = Date.now() + COMMIT_MS;
     let lastMessageAt = Date.now();
-    let idle = IDLE_FIRST_MS;
+    const idleFirst = this.#o.idleFirstMs ?? IDLE_FIRST_MS;
+    let idle = idleFirst;
     while (!this.#done()) {
-      if (Date.now() >= nextRebalance) {
-        nextRebalance = Date.now() + REBALANCE_MS;
-        await this.#heartbeat()
+      const channelUp = this.channel?.up === true;
+      if (Date.now() >= nextRebalance || this.channel?.takeMembersChanged()) {
+        nextRebalance = Date.now() + (channelUp ? CHANNEL_IDLE_MAX_MS : REBALANCE_MS);
+        // With the channel up its registration keeps this client in the group.
+        await (channelUp ? Promise.resolve() : this.#heartbeat())
           .then(() => this.#rebalance())
           .catch((err: unknown) => this.#o.onError(err, "rebalancing"));
       }
-      if (Date.now() >= nextMembership) {
+      if (Date.now() >= nextMembership && !channelUp) {
         nextMembership = Date.now() + MEMBERSHIP_MS;
         await this.#api
           .consumerIds(this.#o.group)
@@ -154,8 +175,9 @@ export class CliConsumer {
       }
       const found = await this.#round();
       if (found > 0) {
+        this.channel?.found();
         lastMessageAt = Date.now();
-        idle = IDLE_FIRST_MS;
+        idle = idleFirst;
         continue;
       }
       if (this.#done()) break;
@@ -165,8 +187,9 @@ export class CliConsumer {
         if (left <= 0) break;
         pause = Math.min(pause, left);
       }
-      await sleep(pause, this.#o.signal);
-      idle = Math.min(idle * 2, IDLE_MAX_MS);
+      if (this.channel) await this.channel.wait(pause, this.#o.signal);
+      else await sleep(pause, this.#o.signal);
+      idle = Math.max(idleFirst, Math.min(idle * 2, this.channel?.up ? CHANNEL_IDLE_MAX_MS : IDLE_MAX_MS));
     }
   }
 
@@ -222,7 +245,11 @@ export class CliConsumer {
   }
 
   async #heartbeat(): Promise<void> {
-    await this.#api.heartbeat({
+    await this.#api.heartbeat(this.#heartbeatData());
+  }
+
+  #heartbeatData(): HeartbeatData {
+    return {
       clientId: this.clientId,
       consumerDataSet: [
         {
@@ -233,7 +260,7 @@ export class CliConsumer {
           subscriptionDataSet: [{ topic: this.#o.topic, subString: this.#o.subExpression }],
         },
       ],
-    });
+    };
   }
 
   /** Takes this consumer's share of the readable queues; a queue it gives up is committed and released first. */
@@ -315,7 +342,10 @@ export class CliConsumer {
       if (stored >= 0) this.#queues.set(mq.key(), { mq, offset, dirty: false });
       else fresh.push({ mq, offset, dirty: false });
     }
-    if (fresh.length === 0) return;
+    if (fresh.length === 0) {
+      this.channel?.registrationChanged();
+      return;
+    }
     // The first claim of a new queue wins; a lost one waits for the winner's release like any other.
     const won = await this.#api.claimQueues(this.#o.group, this.#o.topic, this.clientId, fresh.map(entryOf));
     for (const s of fresh) {
@@ -323,6 +353,7 @@ export class CliConsumer {
         this.#queues.set(s.mq.key(), s);
       else this.#waiting.set(s.mq.key(), { mq: s.mq, until: Date.now() + HANDOVER_GRACE_MS });
     }
+    this.channel?.registrationChanged();
   }
 
   async #commit(): Promise<void> {
@@ -348,6 +379,7 @@ export class CliConsumer {
       for (const s of states) s.dirty = false;
     } finally {
       for (const s of states) this.#queues.delete(s.mq.key());
+      this.channel?.registrationChanged();
     }
   }
 }

@@ -124,8 +124,9 @@ function serverOptions(command: Command, defaultPort: number): Command {
     .option("--stage <name>", "take the broker settings of this stage from lib/config/stages.ts", "local")
     .option("--provision", "create the tables and the bucket if missing (--storage aws)", false)
     .addOption(
-      new Option("--auth", "require signed requests and ACLs on every route but GET /health (docs/security.md)").env(
-        "NIMBUS_AUTH",
+      new Option(
+        "--auth",
+        "require signed requests and ACLs on every route but GET /health (docs/security.md); env NIMBUS_AUTH=on|off",
       ),
     )
     .addOption(new Option("--root-user <name>", "the Super user of --auth").env("NIMBUS_ROOT_USER").default("root"))
@@ -182,7 +183,7 @@ function serverOptions(command: Command, defaultPort: number): Command {
  */
 async function startServers(opts: DevOptions & { clusterName?: string }, role: ServerRole): Promise<LocalServer[]> {
   // Loaded here, not at the top: the server (AWS SDK, SQLite) would add ~0.4 s to every other command.
-  const { startLocalServer, serveOn } = await import("../dev/local-server.js");
+  const { startLocalServer, serveOn, ReplayGuard } = await import("../dev/local-server.js");
   const config = parseNimbusConfig({
     ...stageSettings(opts.stage).nimbus,
     ...(opts.clusterName === undefined ? {} : { cluster: opts.clusterName }),
@@ -193,7 +194,12 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
     ...(opts.messageDelayLevel === undefined ? {} : { messageDelayLevel: opts.messageDelayLevel }),
     ...(opts.timerMaxDelaySec === undefined ? {} : { timerMaxDelaySec: opts.timerMaxDelaySec }),
   });
-  const guard = { ...(opts.auth ? { auth: localAuth(opts) } : {}), insecure: opts.insecure === true };
+  opts.auth = opts.auth === true || authFromEnv(process.env.NIMBUS_AUTH);
+  // One nonce cache for the master and its --slaves: a request one of them accepted is a replay on another.
+  const guard = {
+    ...(opts.auth ? { auth: { ...localAuth(opts), replay: new ReplayGuard() } } : {}),
+    insecure: opts.insecure === true,
+  };
   const main = await startLocalServer({
     port: opts.port,
     host: opts.host,
@@ -228,6 +234,14 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
  * master key that seals users' secrets from NIMBUS_ACL_MASTER_KEY or `<data-dir>/acl-master.key` (made once,
  * readable by its owner only).
  */
+/** NIMBUS_AUTH: 1/true/on/acl turn auth on, 0/false/off or unset leave it off; anything else is refused. */
+export function authFromEnv(value: string | undefined): boolean {
+  const v = (value ?? "").trim().toLowerCase();
+  if (["1", "true", "on", "acl", "yes"].includes(v)) return true;
+  if (["", "0", "false", "off", "no"].includes(v)) return false;
+  throw new InvalidArgumentError(`NIMBUS_AUTH is on or off (1/true/on, 0/false/off), not ${JSON.stringify(value)}`);
+}
+
 function localAuth(opts: DevOptions): LocalAuthOptions {
   if (!opts.rootPassword)
     throw new InvalidArgumentError("--auth needs --root-password (or NIMBUS_ROOT_PASSWORD) for the root user");
@@ -258,7 +272,8 @@ function describe(opts: DevOptions): string {
     opts.storage === "local"
       ? `embedded store in ${resolve(opts.dataDir)}, --flush ${opts.flush}`
       : `DynamoDB + S3 bucket ${opts.bucket}`;
-  return `${store}, ${opts.auth ? `auth on, root user ${opts.rootUser}` : opts.insecure ? "NO AUTH, --insecure" : "no auth"}`;
+  const auth = opts.auth === true || authFromEnv(process.env.NIMBUS_AUTH);
+  return `${store}, ${auth ? `auth on, root user ${opts.rootUser}` : opts.insecure ? "NO AUTH, --insecure" : "no auth"}`;
 }
 
 function stopOnSignals(servers: LocalServer[]): void {

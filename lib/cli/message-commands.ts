@@ -29,6 +29,8 @@ interface ConsumeOptions extends ApiOptions {
   count?: number;
   wait?: number;
   quiet?: boolean;
+  /** `--no-push-channel` makes it false. */
+  pushChannel: boolean;
 }
 
 export function addMessageCommands(program: Command): void {
@@ -51,6 +53,7 @@ export function addMessageCommands(program: Command): void {
     .option("--count <n>", "stop after this many messages", intIn(1))
     .option("--wait <seconds>", "stop after this many seconds without a message (0: when caught up)", intIn(0))
     .option("-q, --quiet", "show progress instead of the messages")
+    .option("--no-push-channel", "poll only: no push channel (docs/push-channel.md)")
     .addHelpText(
       "after",
       [
@@ -145,6 +148,7 @@ async function consume(opts: ConsumeOptions): Promise<void> {
     from: opts.from,
     count: opts.count,
     ...(opts.wait === undefined ? {} : { idleMs: opts.wait * 1000 }),
+    pushChannel: opts.pushChannel,
     signal: stop.signal,
     onMessage: (m) => {
       if (progress) progress.add(1);

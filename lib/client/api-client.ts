@@ -112,14 +112,24 @@ function checkedAnswer<E extends AnyEndpoint>(endpoint: E, answer: unknown): End
   return decoded.data as EndpointOutput<E>;
 }
 
+/** What a broker without binary batches answers a frame: its JSON decoder's refusal. */
+const NOT_JSON = /the request body is not valid JSON/;
+
 export class NimbusApi {
   readonly transport: HttpTransport;
   /** The brokers' addresses from the routes and cluster answers this client has seen. */
   readonly brokers = new BrokerAddressBook();
   #nextMaster = Math.floor(Math.random() * 1024);
+  /** Set once a broker refused a binary send as not JSON (it predates them): sends go as JSON. */
+  #jsonSends = false;
 
   constructor(options: TransportOptions | HttpTransport) {
     this.transport = options instanceof HttpTransport ? options : new HttpTransport(options);
+  }
+
+  /** Closes the transport's own connection pool, if it has one (`HttpTransport.close`). */
+  close(): Promise<void> {
+    return this.transport.close();
   }
 
   /** Learns the topic's brokers' addresses; a topic without a route (yet) leaves the endpoints to answer. */
@@ -185,12 +195,21 @@ export class NimbusApi {
 
   /** A send as a binary batch (docs/api.md, "Binary batches"), or as JSON when the transport keeps JSON. */
   async #sendBatch(req: SendRequest, options: RequestOptions | undefined): Promise<SendResponse> {
-    if (!this.transport.binaryBatches) return this.call(endpoints.send, { body: req }, options);
+    if (!this.transport.binaryBatches || this.#jsonSends) return this.call(endpoints.send, { body: req }, options);
     const frame = encodeSendFrame(req);
-    const answer = await this.transport.request<unknown>("POST", endpoints.send.path, frame, {
-      ...options,
-      contentType: BATCH_MEDIA_TYPE,
-    });
+    let answer: unknown;
+    try {
+      answer = await this.transport.request<unknown>("POST", endpoints.send.path, frame, {
+        ...options,
+        contentType: BATCH_MEDIA_TYPE,
+      });
+    } catch (err) {
+      // A broker older than binary batches reads the frame as JSON and refuses it (400, nothing written):
+      // this client sends JSON from then on.
+      if (!isNimbusError(err, ErrorCode.PARAMETER_ILLEGAL) || !NOT_JSON.test(err.message)) throw err;
+      this.#jsonSends = true;
+      return this.call(endpoints.send, { body: req }, options);
+    }
     return checkedAnswer(endpoints.send, answer);
   }
 
@@ -208,6 +227,11 @@ export class NimbusApi {
 
   health(): Promise<{ status: string }> {
     return this.call(endpoints.health);
+  }
+
+  /** The push channel's WebSocket URL, or null when the deployment serves none. */
+  async channelInfo(): Promise<{ url: string | null }> {
+    return this.call(endpoints.channelInfo);
   }
 
   async clusterInfo(): Promise<ClusterInfo> {

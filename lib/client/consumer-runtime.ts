@@ -13,12 +13,14 @@
 import os from "node:os";
 import path from "node:path";
 import type { MessageQueue } from "../core/message-queue.js";
+import type { HeartbeatData, QueueHintFrame } from "../protocol/index.js";
 import { type ConsumerConnection, type ConsumerRunningInfo, NimbusApi, type OffsetReset } from "./api-client.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "./client-id.js";
 import { computePullFromWhere, type QueueBounds, type StartOffset } from "./consume-from-where.js";
 import type { ConsumerBaseOptions, ResolvedBaseOptions } from "./consumer-options.js";
 import { Handover, type Turn } from "./handover.js";
 import { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
+import { PushChannelClient } from "./push-channel-client.js";
 import { RebalanceImpl } from "./rebalance.js";
 import { Repeaters } from "./schedule.js";
 
@@ -33,6 +35,12 @@ export interface RuntimeHooks {
   stopQueue(mq: MessageQueue): Promise<void>;
   /** The periodic commit. */
   persist(): Promise<void>;
+  /** The queues whose hints the push channel should bring (the started ones). */
+  heldQueues?(): MessageQueue[];
+  /** A push hint for a queue (the consumer may no longer hold it). */
+  queueHint?(hint: QueueHintFrame): void;
+  /** The channel registered (again): what came before got no hint, read every queue once. */
+  wakeAll?(): void;
   /** Orderly consumers: takes the broker lock of a queue about to start (after its handover turn). */
   lock?(mq: MessageQueue, signal: AbortSignal): Promise<void>;
   /** What the heartbeat reports about the consumer's work (`consumerStatus`). */
@@ -50,10 +58,17 @@ export class ConsumerRuntime {
   readonly handover: Handover | undefined;
   readonly #repeaters = new Repeaters();
   #groupManaged = false;
+  /** The push channel, once started (group-managed consumers with `pushChannel` not false). */
+  channel: PushChannelClient | undefined;
+  #lastRound = 0;
+  /** Rebalance rounds started by a `members` hint. */
+  roundsByChannel = 0;
   /** The latest offset reset seen per topic (resetAt); undefined until the first membership read. */
   #knownResets: Map<string, number> | undefined;
   /** The subscription warning last given, so it is given once per change. */
   #subscriptionWarning = "";
+  /** What the last heartbeat reported about the consumer's work (`consumerStatus`). */
+  #runningInfo: ConsumerRunningInfo | undefined;
 
   constructor(
     options: ConsumerBaseOptions,
@@ -165,10 +180,82 @@ export class ConsumerRuntime {
         .then((c) => this.#learnResets(c))
         .catch(report("reading the group's offset resets"));
     }
-    this.#repeaters.every(r.heartbeatInterval, () => this.heartbeat(), report("heartbeat"));
-    this.#repeaters.every(r.rebalanceInterval, () => this.rebalance.doRebalance(), report("rebalance"));
+    // With the channel up its registration keeps the client live, and hints replace the polls; what the
+    // consumer reports (consumerStatus) is registered again only when it changed, so an idle one sends nothing.
+    this.#repeaters.every(
+      r.heartbeatInterval,
+      () => (this.channelUp ? this.#refreshRegistration() : this.heartbeat()),
+      report("heartbeat"),
+    );
+    this.#repeaters.every(
+      r.rebalanceInterval,
+      () => (this.channelUp && Date.now() - this.#lastRound < r.channelPollInterval ? undefined : this.#rebalanceNow()),
+      report("rebalance"),
+    );
     this.#repeaters.every(r.membershipPollInterval, () => this.#pollMembership(), report("reading the consumer list"));
-    await this.rebalance.doRebalance();
+    if (r.pushChannel !== false) this.#openChannel(typeof r.pushChannel === "string" ? r.pushChannel : undefined);
+    await this.#rebalanceNow();
+  }
+
+  /** True while the push channel holds this consumer's registration. */
+  get channelUp(): boolean {
+    return this.channel?.up === true;
+  }
+
+  /** How long an idle queue may wait for its next read now. */
+  idleCapMillis(): number {
+    return this.channelUp ? this.resolved.channelPollInterval : this.resolved.pullIdleBackoffMaxMillis;
+  }
+
+  /** The started queues changed: the channel registers them. */
+  queuesChanged(): void {
+    this.channel?.registrationChanged();
+  }
+
+  #rebalanceNow(): Promise<void> {
+    this.#lastRound = Date.now();
+    return this.rebalance.doRebalance();
+  }
+
+  #openChannel(url: string | undefined): void {
+    const r = this.resolved;
+    this.channel = new PushChannelClient({
+      api: this.api,
+      url,
+      reconnectMillis: r.channelReconnectMillis,
+      pingIntervalMillis: r.channelPingInterval,
+      registration: () => ({
+        type: "register",
+        heartbeat: this.#heartbeatData(),
+        queues: (this.hooks.heldQueues?.() ?? []).map((mq) => ({
+          topic: mq.topic,
+          brokerName: mq.brokerName,
+          queueId: mq.queueId,
+        })),
+      }),
+      handlers: {
+        queue: (hint) => this.hooks.queueHint?.(hint),
+        members: (group) => {
+          if (group !== r.consumerGroup) return;
+          this.roundsByChannel++;
+          // The group changed, or its offsets were reset (resetOffsetByTime): read its connection as the
+          // membership poll does, then rebalance.
+          void this.#readConnection()
+            .then(() => this.#rebalanceNow())
+            .catch((err: unknown) => r.onError(err, "rebalance on a members hint"));
+        },
+        checks: () => {},
+        up: () => this.hooks.wakeAll?.(),
+        // Polling again: heartbeat at once (the broker dropped the channel's registration) and rebalance.
+        down: () => {
+          void this.heartbeat()
+            .then(() => this.#rebalanceNow())
+            .catch((err: unknown) => r.onError(err, "heartbeat after the push channel dropped"));
+        },
+      },
+      onError: r.onError,
+    });
+    this.channel.start();
   }
 
   /** After `subscribe` on a running consumer: announce the new subscription and rebalance at once. */
@@ -178,11 +265,26 @@ export class ConsumerRuntime {
       .catch((err: unknown) => this.resolved.onError(err, `subscribing to ${topic}`));
   }
 
-  /** Sends this consumer's heartbeat (its group, model and subscriptions). */
+  /** Sends this consumer's heartbeat (its group, model and subscriptions): over the channel when it is up. */
   async heartbeat(): Promise<void> {
+    // What the heartbeat reports about the consumer's work, kept for the channel's registrations too.
+    this.#runningInfo = await this.hooks.runningInfo?.();
+    if (this.channel?.up) {
+      this.channel.registrationChanged(true);
+      return;
+    }
+    await this.api.heartbeat(this.#heartbeatData());
+  }
+
+  /** Channel up: the registration again if the running info changed (locks, offsets, cache, last pull/consume). */
+  async #refreshRegistration(): Promise<void> {
+    this.#runningInfo = await this.hooks.runningInfo?.();
+    this.channel?.registrationChanged();
+  }
+
+  #heartbeatData(): HeartbeatData {
     const r = this.resolved;
-    const runningInfo = await this.hooks.runningInfo?.();
-    await this.api.heartbeat({
+    return {
       clientId: this.clientId,
       consumerDataSet: [
         {
@@ -191,21 +293,29 @@ export class ConsumerRuntime {
           messageModel: r.messageModel,
           consumeFromWhere: r.consumeFromWhere,
           subscriptionDataSet: [...this.hooks.subscriptions()].map(([topic, subString]) => ({ topic, subString })),
-          ...(runningInfo === undefined ? {} : { runningInfo }),
+          ...(this.#runningInfo === undefined ? {} : { runningInfo: this.#runningInfo }),
         },
       ],
-    });
+    };
   }
 
   /** CLUSTERING: rebalance when the live consumer list changed; both models: retry an unbalanced round. */
   async #pollMembership(): Promise<void> {
-    if (this.resolved.messageModel === "CLUSTERING") {
+    if (this.resolved.messageModel === "CLUSTERING" && !this.channelUp) {
       const connection = await this.api.consumerConnection(this.resolved.consumerGroup);
       this.#checkSubscription(connection);
       await this.#learnResets(connection);
       if (this.rebalance.membershipChanged(connection.consumerIdList)) return this.rebalance.doRebalance();
     }
-    if (!this.rebalance.balanced) await this.rebalance.doRebalance();
+    if (!this.rebalance.balanced) await this.#rebalanceNow();
+  }
+
+  /** CLUSTERING: the group's offset resets and subscription check, from one read of its connection. */
+  async #readConnection(): Promise<void> {
+    if (this.resolved.messageModel !== "CLUSTERING") return;
+    const connection = await this.api.consumerConnection(this.resolved.consumerGroup);
+    this.#checkSubscription(connection);
+    await this.#learnResets(connection);
   }
 
   /** Logs a warning when the broker flags this consumer's subscription as not its group's (once per change). */
@@ -244,6 +354,8 @@ export class ConsumerRuntime {
   /** Leaves the group at once, so the others rebalance without waiting for the heartbeat to expire. */
   async unregister(): Promise<void> {
     if (!this.#groupManaged) return;
+    // The channel goes first: its close also takes the client out of the group on the broker.
+    await this.channel?.close();
     await this.api.unregister(this.clientId, { consumerGroup: this.resolved.consumerGroup });
   }
 }

@@ -15,6 +15,11 @@ export interface ConnectionOptions {
   pipelining?: number;
   /** Close a connection idle this long. Default 4000 ms (under Node's server default of 5 s). */
   keepAliveTimeoutMs?: number;
+  /**
+   * Give up connecting after this long. Default 10 s; a request's own timeout ends its wait earlier (the
+   * connection attempt goes on for the next request until then).
+   */
+  connectTimeoutMs?: number;
 }
 
 export interface HttpExchange {
@@ -54,30 +59,48 @@ export class HttpConnections {
       connections: options.connections ?? 32,
       pipelining: options.pipelining ?? 4,
       keepAliveTimeout: options.keepAliveTimeoutMs ?? 4000,
+      connect: { timeout: options.connectTimeoutMs ?? 10_000 },
     });
   }
 
+  /**
+   * One request and its answer within `x.timeoutMs`, all of it: waiting for a free connection, connecting,
+   * sending, the answer's head and its whole body (one deadline, an `AbortSignal`). undici honours the
+   * signal only once the request is dispatched, so the wait before that is raced against it here; a request
+   * still queued then is dropped by undici when its turn comes (never sent).
+   */
   async exchange(x: HttpExchange): Promise<HttpReply> {
     const url = new URL(x.url);
+    const deadline = AbortSignal.timeout(x.timeoutMs);
+    const expired = new Promise<never>((_, reject) => {
+      deadline.addEventListener("abort", () => reject(deadline.reason), { once: true });
+    });
+    expired.catch(() => {}); // observed by the races below; unobserved when the answer comes first
     try {
-      const res = await this.#agent.request({
+      const pending = this.#agent.request({
         origin: url.origin,
         path: url.pathname + url.search,
         method: x.method as "GET",
         headers: x.headers,
         body: x.body ?? null,
         idempotent: x.idempotent,
-        // undici's own timers (cheaper than an AbortSignal per request): the answer's head within the
-        // timeout, and no pause in its body longer than it.
-        headersTimeout: x.timeoutMs,
-        bodyTimeout: x.timeoutMs,
+        // undici holds the next request back until this one's answer head arrives unless told it will not
+        // block (its default for every method but HEAD): without this, nothing is ever pipelined.
+        blocking: !x.idempotent,
+        signal: deadline,
       });
-      const body = new Uint8Array(await res.body.arrayBuffer());
+      pending.catch(() => {}); // its failure after the deadline is the deadline's
+      const res = await Promise.race([pending, expired]);
+      const body = new Uint8Array(await Promise.race([res.body.arrayBuffer(), expired]));
       const type = res.headers["content-type"];
       return { status: res.statusCode, contentType: Array.isArray(type) ? type[0] : type, body };
     } catch (err) {
       const code = (err as { code?: unknown } | null)?.code;
-      const timedOut = code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT";
+      const timedOut =
+        deadline.aborted ||
+        code === "UND_ERR_HEADERS_TIMEOUT" ||
+        code === "UND_ERR_BODY_TIMEOUT" ||
+        code === "UND_ERR_CONNECT_TIMEOUT";
       throw new HttpExchangeError(timedOut ? `timed out after ${x.timeoutMs} ms` : `failed: ${String(err)}`, timedOut, {
         cause: err,
       });

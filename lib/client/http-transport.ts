@@ -78,6 +78,8 @@ export class HttpTransport {
   readonly #iam: IamAuth | undefined;
   readonly #credentials: NimbusCredentials | undefined;
   readonly #connections: HttpConnections;
+  /** Whether the pool is this transport's own (`connections` given), closed by `close()`. */
+  readonly #ownsConnections: boolean;
   /** Sends and pulls go as binary batches. */
   readonly binaryBatches: boolean;
   #next = 0;
@@ -94,7 +96,18 @@ export class HttpTransport {
     if (this.#iam && this.#credentials)
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "sign with either iam or credentials, not both");
     this.binaryBatches = options.binaryBatches ?? true;
-    this.#connections = options.connections ? new HttpConnections(options.connections) : sharedConnections();
+    this.#ownsConnections = options.connections !== undefined;
+    this.#connections = options.connections
+      ? new HttpConnections({ connectTimeoutMs: this.timeoutMs, ...options.connections })
+      : sharedConnections();
+  }
+
+  /**
+   * Closes this transport's own pool (`connections` given; requests in flight finish first); the process's
+   * shared pool stays open for other clients (its idle connections never keep the process alive).
+   */
+  async close(): Promise<void> {
+    if (this.#ownsConnections) await this.#connections.close();
   }
 
   /**
@@ -114,6 +127,23 @@ export class HttpTransport {
       }
     }
     throw lastError;
+  }
+
+  /**
+   * The headers of a GET to `url` as this transport would send it (signed with `iam`): what the push
+   * channel's WebSocket connect carries, so it authenticates like every HTTP request (docs/push-channel.md).
+   */
+  async connectHeaders(url: string): Promise<Record<string, string>> {
+    const signing = await this.#signing();
+    const { "content-type": _json, ...headers } = this.#headers;
+    const httpUrl = url.replace(/^ws/, "http");
+    // A deployment with ACLs: the connect request is signed as every HTTP request (docs/push-channel.md).
+    const nimbus = this.#credentials;
+    if (!signing && nimbus)
+      return withSignature(headers, signNimbusRequest({ method: "GET", url: httpUrl, headers, credentials: nimbus }));
+    if (!signing) return headers;
+    const signed = { ...signing, region: regionOfApiUrl(httpUrl) ?? signing.region };
+    return withSignature(headers, signRequest({ ...signed, method: "GET", url: httpUrl, headers }));
   }
 
   #rotation(): string[] {

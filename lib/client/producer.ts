@@ -120,6 +120,11 @@ export class Producer {
       : undefined;
   }
 
+  /** Sends a heartbeat now (its answer goes to `handleHeartbeatAnswer`): a push channel's `checks` hint. */
+  protected heartbeatNow(): Promise<void> {
+    return this.#instance.sendHeartbeat();
+  }
+
   /** Heartbeat at once, then route polling and heartbeats every 30 s. One started producer per group per process. */
   async start(): Promise<void> {
     if (this.#state !== "CREATE_JUST") {

@@ -44,6 +44,23 @@ export interface PullLoopConfig {
   /** The offset was out of range; the loop goes on from `nextBeginOffset`. */
   onOffsetIllegal(nextBeginOffset: number): Promise<void>;
   onError(err: unknown, what: string): void;
+  /** The idle cap now, when it depends on state (a consumer with an open push channel waits longer). */
+  idleCapMillis?: () => number;
+}
+
+/** Why each pull was made: after messages, woken by a push hint, or when an idle wait ran out. */
+export interface PullCauses {
+  afterFound: number;
+  byHint: number;
+  byTimer: number;
+}
+
+type Cause = keyof PullCauses;
+
+/** A pull sent, and why. */
+interface SentPull {
+  answer: Promise<PullResponse>;
+  cause: Cause;
 }
 
 export class PullLoop {
@@ -53,7 +70,17 @@ export class PullLoop {
   readonly #abort = new AbortController();
   #done: Promise<void> | undefined;
   /** The pull sent ahead (prefetch), awaited by the next turn of the loop. */
-  #prefetched: Promise<PullResponse> | undefined;
+  #prefetched: SentPull | undefined;
+  /** Ends the current idle wait early (a hint). */
+  #wake = new AbortController();
+  /** A hint came during a pull: the next wait is skipped. */
+  #wakePending = false;
+  #next: Cause = "afterFound";
+  readonly causes: PullCauses = { afterFound: 0, byHint: 0, byTimer: 0 };
+  /** Pulls that found messages, by the cause of the pull. */
+  readonly foundBy: PullCauses = { afterFound: 0, byHint: 0, byTimer: 0 };
+  /** Hints for offsets this loop had already passed. */
+  staleHints = 0;
 
   constructor(
     private readonly config: PullLoopConfig,
@@ -80,7 +107,20 @@ export class PullLoop {
   async stop(): Promise<void> {
     this.#abort.abort();
     await this.#done;
-    await this.#prefetched?.catch(() => undefined);
+    await this.#prefetched?.answer.catch(() => undefined);
+  }
+
+  /**
+   * A push hint: the queue holds messages below `maxOffset`. Pulls now unless the loop already reads past it;
+   * an idle wait ends, a pull in flight is followed by another at once.
+   */
+  wake(maxOffset?: number): void {
+    if (maxOffset !== undefined && maxOffset <= this.#nextOffset) {
+      this.staleHints++;
+      return;
+    }
+    this.#wakePending = true;
+    this.#wake.abort();
   }
 
   async #run(): Promise<void> {
@@ -94,11 +134,11 @@ export class PullLoop {
           await sleep(hold, signal);
           continue;
         }
-        pending = this.#pull();
+        pending = this.#pull(this.#next);
       }
       let res: PullResponse;
       try {
-        res = await pending;
+        res = await pending.answer;
       } catch (err) {
         if (signal.aborted) break;
         this.config.onError(err, `pull of ${this.mq.key()} at ${this.#nextOffset} failed`);
@@ -106,9 +146,27 @@ export class PullLoop {
         continue;
       }
       if (signal.aborted) break;
+      if (res.pullStatus === "FOUND") this.foundBy[pending.cause]++;
       this.#prefetch(res);
-      await sleep(await this.#handle(res), signal);
+      await this.#wait(await this.#handle(res));
     }
+  }
+
+  /** Waits before the next pull; a hint (now or during the pull just made) ends an idle wait. */
+  async #wait(ms: number): Promise<void> {
+    if (ms === 0 || (this.#idleDelay > 0 && this.#wakePending)) {
+      this.#next = ms === 0 || this.#idleDelay === 0 ? "afterFound" : "byHint";
+      return;
+    }
+    if (this.#idleDelay === 0) {
+      this.#next = "afterFound";
+      await sleep(ms, this.#abort.signal);
+      return;
+    }
+    this.#wake = new AbortController();
+    const slept = await sleep(ms, AbortSignal.any([this.#abort.signal, this.#wake.signal]));
+    this.#wakePending = false;
+    this.#next = slept ? "byTimer" : "byHint";
   }
 
   /** Sends the next pull now when more messages wait and nothing holds it back (see the module's note). */
@@ -116,12 +174,19 @@ export class PullLoop {
     if (res.pullStatus !== "FOUND" || res.nextBeginOffset >= res.maxOffset) return;
     if (this.config.pullInterval !== 0 || this.config.flowControl() > 0) return;
     this.#nextOffset = res.nextBeginOffset;
-    const ahead = this.#pull();
-    ahead.catch(() => undefined); // its failure is handled where the loop awaits it
+    const ahead = this.#pull("afterFound");
+    ahead.answer.catch(() => undefined); // its failure is handled where the loop awaits it
     this.#prefetched = ahead;
   }
 
-  #pull(): Promise<PullResponse> {
+  #pull(cause: Cause): SentPull {
+    this.causes[cause]++;
+    // A hint from now on may name what this pull does not see: it makes the next wait end at once.
+    this.#wakePending = false;
+    return { answer: this.#send(), cause };
+  }
+
+  #send(): Promise<PullResponse> {
     const { api, consumerGroup, mq, pullBatchSize } = this.config;
     const subscription = this.config.subscription();
     return api.pull({
@@ -170,7 +235,8 @@ export class PullLoop {
   }
 
   #idle(): number {
-    const { idleBackoffMillis, idleBackoffMaxMillis } = this.config;
+    const { idleBackoffMillis } = this.config;
+    const idleBackoffMaxMillis = this.config.idleCapMillis?.() ?? this.config.idleBackoffMaxMillis;
     this.#idleDelay = this.#idleDelay === 0 ? idleBackoffMillis : Math.min(this.#idleDelay * 2, idleBackoffMaxMillis);
     return Math.min(this.#idleDelay, idleBackoffMaxMillis);
   }

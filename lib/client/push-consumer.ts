@@ -20,7 +20,7 @@
  * await consumer.shutdown();
  */
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import type { MessageQueue } from "../core/message-queue.js";
+import { MessageQueue } from "../core/message-queue.js";
 import { retryTopic } from "../core/names.js";
 import { parseSubExpression, type TagSubscription } from "../core/subscription.js";
 import type { ConsumerRunningInfo, OffsetReset } from "./api-client.js";
@@ -34,7 +34,7 @@ import type { Turn } from "./handover.js";
 import type { MessageExt } from "./message.js";
 import { OrderlyMode } from "./orderly-mode.js";
 import { ProcessQueue } from "./process-queue.js";
-import { PullLoop } from "./pull-loop.js";
+import { type PullCauses, PullLoop } from "./pull-loop.js";
 import { resolvePushSettings } from "./push-settings.js";
 import { restoreRetryTopic, sendBackTo } from "./retry.js";
 import { sleep } from "./schedule.js";
@@ -68,6 +68,11 @@ export class PushConsumer {
   #service: Pick<ConsumeMessageConcurrentlyService, "submitConsumeRequest" | "shutdown"> | undefined;
   #orderly: OrderlyMode | undefined;
   #state: ServiceState = "CREATE_JUST";
+  /** Hints for queues this consumer does not pull (any more). */
+  #ignoredHints = 0;
+  /** Pulls of queues no longer held, by cause. */
+  readonly #pastCauses: PullCauses = { afterFound: 0, byHint: 0, byTimer: 0 };
+  readonly #pastFound: PullCauses = { afterFound: 0, byHint: 0, byTimer: 0 };
 
   constructor(options: PushConsumerOptions) {
     this.#options = options;
@@ -89,6 +94,15 @@ export class PushConsumer {
       lock: async (mq, signal) => this.#orderly?.lock(mq, signal),
       runningInfo: async () => this.#runningInfo(),
       applyOffsetReset: (reset) => this.#applyOffsetReset(reset),
+      heldQueues: () => this.#started(),
+      queueHint: (hint) => {
+        const q = this.#queues.get(new MessageQueue(hint.topic, hint.brokerName, hint.queueId).key());
+        if (q === undefined) this.#ignoredHints++;
+        else q.loop.wake(hint.maxOffset);
+      },
+      wakeAll: () => {
+        for (const q of this.#queues.values()) q.loop.wake();
+      },
     });
   }
 
@@ -132,6 +146,43 @@ export class PushConsumer {
    */
   get duplicatesDelivered(): number {
     return this.#runtime.handover?.duplicates ?? 0;
+  }
+
+  /**
+   * The push channel's part (docs/push-channel.md): whether it is up, its counters, hints ignored (a queue
+   * not held), rebalances it started, and every pull by cause (after messages, woken by a hint, by the timer),
+   * all of them and those that found messages.
+   */
+  get pushChannelStats(): {
+    up: boolean;
+    connects: number;
+    hints: number;
+    ignoredHints: number;
+    roundsByChannel: number;
+    pulls: PullCauses;
+    foundBy: PullCauses;
+  } {
+    const pulls = { ...this.#pastCauses };
+    const foundBy = { ...this.#pastFound };
+    for (const q of this.#queues.values()) {
+      addCauses(pulls, q.loop.causes);
+      addCauses(foundBy, q.loop.foundBy);
+    }
+    const channel = this.#runtime.channel;
+    return {
+      up: channel?.up === true,
+      connects: channel?.stats.connects ?? 0,
+      hints: channel?.stats.hints ?? 0,
+      ignoredHints: this.#ignoredHints,
+      roundsByChannel: this.#runtime.roundsByChannel,
+      pulls,
+      foundBy,
+    };
+  }
+
+  /** Drops the push channel's connection as a network failure would (it reconnects): for tests and chaos. */
+  killPushChannel(): void {
+    this.#runtime.channel?.kill();
   }
 
   /** Rebalance rounds completed so far (periodic, membership-triggered and at start). */
@@ -323,11 +374,13 @@ export class PushConsumer {
             .catch((err: unknown) => r.onError(err, `committing ${mq.key()} after OFFSET_ILLEGAL`));
         },
         onError: r.onError,
+        idleCapMillis: () => this.#runtime.idleCapMillis(),
       },
       start.offset,
     );
     this.#queues.set(mq.key(), { mq, pq, loop });
     loop.start();
+    this.#runtime.queuesChanged();
   }
 
   /**
@@ -338,6 +391,9 @@ export class PushConsumer {
     const q = this.#queues.get(mq.key());
     if (q === undefined) return;
     this.#queues.delete(mq.key());
+    addCauses(this.#pastCauses, q.loop.causes);
+    addCauses(this.#pastFound, q.loop.foundBy);
+    this.#runtime.queuesChanged();
     q.pq.dropped = true;
     await q.loop.stop();
     const timeout = new AbortController();
@@ -405,4 +461,10 @@ export class PushConsumer {
       store: this.#runtime.store,
     });
   }
+}
+
+function addCauses(into: PullCauses, from: PullCauses): void {
+  into.afterFound += from.afterFound;
+  into.byHint += from.byHint;
+  into.byTimer += from.byTimer;
 }

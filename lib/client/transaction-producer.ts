@@ -21,6 +21,8 @@ import type { TransactionCheck } from "../protocol/index.js";
 import type { HeartbeatResponse } from "./api-client.js";
 import { type Message, type MessageExt, type SendResult, toMessageExt, toMessageQueue } from "./message.js";
 import { isRetryable, Producer, type ProducerOptions, prepare } from "./producer.js";
+import { PushChannelClient } from "./push-channel-client.js";
+import { CLIENT_LANGUAGE, CLIENT_VERSION } from "./version.js";
 
 /** RocketMQ's LocalTransactionState (its spelling: `UNKNOW`). */
 export const LocalTransactionState = {
@@ -49,8 +51,14 @@ export class TransactionProducer extends Producer {
   readonly #checking = new Set<string>();
   #checks: Promise<void> = Promise.resolve();
 
-  constructor(options: ProducerOptions) {
+  /** The push channel, once started. */
+  channel: PushChannelClient | undefined;
+  readonly #pushChannel: boolean | string;
+
+  /** `pushChannel`: `true` (default) the channel the API announces, a URL, or `false` for heartbeats only. */
+  constructor(options: ProducerOptions & { pushChannel?: boolean | string }) {
     super(options);
+    this.#pushChannel = options.pushChannel ?? true;
   }
 
   setTransactionListener(listener: TransactionListener): void {
@@ -145,8 +153,45 @@ export class TransactionProducer extends Producer {
     }
   }
 
+  /**
+   * Starts as a Producer does, and opens the push channel (unless `pushChannel: false`): a check-back
+   * waiting for this producer is a `checks` hint, answered by a heartbeat at once rather than at the next
+   * one (docs/push-channel.md). Heartbeats still run every `heartbeatBrokerInterval`.
+   */
+  override async start(): Promise<void> {
+    await super.start();
+    if (this.#pushChannel === false) return;
+    this.channel = new PushChannelClient({
+      api: this.api,
+      url: typeof this.#pushChannel === "string" ? this.#pushChannel : undefined,
+      registration: () => ({
+        type: "register",
+        heartbeat: {
+          clientId: this.clientId,
+          language: CLIENT_LANGUAGE,
+          version: CLIENT_VERSION,
+          producerDataSet: [this.producerData()],
+        },
+        queues: [],
+      }),
+      handlers: {
+        queue: () => {},
+        members: () => {},
+        checks: (group) => {
+          if (group !== this.producerGroup) return;
+          void this.heartbeatNow().catch((err: unknown) => this.reportError(err, "transaction"));
+        },
+        up: () => {},
+        down: () => {},
+      },
+      onError: (err) => this.reportError(err, "transaction"),
+    });
+    this.channel.start();
+  }
+
   /** Waits for the check-backs being answered, then stops as a Producer does. */
   override async shutdown(): Promise<void> {
+    await this.channel?.close();
     await this.#checks;
     await super.shutdown();
   }

@@ -111,7 +111,13 @@ export function parseSignature(request: ReceivedRequest, now: number): Signature
  * Whether `claim`'s signature is the one `secret` gives for `request`: the signature recomputed over the
  * headers it names (each must be present) and compared in constant time.
  */
-export function signatureMatches(request: ReceivedRequest, claim: SignatureClaim, secret: string): boolean {
+export function signatureMatches(
+  request: ReceivedRequest,
+  claim: SignatureClaim,
+  secret: string,
+  /** Check the headers only, taking the body's hash as claimed (before the body is read; compared after). */
+  bodyUnread = false,
+): boolean {
   const headers: Record<string, string> = {};
   for (const name of claim.signedHeaders) {
     const value = request.header(name);
@@ -125,6 +131,7 @@ export function signatureMatches(request: ReceivedRequest, claim: SignatureClaim
     url: `http://${request.host}${request.rawPath}${query}`,
     headers,
     body: request.body,
+    ...(bodyUnread ? { payloadHash: request.header("x-amz-content-sha256") ?? "" } : {}),
     region: NIMBUS_SIGNING_REGION,
     service: NIMBUS_SIGNING_SERVICE,
     credentials: { accessKeyId: claim.accessKey, secretAccessKey: secret },

@@ -1,6 +1,7 @@
 /**
  * @module AWS Signature Version 4 (header form) on `node:crypto`: what the SDK needs to call an API Gateway
- * stage with IAM auth (service `execute-api`). Not for S3, which wants its paths signed as they are.
+ * stage with IAM auth (service `execute-api`), and the Lambdas to post push hints through the WebSocket API's
+ * Management API (same service). Not for S3, which wants its paths signed as they are.
  *
  * The canonical request follows AWS's rules for every service but S3: each segment of the path as it goes
  * on the wire (already percent-encoded once, as `URL` holds it) is URI-encoded again, empty and `.` segments
@@ -47,6 +48,8 @@ export interface SignRequestInput {
    * so their tests turn it off.
    */
   contentSha256?: boolean | undefined;
+  /** The body's SHA-256 (hex) when it is known without the body: a server checking a signature before reading. */
+  payloadHash?: string | undefined;
 }
 
 /** Every intermediate of one signature, for tests and for debugging a `403` from AWS. */
@@ -102,7 +105,7 @@ export function signatureParts(input: SignRequestInput): SignatureParts {
   const url = typeof input.url === "string" ? new URL(input.url) : input.url;
   const amzDate = (input.now ?? new Date()).toISOString().replace(/[-:]|\.\d{3}/g, "");
   const date = amzDate.slice(0, 8);
-  const payloadHash = sha256Hex(input.body ?? "");
+  const payloadHash = input.payloadHash ?? sha256Hex(input.body ?? "");
 
   const added: Record<string, string> = { "x-amz-date": amzDate };
   if (input.contentSha256 ?? true) added["x-amz-content-sha256"] = payloadHash;

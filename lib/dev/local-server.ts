@@ -21,14 +21,21 @@ import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
+import type { ReplayGuard } from "../http/replay-guard.js";
+
+export { ReplayGuard } from "../http/replay-guard.js";
+
 import { createRequestHandler, jsonAnswer } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
-import { HTTP_STATUS } from "../protocol/index.js";
+import { CHANNEL_PATH, HTTP_STATUS } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
 import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
-import { BodyTooLargeError, readBody, toApiRequest, writeAnswer } from "./api-gateway-event.js";
+import { toApiRequest, writeAnswer } from "./api-gateway-event.js";
 import { consoleBuildDir, serveConsole } from "./console-files.js";
+import { servePushChannel } from "./push-sockets.js";
+import { answerUnread, checkSignedHeaders } from "./refused-request.js";
+import { DEFAULT_BODY_TIMEOUT_MS, readHeldBody } from "./request-body.js";
 import { advertisedHost, checkOpenBinding, DEFAULT_MAX_IN_FLIGHT_BYTES, InFlightBytes } from "./server-guard.js";
 
 export type { ServerRole };
@@ -55,6 +62,8 @@ export interface LocalServerOptions {
   insecure?: boolean | undefined;
   /** Request bytes read or answered at once; past it SYSTEM_BUSY. Default 4 maximal requests (24 MiB). */
   maxInFlightBytes?: number | undefined;
+  /** Time a request's body has to arrive once its headers did; a slower one is dropped. Default 30 s. */
+  bodyTimeoutMs?: number | undefined;
   /** How often the local timer job moves due delayed messages. Default the config's timerSweepIntervalMs. */
   delayedDeliveryIntervalMs?: number;
 }
@@ -66,6 +75,8 @@ export interface LocalAuthOptions {
   masterKey: Uint8Array;
   /** How long a user and its ACL are trusted once read (default 5 s; tests use 0). */
   cacheMs?: number | undefined;
+  /** The nonces seen, shared by the servers of one process (`nimbus dev --slaves`); default one per server. */
+  replay?: ReplayGuard | undefined;
 }
 
 export interface LocalServer {
@@ -73,6 +84,10 @@ export interface LocalServer {
   readonly port: number;
   readonly context: HandlerContext;
   readonly storage: Storage;
+  /** The push channel's WebSocket URL (docs/push-channel.md). */
+  readonly channelUrl: string;
+  /** Push channel sockets open now. */
+  readonly channelSockets: () => number;
   /** Request bytes admitted and not yet answered (see `maxInFlightBytes`). */
   readonly inFlightBytes: number;
   close(): Promise<void>;
@@ -133,36 +148,22 @@ export async function serveOn(
   const bytes = new InFlightBytes(options.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES);
   const consoleDir = consoleBuildDir();
   const server: Server = createServer((req, res) => {
-    let reserved: number;
-    try {
-      reserved = bytes.admit(req);
-    } catch (err) {
-      // Refused without keeping the body: its bytes are read and dropped, then the 503 goes out (answering
-      // mid-upload would make the client see a broken connection instead of SYSTEM_BUSY).
-      const message = err instanceof Error ? err.message : String(err);
-      req.on("end", () =>
-        writeAnswer(res, jsonAnswer(HTTP_STATUS.SYSTEM_BUSY, { code: ErrorCode.SYSTEM_BUSY, message })),
-      );
-      req.resume();
-      return;
-    }
     const answered = serveConsole(req, res, consoleDir)
       .then(async (served) => {
         if (served) return;
-        const body = await readBody(req);
-        writeAnswer(res, await handler(toApiRequest(req, body)));
+        const held = await readHeldBody(req, {
+          bytes,
+          timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+          precheck: context?.auth && ((r) => checkSignedHeaders(context?.auth, r)),
+        });
+        try {
+          writeAnswer(res, await handler(toApiRequest(req, held.body)));
+        } finally {
+          held.release();
+        }
       })
-      .catch((err: unknown) => {
-        const code = err instanceof BodyTooLargeError ? ErrorCode.MESSAGE_BODY_TOO_LARGE : ErrorCode.PARAMETER_ILLEGAL;
-        writeAnswer(
-          res,
-          jsonAnswer(HTTP_STATUS[code], { code, message: err instanceof Error ? err.message : String(err) }),
-        );
-      })
-      .finally(() => {
-        bytes.release(reserved);
-        inFlight.delete(answered);
-      });
+      .catch((err: unknown) => answerUnread(req, res, err))
+      .finally(() => inFlight.delete(answered));
     inFlight.add(answered);
   });
   await new Promise<void>((resolve, reject) => {
@@ -176,19 +177,23 @@ export async function serveOn(
     { ...config, brokers: registrations(config, role) },
     { apiUrl: url, newMessageId },
   );
+  const channelUrl = `ws://${host}:${port}${CHANNEL_PATH}`;
   const auth = options.auth;
   const ctx: HandlerContext = {
     broker,
     role,
+    channelUrl,
     ...(auth && {
       auth: new RequestAuth({
         store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
         root: auth.root,
         cacheMs: auth.cacheMs,
+        replay: auth.replay,
       }),
     }),
   };
   context = ctx;
+  const channel = servePushChannel(server, broker, ctx.auth);
 
   // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
   // every process registers what it serves; the name server (or the all-in-one process) runs the others.
@@ -220,12 +225,15 @@ export async function serveOn(
     port,
     context: ctx,
     storage,
+    channelUrl,
+    channelSockets: () => channel.size,
     get inFlightBytes() {
       return bytes.used;
     },
     async close() {
       for (const t of timers) clearInterval(t);
       await Promise.all(running.values());
+      await channel.close();
       // No new connection; the requests already in the handlers finish before the store closes.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

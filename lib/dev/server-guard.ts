@@ -3,7 +3,6 @@
  * auth (loopback only, unless `--insecure`), the address it advertises in routes (never `0.0.0.0`), and the
  * cap on request bytes in flight (past it a request's body is dropped unread and it gets SYSTEM_BUSY).
  */
-import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import { networkInterfaces } from "node:os";
 import { ErrorCode, NimbusError } from "../core/errors.js";
@@ -38,9 +37,9 @@ export function advertisedHost(host: string): string {
 export const DEFAULT_MAX_IN_FLIGHT_BYTES = 4 * MAX_REQUEST_BYTES;
 
 /**
- * Request bytes in flight. `admit` reserves a request's declared length (or the maximum for a body without
- * one) until `release`; a request that would pass the cap is refused with SYSTEM_BUSY, as RocketMQ answers
- * when its request queue is full, so memory stays bounded whatever clients send at once.
+ * Request bytes in flight: the bytes of request bodies received and not yet answered (lib/dev/request-body.ts
+ * takes them as they arrive). Past the cap a request is refused with SYSTEM_BUSY, as RocketMQ answers when its
+ * request queue is full, so memory stays bounded whatever clients send at once.
  */
 export class InFlightBytes {
   #used = 0;
@@ -50,21 +49,11 @@ export class InFlightBytes {
     return this.#used;
   }
 
-  admit(req: IncomingMessage): number {
-    const declared = Number(req.headers["content-length"]);
-    const hasBody = req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
-    const size = !hasBody
-      ? 0
-      : Number.isSafeInteger(declared) && declared >= 0
-        ? Math.min(declared, MAX_REQUEST_BYTES + 1)
-        : MAX_REQUEST_BYTES;
-    if (size > 0 && this.#used + size > this.cap)
-      throw new NimbusError(
-        ErrorCode.SYSTEM_BUSY,
-        `the server is reading ${this.#used} bytes of requests already (cap ${this.cap}); retry later`,
-      );
+  /** Takes `size` bytes if they fit under the cap. */
+  take(size: number): boolean {
+    if (this.#used + size > this.cap) return false;
     this.#used += size;
-    return size;
+    return true;
   }
 
   release(size: number): void {

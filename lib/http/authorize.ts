@@ -7,15 +7,20 @@
  */
 
 import type { AclStore, StoredUser } from "../broker/acl-store.js";
-import { type Acl, type AclUser, decide, noPermission, subjectOf } from "../core/acl.js";
-import { ErrorCode, NimbusError } from "../core/errors.js";
 import {
-  MAX_SIGNATURE_SKEW_MS,
-  parseSignature,
-  type ReceivedRequest,
-  signatureMatches,
-} from "../core/request-signing.js";
+  type Acl,
+  type AclAction,
+  type AclUser,
+  decide,
+  noPermission,
+  type Permission,
+  subjectOf,
+  topicPermission,
+} from "../core/acl.js";
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import { parseSignature, type ReceivedRequest, signatureMatches } from "../core/request-signing.js";
 import type { AnyEndpoint, EndpointInput } from "../protocol/index.js";
+import { MAX_NONCES, ReplayGuard } from "./replay-guard.js";
 import type { ApiRequest } from "./request-handler.js";
 
 export interface AuthOptions {
@@ -25,22 +30,21 @@ export interface AuthOptions {
   /** How long a user and its ACL are trusted once read. Default 5 s (a change takes effect within it). */
   cacheMs?: number | undefined;
   now?: (() => number) | undefined;
+  /** The nonces seen; pass one guard to every server of a process so none accepts another's request again. */
+  replay?: ReplayGuard | undefined;
 }
-
-/** Nonces remembered per process: past this many, the oldest are forgotten first. */
-const MAX_NONCES = 100_000;
 
 export class RequestAuth {
   readonly #options: AuthOptions;
   readonly #now: () => number;
-  readonly #cache = new Map<string, { at: number; user: StoredUser }>();
+  readonly #cache = new Map<string, { at: number; user: StoredUser | undefined }>();
   readonly #acls = new Map<string, { at: number; acl: Acl | undefined }>();
-  /** Nonce -> time seen; a Map keeps insertion order, so the oldest come first. */
-  readonly #nonces = new Map<string, number>();
+  readonly #replay: ReplayGuard;
 
   constructor(options: AuthOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#replay = options.replay ?? new ReplayGuard(MAX_NONCES);
   }
 
   get store(): AclStore {
@@ -60,8 +64,26 @@ export class RequestAuth {
       );
     if (user.userStatus === "disable")
       throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
-    this.#refuseReplay(`${claim.accessKey}/${claim.nonce}`, now);
+    this.#replay.admit(`${claim.accessKey}/${claim.nonce}`, now);
     return user;
+  }
+
+  /**
+   * UNAUTHENTICATED unless `request`'s signature headers are a known, enabled user's, checked before its body is
+   * read (the body's hash is taken as claimed; `authenticate` compares it with the body and records the nonce).
+   * An anonymous client cannot make the server hold a body for it.
+   */
+  async checkHeaders(request: ReceivedRequest): Promise<void> {
+    const now = this.#now();
+    const claim = parseSignature(request, now);
+    const user = await this.#user(claim.accessKey, now);
+    if (!user || !signatureMatches(request, claim, user.secret, true))
+      throw new NimbusError(
+        ErrorCode.UNAUTHENTICATED,
+        "the signature does not match (unknown access key, wrong secret, or a changed request)",
+      );
+    if (user.userStatus === "disable")
+      throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
   }
 
   /** Drops a user and its ACL from this process's cache at once (a change that went through this process). */
@@ -87,8 +109,51 @@ export class RequestAuth {
     const access = endpoint.access;
     if (access === undefined || access === "super")
       throw new NimbusError(ErrorCode.NO_PERMISSION, `only a Super user may call ${endpoint.method} ${endpoint.path}`);
-    const decision = decide(user, await this.#acl(user.username), access(input));
+    await this.authorizePermissions(user, access(input));
+  }
+
+  /** NO_PERMISSION naming the resource and action unless `user` has every one of `needs` (a channel frame). */
+  async authorizePermissions(user: AclUser, needs: readonly Permission[]): Promise<void> {
+    if (user.userType === "Super") return;
+    const decision = decide(user, await this.#acl(user.username), needs);
     if (!decision.allowed) throw noPermission(user.username, decision.missing, decision.denied);
+  }
+
+  /**
+   * The user `username` as it is now (a connection's user, recorded when its connect was authenticated):
+   * UNAUTHENTICATED if it was deleted or disabled since.
+   */
+  async userNamed(username: string): Promise<AclUser> {
+    const user = await this.#user(username, this.#now());
+    if (!user) throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${username} no longer exists`);
+    if (user.userStatus === "disable")
+      throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${username} is disabled`);
+    return user;
+  }
+
+  /** NO_PERMISSION unless `user` has every one of `needs` (a check a route makes on what it found stored). */
+  async require(user: AclUser, needs: readonly Permission[]): Promise<void> {
+    if (user.userType === "Super") return;
+    const decision = decide(user, await this.#acl(user.username), needs);
+    if (!decision.allowed) throw noPermission(user.username, decision.missing, decision.denied);
+  }
+
+  /** Which of `topics` `user` has one of `actions` on (for listings filtered to what the caller may see). */
+  async allowedTopics(user: AclUser, topics: readonly string[], actions: AclAction[]): Promise<Set<string>> {
+    if (user.userType === "Super") return new Set(topics);
+    const acl = await this.#acl(user.username);
+    return new Set(topics.filter((t) => decide(user, acl, [topicPermission(t, ...actions)]).allowed));
+  }
+
+  /** The stored user; one whose secret cannot be opened is refused as unknown (the detail is logged here only). */
+  async #storedUser(username: string): Promise<StoredUser | undefined> {
+    try {
+      return await this.#options.store.user(username);
+    } catch (err) {
+      if (!(err instanceof NimbusError) || err.code !== ErrorCode.DATA_CORRUPTED) throw err;
+      console.error(`nimbus: refusing user ${username}: ${err.message}`);
+      return undefined;
+    }
   }
 
   async #user(username: string, now: number): Promise<StoredUser | undefined> {
@@ -98,20 +163,11 @@ export class RequestAuth {
     const cached = this.#cache.get(username);
     const ttl = this.#options.cacheMs ?? 5000;
     if (cached && now - cached.at < ttl) return cached.user;
-    const user = await this.#options.store.user(username);
-    // Only users found are cached: a user created a moment ago can sign at once.
-    if (user && ttl > 0) this.#cache.set(username, { at: now, user });
+    const user = await this.#storedUser(username);
+    // Unknown users are cached too (a probe costs the same as a known name); creating a user through this
+    // process forgets the entry, through another within `cacheMs`.
+    if (ttl > 0) this.#cache.set(username, { at: now, user });
     return user;
-  }
-
-  #refuseReplay(key: string, now: number): void {
-    for (const [old, at] of this.#nonces) {
-      if (now - at <= 2 * MAX_SIGNATURE_SKEW_MS && this.#nonces.size < MAX_NONCES) break;
-      this.#nonces.delete(old);
-    }
-    if (this.#nonces.has(key))
-      throw new NimbusError(ErrorCode.UNAUTHENTICATED, "this signed request was received before (a replay)");
-    this.#nonces.set(key, now);
   }
 }
 
@@ -121,7 +177,9 @@ export function receivedRequest(req: ApiRequest): ReceivedRequest {
     method: req.method.toUpperCase(),
     host: req.header("host") ?? "",
     rawPath: req.path,
-    rawQueryString: req.rawQuery ?? new URLSearchParams(req.query).toString(),
+    // The handler reads `+` as a space (URLSearchParams); SigV4 reads it as a plus, as `%2B`. Signed as the
+    // handler reads it, so `+` and `%2B` (which the handler tells apart) never share a signature.
+    rawQueryString: (req.rawQuery ?? new URLSearchParams(req.query).toString()).replaceAll("+", "%20"),
     header: (name) => req.header(name),
     body: req.body ?? new Uint8Array(0),
   };

@@ -1,5 +1,6 @@
 /** @module What every route gets: the broker, built once per process (per Lambda container, or by the local server), and what the process serves. */
 import type { Broker } from "../broker/broker.js";
+import type { AclUser } from "../core/acl.js";
 import type { RequestAuth } from "./authorize.js";
 
 /**
@@ -15,6 +16,10 @@ export type ServerRole =
 export interface HandlerContext {
   broker: Broker;
   role: ServerRole;
+  /** The push channel's WebSocket URL, when this deployment serves one (docs/push-channel.md). */
+  channelUrl?: string | undefined;
   /** Signatures and ACLs are checked on every route but those declared `auth: "none"`; absent: open. */
   auth?: RequestAuth | undefined;
+  /** The user who signed this request (set per request when `auth` is on), for checks a route decides itself. */
+  caller?: AclUser | undefined;
 }

@@ -9,8 +9,10 @@
  * same code from here on: routing, schemas, routes, encoding and errors.
  */
 import { z } from "zod";
+import type { AclUser } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import {
+  acceptsBatch,
   BATCH_MEDIA_TYPE,
   BINARY_BODIES,
   BINARY_RESPONSES,
@@ -85,7 +87,7 @@ export type RequestHandler = (req: ApiRequest) => Promise<ApiAnswer>;
  * `auth` in the context, the signature is checked before the request is decoded and the ACL after
  * (lib/http/authorize.ts): a refused request never reaches its route.
  */
-export function createRequestHandler<C extends { auth?: RequestAuth | undefined }>(
+export function createRequestHandler<C extends { auth?: RequestAuth | undefined; caller?: AclUser | undefined }>(
   routes: Route<C>[],
   context: () => Promise<C>,
 ): RequestHandler {
@@ -128,10 +130,11 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined 
         body: decodeBody(endpoint.id, endpoint.body, req),
       };
       if (gate && user) await gate.authorize(user, endpoint, input);
-      const answer = await hit.c.route.handle(input, ctx);
+      // The route sees who signed, for the checks it decides on stored state (PUT /topics: Create or Update).
+      const answer = await hit.c.route.handle(input, user ? { ...ctx, caller: user } : ctx);
       if (asked === "HEAD") return { status: 200, contentType: JSON_TYPE, body: "" };
       const binary = BINARY_RESPONSES[endpoint.id];
-      if (binary && isBatchMediaType(req.header("accept"))) {
+      if (binary && acceptsBatch(req.header("accept"))) {
         return { status: 200, contentType: BATCH_MEDIA_TYPE, body: binary(answer as never) };
       }
       return jsonAnswer(200, z.encode(endpoint.response, answer));

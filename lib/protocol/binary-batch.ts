@@ -13,9 +13,14 @@
  * | 9      | _h_  | header: UTF-8 JSON, the request or answer without its messages      |
  * | 9 + h  | rest | the messages: one batch of the batch codec (CRC32C per message)     |
  *
- * A send's header is the `SendRequest` without `messages` (`topic`, optional `producerGroup`,
- * `brokerName`, `queueId`); each record carries a message's tags, keys, properties, flag and body (its
- * born timestamp and reconsume times are the broker's to set and are ignored). A pull answer's header is
+ * A send's header is the `SendRequest` without its messages' records (`topic`, optional `producerGroup`,
+ * `brokerName`, `queueId`, by the same schema as JSON), plus `messages` when any message has a field the
+ * record does not hold: one object per record, in order, each a JSON send message without `body`, `tags`,
+ * `keys`, `properties` and `flag` (e.g. `delayTimeLevel`). That part is `SendMessageSchema` itself minus
+ * those keys, so every field a JSON send message accepts travels in a frame too, with the same checks.
+ * Each record carries a message's tags, keys, properties, flag and body (its born timestamp and reconsume
+ * times are the broker's to set and are ignored); they are checked by the same schema as JSON's once
+ * joined with the header's part. A pull answer's header is
  * the `PullResponse` with, per message, only what the record does not hold (`msgId`, `topic`,
  * `brokerName`, `queueId`, `queueOffset`, `storeTimestamp`), in the batch's order.
  *
@@ -27,8 +32,8 @@ import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { MessageRecord } from "../core/message.js";
 import { decodeBatch, encodeBatch } from "../core/message-codec.js";
 import { PULL_STATUSES, type PulledMessage, type PullResponse } from "./endpoints/pull.js";
-import { type SendMessage, type SendRequest, sendTarget } from "./endpoints/send.js";
-import { groupName, queueId, queueOffset, timestamp } from "./fields.js";
+import { type SendMessage, SendMessageSchema, type SendRequest, SendRequestSchema } from "./endpoints/send.js";
+import { queueId, queueOffset, timestamp } from "./fields.js";
 
 /** The media type of a binary batch frame, in `content-type` (a send) and `accept` (a pull). */
 export const BATCH_MEDIA_TYPE = "application/vnd.nimbus.batch";
@@ -37,12 +42,45 @@ const FRAME_MAGIC = [0x4e, 0x4d, 0x42, 0x46] as const; // "NMBF"
 const FRAME_VERSION = 1;
 const FRAME_HEADER_SIZE = 9;
 
-/** True when a `content-type` or `accept` header names the batch media type. */
+/** True when a `content-type` header is the batch media type (parameters after `;` aside). */
 export function isBatchMediaType(header: string | undefined): boolean {
-  return header?.toLowerCase().includes(BATCH_MEDIA_TYPE) === true;
+  return header !== undefined && mediaRange(header).type === BATCH_MEDIA_TYPE;
 }
 
-export const SendFrameHeaderSchema = z.object({ producerGroup: groupName.optional(), ...sendTarget }).strict();
+/**
+ * True when an `accept` header prefers the batch media type: listed by name with a `q` above 0 and no
+ * other range with a higher `q` (RFC 9110 §12.5.1). `application/vnd.nimbus.batch;q=0, application/json`
+ * is JSON; a tie goes to the batch, which a client names only when it can read it.
+ */
+export function acceptsBatch(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const ranges = header.split(",").map(mediaRange);
+  const batch = ranges.find((r) => r.type === BATCH_MEDIA_TYPE);
+  if (!batch || batch.q <= 0) return false;
+  return ranges.every((r) => r.q <= batch.q);
+}
+
+/** One media range of a header: its type (lower case) and its `q` (1 when absent, 0 when malformed). */
+function mediaRange(range: string): { type: string; q: number } {
+  const [type = "", ...params] = range.split(";").map((p) => p.trim().toLowerCase());
+  const qParam = params.find((p) => p.startsWith("q="));
+  if (qParam === undefined) return { type, q: 1 };
+  const q = /^q=(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(qParam) ? Number(qParam.slice(2)) : 0;
+  return { type, q };
+}
+
+/** A send message's fields that a record holds (with `body`); every other field goes in the header. */
+const RECORD_FIELDS = { body: true, tags: true, keys: true, properties: true, flag: true } as const;
+
+/** A send message without what its record holds: whatever else a JSON send message accepts. */
+const SendMessageRestSchema = SendMessageSchema.omit(RECORD_FIELDS);
+
+/** A send message's non-body fields, checked as JSON's are once record and header are joined. */
+const SendMessageMetaSchema = SendMessageSchema.omit({ body: true });
+
+export const SendFrameHeaderSchema = SendRequestSchema.omit({ messages: true })
+  .extend({ messages: z.array(SendMessageRestSchema).optional() })
+  .strict();
 
 const PulledMetaSchema = z
   .object({
@@ -112,7 +150,12 @@ function decodeFrame<S extends z.ZodType>(
 
 /** A send as a frame (the SDK's request body). */
 export function encodeSendFrame(req: SendRequest): Uint8Array {
-  const { messages, ...header } = req;
+  const { messages, ...target } = req;
+  const rests = messages.map((m) => {
+    const { body: _b, tags: _t, keys: _k, properties: _p, flag: _f, ...rest } = m;
+    return z.encode(SendMessageRestSchema, rest);
+  });
+  const header = rests.some((r) => Object.keys(r).length > 0) ? { ...target, messages: rests } : target;
   const now = Date.now();
   const records = messages.map(
     (m): MessageRecord => ({
@@ -131,16 +174,35 @@ export function encodeSendFrame(req: SendRequest): Uint8Array {
 /** A send from a frame (the broker's side): PARAMETER_ILLEGAL on anything malformed. */
 export function decodeSendFrame(bytes: Uint8Array): SendRequest {
   const { header, records } = decodeFrame(bytes, SendFrameHeaderSchema, ErrorCode.PARAMETER_ILLEGAL);
-  const messages = records.map(
-    (r): SendMessage => ({
-      body: r.body,
+  const { messages: rests, ...target } = header;
+  if (rests !== undefined && rests.length !== records.length) {
+    throw new NimbusError(
+      ErrorCode.PARAMETER_ILLEGAL,
+      `the binary batch is malformed: ${records.length} messages for ${rests.length} in the header`,
+    );
+  }
+  const messages = records.map((r, i): SendMessage => {
+    // Before the schema, whose record parse would drop it silently: a client never names a property __proto__.
+    if (Object.hasOwn(r.properties, "__proto__")) {
+      throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, `message ${i}: a property may not be named __proto__`);
+    }
+    const meta = SendMessageMetaSchema.safeParse({
       ...(r.tags === "" ? {} : { tags: r.tags }),
       ...(r.keys.length === 0 ? {} : { keys: r.keys }),
       ...(Object.keys(r.properties).length === 0 ? {} : { properties: r.properties }),
       ...(r.flag === 0 ? {} : { flag: r.flag }),
-    }),
-  );
-  return { ...header, messages };
+      ...rests?.[i],
+    });
+    if (!meta.success) {
+      const issues = meta.error.issues.map((e) => `messages.${i}.${e.path.join(".")}: ${e.message}`);
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `the binary batch is malformed: ${issues.join("; ")}`);
+    }
+    return { body: r.body, ...meta.data };
+  });
+  if (messages.length === 0) {
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "the binary batch is malformed: no messages");
+  }
+  return { ...target, messages };
 }
 
 /** A pull answer as a frame (the broker's side). */

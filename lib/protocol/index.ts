@@ -18,7 +18,7 @@ import {
 } from "./endpoints/acl.js";
 import { consumerConnection, consumerStatus, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
 import { lockQueues, queueLocks, unlockQueues } from "./endpoints/locks.js";
-import { brokerList, clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
+import { brokerList, channelInfo, clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
 import {
   commitOffsets,
   consumerProgress,
@@ -56,6 +56,7 @@ export const endpoints = {
   brokerList,
   topicRoute,
   openApi,
+  channelInfo,
   listTopics,
   updateTopic,
   deleteTopic,
@@ -97,3 +98,4 @@ export type EndpointId = keyof typeof endpoints;
 
 /** Every endpoint, in the order the docs list them. */
 export const ENDPOINTS: readonly AnyEndpoint[] = Object.values(endpoints);
+export * from "./push-channel.js";

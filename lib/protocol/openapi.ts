@@ -10,6 +10,7 @@ import { BATCH_MEDIA_TYPE, BINARY_BODIES, BINARY_RESPONSES } from "./binary-batc
 import { type AnyEndpoint, NO_BODY, NO_PARAMS, pathParamNames, routeKey } from "./endpoint.js";
 import { HTTP_STATUS } from "./http-status.js";
 import { ENDPOINTS } from "./index.js";
+import { CHANNEL_FRAMES, CHANNEL_PATH } from "./push-channel.js";
 
 type JsonSchema = Record<string, unknown>;
 const COMPONENT = (id: string) => `#/components/schemas/${id}`;
@@ -144,5 +145,16 @@ export function openApiDocument(): JsonSchema {
     },
     security: [{ sigv4: [] }],
     paths,
+    // Not HTTP: the push channel's WebSocket frames (docs/push-channel.md), found with GET /push-channel.
+    "x-push-channel": {
+      localPath: CHANNEL_PATH,
+      discovery: "GET /push-channel",
+      clientFrames: frameSchemas(CHANNEL_FRAMES.client),
+      serverFrames: frameSchemas(CHANNEL_FRAMES.server),
+    },
   };
+}
+
+function frameSchemas(frames: Record<string, z.ZodType>): Record<string, JsonSchema> {
+  return Object.fromEntries(Object.entries(frames).map(([type, schema]) => [type, jsonSchemaOf(schema)]));
 }

@@ -5,6 +5,7 @@
  */
 import * as bounds from "./bounds.js";
 import { ENDPOINTS } from "./index.js";
+import { CHANNEL_FRAMES } from "./push-channel.js";
 
 export interface GeneratedSection {
   /** Marker name: the section stands between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`. */
@@ -40,10 +41,26 @@ function boundsTable(): string {
   return table(["bound (lib/protocol/bounds.ts)", "value"], rows);
 }
 
+/** One row per push channel frame: who sends it, its `type` and its fields. */
+function channelTable(): string {
+  const rows = (["client", "server"] as const).flatMap((from) =>
+    Object.entries(CHANNEL_FRAMES[from]).map(([type, schema]) => [
+      from === "client" ? "client → broker" : "broker → client",
+      `\`${type}\``,
+      Object.keys(schema.shape)
+        .filter((k) => k !== "type")
+        .map((k) => `\`${k}\``)
+        .join(", ") || "—",
+    ]),
+  );
+  return table(["direction", "type", "fields (lib/protocol/push-channel.ts)"], rows);
+}
+
 export function generatedSections(): GeneratedSection[] {
   return [
     { name: "endpoints", markdown: endpointTable() },
     { name: "bounds", markdown: boundsTable() },
+    { name: "channel", markdown: channelTable() },
   ];
 }
 

@@ -15,6 +15,8 @@ export interface RequestCounts {
   writeUnits: number;
   objectPuts: number;
   objectGets: number;
+  /** Bytes the object GETs returned (what a reader paid to move, whether it needed them or not). */
+  objectBytesRead: number;
   objectLists: number;
   objectDeletes: number;
 }
@@ -26,6 +28,7 @@ const ZERO: RequestCounts = {
   writeUnits: 0,
   objectPuts: 0,
   objectGets: 0,
+  objectBytesRead: 0,
   objectLists: 0,
   objectDeletes: 0,
 };
@@ -52,6 +55,11 @@ export class RequestCounter {
 
   objectGet(): void {
     this.#counts.objectGets++;
+  }
+
+  /** The bytes one object GET returned. */
+  objectBytes(bytes: number): void {
+    this.#counts.objectBytesRead += bytes;
   }
 
   objectList(): void {

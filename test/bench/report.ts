@@ -1,9 +1,11 @@
 /**
  * @module Prints the benchmark's results: one readable table per storage mode and its idle-poll line.
  */
+
 import type { CommitResult, IdlePollResult } from "./consumer-overhead.js";
 import type { CaseResult, PhaseResult } from "./data-plane.js";
 import { type DelayedResult, formatDelayed } from "./delayed.js";
+import type { PushBenchResult } from "./push-latency.js";
 
 export interface ModeResult {
   mode: "local" | "aws";
@@ -103,4 +105,26 @@ export function formatMode(result: ModeResult): string {
     commit,
     formatDelayed(result.delayed),
   ].join("\n");
+}
+
+/** The push channel benchmark of one mode as a text table. */
+export function formatPush(r: PushBenchResult): string {
+  const ms = (x: number) => (Number.isNaN(x) ? "-" : x.toFixed(1));
+  const lines = [
+    `\n== push channel: ${r.mode} — ${r.description}`,
+    "rate msg/s | achieved | received/sent | failed | dup | produce p50/p99 ms | end-to-end p50/p99 ms",
+    ...r.rates.map(
+      (x) =>
+        `${x.targetPerSec} | ${x.achievedPerSec} | ${x.received}/${x.sent} | ${x.failed} | ${x.duplicates} | ${ms(x.produce.p50Ms)}/${ms(x.produce.p99Ms)} | ${ms(x.endToEnd.p50Ms)}/${ms(x.endToEnd.p99Ms)}`,
+    ),
+    "after idle | channel | end-to-end p50/max ms | found by hint/timer | HTTP requests while idle | table reads/writes while idle",
+    ...r.idle.map(
+      (x) =>
+        `${x.idleSeconds} s | ${x.channel ? "on" : "off"} | ${ms(x.endToEnd.p50Ms)}/${ms(x.endToEnd.maxMs)} | ${x.foundByHint}/${x.foundByTimer} | ${x.httpRequests} | ${x.storage.tableReads}/${x.storage.tableWrites}`,
+    ),
+    `hints: ${r.channelNotifications} notifications (one connections query each), ${r.channelPosts} posts, ${r.coalescedAppends} appends coalesced`,
+    `idle consumer of 4 queues, per period (${r.idleCost.periodMs} ms here, 10 min by default): ${r.idleCost.httpRequestsPerPeriod} HTTP requests, ` +
+      `storage ${JSON.stringify(r.idleCost.storagePerPeriod)}; one ping: ${JSON.stringify(r.idleCost.storagePerPing)}`,
+  ];
+  return lines.join("\n");
 }

@@ -7,17 +7,26 @@
  * Flags: `--quick` (short budgets, for a smoke run), `--mode local|aws|both`, `--seconds <produce budget>`,
  * `--max-messages <cap per case>`, `--batches 1,32,256`, `--polls <idle polls>`, `--clients <producers and
  * consumers, default 4>`, `--flush async|sync|both` (the embedded store's durability, default async).
+ *
+ * `--push` runs the push channel's latency benchmark instead (push-latency.ts, docs/benchmarks.md): `--push-mode
+ * local|aws-latency|both`, `--rates 1,100,2000` (msg/s), `--rate-seconds <per rate>`, `--idle-seconds <idle
+ * wait, default 60>`, `--idle-rounds <default 2>`, and the injected AWS latencies as p50/p99 ms: `--s3-put
+ * 30/100`, `--s3-get 15/60`, `--dynamo 5/15`; the idle cost's shortened period `--idle-cost-period <ms, default
+ * 2000>` over `--idle-cost-periods <default 10>` (idle-cost.ts); `--rates-channel off` runs the rates and the
+ * first idle rounds with a polling consumer (the A/B of the send path).
  */
 import { availableParallelism, cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 import type { FlushMode } from "../../lib/storage/local/index.js";
+import { parseProfile } from "./aws-latency.js";
 import { benchStorage } from "./bench-storage.js";
 import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
 import { formatDelayed, runDelayed } from "./delayed.js";
 import { runPeerSuite } from "./peer-run.js";
-import { formatMode, type ModeResult } from "./report.js";
+import { type PushBenchResult, runPushLatency } from "./push-latency.js";
+import { formatMode, formatPush, type ModeResult } from "./report.js";
 import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
 
 const { values } = parseArgs({
@@ -30,6 +39,18 @@ const { values } = parseArgs({
     polls: { type: "string" },
     clients: { type: "string" },
     flush: { type: "string", default: "async" },
+    push: { type: "boolean", default: false },
+    "push-mode": { type: "string", default: "both" },
+    rates: { type: "string", default: "1,100,2000" },
+    "rate-seconds": { type: "string" },
+    "idle-seconds": { type: "string" },
+    "idle-rounds": { type: "string" },
+    "s3-put": { type: "string", default: "30/100" },
+    "s3-get": { type: "string", default: "15/60" },
+    dynamo: { type: "string", default: "5/15" },
+    "idle-cost-period": { type: "string" },
+    "idle-cost-periods": { type: "string" },
+    "rates-channel": { type: "string", default: "on" },
     suite: { type: "string", default: "data" },
     url: { type: "string" },
     rate: { type: "string" },
@@ -72,7 +93,7 @@ const flushes: FlushMode[] =
 if (flushes.length === 0) throw new Error(`--flush must be async, sync or both, got ${values.flush}`);
 
 // Whatever happens, this process ends: a hung call would otherwise keep a CI job up.
-const WATCHDOG_MS = 15 * 60_000;
+const WATCHDOG_MS = (values.push ? 40 : 15) * 60_000;
 setTimeout(() => {
   console.error(`bench: still running after ${WATCHDOG_MS / 60_000} min, giving up`);
   process.exit(2);
@@ -172,7 +193,38 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err: unknown) => {
+async function mainPush(): Promise<void> {
+  const pushModes = values["push-mode"] === "both" ? (["local", "aws-latency"] as const) : [values["push-mode"]];
+  const results: PushBenchResult[] = [];
+  for (const mode of pushModes) {
+    if (mode !== "local" && mode !== "aws-latency") throw new Error(`--push-mode must be local, aws-latency or both`);
+    results.push(
+      await runPushLatency({
+        mode,
+        latencies: {
+          s3Put: parseProfile(values["s3-put"] ?? "", "s3-put"),
+          s3Get: parseProfile(values["s3-get"] ?? "", "s3-get"),
+          dynamo: parseProfile(values.dynamo ?? "", "dynamo"),
+        },
+        rates: (values.rates ?? "").split(",").map((r) => positive("rates", r, 1)),
+        secondsPerRate: positive("rate-seconds", values["rate-seconds"], quick ? 3 : 10),
+        idleSeconds: positive("idle-seconds", values["idle-seconds"], 60),
+        idleRounds: Math.floor(positive("idle-rounds", values["idle-rounds"], 2)),
+        idleCostPeriodMs: positive("idle-cost-period", values["idle-cost-period"], 2000),
+        idleCostPeriods: Math.floor(positive("idle-cost-periods", values["idle-cost-periods"], quick ? 3 : 10)),
+        ratesChannel: values["rates-channel"] !== "off",
+      }),
+    );
+  }
+  for (const r of results) console.log(formatPush(r));
+  console.log(`BENCH_PUSH_JSON ${JSON.stringify({ date: new Date().toISOString(), machine: machineInfo(), results })}`);
+}
+
+function machineInfo() {
+  return { nproc: availableParallelism(), cpu: cpus()[0]?.model ?? "unknown", node: process.version };
+}
+
+(values.push ? mainPush() : main()).catch((err: unknown) => {
   console.error("bench failed:", err);
   process.exitCode = 1;
 });

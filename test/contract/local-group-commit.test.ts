@@ -8,7 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
+import Database from "better-sqlite3";
 import { createLocalStorage, type SqliteTable } from "../../lib/storage/local/index.js";
+import { WriteBatcher } from "../../lib/storage/local/write-batcher.js";
 import { ConditionFailedError } from "../../lib/storage/table.js";
 
 describe("embedded store: group commit of puts", () => {
@@ -60,5 +62,61 @@ describe("embedded store: group commit of puts", () => {
     await index.put({ pk: "t", sk: 1, v: "a" });
     await index.put({ pk: "t", sk: 2, v: "b" });
     assert.equal(index.writeBatcher.transactions - before, 2);
+  });
+});
+
+describe("embedded store: the group commit keeps order and isolates writes", () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-group-order-"));
+  const storage = createLocalStorage({ dataDir });
+  after(async () => {
+    await storage.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("a put and a delete issued in one turn apply in the order issued", async () => {
+    const clients = storage.table({ name: "gc_clients", sortKeyType: "string" });
+    // A heartbeat and an unregister in the same turn: the client must end unregistered.
+    await Promise.all([
+      clients.put({ pk: "consumers@G", sk: "client-1", v: 1 }),
+      clients.delete({ pk: "consumers@G", sk: "client-1" }),
+    ]);
+    assert.equal(await clients.get({ pk: "consumers@G", sk: "client-1" }), undefined);
+    // And the other way round: the put issued last wins.
+    await Promise.all([
+      clients.delete({ pk: "consumers@G", sk: "client-2" }),
+      clients.put({ pk: "consumers@G", sk: "client-2", v: 2 }),
+    ]);
+    assert.equal((await clients.get({ pk: "consumers@G", sk: "client-2" }))?.v, 2);
+  });
+
+  it("a write that throws is rolled back alone; the others in its transaction commit", async () => {
+    const db = new Database(":memory:");
+    try {
+      db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)");
+      const batcher = new WriteBatcher(db);
+      const insert = (k: string, v: number) => () => db.prepare("INSERT INTO t (k, v) VALUES (?, ?)").run(k, v);
+      const boom = new Error("job failed half-way");
+      const settled = await Promise.allSettled([
+        batcher.submit(insert("a", 1)),
+        // Writes a row, then throws: its row must not survive, and the others must.
+        batcher.submit(() => {
+          insert("never", 0)();
+          throw boom;
+        }),
+        batcher.submit(insert("b", 2)),
+      ]);
+      assert.equal(batcher.transactions, 1, "one transaction for the three jobs");
+      assert.deepEqual(
+        settled.map((s) => s.status),
+        ["fulfilled", "rejected", "fulfilled"],
+      );
+      assert.equal(settled[1]?.status === "rejected" && settled[1].reason, boom);
+      assert.deepEqual(db.prepare("SELECT k, v FROM t ORDER BY k").all(), [
+        { k: "a", v: 1 },
+        { k: "b", v: 2 },
+      ]);
+    } finally {
+      db.close();
+    }
   });
 });

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-index.js";
-import { QueueLog } from "../../lib/broker/queue-log.js";
+import { DEFAULT_MERGE_LIMIT_BYTES, QueueLog } from "../../lib/broker/queue-log.js";
 import { encodeBatch } from "../../lib/core/message-codec.js";
 import { diffCounts } from "../../lib/storage/request-counter.js";
 import type { OpenFixture } from "../support/storage-fixture.js";
@@ -93,6 +93,42 @@ export function queueLogAppendersContract(label: string, open: OpenFixture): voi
         results.map((r) => r.queueOffset),
         [0, 1, 2, 3, 4, 5, 6],
       );
+    });
+
+    it("merged objects stay small enough that a pull reads little more than it delivers", async () => {
+      const { storage } = fixture();
+      const log = new QueueLog(storage);
+      const q = freshQueue();
+      const body = new Uint8Array(1024);
+      // 100 producers sending 32 x 1 KiB at once to one queue (the benchmark's shape): merged in line.
+      const sends = 100;
+      const results = await Promise.all(
+        Array.from({ length: sends }, () =>
+          log.append(
+            q,
+            Array.from({ length: 32 }, () => record(body)),
+          ),
+        ),
+      );
+      const items = (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
+      assert.ok(items.length < sends, `${items.length} index items for ${sends} sends: merged`);
+      const oneBatch = encodeBatch(Array.from({ length: 32 }, () => record(body))).byteLength;
+      const before = storage.counter.snapshot();
+      let pulls = 0;
+      let delivered = 0;
+      for (let offset = 32; offset < results.length * 32; pulls++) {
+        const read = await log.read(q, offset, { maxMessages: 32 });
+        delivered += read.messages.length;
+        offset = read.nextBeginOffset;
+      }
+      const used = diffCounts(storage.counter.snapshot(), before);
+      assert.equal(delivered, (sends - 1) * 32);
+      // A pull of 32 touches at most two merged batches, each at most the merge limit: 512 KiB at most, where
+      // 4 MiB merges had a pull read up to 8 MiB to deliver 33 KiB.
+      const perPull = used.objectBytesRead / pulls;
+      assert.ok(perPull <= 2 * 256 * 1024, `${used.objectBytesRead} bytes read in ${pulls} pulls of 32`);
+      assert.ok(DEFAULT_MERGE_LIMIT_BYTES <= 256 * 1024 && oneBatch * 2 <= DEFAULT_MERGE_LIMIT_BYTES);
+      console.log(`merged reads: ${items.length} items, ${(perPull / 1024).toFixed(0)} KiB read per pull of 32`);
     });
 
     it("a wall clock stepped back does not keep a stale tail trusted: cache ages are monotonic", async () => {

@@ -14,6 +14,7 @@ const NONE: RequestCounts = {
   writeUnits: 0,
   objectPuts: 0,
   objectGets: 0,
+  objectBytesRead: 0,
   objectLists: 0,
   objectDeletes: 0,
 };
@@ -66,8 +67,12 @@ export function countingCases(open: OpenFixture): void {
       const p = unique("count");
       const objects = () => fx().storage.objects;
       await expect(() => objects().put(`${p}/a`, new Uint8Array(10)), { objectPuts: 1 }, "put");
-      await expect(() => objects().get(`${p}/a`), { objectGets: 1 }, "get");
-      await expect(() => objects().get(`${p}/a`, { offset: 2, length: 3 }), { objectGets: 1 }, "ranged get");
+      await expect(() => objects().get(`${p}/a`), { objectGets: 1, objectBytesRead: 10 }, "get");
+      await expect(
+        () => objects().get(`${p}/a`, { offset: 2, length: 3 }),
+        { objectGets: 1, objectBytesRead: 3 },
+        "ranged get",
+      );
       const missing = () => rejectsWith(objects().get(`${p}/missing`), ErrorCode.OBJECT_NOT_FOUND);
       await expect(missing, { objectGets: 1 }, "get of a missing key is a request");
       await expect(() => objects().list(`${p}/`), { objectLists: 1 }, "list");

@@ -19,6 +19,8 @@ interface Sample {
   request: () => Call;
   /** Empty for Super-only endpoints. */
   grants: string[];
+  /** Open to every signed user (no resource: `access: () => []`). */
+  anyUser?: true;
 }
 
 const tx: { first: string; second: string } = { first: "", second: "" };
@@ -27,6 +29,7 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   clusterInfo: { request: () => ({ method: "GET", path: "/cluster" }), grants: ["Cluster|Get"] },
   brokerList: { request: () => ({ method: "GET", path: "/brokers" }), grants: ["Cluster|Get"] },
   topicRoute: { request: () => ({ method: "GET", path: "/topics/T/route" }), grants: ["Topic:T|Pub"] },
+  channelInfo: { request: () => ({ method: "GET", path: "/push-channel" }), grants: [], anyUser: true },
   openApi: { request: () => ({ method: "GET", path: "/openapi.json" }), grants: ["Cluster|Get"] },
   listTopics: { request: () => ({ method: "GET", path: "/topics" }), grants: ["Cluster|List"] },
   updateTopic: { request: () => ({ method: "PUT", path: "/topics/T2", body: {} }), grants: ["Topic:T2|Create"] },
@@ -52,14 +55,14 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
     }),
     grants: ["Topic:T|Sub", "Group:G|Sub"],
   },
-  queryOffsets: { request: () => ({ method: "GET", path: "/offsets/G/T" }), grants: ["Group:G|Sub"] },
+  queryOffsets: { request: () => ({ method: "GET", path: "/offsets/G/T" }), grants: ["Group:G|Sub", "Topic:T|Sub"] },
   commitOffsets: {
     request: () => ({
       method: "PUT",
       path: "/offsets/G/T",
       body: { offsetTable: [{ brokerName: A, queueId: 0, offset: 0 }] },
     }),
-    grants: ["Group:G|Sub"],
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
   },
   releaseQueues: {
     request: () => ({
@@ -67,17 +70,23 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
       path: "/offsets/G/T/release",
       body: { clientId: "c1", offsetTable: [{ brokerName: A, queueId: 0, offset: 0 }] },
     }),
-    grants: ["Group:G|Sub"],
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
   },
-  queueOwners: { request: () => ({ method: "GET", path: "/offsets/G/T/owners" }), grants: ["Group:G|Get"] },
-  consumerProgress: { request: () => ({ method: "GET", path: "/groups/G/progress" }), grants: ["Group:G|Get"] },
+  queueOwners: {
+    request: () => ({ method: "GET", path: "/offsets/G/T/owners" }),
+    grants: ["Group:G|Get", "Topic:T|Get"],
+  },
+  consumerProgress: {
+    request: () => ({ method: "GET", path: "/groups/G/progress?topic=T" }),
+    grants: ["Group:G|Get", "Topic:T|Get"],
+  },
   lockQueues: {
     request: () => ({
       method: "POST",
       path: "/offsets/G/T/lock",
       body: { clientId: "c1", queues: [{ brokerName: A, queueId: 0 }] },
     }),
-    grants: ["Group:G|Sub"],
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
   },
   unlockQueues: {
     request: () => ({
@@ -85,12 +94,15 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
       path: "/offsets/G/T/unlock",
       body: { clientId: "c1", queues: [{ brokerName: A, queueId: 0 }] },
     }),
-    grants: ["Group:G|Sub"],
+    grants: ["Group:G|Sub", "Topic:T|Sub"],
   },
-  queueLocks: { request: () => ({ method: "GET", path: "/offsets/G/T/locks" }), grants: ["Group:G|Get"] },
+  queueLocks: {
+    request: () => ({ method: "GET", path: "/offsets/G/T/locks" }),
+    grants: ["Group:G|Get", "Topic:T|Get"],
+  },
   resetOffsetByTime: {
     request: () => ({ method: "POST", path: "/offsets/G/T/reset-by-time", body: { timestamp: "now" } }),
-    grants: ["Group:G|Update"],
+    grants: ["Group:G|Update", "Topic:T|Get"],
   },
   consumerStatus: { request: () => ({ method: "GET", path: "/groups/G/status" }), grants: ["Group:G|Get"] },
   heartbeat: {
@@ -247,6 +259,12 @@ describe("auth on every endpoint (nimbus dev --auth)", () => {
       assert.equal(unsigned.status, 401, JSON.stringify(unsigned.body));
       assert.equal(unsigned.body.code, "UNAUTHENTICATED");
 
+      if (sample.anyUser) {
+        // Any signed user, even one with no ACL at all; unsigned stays 401.
+        const answer = await call(url, sample.request(), stranger);
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        return;
+      }
       const refused = await call(url, sample.request(), stranger);
       assert.equal(refused.status, 403, JSON.stringify(refused.body));
       assert.equal(refused.body.code, "NO_PERMISSION");

@@ -71,6 +71,56 @@ for (const mode of ["local", "aws"] as const)
       assert.equal((await call(url, { method: "GET", path: "/topics/orders-secret/status" }, alice)).status, 200);
     });
 
+    it("PUT /topics needs Create for a new topic and Update for an existing one, not either", async () => {
+      assert.equal((await acl(["Topic:fresh-*"], ["Create"], "Allow")).status, 200);
+      assert.equal((await acl(["Topic:orders-us", "Topic:upd-new"], ["Update"], "Allow")).status, 200);
+      const put = (topic: string, body: object) => call(url, { method: "PUT", path: `/topics/${topic}`, body }, alice);
+      assert.equal((await put("fresh-1", {})).status, 200);
+      const before = writes();
+      // Create-only may not change a topic that exists (perm 2, one queue), nor Update-only create one.
+      const update = await put("fresh-1", { perm: 2, readQueueNums: 1, writeQueueNums: 1 });
+      assert.equal(update.status, 403);
+      assert.match(update.body.message ?? "", /no Update permission on Topic:fresh-1/);
+      const create = await put("upd-new", {});
+      assert.equal(create.status, 403);
+      assert.match(create.body.message ?? "", /no Create permission on Topic:upd-new/);
+      assert.equal(writes(), before);
+      assert.equal((await put("orders-us", { perm: 6 })).status, 200);
+    });
+
+    it("offsets need the topic as well as the group; a group's progress lists only the topics the caller may see", async () => {
+      const offsets = (topic: string) => ({
+        method: "PUT" as const,
+        path: `/offsets/g-1/${topic}`,
+        body: { offsetTable: [{ brokerName: "broker-a", queueId: 0, offset: 0 }] },
+      });
+      for (const topic of ["orders-eu", "billing"]) assert.equal((await call(url, offsets(topic), ROOT)).status, 200);
+      assert.equal((await acl(["Group:g-1"], ["Sub", "Get"], "Allow")).status, 200);
+      // Group access alone no longer reveals another topic's offsets, owners or counts.
+      for (const path of [
+        "/offsets/g-1/billing",
+        "/offsets/g-1/billing/owners",
+        "/groups/g-1/progress?topic=billing",
+      ]) {
+        const refused = await call(url, { method: "GET", path }, alice);
+        assert.equal(refused.status, 403, path);
+        assert.match(refused.body.message ?? "", /permission on Topic:billing/);
+      }
+      const before = writes();
+      assert.equal((await call(url, offsets("billing"), alice)).status, 403);
+      assert.equal(writes(), before);
+      assert.equal((await call(url, { method: "GET", path: "/offsets/g-1/orders-eu" }, alice)).status, 200);
+      const progress = await call(url, { method: "GET", path: "/groups/g-1/progress" }, alice);
+      assert.equal(progress.status, 200);
+      const topics = new Set((progress.body as { rows: { topic: string }[] }).rows.map((r) => r.topic));
+      assert.deepEqual([...topics], ["orders-eu"]);
+      const all = await call(url, { method: "GET", path: "/groups/g-1/progress" }, ROOT);
+      assert.deepEqual(
+        new Set((all.body as { rows: { topic: string }[] }).rows.map((r) => r.topic)),
+        new Set(["orders-eu", "billing"]),
+      );
+    });
+
     it("refuses a replayed request (same signature and nonce) with 401, and it writes nothing", async () => {
       const request = sendTo("orders-eu");
       const headers = signedHeaders(url, request, alice);
@@ -94,6 +144,14 @@ for (const mode of ["local", "aws"] as const)
       const nonce = await call(url, request, alice, { ...headers, "x-nimbus-nonce": "0123456789abcdef0123" });
       assert.equal(nonce.status, 401);
       assert.equal(writes(), before);
+    });
+
+    it("a query's + and %2B do not share a signature (the handler reads + as a space)", async () => {
+      const signed = { method: "GET" as const, path: "/groups/g-1/progress?topic=orders%2Beu" };
+      const headers = signedHeaders(url, signed, ROOT);
+      const swapped = await call(url, { ...signed, path: "/groups/g-1/progress?topic=orders+eu" }, ROOT, headers);
+      assert.equal(swapped.status, 401);
+      assert.equal(swapped.body.code, "UNAUTHENTICATED");
     });
 
     it("refuses a signature older than 15 minutes, one from the future, and a wrong secret", async () => {

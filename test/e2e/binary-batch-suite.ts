@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { NimbusApi } from "../../lib/client/api-client.js";
+import { NimbusError } from "../../lib/core/errors.js";
 import {
   BATCH_MEDIA_TYPE,
   decodePullFrame,
@@ -17,6 +19,19 @@ import { type ServerMode, uniqueName, useTestServer } from "../support/server-fi
 import { pullFrom, statusOf } from "./queues-suite.js";
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
+
+/** `frame` with its JSON header replaced by `header` (same records): for frames the SDK would not build. */
+function reheader(frame: Uint8Array, header: unknown): Uint8Array {
+  const headLength = new DataView(frame.buffer, frame.byteOffset).getUint32(5, true);
+  const head = utf8(JSON.stringify(header));
+  const records = frame.subarray(9 + headLength);
+  const out = new Uint8Array(9 + head.byteLength + records.byteLength);
+  out.set(frame.subarray(0, 5), 0);
+  new DataView(out.buffer).setUint32(5, head.byteLength, true);
+  out.set(head, 9);
+  out.set(records, 9 + head.byteLength);
+  return out;
+}
 const where = { brokerName: "broker-a", queueId: 0 };
 
 export function binaryBatchCases(mode: ServerMode): void {
@@ -53,7 +68,10 @@ export function binaryBatchCases(mode: ServerMode): void {
       assert.equal(answer.msgIds.length, 2);
 
       const pullBody = JSON.stringify({ consumerGroup: "CG", topic, ...where, queueOffset: 0 });
-      const bin = await post("/pull", pullBody, { "content-type": "application/json", accept: BATCH_MEDIA_TYPE });
+      const bin = await post("/pull", pullBody, {
+        "content-type": "application/json",
+        accept: `application/json;q=0.9, ${BATCH_MEDIA_TYPE}`,
+      });
       assert.equal(bin.status, 200);
       assert.equal(bin.type, BATCH_MEDIA_TYPE);
       const decoded: PullResponse = decodePullFrame(bin.bytes);
@@ -73,7 +91,7 @@ export function binaryBatchCases(mode: ServerMode): void {
       assert.deepEqual([...(second?.body ?? [])], [0, 255, 1, 254]);
     });
 
-    it("a JSON client still gets JSON: no accept header, or accept: application/json", async () => {
+    it("a JSON client still gets JSON: no accept header, accept: application/json, or the batch type refused", async () => {
       const topic = uniqueName("BinJson");
       await createTopic(topic);
       ok(await ctx.http.post("/send", { topic, ...where, messages: [{ body: Buffer.from("j").toString("base64") }] }));
@@ -81,6 +99,11 @@ export function binaryBatchCases(mode: ServerMode): void {
       for (const headers of [
         { "content-type": "application/json" },
         { "content-type": "application/json", accept: "application/json" },
+        // Named but refused (q=0), or preferred less than JSON: JSON.
+        { "content-type": "application/json", accept: `${BATCH_MEDIA_TYPE};q=0, application/json` },
+        { "content-type": "application/json", accept: `${BATCH_MEDIA_TYPE}; q=0.5, application/json` },
+        // A longer type that merely contains the name is another type.
+        { "content-type": "application/json", accept: `${BATCH_MEDIA_TYPE}-v2, application/json;q=0.9` },
       ]) {
         const res = await post("/pull", pullBody, headers);
         assert.equal(res.status, 200);
@@ -99,6 +122,8 @@ export function binaryBatchCases(mode: ServerMode): void {
       const badHeader = encodeSendFrame({ topic: "ok", messages: [{ body: utf8("x") }] });
       badHeader[5] = 0xff; // a header length past the end
       const wrongTopic = encodeSendFrame({ topic: "bad topic name!", messages: [{ body: utf8("x") }] });
+      // The header's per-message part: one per record, only fields a record does not hold, by the schema.
+      const withRest = (rest: unknown[]) => reheader(good, { topic, ...where, messages: rest });
       const cases: [string, Uint8Array][] = [
         ["empty", new Uint8Array(0)],
         ["not a frame", utf8('{"topic":"x"}')],
@@ -106,6 +131,10 @@ export function binaryBatchCases(mode: ServerMode): void {
         ["a CRC mismatch", flipped],
         ["a header length past the end", badHeader],
         ["a header the schema refuses", wrongTopic],
+        ["fewer per-message parts than records", withRest([{}])],
+        ["a record's field in the header", withRest([{}, { tags: "T" }])],
+        ["an unknown per-message field", withRest([{}, { priority: 1 }])],
+        ["a per-message field the schema refuses", withRest([{}, { delayTimeLevel: -1 }])],
       ];
       for (const [what, bytes] of cases) {
         const res = await post("/send", bytes, { "content-type": BATCH_MEDIA_TYPE });
@@ -126,6 +155,42 @@ export function binaryBatchCases(mode: ServerMode): void {
         status.map((q) => q.maxOffset),
         [0],
       );
+    });
+
+    it("every non-body field of a send message travels in a frame: the SDK's binary send answers as JSON's", async () => {
+      const topic = uniqueName("BinFields");
+      await createTopic(topic);
+      const binary = new NimbusApi({ endpoints: ctx.server.url });
+      const viaJson = new NimbusApi({ endpoints: ctx.server.url, binaryBatches: false });
+      try {
+        assert.equal(binary.transport.binaryBatches, true);
+        // delayTimeLevel is not a record field: it goes in the header, and the broker checks it as over JSON.
+        const delayed = { topic, ...where, messages: [{ body: utf8("later"), delayTimeLevel: 3 }] };
+        const frame = encodeSendFrame(delayed);
+        const headLength = new DataView(frame.buffer, frame.byteOffset).getUint32(5, true);
+        assert.deepEqual(json<{ messages?: unknown }>(frame.subarray(9, 9 + headLength)).messages, [
+          { delayTimeLevel: 3 },
+        ]);
+        const outcome = (p: Promise<unknown>) =>
+          p.then(
+            () => "SEND_OK",
+            (err: unknown) => (err instanceof NimbusError ? err.code : String(err)),
+          );
+        const overJson = await outcome(viaJson.send(delayed));
+        const overBinary = await outcome(binary.send(delayed));
+        assert.equal(overBinary, overJson, "the binary path answers a delayed send as the JSON path does");
+        // A level 0 (not delayed) send goes through either way, and a plain one carries no per-message part.
+        assert.equal(
+          await outcome(binary.send({ ...delayed, messages: [{ body: utf8("now"), delayTimeLevel: 0 }] })),
+          "SEND_OK",
+        );
+        const plain = encodeSendFrame({ topic, messages: [{ body: utf8("x"), tags: "T" }] });
+        const plainHead = new DataView(plain.buffer, plain.byteOffset).getUint32(5, true);
+        assert.equal(json<{ messages?: unknown }>(plain.subarray(9, 9 + plainHead)).messages, undefined);
+      } finally {
+        await binary.close();
+        await viaJson.close();
+      }
     });
 
     it("an endpoint without a binary form refuses a binary body with 400", async () => {

@@ -12,6 +12,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
+import { BATCH_MEDIA_TYPE, encodeSendFrame } from "../../lib/protocol/index.js";
 import { type Api, api, b64, expectError, ok, type RouteAnswer } from "../support/http.js";
 
 const A = "broker-a";
@@ -103,6 +104,22 @@ describe("hostile input", () => {
     await refused(() => http.get("/groups/G/progress?__proto__=x"), 400, "PARAMETER_ILLEGAL");
   });
 
+  it("refuses a __proto__ property in a binary batch too: 400, nothing written", async () => {
+    const properties: Record<string, string> = Object.create(null);
+    properties.__proto__ = "x";
+    properties.keep = "y";
+    const frame = encodeSendFrame({
+      topic: "H",
+      brokerName: A,
+      queueId: 0,
+      messages: [{ body: new TextEncoder().encode("b"), properties }],
+    });
+    const binary = () =>
+      http.raw({ method: "POST", path: "/send", body: frame, headers: { "content-type": BATCH_MEDIA_TYPE } });
+    const error = await refused(binary, 400, "MESSAGE_ILLEGAL");
+    assert.match(error.message, /__proto__/);
+  });
+
   it("refuses control characters in tags and keys: 400 MESSAGE_ILLEGAL, nothing written", async () => {
     for (const m of [
       { body: b64("x"), tags: "\u001b[31mred" },
@@ -169,13 +186,13 @@ describe("hostile input", () => {
   });
 
   it("caps request bytes in flight: past the cap a request's body is dropped unread and it gets 503 SYSTEM_BUSY", async () => {
-    // A request that declares 900 KiB and sends only part of it holds 900 KiB of the 1 MiB cap.
+    // A request that has sent 900 KiB of its 1000 KiB body holds 900 KiB of the 1 MiB cap.
     const held = request(`${server.url}/send`, {
       method: "POST",
-      headers: { "content-type": "application/json", "content-length": String(900 * 1024) },
+      headers: { "content-type": "application/json", "content-length": String(1000 * 1024) },
     });
     held.on("error", () => {});
-    held.write('{"topic":"H",');
+    held.write(`{"topic":"H",${" ".repeat(900 * 1024 - 13)}`);
     while (server.inFlightBytes < 900 * 1024) await new Promise((resolve) => setTimeout(resolve, 10));
     const busy = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const second = request(`${server.url}/send`, {

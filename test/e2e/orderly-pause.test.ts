@@ -75,7 +75,8 @@ for (const mode of ["local", "aws"] as const) {
       await waitUntil(
         async () => {
           const status = (await api().consumerStatus(group)).find((s) => s.clientId === aId);
-          const queues = status?.runningInfo?.queues ?? [];
+          // The topic's queues (a CLUSTERING consumer also holds its %RETRY% queue).
+          const queues = (status?.runningInfo?.queues ?? []).filter((q) => q.topic === topic);
           return (
             queues.length === 4 &&
             queues.every((q) => q.locked) &&
@@ -105,6 +106,7 @@ for (const mode of ["local", "aws"] as const) {
         lockRenewIntervalMillis: 300,
         pullIdleBackoffMillis: 20,
         pullIdleBackoffMaxMillis: 200,
+        pushChannel: false,
         onError: () => undefined,
       });
       open.push(b);
@@ -133,7 +135,7 @@ for (const mode of ["local", "aws"] as const) {
       await waitUntil(
         async () => {
           const status = (await api().consumerStatus(group)).find((s) => s.clientId === aId);
-          return (status?.runningInfo?.queues ?? []).some((q) => q.locked);
+          return (status?.runningInfo?.queues ?? []).some((q) => q.topic === topic && q.locked);
         },
         "A locked queues again after B released them",
         LONG_WAIT_MS,

@@ -284,6 +284,41 @@ export function retryDelayCases(mode: ServerMode): void {
     }
   });
 
+  it("the SDK's binary send (its default) carries delayTimeLevel: stored only when due", async () => {
+    const topic = uniqueName("BinDelayed");
+    await createTopic(api(), topic, 1, ["broker-a"]);
+    const binary = api();
+    assert.equal(binary.transport.binaryBatches, true, "the default transport sends binary batches");
+    const sent = await binary.send({
+      topic,
+      brokerName: "broker-a",
+      queueId: 0,
+      messages: [{ body: new TextEncoder().encode("later"), delayTimeLevel: 1 }],
+    });
+    const due = sent.deliverTimeMs?.[0];
+    assert.ok(due !== undefined && due >= sent.storeTimestamp, "waits in the timer store, not in the queue");
+    let found: { storeTimestamp: number; properties: Record<string, string>; body: Uint8Array } | undefined;
+    await waitUntil(
+      async () => {
+        const read = await binary.pull({
+          consumerGroup: "gBin",
+          topic,
+          brokerName: "broker-a",
+          queueId: 0,
+          queueOffset: 0,
+        });
+        found = read.messages[0];
+        return found !== undefined;
+      },
+      "the delayed message appended when due",
+      WAIT_MS,
+    );
+    assert.ok(found);
+    assert.ok(found.storeTimestamp >= due, "stored at or after its due time");
+    assert.equal(found.properties[MessageConst.DELAY], "1");
+    assert.equal(new TextDecoder().decode(found.body), "later");
+  });
+
   it("1,000 delayed messages due in one second: all delivered, none twice", async () => {
     const topic = uniqueName("Burst");
     const queues = await createTopic(api(), topic, 2, ["broker-a"]);

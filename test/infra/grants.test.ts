@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { handleChannelEvent } from "../../functions/channel.js";
 import { moveDueMessages } from "../../functions/delayed-delivery.js";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
@@ -114,6 +115,10 @@ describe("each function is granted exactly the resources it uses", () => {
       newMessageId,
       now: () => clock,
     });
+    // As functions/shared/aws-context.ts: the functions linked to the WebSocket API post hints through it.
+    // The posts themselves go to API Gateway, not to a table or the bucket: answered here as delivered.
+    if (ALL_FUNCTIONS[name]?.channel) broker.channel.attach({ post: async () => "sent" });
+    contexts.push(broker);
     // The Acl function with auth on, as on a stage with ACLs (its routes need the user store).
     if (name !== "Acl") return { broker, role: { kind: "all" } };
     const store = new AclStore(recording.table(ACL_TABLE), new AesGcmSealer(new Uint8Array(32).fill(7)));
@@ -123,6 +128,7 @@ describe("each function is granted exactly the resources it uses", () => {
     });
     return { broker, role: { kind: "all" }, auth };
   }
+  const contexts: HandlerContext["broker"][] = [];
 
   /** Calls `route` (a manifest route key) with `url` through the function the manifest sends it to. */
   async function call(route: string, url: string, body?: unknown): Promise<unknown> {
@@ -131,6 +137,8 @@ describe("each function is granted exactly the resources it uses", () => {
     const handler = handlers.get(spec.fn);
     assert.ok(handler);
     const result = await handler(apiEvent(route.split(" ")[0] ?? "GET", url, body));
+    // As functions/shared/api-handler.ts: the hints a request caused go out before its answer.
+    await Promise.all(contexts.map((b) => b.channel.settle(5000)));
     assert.equal(result.statusCode, 200, `${route} (${url}) answered ${result.statusCode}: ${result.body}`);
     calledRoutes.add(route);
     return JSON.parse(result.body ?? "null") as unknown;
@@ -163,6 +171,7 @@ describe("each function is granted exactly the resources it uses", () => {
     await call("GET /health", "/health");
     await call("GET /cluster", "/cluster");
     await call("GET /brokers", "/brokers");
+    await call("GET /push-channel", "/push-channel");
     await call("PUT /topics/{topic}", "/topics/Orders", {
       writeQueueNums: 1,
       readQueueNums: 1,
@@ -270,6 +279,22 @@ describe("each function is granted exactly the resources it uses", () => {
 
     await call("DELETE /topics/{topic}", "/topics/Orders");
 
+    // The push channel's function: connect, a registration, a ping, a bad frame, the disconnect.
+    const channel = contextOf("Channel");
+    const wsEvent = (routeKey: string, body?: string) => ({
+      requestContext: { connectionId: "conn-1", routeKey } as never,
+      ...(body === undefined ? {} : { body }),
+    });
+    await handleChannelEvent(channel, wsEvent("$connect"));
+    const register = {
+      type: "register",
+      heartbeat: { clientId: "c2", consumerDataSet: [{ groupName: "G", subscriptionDataSet: [] }] },
+      queues: [{ topic: "Orders", brokerName: "broker-a", queueId: 0 }],
+    };
+    await handleChannelEvent(channel, wsEvent("$default", JSON.stringify(register)));
+    await handleChannelEvent(channel, wsEvent("$default", JSON.stringify({ type: "ping" })));
+    await handleChannelEvent(channel, wsEvent("$default", "not json"));
+    await handleChannelEvent(channel, wsEvent("$disconnect"));
     // Users and ACLs (the Acl function, signed by the root user).
     await call("POST /acl/users", "/acl/users", { username: "alice", password: "alice-secret-1" });
     await call("PUT /acl/users/{username}", "/acl/users/alice", { userStatus: "enable" });

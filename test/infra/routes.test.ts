@@ -12,6 +12,8 @@ import {
   API_FUNCTIONS,
   API_ROUTES,
   type ApiFunctionName,
+  CHANNEL_ROUTES,
+  channelRouteProtection,
   functionAuthEnvironment,
   reservedConcurrency,
   routeProtection,
@@ -74,6 +76,12 @@ describe("infra routes and the protocol", () => {
         if (route.public === true) assert.equal(protection, "none", route.route);
         else assert.notEqual(protection, "none", `${stage}: ${route.route} requires auth`);
       }
+      // The push channel: its connect is checked as the stage's HTTP routes are; on `acl` its frames too.
+      for (const route of CHANNEL_ROUTES) {
+        const protection = channelRouteProtection(settings, route);
+        if (route === "$connect" || settings.auth === "acl")
+          assert.equal(protection, settings.auth, `${stage}: channel ${route} follows the stage's auth`);
+      }
       if (settings.auth === "acl") assert.deepEqual(functionAuthEnvironment(settings), { NIMBUS_AUTH: "acl" });
       for (const fn of Object.keys(API_FUNCTIONS) as ApiFunctionName[])
         assert.ok(reservedConcurrency(settings, fn) >= 1, `${stage}: ${fn} has a reserved concurrency`);
@@ -82,6 +90,13 @@ describe("infra routes and the protocol", () => {
     // Only a stage that asks for it is public.
     const open = StageSettingsSchema.parse({ region: "us-east-1", production: false, auth: "public", nimbus: {} });
     assert.ok(API_ROUTES.every((r) => routeProtection(open, r) === "none"));
+    assert.ok(CHANNEL_ROUTES.every((r) => channelRouteProtection(open, r) === "none"));
+    const iam = StageSettingsSchema.parse({ region: "us-east-1", production: false, auth: "iam", nimbus: {} });
+    assert.deepEqual(
+      CHANNEL_ROUTES.map((r) => channelRouteProtection(iam, r)),
+      ["iam", "none", "none"],
+      "API Gateway checks IAM once, on $connect; the other routes ride on that connection",
+    );
     assert.deepEqual(functionAuthEnvironment(open), { NIMBUS_AUTH: "off" });
     const unset = StageSettingsSchema.parse({ region: "us-east-1", production: false, nimbus: {} });
     assert.equal(unset.auth, "acl", "a stage that says nothing gets auth");
@@ -94,5 +109,8 @@ describe("infra routes and the protocol", () => {
     assert.match(source("functions.ts"), /functionAuthEnvironment\(settings\)/);
     assert.match(source("functions.ts"), /concurrency: \{ reserved: api\.reservedConcurrency \}/);
     assert.match(source("auth.ts"), /console\.warn\([\s\S]*PUBLIC API/);
+    // The channel function gets the API functions' auth environment (the 4th argument) and routes by stage.
+    assert.match(source("channel.ts"), /createFunction\("Channel", CHANNEL_FUNCTIONS\.Channel, api\.url, \{/);
+    assert.match(source("channel.ts"), /channelRouteProtection\(settings, route\)/);
   });
 });

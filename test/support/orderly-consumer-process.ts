@@ -25,6 +25,9 @@ const consumer = new PushConsumer({
   lockRenewIntervalMillis: 300,
   pullIdleBackoffMillis: 20,
   pullIdleBackoffMaxMillis: 200,
+  // The test models A's heartbeat expiry with an HTTP unregister: a polling client. (With the push channel a
+  // paused process keeps its socket, and an unregistered one is not told to register again: docs/push-channel.md.)
+  pushChannel: false,
   onError: () => undefined,
 });
 consumer.subscribe(topic, "*");

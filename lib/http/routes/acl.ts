@@ -17,12 +17,14 @@ function storeOf(ctx: HandlerContext): AclStore {
 }
 
 export const aclRoutes = serviceRoutes<HandlerContext>("Acl", [
-  route(endpoints.createUser, async ({ body }, ctx) =>
-    storeOf(ctx).createUser(
+  route(endpoints.createUser, async ({ body }, ctx) => {
+    const user = await storeOf(ctx).createUser(
       { username: body.username, userType: body.userType ?? "Normal", userStatus: body.userStatus ?? "enable" },
       body.password,
-    ),
-  ),
+    );
+    ctx.auth?.forget(body.username);
+    return user;
+  }),
   route(endpoints.updateUser, async ({ params, body }, ctx) => {
     const user = await storeOf(ctx).updateUser(params.username, body);
     ctx.auth?.forget(params.username);

@@ -21,10 +21,15 @@ export const clientRoutes = serviceRoutes<HandlerContext>("Clients", [
           .catch((err: unknown) => console.error(`nimbus: creating the retry topic of ${c.groupName} failed:`, err)),
       ),
     );
-    return { code: "SUCCESS" as const, transactionChecks: await broker.clients.heartbeat(body) };
+    // A client joining a group over HTTP: the members on the push channel hear of it (docs/push-channel.md).
+    const joining = await broker.channel.joiningGroups(body);
+    const transactionChecks = await broker.clients.heartbeat(body);
+    await Promise.all(joining.map((g) => broker.channel.groupChanged(g)));
+    return { code: "SUCCESS" as const, transactionChecks };
   }),
   route(endpoints.unregister, async ({ body: { clientId, ...groups } }, { broker }) => {
     await broker.clients.unregister(clientId, groups);
+    if (groups.consumerGroup !== undefined) await broker.channel.groupChanged(groups.consumerGroup);
     return SUCCESS;
   }),
   route(endpoints.producerConnection, async ({ params }, { broker }) => ({

@@ -53,6 +53,9 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
       params.topic,
       body.timestamp,
     );
+    // The group's members on the push channel read the reset at once (a `members` hint: they read the
+    // group's connection, which carries it), as their membership poll would without the channel.
+    await broker.channel.groupChanged(params.group);
     return { resetAt: reset.resetAt, offsetTable: reset.offsetTable };
   }),
   route(endpoints.lockQueues, async ({ params, body }, { broker }) => {
@@ -70,9 +73,17 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
     );
     return { queues: await broker.locks.holders(params.group, params.topic, queues) };
   }),
-  route(endpoints.consumerProgress, async ({ params, query }, { broker }) => ({
-    rows: await broker.offsets.progress(params.group, query.topic),
-  })),
+  route(endpoints.consumerProgress, async ({ params, query }, { broker, auth, caller }) => {
+    const rows = await broker.offsets.progress(params.group, query.topic);
+    if (!auth || !caller) return { rows };
+    // A group's progress names its topics' counts and store times: only the topics the caller may Get or Sub.
+    const visible = await auth.allowedTopics(
+      caller,
+      rows.map((r) => r.topic),
+      ["Get", "Sub"],
+    );
+    return { rows: rows.filter((r) => visible.has(r.topic)) };
+  }),
 ]);
 
 /** Only queues the topic has (TOPIC_NOT_EXIST for an unknown topic): a lock of a stray queue would live on. */

@@ -1,4 +1,5 @@
 /** @module Topic administration routes. */
+import { topicPermission } from "../../core/acl.js";
 import { endpoints } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
@@ -8,6 +9,11 @@ export const topicRoutes = serviceRoutes<HandlerContext>("Topics", [
   route(endpoints.listTopics, async (_in, { broker }) => ({ topics: await broker.topics.list() })),
   route(endpoints.updateTopic, async ({ params, body }, ctx) => {
     refuseOnSlave(ctx, "change topics");
+    // As RocketMQ 5: Update on a topic that exists, Create on one that does not (the endpoint admits either).
+    if (ctx.auth && ctx.caller) {
+      const action = (await ctx.broker.topics.exists(params.topic)) ? "Update" : "Create";
+      await ctx.auth.require(ctx.caller, [topicPermission(params.topic, action)]);
+    }
     return ctx.broker.topics.upsert(params.topic, body ?? {});
   }),
   route(endpoints.deleteTopic, async ({ params }, ctx) => {

@@ -166,7 +166,7 @@ export type ConsumerConnection = z.output<typeof ConsumerConnectionSchema>;
  * A heartbeat registers the client in its groups: Pub on each producer group; Sub on each consumer group and
  * on each topic it subscribes to (as RocketMQ 5 checks HEART_BEAT).
  */
-function heartbeatAccess({ body }: { body: HeartbeatData }): Permission[] {
+export function heartbeatAccess({ body }: { body: HeartbeatData }): Permission[] {
   return [
     ...(body.producerDataSet ?? []).map((p) => groupPermission(p.groupName, "Pub")),
     ...(body.consumerDataSet ?? []).flatMap((c) => [

@@ -4,7 +4,7 @@
  * them when they leave it (docs/client.md "Orderly consumption").
  */
 import { z } from "zod";
-import { groupPermission } from "../../core/acl.js";
+import { groupPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { MAX_OFFSETS_PER_COMMIT } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
@@ -49,7 +49,7 @@ export const lockQueues = endpoint({
   method: "POST",
   path: "/offsets/{group}/{topic}/lock",
   service: "Offsets",
-  access: ({ params }) => [groupPermission(params.group, "Sub")],
+  access: ({ params }) => [groupPermission(params.group, "Sub"), topicPermission(params.topic, "Sub")],
   summary:
     "Locks or renews queues for an orderly consumer; a queue another live lease holds is refused (LOCK_BATCH_MQ).",
   params: groupTopic,
@@ -63,7 +63,7 @@ export const unlockQueues = endpoint({
   method: "POST",
   path: "/offsets/{group}/{topic}/unlock",
   service: "Offsets",
-  access: ({ params }) => [groupPermission(params.group, "Sub")],
+  access: ({ params }) => [groupPermission(params.group, "Sub"), topicPermission(params.topic, "Sub")],
   summary: "Ends the caller's locks of queues (UNLOCK_BATCH_MQ); answers the queues it held. Others' locks stay.",
   params: groupTopic,
   body: lockBody,
@@ -76,7 +76,7 @@ export const queueLocks = endpoint({
   method: "GET",
   path: "/offsets/{group}/{topic}/locks",
   service: "Offsets",
-  access: ({ params }) => [groupPermission(params.group, "Sub", "Get")],
+  access: ({ params }) => [groupPermission(params.group, "Sub", "Get"), topicPermission(params.topic, "Sub", "Get")],
   summary: "The current lock of every queue of the topic: holder and remaining lease (mqadmin has no such command).",
   params: groupTopic,
   response: z.object({ queues: z.array(LockedQueueSchema) }),

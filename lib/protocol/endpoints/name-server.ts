@@ -69,6 +69,21 @@ export const health = endpoint({
   errors: [],
 });
 
+/** Where the push channel is (docs/push-channel.md); `url` null when the deployment serves none. */
+export const ChannelInfoSchema = z.object({ url: z.string().nullable() }).meta({ id: "ChannelInfo" });
+
+export const channelInfo = endpoint({
+  id: "channelInfo",
+  // Any signed user: the URL is no secret, and the channel checks each registration itself.
+  access: () => [],
+  method: "GET",
+  path: "/push-channel",
+  service: "NameServer",
+  summary: "The push channel's WebSocket URL: hints of new messages and group changes (docs/push-channel.md).",
+  response: ChannelInfoSchema,
+  errors: [],
+});
+
 export const clusterInfo = endpoint({
   id: "clusterInfo",
   access: () => [clusterPermission("Get")],

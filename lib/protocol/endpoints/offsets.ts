@@ -3,7 +3,7 @@
  * docs/client.md "Queue handover") and its consumer progress.
  */
 import { z } from "zod";
-import { groupPermission } from "../../core/acl.js";
+import { groupPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { MAX_OFFSETS_PER_COMMIT } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
@@ -61,7 +61,7 @@ const offsetTable = z.object({ offsetTable: z.array(OffsetEntrySchema) });
 
 export const queryOffsets = endpoint({
   id: "queryOffsets",
-  access: ({ params }) => [groupPermission(params.group, "Sub", "Get")],
+  access: ({ params }) => [groupPermission(params.group, "Sub", "Get"), topicPermission(params.topic, "Sub", "Get")],
   method: "GET",
   path: "/offsets/{group}/{topic}",
   service: "Offsets",
@@ -73,7 +73,7 @@ export const queryOffsets = endpoint({
 
 export const commitOffsets = endpoint({
   id: "commitOffsets",
-  access: ({ params }) => [groupPermission(params.group, "Sub")],
+  access: ({ params }) => [groupPermission(params.group, "Sub"), topicPermission(params.topic, "Sub")],
   method: "PUT",
   path: "/offsets/{group}/{topic}",
   service: "Offsets",
@@ -97,7 +97,7 @@ export const commitOffsets = endpoint({
 
 export const releaseQueues = endpoint({
   id: "releaseQueues",
-  access: ({ params }) => [groupPermission(params.group, "Sub")],
+  access: ({ params }) => [groupPermission(params.group, "Sub"), topicPermission(params.topic, "Sub")],
   method: "POST",
   path: "/offsets/{group}/{topic}/release",
   service: "Offsets",
@@ -110,7 +110,7 @@ export const releaseQueues = endpoint({
 
 export const queueOwners = endpoint({
   id: "queueOwners",
-  access: ({ params }) => [groupPermission(params.group, "Sub", "Get")],
+  access: ({ params }) => [groupPermission(params.group, "Sub", "Get"), topicPermission(params.topic, "Sub", "Get")],
   method: "GET",
   path: "/offsets/{group}/{topic}/owners",
   service: "Offsets",
@@ -122,7 +122,11 @@ export const queueOwners = endpoint({
 
 export const consumerProgress = endpoint({
   id: "consumerProgress",
-  access: ({ params }) => [groupPermission(params.group, "Get", "Sub")],
+  // Without ?topic= the route lists only the topics the caller may Get or Sub.
+  access: ({ params, query }) => [
+    groupPermission(params.group, "Get", "Sub"),
+    ...(query.topic === undefined ? [] : [topicPermission(query.topic, "Get", "Sub")]),
+  ],
   method: "GET",
   path: "/groups/{group}/progress",
   service: "Offsets",
@@ -144,7 +148,8 @@ export const resetOffsetByTime = endpoint({
   path: "/offsets/{group}/{topic}/reset-by-time",
   service: "Offsets",
   // An operator's move of the whole group (mqadmin's resetOffsetByTime), not a consumer's own commit.
-  access: ({ params }) => [groupPermission(params.group, "Update")],
+  // The topic too, as every offset route: the reset reads the topic's queues and store times.
+  access: ({ params }) => [groupPermission(params.group, "Update"), topicPermission(params.topic, "Sub", "Get")],
   summary:
     "Sets every queue's offset to the first message stored at or after a time (mqadmin's resetOffsetByTime); live consumers move there at their next membership read.",
   params: groupTopic,

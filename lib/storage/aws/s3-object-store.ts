@@ -78,7 +78,9 @@ export class S3ObjectStore implements ObjectStore {
     }
     // Never more than asked for, even from a server that ignores part of the range (s3rver answers
     // `bytes=0-0` with the whole object).
-    return range !== undefined && bytes.byteLength > range.length ? bytes.slice(0, range.length) : bytes;
+    const got = range !== undefined && bytes.byteLength > range.length ? bytes.slice(0, range.length) : bytes;
+    this.counter.objectBytes(got.byteLength);
+    return got;
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {

@@ -176,6 +176,7 @@ export class FileObjectStore implements ObjectStore {
         if (bytesRead === 0) break;
         done += bytesRead;
       }
+      this.counter.objectBytes(done);
       return done === length ? out : out.slice(0, done);
     } catch (err) {
       throw this.#failure("get", key, err);

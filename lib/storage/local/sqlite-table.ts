@@ -138,11 +138,13 @@ export class SqliteTable implements Table {
   async put(item: Item, options: PutOptions = {}): Promise<void> {
     checkItem(this.spec, item);
     checkCondition(options.condition);
-    const stored = await this.#writes.submit(() => {
-      const found = options.condition === undefined ? undefined : this.#read(item);
-      if (found === undefined) this.#upsert(item);
-      return found;
-    });
+    const stored = await this.#writes.submit(() =>
+      sqlite("put", () => {
+        const found = options.condition === undefined ? undefined : this.#read(item);
+        if (found === undefined) this.#upsert(item);
+        return found;
+      }),
+    );
     this.counter.tableWrite(itemSize(item));
     if (stored !== undefined) {
       throw new ConditionFailedError(
@@ -152,9 +154,12 @@ export class SqliteTable implements Table {
     }
   }
 
+  /** Through the group commit too, so a put and a delete issued in one turn apply in the order issued. */
   async delete(key: ItemKey): Promise<void> {
     checkKey(this.spec, key);
-    sqlite("delete", () => this.#stmt(`DELETE FROM ${this.#name} WHERE pk = ? AND sk = ?`).run(key.pk, key.sk));
+    await this.#writes.submit(() =>
+      sqlite("delete", () => this.#stmt(`DELETE FROM ${this.#name} WHERE pk = ? AND sk = ?`).run(key.pk, key.sk)),
+    );
     this.counter.tableWrite(0);
   }
 

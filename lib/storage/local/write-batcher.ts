@@ -1,14 +1,17 @@
 /**
- * @module Group commit for the embedded store: the puts that arrive in one turn of the event loop (sends
- * to different queues, an offset commit beside them, from any table of one database) run in ONE SQLite
- * transaction (`BEGIN IMMEDIATE` ... `COMMIT`), each with its own condition checked inside it. With
- * `--flush sync` that is one WAL fsync for all of them instead of one each. A put's promise settles only
- * after the transaction has committed: nothing is acknowledged before it is stored (per the flush mode).
- * If the transaction fails as a whole (the database busy past its timeout, a disk error), every put in it
- * fails with that error and none of them is stored.
+ * @module Group commit for the embedded store: the writes (puts and deletes) that arrive in one turn of
+ * the event loop (sends to different queues, an offset commit beside them, from any table of one database)
+ * run in ONE SQLite transaction (`BEGIN IMMEDIATE` ... `COMMIT`), in arrival order, each with its own
+ * condition checked inside it. With `--flush sync` that is one WAL fsync for all of them instead of one
+ * each. A write's promise settles only after the transaction has committed: nothing is acknowledged before
+ * it is stored (per the flush mode). Each write runs in its own savepoint: one that throws is rolled back
+ * alone and rejects alone, the others commit. If the transaction fails as a whole (the database busy past
+ * its timeout, a disk error at commit), every write in it fails with that error and none of them is stored.
  */
 import type { Database, Transaction } from "better-sqlite3";
 import { sqlite } from "./sqlite-table.js";
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 interface Job {
   run: () => unknown;
@@ -17,17 +20,31 @@ interface Job {
 }
 
 export class WriteBatcher {
-  readonly #transaction: Transaction<(jobs: Job[]) => unknown[]>;
+  readonly #transaction: Transaction<(jobs: Job[]) => Outcome[]>;
   #pending: Job[] = [];
   /** Transactions committed and the writes in them, for tests and the benchmark. */
   transactions = 0;
   writes = 0;
 
   constructor(db: Database) {
-    this.#transaction = db.transaction((jobs: Job[]) => jobs.map((j) => j.run()));
+    // Called inside the outer transaction, a better-sqlite3 transaction function is a SAVEPOINT: a job
+    // that throws rolls back to it (its own writes only) and the outer transaction goes on.
+    const savepoint = db.transaction((run: () => unknown) => run());
+    this.#transaction = db.transaction((jobs: Job[]) =>
+      jobs.map((j): Outcome => {
+        try {
+          return { ok: true, value: savepoint(j.run) };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
+    );
   }
 
-  /** Runs `run` (synchronous SQLite work) inside the next shared transaction; settles after its commit. */
+  /**
+   * Runs `run` (synchronous SQLite work) inside the next shared transaction, after every job submitted
+   * before it; settles after the commit (rejects with what `run` threw, its writes rolled back).
+   */
   submit<T>(run: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.#pending.length === 0) setImmediate(() => this.#flush());
@@ -38,16 +55,20 @@ export class WriteBatcher {
   #flush(): void {
     const jobs = this.#pending;
     this.#pending = [];
-    let results: unknown[];
+    let results: Outcome[];
     try {
-      results = sqlite("put", () => this.#transaction.immediate(jobs));
+      results = sqlite("write", () => this.#transaction.immediate(jobs));
     } catch (err) {
       for (const j of jobs) j.reject(err);
       return;
     }
     this.transactions++;
     this.writes += jobs.length;
-    for (const [i, j] of jobs.entries()) j.resolve(results[i]);
+    for (const [i, j] of jobs.entries()) {
+      const outcome = results[i];
+      if (outcome?.ok) j.resolve(outcome.value);
+      else j.reject(outcome?.error);
+    }
   }
 }
 

@@ -1,0 +1,63 @@
+/**
+ * @module What the broker does with one frame a client sent on the push channel: the same for the local
+ * server's sockets and API Gateway's `$default` route. A frame that is not JSON or not one of
+ * lib/protocol/push-channel.ts is answered with an `error` frame (`PARAMETER_ILLEGAL`) and writes nothing.
+ */
+import type { Broker } from "../broker/broker.js";
+import { ErrorCode, NimbusError } from "../core/errors.js";
+import { ClientFrameSchema, type RegisterFrame, registerAccess, type ServerFrame } from "../protocol/index.js";
+import type { RequestAuth } from "./authorize.js";
+
+/**
+ * Handles `text` from `connectionId`; the answer to post back, if any. With `auth` (a deployment that checks
+ * signatures and ACLs) a registration is authorized as the user who signed the connect (`channel.connected`):
+ * refused with NO_PERMISSION (UNAUTHENTICATED for a connection nobody signed), it writes nothing, so the
+ * connection gets no hints and no members of what it named.
+ */
+export async function handleChannelFrame(
+  broker: Broker,
+  connectionId: string,
+  text: string,
+  auth?: RequestAuth,
+): Promise<ServerFrame | undefined> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { type: "error", code: ErrorCode.PARAMETER_ILLEGAL, message: "a channel frame is a JSON object" };
+  }
+  const parsed = ClientFrameSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join(".") ?? "";
+    return {
+      type: "error",
+      code: ErrorCode.PARAMETER_ILLEGAL,
+      message: `bad channel frame${where ? ` at ${where}` : ""}: ${issue?.message ?? "invalid"}`,
+    };
+  }
+  const frame = parsed.data;
+  try {
+    if (frame.type === "ping") {
+      await broker.channel.ping(connectionId);
+      return undefined;
+    }
+    if (auth !== undefined) await authorizeRegistration(broker, auth, connectionId, frame);
+    await broker.channel.register(connectionId, frame);
+    return { type: "registered", connectionId, queues: frame.queues.length };
+  } catch (err) {
+    const code = err instanceof NimbusError ? err.code : ErrorCode.SYSTEM_ERROR;
+    return { type: "error", code, message: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+async function authorizeRegistration(
+  broker: Broker,
+  auth: RequestAuth,
+  connectionId: string,
+  frame: RegisterFrame,
+): Promise<void> {
+  const username = await broker.channel.userOf(connectionId);
+  if (username === undefined) throw new NimbusError(ErrorCode.UNAUTHENTICATED, "the channel's connect was not signed");
+  await auth.authorizePermissions(await auth.userNamed(username), registerAccess(frame));
+}

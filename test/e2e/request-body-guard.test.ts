@@ -1,0 +1,116 @@
+/**
+ * @module Anonymous and slow uploads cannot hold the local server's memory (review finding 2 of issue 16): a
+ * declared Content-Length reserves nothing, only bytes received count; a body that stalls is dropped with its
+ * connection after the body timeout; with auth on, an unsigned request is refused from its headers, before
+ * a byte of its body is read, and a signed one whose body is not the signed hash is refused after.
+ */
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { type ClientRequest, type IncomingMessage, request } from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
+import { signNimbusRequest } from "../../lib/core/request-signing.js";
+import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
+import { api, b64, ok } from "../support/http.js";
+
+const ROOT = { accessKey: "root", secretKey: "root-secret-123" };
+const until = async (done: () => boolean) => {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 10));
+};
+
+/** A POST that sends its headers and `sent` bytes of the `declared` ones, then stalls. */
+function stalled(url: string, declared: number, sent: string, headers: Record<string, string> = {}) {
+  const req: ClientRequest = request(`${url}/send`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-length": String(declared), ...headers },
+  });
+  const closed = new Promise<void>((resolve) => req.on("close", () => resolve()));
+  const answered = new Promise<IncomingMessage>((resolve) => req.on("response", resolve));
+  req.on("error", () => {});
+  req.write(sent);
+  return { req, closed, answered };
+}
+
+describe("request bodies: bytes received, not declared", () => {
+  let server: LocalServer;
+  let dataDir: string;
+  before(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-body-guard-"));
+    server = await startLocalServer({
+      port: 0,
+      storage: { kind: "local", dataDir },
+      config: parseNimbusConfig({ transactionCheckIntervalMs: 3_600_000 }),
+      registerIntervalMs: 3_600_000,
+      retentionIntervalMs: 3_600_000,
+      maxInFlightBytes: 1024 * 1024,
+      bodyTimeoutMs: 500,
+    });
+    ok(await api(server.url).put("/topics/B", {}));
+  });
+  after(async () => {
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("stalled uploads declaring 900 KiB each hold only the bytes they sent, and are dropped after the body timeout", async () => {
+    const uploads = Array.from({ length: 5 }, () => stalled(server.url, 900 * 1024, "{"));
+    // Each has sent one byte: that is all the server holds for them (the cap is 1 MiB).
+    await until(() => server.inFlightBytes === 5);
+    ok(await api(server.url).post("/send", { topic: "B", messages: [{ body: b64("through") }] }));
+    // Their bodies never come: each is dropped with its connection, and their bytes go back.
+    await Promise.all(uploads.map((u) => u.closed));
+    await until(() => server.inFlightBytes === 0);
+    for (const u of uploads) u.req.destroy();
+  });
+});
+
+describe("request bodies with auth on", () => {
+  let server: LocalServer;
+  let dataDir: string;
+  before(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-body-auth-"));
+    server = await startLocalServer({
+      port: 0,
+      storage: { kind: "local", dataDir },
+      config: parseNimbusConfig({ transactionCheckIntervalMs: 3_600_000 }),
+      registerIntervalMs: 3_600_000,
+      retentionIntervalMs: 3_600_000,
+      auth: { root: { username: "root", password: ROOT.secretKey }, masterKey: new Uint8Array(randomBytes(32)) },
+    });
+  });
+  after(async () => {
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("an unsigned upload gets 401 from its headers while its body is still unsent, holding nothing", async () => {
+    const upload = stalled(server.url, 900 * 1024, "{");
+    const answer = await upload.answered;
+    assert.equal(answer.statusCode, 401);
+    assert.equal(server.inFlightBytes, 0);
+    upload.req.destroy();
+  });
+
+  it("a signed request whose body is not the one signed is 401 once read", async () => {
+    const url = `${server.url}/topics/S`;
+    const headers = signNimbusRequest({ method: "PUT", url, body: "{}", credentials: ROOT });
+    const changed = await fetch(url, {
+      method: "PUT",
+      headers: { ...headers, "content-type": "application/json" },
+      body: '{"perm":2}',
+    });
+    assert.equal(changed.status, 401);
+    const signed = await fetch(url, {
+      method: "PUT",
+      headers: {
+        ...signNimbusRequest({ method: "PUT", url, body: "{}", credentials: ROOT }),
+        "content-type": "application/json",
+      },
+      body: "{}",
+    });
+    assert.equal(signed.status, 200, await signed.text());
+  });
+});
