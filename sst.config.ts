@@ -18,6 +18,7 @@ export default $config({
   },
   async run() {
     await import("./infra/storage.js");
+    await import("./infra/console.js");
     await import("./infra/api.js");
     await import("./infra/schedules.js");
     await import("./infra/channel.js");

@@ -2,31 +2,31 @@
  * @module The HTTP API (API Gateway HTTP API, payload v2): every route of manifest.ts on the function of
  * its handler module. Auth on every route but `GET /health` (routeProtection: ACLs checked by the functions,
  * or IAM by API Gateway) unless the stage says `public`; throttling and reserved concurrency per stage;
- * CORS only for the console's origins, since apps and the SDK are not browsers.
+ * CORS only for the console's origins (the stage's console site and `consoleOrigins`), since apps and the SDK
+ * are not browsers.
  */
 import { settings } from "./config.js";
+import { consoleSite } from "./console.js";
 import { createFunction } from "./functions.js";
 import { API_FUNCTIONS, API_ROUTES, type ApiFunctionName, reservedConcurrency, routeProtection } from "./manifest.js";
 
 export const api = new sst.aws.ApiGatewayV2("Api", {
-  cors:
-    settings.consoleOrigins.length === 0
-      ? false
-      : {
-          allowOrigins: settings.consoleOrigins,
-          allowMethods: ["GET", "POST", "PUT", "DELETE"],
-          // content-type for JSON bodies; the rest are what a SigV4-signing browser sends.
-          allowHeaders: [
-            "content-type",
-            "authorization",
-            "x-amz-date",
-            "x-amz-security-token",
-            "x-amz-content-sha256",
-            // The nonce of a Nimbus signature (docs/security.md).
-            "x-nimbus-nonce",
-          ],
-          maxAge: "1 hour",
-        },
+  // The stage's own console site, plus any other console origins the stage lists.
+  cors: {
+    allowOrigins: consoleSite.url.apply((url) => [url.replace(/\/+$/, ""), ...settings.consoleOrigins]),
+    allowMethods: ["GET", "POST", "PUT", "DELETE"],
+    // content-type for JSON bodies; the rest are what a SigV4-signing browser sends.
+    allowHeaders: [
+      "content-type",
+      "authorization",
+      "x-amz-date",
+      "x-amz-security-token",
+      "x-amz-content-sha256",
+      // The nonce of a Nimbus signature (docs/security.md).
+      "x-nimbus-nonce",
+    ],
+    maxAge: "1 hour",
+  },
   accessLog: { retention: settings.production ? "3 months" : "1 week" },
   transform: {
     // Throttling for every route of the stage (over it: 429, which the SDK retries as SYSTEM_BUSY).

@@ -3,11 +3,14 @@
 import { api } from "./api.js";
 import { channelApi } from "./channel-api.js";
 import { settings } from "./config.js";
+import { consoleSite } from "./console.js";
 import { bucket, tableNamesJson, tableRegionsJson } from "./storage.js";
 
 export const outputs = {
   /** The endpoint for the SDK (`endpoints`), the CLI and apps; also every broker's address. */
   api: api.url,
+  /** The stage's web console, opened on this stage's API (docs/console.md). */
+  console: $interpolate`${consoleSite.url}/?api=${api.url}`,
   /** The push channel (the SDK finds it with GET /push-channel; docs/push-channel.md). */
   channel: channelApi.url,
   region: settings.region,

@@ -6,7 +6,7 @@
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { DEFAULT_PERM, PermName } from "../core/perm-name.js";
 import { LIVENESS_EXPIRY_MS, MASTER_ID } from "../core/topology.js";
-import type { BrokerData, ClusterInfo, QueueData, TopicRouteData } from "../protocol/index.js";
+import type { BrokerData, BrokerRegistrationInfo, ClusterInfo, QueueData, TopicRouteData } from "../protocol/index.js";
 import type { Table } from "../storage/table.js";
 import { queryAll } from "./query-all.js";
 import { keys } from "./tables.js";
@@ -56,17 +56,26 @@ export class NameServer {
   /** Brokers registered in the last 120 s, one partition query. */
   async liveBrokers(): Promise<LiveBroker[]> {
     const since = this.now() - LIVENESS_EXPIRY_MS;
+    return (await this.registeredBrokers()).filter((b) => b.registeredAt > since);
+  }
+
+  /** Every broker ever registered, with its last registration and whether that is recent enough to be live. */
+  async brokerList(): Promise<BrokerRegistrationInfo[]> {
+    const since = this.now() - LIVENESS_EXPIRY_MS;
+    return (await this.registeredBrokers()).map((b) => ({ ...b, live: b.registeredAt > since }));
+  }
+
+  /** Every registration record, one partition query. */
+  private async registeredBrokers(): Promise<LiveBroker[]> {
     const items = await queryAll(this.routes, keys.brokers, { consistent: true });
-    return items
-      .map((i) => ({
-        cluster: String(i.cluster),
-        brokerName: String(i.brokerName),
-        brokerId: Number(i.brokerId),
-        address: String(i.address),
-        perm: Number(i.perm),
-        registeredAt: Number(i.registeredAt),
-      }))
-      .filter((b) => b.registeredAt > since);
+    return items.map((i) => ({
+      cluster: String(i.cluster),
+      brokerName: String(i.brokerName),
+      brokerId: Number(i.brokerId),
+      address: String(i.address),
+      perm: Number(i.perm),
+      registeredAt: Number(i.registeredAt),
+    }));
   }
 
   async clusterInfo(): Promise<ClusterInfo> {

@@ -64,6 +64,7 @@ export function addDevCommand(program: Command): void {
     .action(async (opts: DevOptions) => {
       const servers = await startServers(opts, { kind: "all" });
       console.log(`nimbus: local broker listening on ${servers[0]?.url} (${describe(opts)}); Ctrl-C stops it`);
+      console.log(`nimbus: console at ${servers[0]?.url}/console/`);
       for (const slave of servers.slice(1)) {
         const role = slave.context.role;
         if (role.kind === "broker")

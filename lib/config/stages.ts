@@ -76,7 +76,7 @@ export const StageSettingsSchema = z
     auth: z.enum(["acl", "iam", "public"]).default("acl"),
     /** Limits against floods and runaway bills: API Gateway throttling and Lambda reserved concurrency. */
     limits: LimitsSchema.default({ rateLimit: 50, burstLimit: 100, reservedConcurrency: 5, functionConcurrency: {} }),
-    /** Origins of the web console. Empty: the API answers no CORS preflight at all (apps and the SDK need none). */
+    /** Other origins of a web console (besides the stage's own console site, which infra/api.ts always allows). */
     consoleOrigins: z.array(origin).default([]),
     /** The broker settings the handlers get (brokers, cluster, inline threshold, retention, auto-create). */
     nimbus: NimbusConfigSchema,

@@ -32,6 +32,7 @@ import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } 
 import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
 import { toApiRequest, writeAnswer } from "./api-gateway-event.js";
+import { consoleBuildDir, serveConsole } from "./console-files.js";
 import { servePushChannel } from "./push-sockets.js";
 import { answerUnread, checkSignedHeaders } from "./refused-request.js";
 import { DEFAULT_BODY_TIMEOUT_MS, readHeldBody } from "./request-body.js";
@@ -145,13 +146,16 @@ export async function serveOn(
   // Requests being answered: close() waits for them before it closes the store they use.
   const inFlight = new Set<Promise<void>>();
   const bytes = new InFlightBytes(options.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES);
+  const consoleDir = consoleBuildDir();
   const server: Server = createServer((req, res) => {
-    const answered = readHeldBody(req, {
-      bytes,
-      timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-      precheck: context?.auth && ((r) => checkSignedHeaders(context?.auth, r)),
-    })
-      .then(async (held) => {
+    const answered = serveConsole(req, res, consoleDir)
+      .then(async (served) => {
+        if (served) return;
+        const held = await readHeldBody(req, {
+          bytes,
+          timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+          precheck: context?.auth && ((r) => checkSignedHeaders(context?.auth, r)),
+        });
         try {
           writeAnswer(res, await handler(toApiRequest(req, held.body)));
         } finally {

@@ -18,7 +18,7 @@ import {
 } from "./endpoints/acl.js";
 import { consumerConnection, consumerStatus, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
 import { lockQueues, queueLocks, unlockQueues } from "./endpoints/locks.js";
-import { channelInfo, clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
+import { brokerList, channelInfo, clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
 import {
   commitOffsets,
   consumerProgress,
@@ -53,6 +53,7 @@ export * from "./http-status.js";
 export const endpoints = {
   health,
   clusterInfo,
+  brokerList,
   topicRoute,
   openApi,
   channelInfo,

@@ -27,6 +27,7 @@ const tx: { first: string; second: string } = { first: "", second: "" };
 
 const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   clusterInfo: { request: () => ({ method: "GET", path: "/cluster" }), grants: ["Cluster|Get"] },
+  brokerList: { request: () => ({ method: "GET", path: "/brokers" }), grants: ["Cluster|Get"] },
   topicRoute: { request: () => ({ method: "GET", path: "/topics/T/route" }), grants: ["Topic:T|Pub"] },
   channelInfo: { request: () => ({ method: "GET", path: "/push-channel" }), grants: [], anyUser: true },
   openApi: { request: () => ({ method: "GET", path: "/openapi.json" }), grants: ["Cluster|Get"] },

@@ -170,6 +170,7 @@ describe("each function is granted exactly the resources it uses", () => {
 
     await call("GET /health", "/health");
     await call("GET /cluster", "/cluster");
+    await call("GET /brokers", "/brokers");
     await call("GET /push-channel", "/push-channel");
     await call("PUT /topics/{topic}", "/topics/Orders", {
       writeQueueNums: 1,

@@ -23,7 +23,7 @@ describe("stage settings", () => {
     for (const stage of ["ci", "alice", "pr-123"]) {
       const s = stageSettings(stage);
       assert.equal(s.production, false, stage);
-      assert.deepEqual(s.consoleOrigins, [], `${stage}: no CORS unless a console is configured`);
+      assert.deepEqual(s.consoleOrigins, [], `${stage}: no console origins besides its own console site`);
     }
   });
 

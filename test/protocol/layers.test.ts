@@ -11,7 +11,7 @@ import { importsOf, wrongWayImports } from "./layers.js";
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
-    .filter((d) => d.isFile() && d.name.endsWith(".ts"))
+    .filter((d) => d.isFile() && /\.tsx?$/.test(d.name))
     .map((d) => path.relative(ROOT, path.join(d.parentPath, d.name)).split(path.sep).join("/"));
 }
 
@@ -26,6 +26,11 @@ describe("layers", () => {
   it("catches a canary of every rule", () => {
     const canaries: [string, string, string][] = [
       ["lib/core/x.ts", `import { Broker } from "../broker/broker.js";`, "core imports nothing of ours"],
+      [
+        "lib/console/x.tsx",
+        `import { NimbusApi } from "../client/api-client.js";`,
+        "the console only core and protocol",
+      ],
       ["lib/protocol/x.ts", `import type { Storage } from "../storage/storage.js";`, "protocol imports only core"],
       ["lib/client/x.ts", `export { Broker } from "../broker/broker.js";`, "the SDK only core and protocol"],
       ["lib/broker/x.ts", `import { NimbusApi } from "../client/api-client.js";`, "the broker never imports the SDK"],

@@ -1,7 +1,8 @@
 /**
  * @module The layering rule, as data and a checker: which part of the code may import which. Layers run
  * one way — core ← protocol ← SDK; core/protocol ← broker ← storage ports ← adapters — and only
- * `functions/` and the local server (`lib/dev/`) wire adapters. test/protocol/layers.test.ts runs it over the
+ * `functions/` and the local server (`lib/dev/`) wire adapters; the web console (`lib/console/`) sees only
+ * core and protocol. test/protocol/layers.test.ts runs it over the
  * repository (and over a canary that must fail).
  */
 import path from "node:path";
@@ -18,6 +19,7 @@ export type Layer =
   | "http"
   | "dev"
   | "cli"
+  | "console"
   | "functions"
   | "infra";
 
@@ -34,6 +36,7 @@ const LAYER_OF_PREFIX: [string, Layer][] = [
   ["lib/http/", "http"],
   ["lib/dev/", "dev"],
   ["lib/cli/", "cli"],
+  ["lib/console/", "console"],
   ["functions/", "functions"],
   ["infra/", "infra"],
   ["sst.config.ts", "infra"],
@@ -54,6 +57,8 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
   // The local server wires the adapters, like functions/ on AWS.
   dev: ["core", "protocol", "storage", "storage-local", "storage-aws", "broker", "config", "http"],
   cli: ["core", "protocol", "client", "config", "dev"],
+  // The web console runs in a browser: the protocol's types and paths, core's names and codes, nothing else.
+  console: ["core", "protocol"],
   functions: ["core", "protocol", "storage", "storage-aws", "broker", "config", "http"],
   infra: ["core", "protocol", "config"],
 };

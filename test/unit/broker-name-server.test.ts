@@ -75,6 +75,23 @@ describe("broker expiry (fake clock)", () => {
     assert.equal((await t.broker.nameServer.topicRoute("Orders")).queueDatas.length, 2);
   });
 
+  it("GET /brokers keeps an expired broker, with its last registration and live false", async () => {
+    const registeredAt = t.clock();
+    t.clock.advance(EXPIRY_MS - 1);
+    await t.broker.nameServer.register([
+      { cluster: "DefaultCluster", brokerName: "broker-b", brokerId: 0, address: "http://b:1" },
+    ]);
+    t.clock.advance(1);
+    const { status, body } = await get(t, "/brokers");
+    assert.equal(status, 200);
+    const brokers = (body as { brokers: { brokerName: string; registeredAt: number; live: boolean }[] }).brokers;
+    const a = brokers.find((b) => b.brokerName === "broker-a");
+    const b = brokers.find((x) => x.brokerName === "broker-b");
+    assert.deepEqual([a?.registeredAt, a?.live], [registeredAt, false], "broker-a lapsed: listed, not live");
+    assert.deepEqual([b?.registeredAt, b?.live], [registeredAt + EXPIRY_MS - 1, true]);
+    assert.deepEqual(Object.keys((await t.broker.nameServer.clusterInfo()).brokerAddrTable), ["broker-b"]);
+  });
+
   it("unregistered for 120 s: gone from /cluster and routes; sends and pulls stop; the next registration brings it back", async () => {
     const before = await get(t, "/topics/Orders/route");
     await t.broker.sender.send({

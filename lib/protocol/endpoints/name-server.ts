@@ -3,7 +3,7 @@ import { z } from "zod";
 import { clusterPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { endpoint } from "../endpoint.js";
-import { perm, queueNums, topicName } from "../fields.js";
+import { perm, queueNums, timestamp, topicName } from "../fields.js";
 
 /** A topic's queues on one broker. Queue ids run from 0 on every broker. */
 export const QueueDataSchema = z
@@ -41,6 +41,23 @@ export const ClusterInfoSchema = z
   .meta({ id: "ClusterInfo" });
 export type ClusterInfo = z.output<typeof ClusterInfoSchema>;
 
+/** A broker's last registration, live or not (the console's cluster view; an extension of RocketMQ). */
+export const BrokerRegistrationSchema = z
+  .object({
+    cluster: z.string(),
+    brokerName: z.string(),
+    /** 0 is the master. */
+    brokerId: z.number().int().min(0),
+    address: z.string(),
+    /** The broker's permission (PermName bits). */
+    perm,
+    registeredAt: timestamp,
+    /** Registered within the last 120 s: the name server hands it out. */
+    live: z.boolean(),
+  })
+  .meta({ id: "BrokerRegistration" });
+export type BrokerRegistrationInfo = z.output<typeof BrokerRegistrationSchema>;
+
 export const health = endpoint({
   id: "health",
   method: "GET",
@@ -75,6 +92,17 @@ export const clusterInfo = endpoint({
   service: "NameServer",
   summary: "Live brokers by name and the broker names of each cluster (RocketMQ's GET_BROKER_CLUSTER_INFO).",
   response: ClusterInfoSchema,
+  errors: [],
+});
+
+export const brokerList = endpoint({
+  id: "brokerList",
+  access: () => [clusterPermission("Get")],
+  method: "GET",
+  path: "/brokers",
+  service: "NameServer",
+  summary: "Every broker ever registered with its last registration time and liveness (one partition query).",
+  response: z.object({ brokers: z.array(BrokerRegistrationSchema) }),
   errors: [],
 });
 

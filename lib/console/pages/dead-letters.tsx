@@ -1,0 +1,83 @@
+/**
+ * @module A consumer group's dead letters: the queues of its `%DLQ%<group>` topic (messages that failed
+ * `maxReconsumeTimes` times), with their counts and links to browse them. From a dead letter's page,
+ * re-send sends it back to the topic it came from (message-view.tsx).
+ */
+import { ErrorCode } from "../../core/errors.js";
+import { dlqTopic } from "../../core/names.js";
+import { ApiError, call } from "../api.js";
+import { useConnection } from "../connection.js";
+import { formatTime } from "../format.js";
+import { href } from "../router.js";
+import { useApi } from "../use-api.js";
+import { ErrorBox, TableBox } from "../widgets.js";
+
+export function DeadLetters({ group }: { group: string }) {
+  const conn = useConnection();
+  const topic = dlqTopic(group);
+  // No dead-letter topic yet is the usual case, not an error.
+  const status = useApi(
+    () =>
+      call(conn, "topicStatus", { params: { topic } }).catch((err: unknown) => {
+        if (err instanceof ApiError && err.code === ErrorCode.TOPIC_NOT_EXIST) return null;
+        throw err;
+      }),
+    [conn, topic],
+  );
+  const queues = status.data?.queues ?? [];
+  const total = queues.reduce((n, q) => n + (q.maxOffset - q.minOffset), 0);
+  return (
+    <>
+      <h2>Dead letters</h2>
+      <ErrorBox error={status.error} />
+      {status.data === null && (
+        <p data-testid="dead-letter-total">
+          No dead letters (no <span class="mono">{topic}</span> topic).
+        </p>
+      )}
+      {status.data && (
+        <>
+          <p data-testid="dead-letter-total">
+            {total} in <span class="mono">{topic}</span>
+          </p>
+          <TableBox label="Dead letters">
+            <thead>
+              <tr>
+                <th>Broker</th>
+                <th>Queue</th>
+                <th>Min offset</th>
+                <th>Max offset</th>
+                <th>Last store time (UTC)</th>
+                <th>Messages</th>
+              </tr>
+            </thead>
+            <tbody>
+              {queues.map((q) => (
+                <tr key={`${q.brokerName}:${q.queueId}`} data-testid="dead-letter-row">
+                  <td>{q.brokerName}</td>
+                  <td>{q.queueId}</td>
+                  <td>{q.minOffset}</td>
+                  <td>{q.maxOffset}</td>
+                  <td>{formatTime(q.lastUpdateTimestamp)}</td>
+                  <td>
+                    <a
+                      aria-label={`Browse dead letters ${q.brokerName}/${q.queueId}`}
+                      href={href(["messages"], {
+                        topic,
+                        broker: q.brokerName,
+                        queue: q.queueId,
+                        from: Math.max(q.minOffset, q.maxOffset - 20),
+                      })}
+                    >
+                      Browse
+                    </a>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </TableBox>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,51 @@
+/**
+ * What the console's reads cost in storage requests (docs/console.md, docs/cost.md): the Cluster view's
+ * refresh (`GET /brokers`) and one lag sample of a group (`GET /groups/{group}/consumers` and
+ * `GET /groups/{group}/progress`, plus the members' `GET /groups/{group}/status`) on a topic of 4 queues, counted by the store's request counter.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { NimbusApi } from "../../lib/client/api-client.js";
+import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";
+import { createTopic, report } from "../support/consumer-helpers.js";
+import { uniqueName, useTestServer } from "../support/server-fixture.js";
+import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
+
+describe("console reads, in storage requests", () => {
+  const ctx = useTestServer("local");
+  const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
+  const counted = async (run: () => Promise<unknown>): Promise<RequestCounts> => {
+    const counter = ctx.server.server.storage.counter;
+    const before = counter.snapshot();
+    await run();
+    return diffCounts(counter.snapshot(), before);
+  };
+
+  it("a Cluster refresh is one query; a lag sample reads the group's members, topics, offsets and queue ends", async () => {
+    const topic = uniqueName("CostTopic");
+    const group = uniqueName("costGroup");
+    const queues = await createTopic(api(), topic, 2);
+    await api().commitOffsets(
+      group,
+      topic,
+      queues.map((q) => ({ brokerName: q.brokerName, queueId: q.queueId, offset: 0 })),
+    );
+    const cluster = await counted(() => fetch(`${ctx.server.url}/brokers`).then((r) => r.json()));
+    assert.equal(cluster.tableReads, 1, "GET /brokers: one partition query");
+    assert.equal(cluster.tableWrites + cluster.objectGets + cluster.objectPuts, 0);
+    const sample = await counted(() => Promise.all([api().consumerConnection(group), api().progress(group)]));
+    assert.equal(sample.tableWrites + sample.objectPuts, 0, "a sample writes nothing");
+    // The group page also reloads the members' status (GET /groups/{group}/status) each period.
+    const status = await counted(() => api().consumerStatus(group));
+    assert.equal(status.tableWrites + status.objectPuts, 0, "a status read writes nothing");
+    report("console reads", {
+      clusterRefreshTableReads: cluster.tableReads,
+      clusterRefreshReadUnits: cluster.readUnits,
+      lagSampleTableReads: sample.tableReads,
+      lagSampleReadUnits: sample.readUnits,
+      lagSampleObjectGets: sample.objectGets,
+      statusTableReads: status.tableReads,
+      statusReadUnits: status.readUnits,
+    });
+  });
+});
