@@ -10,6 +10,7 @@ import type { AclUser } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { RequestAuth } from "../http/authorize.js";
 import { HTTP_STATUS } from "../protocol/index.js";
+import { isLoopbackOrigin } from "./browser-guard.js";
 
 export type ChannelAuthResult =
   | { ok: true; user: AclUser | undefined }
@@ -28,7 +29,7 @@ export async function authorizeChannel(
   auth: RequestAuth | undefined,
 ): Promise<ChannelAuthResult> {
   const origin = req.headers.origin;
-  if (origin !== undefined && !/^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/.test(origin))
+  if (origin !== undefined && !isLoopbackOrigin(origin))
     return refusal(ErrorCode.NO_PERMISSION, `origin ${origin} may not open the channel`);
   if (auth === undefined) return { ok: true, user: undefined };
   const target = req.url ?? "/";

@@ -16,7 +16,6 @@ import { AesGcmSealer } from "../broker/secret-sealer.js";
 import { BROKER_TABLES } from "../broker/tables.js";
 import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
-import { ErrorCode } from "../core/errors.js";
 import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import { RequestAuth } from "../http/authorize.js";
@@ -25,18 +24,25 @@ import type { ReplayGuard } from "../http/replay-guard.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
 
-import { createRequestHandler, jsonAnswer } from "../http/request-handler.js";
+import { createRequestHandler } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
-import { CHANNEL_PATH, HTTP_STATUS } from "../protocol/index.js";
+import { CHANNEL_PATH } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
 import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
 import { toApiRequest, writeAnswer } from "./api-gateway-event.js";
+import { refuseForeignPage } from "./browser-guard.js";
 import { consoleBuildDir, serveConsole } from "./console-files.js";
 import { servePushChannel } from "./push-sockets.js";
 import { answerUnread, checkSignedHeaders } from "./refused-request.js";
 import { DEFAULT_BODY_TIMEOUT_MS, readHeldBody } from "./request-body.js";
-import { advertisedHost, checkOpenBinding, DEFAULT_MAX_IN_FLIGHT_BYTES, InFlightBytes } from "./server-guard.js";
+import {
+  advertisedHost,
+  checkOpenBinding,
+  DEFAULT_MAX_IN_FLIGHT_BYTES,
+  InFlightBytes,
+  isLoopback,
+} from "./server-guard.js";
 
 export type { ServerRole };
 
@@ -148,7 +154,9 @@ export async function serveOn(
   const bytes = new InFlightBytes(options.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES);
   const consoleDir = consoleBuildDir();
   const server: Server = createServer((req, res) => {
-    const answered = serveConsole(req, res, consoleDir)
+    const answered = Promise.resolve()
+      .then(() => (context?.auth ? undefined : refuseForeignPage(req, isLoopback(host))))
+      .then(() => serveConsole(req, res, consoleDir))
       .then(async (served) => {
         if (served) return;
         const held = await readHeldBody(req, {

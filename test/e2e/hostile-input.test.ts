@@ -179,6 +179,47 @@ describe("hostile input", () => {
     }
   });
 
+  it("refuses web pages of other origins and DNS-rebound host names on the open server: 403, nothing written", async () => {
+    /** A raw request with the headers a browser would send (fetch may not set Host). */
+    const raw = (headers: Record<string, string>, body: string) =>
+      new Promise<{ status: number; body: unknown; headers: Headers }>((resolve, reject) => {
+        const req = request(`${server.url}/send`, { method: "POST", headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: JSON.parse(Buffer.concat(chunks).toString()),
+              headers: new Headers(),
+            }),
+          );
+        });
+        req.on("error", reject);
+        req.end(body);
+      });
+    const message = JSON.stringify({ topic: "csrf", messages: [{ body: b64("x") }] });
+    // A "simple" cross-site POST: no preflight, so the broker itself must refuse it.
+    const page = await refused(
+      () => raw({ "content-type": "text/plain", origin: "https://evil.example" }, message),
+      403,
+      "NO_PERMISSION",
+    );
+    assert.match(page.message, /origin https:\/\/evil\.example/);
+    const rebound = await refused(
+      () => raw({ "content-type": "application/json", host: "evil.example:9876" }, message),
+      403,
+      "NO_PERMISSION",
+    );
+    assert.match(rebound.message, /loopback names only/);
+    assert.equal((await http.get("/topics/csrf/route")).status, 404, "no topic was auto-created");
+    // The console served by the broker itself, and tools without a browser, are of this machine.
+    const local = await raw(
+      { "content-type": "application/json", origin: server.url.replace("127.0.0.1", "localhost") },
+      JSON.stringify({ topic: "H", brokerName: A, queueId: 0, messages: [{ body: b64("ok") }] }),
+    );
+    assert.equal(local.status, 200, JSON.stringify(local.body));
+  });
+
   it("answers HEAD /health like GET, without a body", async () => {
     const res = await fetch(`${server.url}/health`, { method: "HEAD" });
     assert.equal(res.status, 200);
