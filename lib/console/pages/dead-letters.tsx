@@ -7,10 +7,9 @@ import { ErrorCode } from "../../core/errors.js";
 import { dlqTopic } from "../../core/names.js";
 import { ApiError, call } from "../api.js";
 import { useConnection } from "../connection.js";
-import { formatTime } from "../format.js";
-import { href } from "../router.js";
 import { useApi } from "../use-api.js";
 import { ErrorBox, TableBox } from "../widgets.js";
+import { QueueStatusRow } from "./queue-status-row.js";
 
 export function DeadLetters({ group }: { group: string }) {
   const conn = useConnection();
@@ -53,26 +52,13 @@ export function DeadLetters({ group }: { group: string }) {
             </thead>
             <tbody>
               {queues.map((q) => (
-                <tr key={`${q.brokerName}:${q.queueId}`} data-testid="dead-letter-row">
-                  <td>{q.brokerName}</td>
-                  <td>{q.queueId}</td>
-                  <td>{q.minOffset}</td>
-                  <td>{q.maxOffset}</td>
-                  <td>{formatTime(q.lastUpdateTimestamp)}</td>
-                  <td>
-                    <a
-                      aria-label={`Browse dead letters ${q.brokerName}/${q.queueId}`}
-                      href={href(["messages"], {
-                        topic,
-                        broker: q.brokerName,
-                        queue: q.queueId,
-                        from: Math.max(q.minOffset, q.maxOffset - 20),
-                      })}
-                    >
-                      Browse
-                    </a>
-                  </td>
-                </tr>
+                <QueueStatusRow
+                  key={`${q.brokerName}:${q.queueId}`}
+                  topic={topic}
+                  queue={q}
+                  testId="dead-letter-row"
+                  browseLabel="Browse dead letters"
+                />
               ))}
             </tbody>
           </TableBox>

@@ -2,10 +2,11 @@
 import { useState } from "preact/hooks";
 import { type ApiError, call } from "../api.js";
 import { useConnection } from "../connection.js";
-import { formatPerm, formatTime } from "../format.js";
+import { formatPerm } from "../format.js";
 import { href, navigate } from "../router.js";
 import { asApiError, useApi } from "../use-api.js";
 import { ErrorBox, Loading, TableBox } from "../widgets.js";
+import { QueueStatusRow } from "./queue-status-row.js";
 import { TopicForm } from "./topic-form.js";
 
 export function TopicDetailPage({ topic }: { topic: string }) {
@@ -77,26 +78,13 @@ export function TopicDetailPage({ topic }: { topic: string }) {
           </thead>
           <tbody>
             {status.data.queues.map((q) => (
-              <tr key={`${q.brokerName}:${q.queueId}`} data-testid="queue-row">
-                <td>{q.brokerName}</td>
-                <td>{q.queueId}</td>
-                <td>{q.minOffset}</td>
-                <td>{q.maxOffset}</td>
-                <td>{formatTime(q.lastUpdateTimestamp)}</td>
-                <td>
-                  <a
-                    aria-label={`Browse ${q.brokerName}/${q.queueId}`}
-                    href={href(["messages"], {
-                      topic,
-                      broker: q.brokerName,
-                      queue: q.queueId,
-                      from: Math.max(q.minOffset, q.maxOffset - 20),
-                    })}
-                  >
-                    Browse
-                  </a>
-                </td>
-              </tr>
+              <QueueStatusRow
+                key={`${q.brokerName}:${q.queueId}`}
+                topic={topic}
+                queue={q}
+                testId="queue-row"
+                browseLabel="Browse"
+              />
             ))}
           </tbody>
         </TableBox>
