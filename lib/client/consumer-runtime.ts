@@ -12,11 +12,13 @@
  */
 import os from "node:os";
 import path from "node:path";
+import type { FilterExpression } from "../core/filter/index.js";
 import type { MessageQueue } from "../core/message-queue.js";
 import type { HeartbeatData, QueueHintFrame } from "../protocol/index.js";
 import { type ConsumerConnection, type ConsumerRunningInfo, NimbusApi, type OffsetReset } from "./api-client.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "./client-id.js";
 import { computePullFromWhere, type QueueBounds, type StartOffset } from "./consume-from-where.js";
+import { subscriptionData } from "./consumer/message-selector.js";
 import type { ConsumerBaseOptions, ResolvedBaseOptions } from "./consumer-options.js";
 import { Handover, type Turn } from "./handover.js";
 import { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
@@ -29,8 +31,8 @@ export const DEFAULT_OFFSET_STORE_DIR = path.join(os.homedir(), ".nimbus_offsets
 
 export interface RuntimeHooks {
   consumeType: "CONSUME_ACTIVELY" | "CONSUME_PASSIVELY";
-  /** The subscriptions to announce and rebalance: topic to tag expression. */
-  subscriptions(): ReadonlyMap<string, string>;
+  /** The subscriptions to announce and rebalance: topic to filter. */
+  subscriptions(): ReadonlyMap<string, FilterExpression>;
   startQueue(mq: MessageQueue, start: StartOffset, turn: Turn): void;
   stopQueue(mq: MessageQueue): Promise<void>;
   /** The periodic commit. */
@@ -292,7 +294,9 @@ export class ConsumerRuntime {
           consumeType: this.hooks.consumeType,
           messageModel: r.messageModel,
           consumeFromWhere: r.consumeFromWhere,
-          subscriptionDataSet: [...this.hooks.subscriptions()].map(([topic, subString]) => ({ topic, subString })),
+          subscriptionDataSet: [...this.hooks.subscriptions()].map(([topic, filter]) =>
+            subscriptionData(topic, filter),
+          ),
           ...(this.#runningInfo === undefined ? {} : { runningInfo: this.#runningInfo }),
         },
       ],

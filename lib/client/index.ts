@@ -20,6 +20,7 @@ export type {
   ConsumeOrderlyStatus,
   MessageListenerOrderly,
 } from "./consume-orderly.js";
+export { MessageSelector, type Subscription } from "./consumer/message-selector.js";
 export type {
   ConsumeConcurrentlyContext,
   ConsumeConcurrentlyStatus,

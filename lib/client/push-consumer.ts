@@ -20,13 +20,14 @@
  * await consumer.shutdown();
  */
 import { ErrorCode, NimbusError } from "../core/errors.js";
+import type { MessageFilter } from "../core/filter/index.js";
 import { MessageQueue } from "../core/message-queue.js";
 import { retryTopic } from "../core/names.js";
-import { parseSubExpression, type TagSubscription } from "../core/subscription.js";
 import type { ConsumerRunningInfo, OffsetReset } from "./api-client.js";
 import { ConsumeMessageConcurrentlyService } from "./consume-concurrently.js";
 import type { StartOffset } from "./consume-from-where.js";
 import type { MessageListenerOrderly } from "./consume-orderly.js";
+import { compileSubscription, EVERY_MESSAGE, type Subscription } from "./consumer/message-selector.js";
 import { type MessageListenerConcurrently, type PushConsumerOptions, resolveBaseOptions } from "./consumer-options.js";
 import { ConsumerRuntime } from "./consumer-runtime.js";
 import { runningInfoOf } from "./consumer-status.js";
@@ -60,7 +61,7 @@ interface QueueState {
 export class PushConsumer {
   readonly #options: PushConsumerOptions;
   readonly #runtime: ConsumerRuntime;
-  readonly #subscriptions = new Map<string, TagSubscription>();
+  readonly #subscriptions = new Map<string, MessageFilter>();
   readonly #queues = new Map<string, QueueState>();
   readonly #settings;
   #listener: MessageListenerConcurrently | undefined;
@@ -80,7 +81,7 @@ export class PushConsumer {
     this.#settings = resolvePushSettings(options);
     this.#runtime = new ConsumerRuntime(options, resolved, {
       consumeType: "CONSUME_PASSIVELY",
-      subscriptions: () => new Map([...this.#allSubscriptions()].map(([topic, sub]) => [topic, sub.subString])),
+      subscriptions: () => this.#allSubscriptions(),
       startQueue: (mq, start, turn) => this.#startQueue(mq, start, turn),
       stopQueue: (mq) => this.#stopQueue(mq),
       // Queues taken without a release are not committed while their previous owner may still write them,
@@ -107,10 +108,10 @@ export class PushConsumer {
   }
 
   /** The user's subscriptions, and for CLUSTERING the group's retry topic (every tag), as RocketMQ adds it. */
-  #allSubscriptions(): Map<string, TagSubscription> {
+  #allSubscriptions(): Map<string, MessageFilter> {
     const all = new Map(this.#subscriptions);
     if (this.#runtime?.resolved.messageModel !== "BROADCASTING") {
-      all.set(retryTopic(this.#options.consumerGroup), parseSubExpression("*"));
+      all.set(retryTopic(this.#options.consumerGroup), EVERY_MESSAGE);
     }
     return all;
   }
@@ -191,13 +192,15 @@ export class PushConsumer {
   }
 
   /**
-   * Subscribes to a topic's messages whose tag matches `subExpression` ("*", or tags joined by "||").
-   * Subscribing again replaces the expression. Allowed after `start()`: the group rebalances at once.
+   * Subscribes to a topic's messages that match `subscription`: a tag expression ("*", or tags joined by "||")
+   * or a `MessageSelector` (`MessageSelector.bySql("a > 5")`, `MessageSelector.byTag("TagA")`), compiled here:
+   * a bad one throws PARAMETER_ILLEGAL. Subscribing again replaces it. Allowed after `start()`: the group
+   * rebalances at once.
    */
-  subscribe(topic: string, subExpression = "*"): void {
+  subscribe(topic: string, subscription: Subscription = "*"): void {
     if (typeof topic !== "string" || topic.length === 0)
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "topic is empty");
-    this.#subscriptions.set(topic, parseSubExpression(subExpression));
+    this.#subscriptions.set(topic, compileSubscription(subscription));
     if (this.#state === "RUNNING") this.#runtime.subscriptionChanged(topic);
   }
 

@@ -38,6 +38,8 @@ export interface FilterableMessage {
 export interface MessageFilter {
   readonly type: FilterType;
   readonly expression: string;
+  /** A TAG `*` (or empty) expression: every message matches, so a reader may skip the filter. */
+  readonly matchesEverything: boolean;
   /**
    * RocketMQ's rules: TAG `*` or `a || b` against the message's tag; SQL92 over the message's properties,
    * where `TAGS` is the tag and `KEYS` the keys joined by a space, as RocketMQ's stored properties have them.
@@ -86,6 +88,7 @@ function compileTag(expression: string): MessageFilter {
   return Object.freeze({
     type: "TAG" as const,
     expression,
+    matchesEverything: subscription.all,
     matches: (message: FilterableMessage) => matchesTag(subscription, message.tags),
   });
 }
@@ -103,6 +106,7 @@ function compileSql92(expression: string): MessageFilter {
   return Object.freeze({
     type: "SQL92" as const,
     expression,
+    matchesEverything: false,
     matches: (message: FilterableMessage) => sql92Matches(tree, (name) => propertyOf(message, name)),
   });
 }
