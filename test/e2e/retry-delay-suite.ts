@@ -10,11 +10,11 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
-import type { PushConsumerOptions } from "../../lib/client/consumer-options.js";
+import type { PushConsumerOptions } from "../../lib/client/consumer/consumer-options.js";
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
 import { Message, type MessageExt } from "../../lib/client/message.js";
-import { Producer } from "../../lib/client/producer.js";
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { Producer } from "../../lib/client/producer/producer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { MessageConst } from "../../lib/core/message.js";
 import { dlqTopic, retryTopic } from "../../lib/core/names.js";
 import { MAX_PULL_MESSAGES } from "../../lib/protocol/index.js";
