@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PullLoop } from "../../lib/client/consumer/pull-loop.js";
-import { NimbusApi, type PullRequest, type PullResponse } from "../../lib/client/transport/api-client.js";
+import { NimbusApi, type PullRequest, type PullResponse } from "../../lib/client/transport/index.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import { parseSubExpression } from "../../lib/core/subscription.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";

@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before } from "node:test";
 import { Producer, type ProducerOptions } from "../../lib/client/producer/producer.js";
-import { NimbusApi, type PulledMessage } from "../../lib/client/transport/api-client.js";
+import { NimbusApi, type PulledMessage } from "../../lib/client/transport/index.js";
 import { isNimbusError } from "../../lib/core/errors.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 import { TEST_TIMEOUT_MS } from "./timeouts.js";

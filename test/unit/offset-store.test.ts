@@ -14,7 +14,7 @@ import type { ConsumeConcurrentlyStatus } from "../../lib/client/consumer/consum
 import { LocalFileOffsetStore, RemoteBrokerOffsetStore } from "../../lib/client/consumer/offset-store.js";
 import { ProcessQueue } from "../../lib/client/consumer/process-queue.js";
 import { type MessageExt, toMessageExt } from "../../lib/client/message.js";
-import type { NimbusApi, OffsetEntry } from "../../lib/client/transport/api-client.js";
+import type { NimbusApi, OffsetEntry } from "../../lib/client/transport/index.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import { waitUntil } from "../support/consumer-helpers.js";
 

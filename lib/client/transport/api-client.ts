@@ -1,21 +1,4 @@
-/**
- * @module A typed client of the Nimbus HTTP API: one method per endpoint of lib/protocol, whose schemas
- * type it, encode its requests (bodies as bytes in code, base64 on the wire) and check and decode the
- * answers. The Producer, the consumers and the `nimbus` CLI all talk to the broker through it.
- *
- * Requests for one broker (pull, send, offset commits) go to that broker's address as the routes it has
- * seen say (`brokers`): sends to the master; pulls and commits to the master, or to a slave of the same
- * broker while the master does not answer, and back to the master when it does. Without a route for the
- * broker they go to the endpoints.
- *
- * @example
- * const api = new NimbusApi({ endpoints: "http://127.0.0.1:9876" });
- * await api.updateTopic("TopicTest", { writeQueueNums: 4, readQueueNums: 4 });
- * const sent = await api.send({ topic: "TopicTest", messages: [{ body: new TextEncoder().encode("hi") }] });
- */
-import { z } from "zod";
-import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
-import { MASTER_ID } from "../../core/topology.js";
+import { ErrorCode, isNimbusError } from "../../core/errors.js";
 import {
   type AnyEndpoint,
   BATCH_MEDIA_TYPE,
@@ -23,7 +6,6 @@ import {
   type ConsumerConnection,
   type ConsumerStatus,
   decodePullFrame,
-  type EndpointInput,
   type EndpointOutput,
   type EndTransactionRequest,
   encodeSendFrame,
@@ -52,74 +34,19 @@ import {
   type TopicRouteData,
   type TransactionInfo,
 } from "../../protocol/index.js";
-import { BrokerAddressBook } from "./broker-addresses.js";
+import { BrokerRouter } from "./broker-router.js";
+import { type CallInput, checkedAnswer, encode } from "./endpoint-call.js";
 import { HttpTransport, isUnreachable, type RequestOptions, type TransportOptions } from "./http-transport.js";
-
-export type {
-  ConsumerConnection,
-  ConsumerInfo,
-  ConsumerRunningInfo,
-  ConsumerStatus,
-  EndTransactionRequest,
-  HalfMessageRequest,
-  HalfMessageResponse,
-  HeartbeatData,
-  HeartbeatResponse,
-  LockedQueue,
-  OffsetEntry,
-  OffsetReset,
-  ProducerInfo,
-  ProgressRow,
-  PulledMessage,
-  PullRequest,
-  PullResponse,
-  PullStatus,
-  QueueOwner,
-  QueueRef,
-  QueueRunningInfo,
-  QueueStatus,
-  ReleaseEntry,
-  SendBackRequest,
-  SendBackResponse,
-  SendMessage,
-  SendRequest,
-  SendResponse,
-  TopicConfig,
-  TransactionCheck,
-  TransactionInfo,
-} from "../../protocol/index.js";
-
-/** What a call gives: the parts of the endpoint's input that it has. */
-type CallInput<E extends AnyEndpoint> = Partial<EndpointInput<E>>;
-
-/** `value` encoded to its wire form by `schema`; a value the schema refuses is the server's PARAMETER_ILLEGAL, found early. */
-function encode(schema: z.ZodType, value: unknown, where: string): unknown {
-  const result = z.safeEncode(schema, value as never);
-  if (result.success) return result.data;
-  const detail = result.error.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : where}: ${i.message}`);
-  throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, detail.join("; "));
-}
-
-/** An answer checked and decoded by the endpoint's response schema. */
-function checkedAnswer<E extends AnyEndpoint>(endpoint: E, answer: unknown): EndpointOutput<E> {
-  const decoded = endpoint.response.safeParse(answer);
-  if (!decoded.success) {
-    throw new NimbusError(
-      ErrorCode.SYSTEM_ERROR,
-      `${endpoint.method} ${endpoint.path}: the answer does not match the protocol: ${decoded.error.message}`,
-    );
-  }
-  return decoded.data as EndpointOutput<E>;
-}
 
 /** What a broker without binary batches answers a frame: its JSON decoder's refusal. */
 const NOT_JSON = /the request body is not valid JSON/;
 
 export class NimbusApi {
   readonly transport: HttpTransport;
-  /** The brokers' addresses from the routes and cluster answers this client has seen. */
-  readonly brokers = new BrokerAddressBook();
-  #nextMaster = Math.floor(Math.random() * 1024);
+  /** Which address each broker's requests go to, from the routes and cluster answers this client has seen. */
+  readonly router = new BrokerRouter(this);
+  /** The brokers' addresses this client has seen. */
+  readonly brokers = this.router.brokers;
   /** Set once a broker refused a binary send as not JSON (it predates them): sends go as JSON. */
   #jsonSends = false;
 
@@ -130,45 +57,6 @@ export class NimbusApi {
   /** Closes the transport's own connection pool, if it has one (`HttpTransport.close`). */
   close(): Promise<void> {
     return this.transport.close();
-  }
-
-  /** Learns the topic's brokers' addresses; a topic without a route (yet) leaves the endpoints to answer. */
-  async #learnRoute(topic: string): Promise<void> {
-    try {
-      await this.topicRoute(topic);
-    } catch (err) {
-      if (!isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) throw err;
-    }
-  }
-
-  /**
-   * Runs a request for one broker at its best address, moving on to the next when one does not answer
-   * (master, then slaves for reads). A given `baseUrl`, or an unknown broker, leaves the choice as it is.
-   */
-  async #atBroker<T>(
-    where: { topic: string; brokerName?: string | undefined },
-    access: "read" | "write",
-    options: RequestOptions | undefined,
-    run: (options: RequestOptions | undefined) => Promise<T>,
-  ): Promise<T> {
-    const { brokerName } = where;
-    if (brokerName === undefined || options?.baseUrl) return run(options);
-    if (this.brokers.candidates(brokerName, access).length === 0) await this.#learnRoute(where.topic);
-    const candidates = this.brokers.candidates(brokerName, access);
-    if (candidates.length === 0) return run(options);
-    let lastError: unknown;
-    for (const baseUrl of candidates) {
-      try {
-        const answer = await run({ ...options, baseUrl });
-        this.brokers.markUp(baseUrl);
-        return answer;
-      } catch (err) {
-        if (!isUnreachable(err)) throw err;
-        this.brokers.markDown(baseUrl);
-        lastError = err;
-      }
-    }
-    throw lastError;
   }
 
   /** One call of `endpoint`: the path filled in, the query and body encoded, the answer checked and decoded. */
@@ -263,51 +151,16 @@ export class NimbusApi {
   }
 
   send(req: SendRequest, options?: RequestOptions): Promise<SendResponse> {
-    return this.#toSomeMaster(req, options, (r, o) => this.#sendBatch(r, o));
-  }
-
-  /**
-   * A write for a broker (its master) or, without one, for the endpoints to place. A name server places
-   * nothing (WRONG_BROKER): then the write goes to a live master of the cluster, round robin, which creates
-   * an unknown topic as RocketMQ's auto-create does.
-   */
-  async #toSomeMaster<R extends { topic: string; brokerName?: string | undefined }, T>(
-    req: R,
-    options: RequestOptions | undefined,
-    run: (req: R, options: RequestOptions | undefined) => Promise<T>,
-  ): Promise<T> {
-    if (req.brokerName !== undefined || options?.baseUrl)
-      return this.#atBroker(req, "write", options, (o) => run(req, o));
-    try {
-      return await run(req, options);
-    } catch (err) {
-      if (!isNimbusError(err, ErrorCode.WRONG_BROKER)) throw err;
-      const info = await this.clusterInfo();
-      const masters = Object.values(info.brokerAddrTable)
-        .filter((b) => b.brokerAddrs[String(MASTER_ID)] !== undefined)
-        .map((b) => b.brokerName)
-        .sort();
-      let lastError: unknown = err;
-      for (let i = 0; i < masters.length; i++) {
-        const brokerName = masters[(this.#nextMaster++ + i) % masters.length] as string;
-        try {
-          return await this.#atBroker({ ...req, brokerName }, "write", options, (o) => run({ ...req, brokerName }, o));
-        } catch (next) {
-          if (!isUnreachable(next)) throw next;
-          lastError = next;
-        }
-      }
-      throw lastError;
-    }
+    return this.router.toSomeMaster(req, options, (r, o) => this.#sendBatch(r, o));
   }
 
   /** Hands a failed message back to its broker: the group's retry topic, or its dead-letter queue. */
   sendBack(req: SendBackRequest, options?: RequestOptions): Promise<SendBackResponse> {
-    return this.#atBroker(req, "write", options, (o) => this.call(endpoints.sendBack, { body: req }, o));
+    return this.router.atBroker(req, "write", options, (o) => this.call(endpoints.sendBack, { body: req }, o));
   }
 
   pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {
-    return this.#atBroker(req, "read", options, (o) => this.#pullBatch(req, o));
+    return this.router.atBroker(req, "read", options, (o) => this.#pullBatch(req, o));
   }
 
   /** Registers this client in its groups; the answer carries check-backs for a producer. */
@@ -321,7 +174,7 @@ export class NimbusApi {
   }
 
   sendHalfMessage(req: HalfMessageRequest, options?: RequestOptions): Promise<HalfMessageResponse> {
-    return this.#toSomeMaster(req, options, (r, o) => this.call(endpoints.sendHalfMessage, { body: r }, o));
+    return this.router.toSomeMaster(req, options, (r, o) => this.call(endpoints.sendHalfMessage, { body: r }, o));
   }
 
   endTransaction(
@@ -378,7 +231,7 @@ export class NimbusApi {
       );
     const byAddress = new Map<string | undefined, OffsetEntry[]>();
     if (offsetTable.some((e) => this.brokers.candidates(e.brokerName, "read").length === 0))
-      await this.#learnRoute(topic);
+      await this.router.learnRoute(topic);
     for (const e of offsetTable) {
       const address = this.brokers.candidates(e.brokerName, "read")[0];
       byAddress.set(address, [...(byAddress.get(address) ?? []), e]);
@@ -394,7 +247,7 @@ export class NimbusApi {
           const brokers = [...new Set(entries.map((e) => e.brokerName))];
           await Promise.all(
             brokers.map((b) =>
-              this.#atBroker({ topic, brokerName: b }, "read", undefined, (o) =>
+              this.router.atBroker({ topic, brokerName: b }, "read", undefined, (o) =>
                 commit(
                   entries.filter((e) => e.brokerName === b),
                   o,
