@@ -7,12 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { LitePullConsumer } from "../../lib/client/consumer/lite-pull-consumer.js";
 import { MessageSelector } from "../../lib/client/consumer/message-selector.js";
-import { LitePullConsumer } from "../../lib/client/lite-pull-consumer.js";
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
 import { Message, type MessageExt } from "../../lib/client/message.js";
-import { Producer } from "../../lib/client/producer.js";
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { Producer } from "../../lib/client/producer/producer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { ErrorCode, isNimbusError } from "../../lib/core/errors.js";
 import { createTopic, fastTimings, Received, waitUntil } from "../support/consumer-helpers.js";
 import { expectError, ok, type PullAnswer, text, writesNothing } from "../support/http.js";
