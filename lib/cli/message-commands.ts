@@ -70,6 +70,7 @@ export function addMessageCommands(program: Command): void {
         "",
         "Example:",
         "  nimbus consume -g g1 -t TopicTest --from first --count 5",
+        `  nimbus consume -g g2 -t TopicTest --sql "amount > 100 AND region = 'eu'"`,
       ].join("\n"),
     )
     .action(consume);
