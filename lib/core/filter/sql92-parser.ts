@@ -38,7 +38,8 @@ function node(fields: Sql92NodeFields, children: Sql92Node[], position: number):
   let height = 1;
   for (const child of children) height = Math.max(height, child.height + 1);
   if (height > MAX_FILTER_NESTING) throw new Sql92SyntaxError(`nesting deeper than ${MAX_FILTER_NESTING}`, position);
-  return { ...fields, height };
+  // The fields object is new and owned here: setting its height in place spares a copy per node.
+  return Object.assign(fields, { height });
 }
 
 class Sql92Parser {
@@ -281,9 +282,10 @@ function checkOrderedOperand(operand: Sql92Node, comparison: string, position: n
   }
 }
 
+const isNullLiteral = (n: Sql92Node): boolean => n.op === "literal" && n.value === null;
+
 /** RocketMQ's `checkEqualOperand` and its compatibility check: no `= NULL` (use IS NULL), no `TRUE = 'x'`. */
 function checkEqualOperands(left: Sql92Node, right: Sql92Node, position: number): void {
-  const isNullLiteral = (n: Sql92Node) => n.op === "literal" && n.value === null;
   if (isNullLiteral(left) || isNullLiteral(right)) {
     throw new Sql92SyntaxError("NULL cannot be compared with = or <>; use IS NULL", position);
   }
