@@ -22,14 +22,13 @@ import { MessageQueue } from "../../core/message-queue.js";
 import { parseSubExpression, type TagSubscription } from "../../core/subscription.js";
 import type { MessageExt } from "../message.js";
 import { sleep } from "../schedule.js";
+import type { ServiceState } from "../service-state.js";
 import { QueueBounds, type StartOffset } from "./consume-from-where.js";
 import { checkRange, type LitePullConsumerOptions, resolveBaseOptions } from "./consumer-options.js";
 import { ConsumerRuntime } from "./consumer-runtime.js";
 import type { Turn } from "./handover.js";
 import { LitePullQueues } from "./lite-pull-queues.js";
 import { readableQueues } from "./rebalance.js";
-
-type ServiceState = "CREATE_JUST" | "RUNNING" | "SHUTDOWN_ALREADY";
 
 export class LitePullConsumer {
   readonly #runtime: ConsumerRuntime;
