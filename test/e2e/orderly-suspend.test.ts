@@ -23,16 +23,21 @@ describe("orderly consumption: SUSPEND and bad input", () => {
   });
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
 
+  /** The cases' consumer options: the group from its first offset, fast timings. */
+  const firstOffsetOptions = (group: string) => ({
+    consumerGroup: group,
+    endpoints: ctx.server.url,
+    timeoutMs: TEST_TIMEOUT_MS,
+    ...fastTimings(),
+    consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET" as const,
+  });
+
   it("SUSPEND redelivers the same batch, holds the queue and its offset, and keeps retrying without maxReconsumeTimes", async () => {
     const { topic, group } = await freshTopicOnBrokerA(api(), "Suspend", 1, 8);
     const deliveries: [number, number][] = [];
     let failing = true;
     const consumer = new PushConsumer({
-      consumerGroup: group,
-      endpoints: ctx.server.url,
-      timeoutMs: TEST_TIMEOUT_MS,
-      ...fastTimings(),
-      consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
+      ...firstOffsetOptions(group),
       suspendCurrentQueueTimeMillis: 20,
     });
     open.push(consumer);
@@ -76,11 +81,7 @@ describe("orderly consumption: SUSPEND and bad input", () => {
     const { topic, group } = await freshTopicOnBrokerA(api(), "OrderlyDlq", 1, 6);
     const deliveries: [number, number][] = [];
     const consumer = new PushConsumer({
-      consumerGroup: group,
-      endpoints: ctx.server.url,
-      timeoutMs: TEST_TIMEOUT_MS,
-      ...fastTimings(),
-      consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
+      ...firstOffsetOptions(group),
       suspendCurrentQueueTimeMillis: 20,
       maxReconsumeTimes: 2,
     });

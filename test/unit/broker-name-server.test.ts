@@ -26,6 +26,11 @@ async function get(t: TestBroker, path: string): Promise<{ status: number; body:
 const rejectsWithCode = (promise: Promise<unknown>, code: string) =>
   assert.rejects(promise, (err: unknown) => isNimbusError(err) && err.code === code);
 
+/** One message to broker-a's queue 0 of Orders, through the broker's send service. */
+function sendToBrokerA(t: TestBroker): Promise<unknown> {
+  return t.broker.sender.send({ topic: "Orders", brokerName: "broker-a", queueId: 0, messages: [{ body: body("m") }] });
+}
+
 describe("broker expiry (fake clock)", () => {
   let t: TestBroker;
   beforeEach(async () => {
@@ -37,12 +42,7 @@ describe("broker expiry (fake clock)", () => {
   it("a master that stops registering leaves the routes after 120 s; its slave stays, read-only", async () => {
     const slave = { cluster: "DefaultCluster", brokerName: "broker-a", brokerId: 1, address: "http://slave-a:1" };
     await t.broker.nameServer.register([slave]);
-    await t.broker.sender.send({
-      topic: "Orders",
-      brokerName: "broker-a",
-      queueId: 0,
-      messages: [{ body: body("m") }],
-    });
+    await sendToBrokerA(t);
     t.clock.advance(EXPIRY_MS);
     // Only the slave (and broker-b's master, registered again) still registers.
     await t.broker.nameServer.register([
@@ -94,12 +94,7 @@ describe("broker expiry (fake clock)", () => {
 
   it("unregistered for 120 s: gone from /cluster and routes; sends and pulls stop; the next registration brings it back", async () => {
     const before = await get(t, "/topics/Orders/route");
-    await t.broker.sender.send({
-      topic: "Orders",
-      brokerName: "broker-a",
-      queueId: 0,
-      messages: [{ body: body("m") }],
-    });
+    await sendToBrokerA(t);
 
     t.clock.advance(EXPIRY_MS);
     assert.deepEqual(await get(t, "/cluster"), { status: 200, body: { brokerAddrTable: {}, clusterAddrTable: {} } });
