@@ -7,12 +7,11 @@ import { type Command, Option } from "commander";
 import type { PulledMessage } from "../client/transport/index.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { CliConsumer } from "./cli-consumer.js";
-import { type ApiOptions, apiCommand, connect, describeFailure, intIn } from "./common.js";
+import { type ApiOptions, apiCommand, connect, describeFailure, intIn, messageAt } from "./common.js";
 import { bodyText, formatBody, formatFields, formatRate, formatTime, note, print, printJson } from "./output.js";
 import { Progress } from "./progress.js";
 
 /** RocketMQ's MixAll.TOOLS_CONSUMER_GROUP: the group admin tools read with (a pull commits nothing). */
-const TOOLS_GROUP = "TOOLS_CONSUMER";
 
 interface QueryOptions extends ApiOptions {
   topic: string;
@@ -77,16 +76,8 @@ export function addMessageCommands(program: Command): void {
 }
 
 async function queryMsgByOffset(opts: QueryOptions): Promise<void> {
-  const res = await connect(opts).pull({
-    consumerGroup: TOOLS_GROUP,
-    topic: opts.topic,
-    brokerName: opts.brokerName,
-    queueId: opts.queueId,
-    queueOffset: opts.offset,
-    maxMsgNums: 1,
-  });
-  const m = res.messages[0];
-  if (res.pullStatus !== "FOUND" || m === undefined || m.queueOffset !== opts.offset) {
+  const { message: m, pulled: res } = await messageAt(connect(opts), opts);
+  if (m === undefined) {
     throw new NimbusError(
       ErrorCode.QUERY_NOT_FOUND,
       `no message at offset ${opts.offset} of ${opts.topic} ${opts.brokerName} queue ${opts.queueId} (min offset ${res.minOffset}, max offset ${res.maxOffset})`,

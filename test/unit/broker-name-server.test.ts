@@ -26,6 +26,17 @@ async function get(t: TestBroker, path: string): Promise<{ status: number; body:
 const rejectsWithCode = (promise: Promise<unknown>, code: string) =>
   assert.rejects(promise, (err: unknown) => isNimbusError(err) && err.code === code);
 
+/** broker-a's queue 0 of Orders from its first offset, through the broker's pull service. */
+function pullFromBrokerA(t: TestBroker) {
+  return t.broker.puller.pull({
+    consumerGroup: "CG",
+    topic: "Orders",
+    brokerName: "broker-a",
+    queueId: 0,
+    queueOffset: 0,
+  });
+}
+
 /** One message to broker-a's queue 0 of Orders, through the broker's send service. */
 function sendToBrokerA(t: TestBroker): Promise<unknown> {
   return t.broker.sender.send({ topic: "Orders", brokerName: "broker-a", queueId: 0, messages: [{ body: body("m") }] });
@@ -55,13 +66,7 @@ describe("broker expiry (fake clock)", () => {
     assert.deepEqual(a?.brokerAddrs, { "1": "http://slave-a:1" }, "broker-a has only its slave's address");
     const qd = route.queueDatas.find((q) => q.brokerName === "broker-a");
     assert.equal(qd?.perm, PermName.PERM_READ, "a broker without a live master is read-only");
-    const pulled = await t.broker.puller.pull({
-      consumerGroup: "CG",
-      topic: "Orders",
-      brokerName: "broker-a",
-      queueId: 0,
-      queueOffset: 0,
-    });
+    const pulled = await pullFromBrokerA(t);
     assert.equal(pulled.messages.length, 1, "its messages are still read");
     await rejectsWithCode(
       t.broker.sender.send({ topic: "Orders", brokerName: "broker-a", queueId: 0, messages: [{ body: body("n") }] }),
@@ -125,13 +130,7 @@ describe("broker expiry (fake clock)", () => {
       [1, 0, 0, 0],
       "the refused send stored nothing",
     );
-    const pulled = await t.broker.puller.pull({
-      consumerGroup: "CG",
-      topic: "Orders",
-      brokerName: "broker-a",
-      queueId: 0,
-      queueOffset: 0,
-    });
+    const pulled = await pullFromBrokerA(t);
     assert.equal(pulled.pullStatus, "FOUND");
   });
 
