@@ -10,6 +10,7 @@ import { ClientService } from "./client-service.js";
 import { DelayedDelivery } from "./delayed-delivery.js";
 import { type BrokerRegistration, NameServer } from "./name-server.js";
 import { OffsetService } from "./offset-service.js";
+import { DEFAULT_POP_OPTIONS, type PopOptions, PopService } from "./pop/index.js";
 import { PullService } from "./pull-service.js";
 import { PushChannel } from "./push-channel.js";
 import type { QueueRef } from "./queue-index.js";
@@ -22,6 +23,7 @@ import {
   CLIENTS_TABLE,
   CONNECTIONS_TABLE,
   OFFSETS_TABLE,
+  POP_TABLE,
   ROUTES_TABLE,
   TIMERS_TABLE,
   TRANSACTIONS_TABLE,
@@ -61,6 +63,8 @@ export interface BrokerOptions {
   timerMaxDelayMs?: number;
   /** Sweeps of due delayed messages alongside requests: at most one per process per this. Default 500 ms. */
   timerSweepIntervalMs?: number;
+  /** POP consumption: max delivery attempts, FIFO groups, long polling bounds (docs/pop.md). */
+  pop?: Partial<Omit<PopOptions, "retentionMs">>;
   now?: () => number;
 }
 
@@ -97,6 +101,8 @@ export class Broker {
   readonly delays: DelayedDelivery;
   /** Retries and dead letters (RocketMQ's consumerSendMsgBack). */
   readonly sendBack: SendBackService;
+  /** POP consumption (RocketMQ 5's SimpleConsumer): receive, ack, invisible time. */
+  readonly pop: PopService;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
   readonly #storage: Storage;
@@ -144,7 +150,19 @@ export class Broker {
       ...(options.channelCoalesceMs === undefined ? {} : { coalesceMs: options.channelCoalesceMs }),
       now,
     });
-    this.queueLog.onAppended = (q, maxOffset) => this.channel.queueAppended(q, maxOffset);
+    this.pop = new PopService(
+      storage.table(POP_TABLE),
+      this.routeCache,
+      this.queueLog,
+      this.sendBack,
+      { ...DEFAULT_POP_OPTIONS, ...options.pop, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS },
+      now,
+    );
+    // The write path's hint: the push channel's notifications and the POP receives waiting in this process.
+    this.queueLog.onAppended = (q, maxOffset) => {
+      this.channel.queueAppended(q, maxOffset);
+      this.pop.queueAppended(q);
+    };
     this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     this.locks = new QueueLockService(
       storage.table(CLIENTS_TABLE),
