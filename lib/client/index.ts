@@ -20,6 +20,13 @@ export type {
   ConsumeOrderlyStatus,
   MessageListenerOrderly,
 } from "./consume-orderly.js";
+export {
+  FilterExpression,
+  type FilterType,
+  type MessageView,
+  SimpleConsumer,
+  type SimpleConsumerOptions,
+} from "./consumer/simple-consumer.js";
 export type {
   ConsumeConcurrentlyContext,
   ConsumeConcurrentlyStatus,
