@@ -19,7 +19,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { ConditionFailedError, type Item, type Table } from "../../storage/table.js";
-import type { QueueRef } from "../queue-index.js";
+import type { QueueRef } from "../queue-log/index.js";
 
 const LOW_WATER_SK = "lowwater";
 /** Every checkpoint, round and ack key sorts at or before this (they start with digits). */

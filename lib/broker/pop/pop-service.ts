@@ -19,12 +19,10 @@ import {
   type PulledMessage,
 } from "../../protocol/index.js";
 import type { Table } from "../../storage/table.js";
-import { toPulled } from "../pull-service.js";
-import type { QueueRef } from "../queue-index.js";
-import type { QueueLog } from "../queue-log.js";
-import type { StoredMessage } from "../queue-log-read.js";
-import type { RouteCache } from "../route-cache.js";
-import type { SendBackService } from "../send-back.js";
+import { toPulled } from "../consume/index.js";
+import type { RouteCache } from "../names/index.js";
+import type { QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
+import type { SendBackService } from "../retry/index.js";
 import { type CheckpointState, CheckpointStore, popPk } from "./checkpoints.js";
 import { LongPolls } from "./long-poll.js";
 import { compilePopFilter, type FilterExpression } from "./pop-filter.js";

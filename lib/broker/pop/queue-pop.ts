@@ -7,9 +7,7 @@
  * falls due, a scan interval passed, or (FIFO) a checkpoint is still in flight.
  */
 import { MessageConst } from "../../core/message.js";
-import type { QueueRef } from "../queue-index.js";
-import type { QueueLog } from "../queue-log.js";
-import type { StoredMessage } from "../queue-log-read.js";
+import type { QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
 import {
   type CheckpointState,
   type CheckpointStore,

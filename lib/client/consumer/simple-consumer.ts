@@ -20,8 +20,8 @@
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { MessageConst } from "../../core/message.js";
 import { endpoints, MAX_LONG_POLL_MS, MAX_RECEIVE_MESSAGES, type ReceivedMessage } from "../../protocol/index.js";
-import { NimbusApi } from "../api-client.js";
-import type { TransportOptions } from "../http-transport.js";
+import type { TransportOptions } from "../transport/index.js";
+import { NimbusApi } from "../transport/index.js";
 
 export type FilterType = "TAG" | "SQL92";
 
