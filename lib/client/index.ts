@@ -31,6 +31,7 @@ export {
   type FilterType,
   LitePullConsumer,
   LocalFileOffsetStore,
+  MessageSelector,
   type MessageView,
   type OffsetStore,
   PushConsumer,
@@ -38,6 +39,7 @@ export {
   restoreRetryTopic,
   SimpleConsumer,
   type SimpleConsumerOptions,
+  type Subscription,
   sendBackTo,
 } from "./consumer/index.js";
 export { Message, type MessageExt, type PullResult, type SendResult, type SendStatus } from "./message.js";

@@ -212,6 +212,29 @@ export function popContract(label: string, open: OpenFixture): void {
       assert.deepEqual((await receive(fifo, group, topic)).messages.map(text), ["A3"]);
     });
 
+    it("SQL92 filters: a message without the property never matches; filtered-out offsets are done for the group", async () => {
+      const broker = await popBroker(storage);
+      const { topic, group } = await topicWith(broker, 1);
+      await receive(broker, group, topic);
+      await broker.sender.send({
+        topic,
+        brokerName: BROKER,
+        queueId: 0,
+        messages: [
+          { body: new TextEncoder().encode("big"), properties: { amount: "250" } },
+          { body: new TextEncoder().encode("none"), properties: {} },
+          { body: new TextEncoder().encode("small"), properties: { amount: "5" } },
+        ],
+      });
+      const sql = { type: "SQL92" as const, expression: "amount > 100" };
+      const base = { group, topic, maxMessages: 32, invisibleMs: 30_000, longPollMs: 0 };
+      const got = await broker.pop.receive({ ...base, filter: sql });
+      assert.deepEqual(got.messages.map(text), ["big"]);
+      await assert.rejects(broker.pop.receive({ ...base, filter: { type: "SQL92", expression: "amount >" } }), {
+        code: "PARAMETER_ILLEGAL",
+      });
+    });
+
     it("long polling wakes on a send through the write path's hint", async () => {
       const broker = await popBroker(storage);
       const { topic, group } = await topicWith(broker, 2);

@@ -169,6 +169,7 @@ export function popCases(mode: ServerMode): void {
         "PARAMETER_ILLEGAL",
       ],
       ["/receive", { ...base, filterExpression: { type: "TAG", expression: "||" } }, 400, "PARAMETER_ILLEGAL"],
+      ["/receive", { ...base, filterExpression: { type: "SQL92", expression: "a >" } }, 400, "PARAMETER_ILLEGAL"],
       ["/receive", { ...base, consumerGroup: "bad group" }, 400, "PARAMETER_ILLEGAL"],
       ["/receive", { ...base, extra: 1 }, 400, "PARAMETER_ILLEGAL"],
       ["/receive", { ...base, topic: "NoSuchTopicPop" }, 404, "TOPIC_NOT_EXIST"],

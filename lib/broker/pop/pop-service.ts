@@ -7,6 +7,7 @@
  */
 import { TIMER_PROPERTIES } from "../../core/delay-levels.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { compileFilter, type FilterExpression } from "../../core/filter/index.js";
 import { MessageConst } from "../../core/message.js";
 import { validateGroup, validateTopic } from "../../core/names.js";
 import { PermName } from "../../core/perm-name.js";
@@ -25,7 +26,6 @@ import type { QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
 import type { SendBackService } from "../retry/index.js";
 import { type CheckpointState, CheckpointStore, popPk } from "./checkpoints.js";
 import { LongPolls } from "./long-poll.js";
-import { compilePopFilter, type FilterExpression } from "./pop-filter.js";
 import { type Delivery, type PopSettings, QueuePopper } from "./queue-pop.js";
 import { decodeHandle, encodeHandle, type ReceiptHandle } from "./receipt-handle.js";
 
@@ -128,7 +128,7 @@ export class PopService {
     checkRange("maxMessages", req.maxMessages, 1, MAX_RECEIVE_MESSAGES);
     checkRange("invisibleMs", req.invisibleMs, MIN_INVISIBLE_MS, MAX_INVISIBLE_MS);
     checkRange("longPollMs", req.longPollMs, 0, MAX_LONG_POLL_MS);
-    const filter = compilePopFilter(req.filter);
+    const filter = compileFilter(req.filter);
     const waitUntil = Date.now() + Math.min(req.longPollMs, this.options.maxLongPollMs);
     for (;;) {
       const queues = await this.#readableQueues(req.topic, req.brokerName);

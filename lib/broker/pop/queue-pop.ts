@@ -6,6 +6,7 @@
  * unfinished checkpoints and their earliest deadline, so the window is read again only when a deadline
  * falls due, a scan interval passed, or (FIFO) a checkpoint is still in flight.
  */
+import type { MessageFilter } from "../../core/filter/index.js";
 import { MessageConst } from "../../core/message.js";
 import type { QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
 import {
@@ -17,7 +18,6 @@ import {
   popPk,
   type RoundKind,
 } from "./checkpoints.js";
-import type { MessageFilter } from "./pop-filter.js";
 
 /** A checkpoint's range spans at most this many queue offsets (filtered-out messages included). */
 export const MAX_CHECKPOINT_SPAN = 256;
@@ -268,7 +268,7 @@ export class QueuePopper {
       const read = await queueLog.read(queue, start, {
         maxMessages: want,
         maxScanMessages: MAX_CHECKPOINT_SPAN,
-        ...(filter.all ? {} : { filter: (m) => filter.matches(m) }),
+        ...(filter.matchesEverything ? {} : { filter: (m) => filter.matches(m) }),
       });
       if (read.status === "OFFSET_ILLEGAL" && read.nextBeginOffset < start) return []; // the queue was recreated
       let messages = read.messages;

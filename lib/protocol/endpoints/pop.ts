@@ -6,9 +6,9 @@
 import { z } from "zod";
 import { groupPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
+import { MAX_FILTER_EXPRESSION_LENGTH } from "../../core/filter/index.js";
 import {
   MAX_ACK_HANDLES,
-  MAX_FILTER_EXPRESSION_LENGTH,
   MAX_INVISIBLE_MS,
   MAX_LONG_POLL_MS,
   MAX_RECEIPT_HANDLE_LENGTH,
@@ -16,16 +16,18 @@ import {
   MIN_INVISIBLE_MS,
 } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
-import { brokerName, clientId, groupName, timestamp, topicName } from "../fields.js";
+import { brokerName, checkFilter, clientId, expressionType, groupName, timestamp, topicName } from "../fields.js";
 import { PulledMessageSchema } from "./pull.js";
 
 /** RocketMQ 5's FilterExpression: a TAG expression (`*`, `TagA || TagB`) or an SQL92 one over user properties. */
 export const FilterExpressionSchema = z
   .object({
-    type: z.enum(["TAG", "SQL92"]),
+    type: expressionType,
     expression: z.string().max(MAX_FILTER_EXPRESSION_LENGTH),
   })
   .strict()
+  // A bad expression is a 400 at receive time (docs/filters.md), before anything is read or written.
+  .superRefine((f, ctx) => checkFilter(f.type, f.expression, ctx, "expression"))
   .meta({ id: "FilterExpression" });
 
 const receiptHandle = z.string().min(1).max(MAX_RECEIPT_HANDLE_LENGTH);
