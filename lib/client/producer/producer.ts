@@ -20,6 +20,7 @@ import { validateGroup, validateUserTopic } from "../../core/names.js";
 import { HTTP_STATUS, MAX_BODY_BYTES } from "../../protocol/index.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "../client-id.js";
 import type { Message, SendResult } from "../message.js";
+import type { ServiceState } from "../service-state.js";
 import type { IamAuth, NimbusCredentials } from "../transport/index.js";
 import { type HeartbeatResponse, NimbusApi, type SendMessage, type SendResponse } from "../transport/index.js";
 import { ClientInstance } from "./client-instance.js";
@@ -65,7 +66,6 @@ export type ProducerErrorSource = "heartbeat" | "route" | "oneway" | "unregister
  */
 const startedGroups = new Set<string>();
 
-type ServiceState = "CREATE_JUST" | "RUNNING" | "SHUTDOWN_ALREADY";
 /** Where a send goes: round robin over the publish queues, a given queue, or the queue a selector picks. */
 type Target =
   | { kind: "any" }

@@ -44,32 +44,35 @@ const lockBody = z
     "a queue appears twice",
   );
 
-export const lockQueues = endpoint({
-  id: "lockQueues",
-  method: "POST",
-  path: "/offsets/{group}/{topic}/lock",
-  service: "Offsets",
-  access: ({ params }) => [groupPermission(params.group, "Sub"), topicPermission(params.topic, "Sub")],
-  summary:
-    "Locks or renews queues for an orderly consumer; a queue another live lease holds is refused (LOCK_BATCH_MQ).",
-  params: groupTopic,
-  body: lockBody,
-  response: z.object({ queues: z.array(LockedQueueSchema) }),
-  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
-});
+/** Lock and unlock take one request (the caller's queues of the path's group and topic, Sub on both). */
+function queueLockRequest<R extends z.ZodType>(id: string, path: `/${string}`, summary: string, response: R) {
+  return endpoint({
+    id,
+    method: "POST",
+    path,
+    service: "Offsets",
+    access: ({ params }) => [groupPermission(params.group, "Sub"), topicPermission(params.topic, "Sub")],
+    summary,
+    params: groupTopic,
+    body: lockBody,
+    response,
+    errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
+  });
+}
 
-export const unlockQueues = endpoint({
-  id: "unlockQueues",
-  method: "POST",
-  path: "/offsets/{group}/{topic}/unlock",
-  service: "Offsets",
-  access: ({ params }) => [groupPermission(params.group, "Sub"), topicPermission(params.topic, "Sub")],
-  summary: "Ends the caller's locks of queues (UNLOCK_BATCH_MQ); answers the queues it held. Others' locks stay.",
-  params: groupTopic,
-  body: lockBody,
-  response: z.object({ unlocked: z.array(QueueRefSchema) }),
-  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
-});
+export const lockQueues = queueLockRequest(
+  "lockQueues",
+  "/offsets/{group}/{topic}/lock",
+  "Locks or renews queues for an orderly consumer; a queue another live lease holds is refused (LOCK_BATCH_MQ).",
+  z.object({ queues: z.array(LockedQueueSchema) }),
+);
+
+export const unlockQueues = queueLockRequest(
+  "unlockQueues",
+  "/offsets/{group}/{topic}/unlock",
+  "Ends the caller's locks of queues (UNLOCK_BATCH_MQ); answers the queues it held. Others' locks stay.",
+  z.object({ unlocked: z.array(QueueRefSchema) }),
+);
 
 export const queueLocks = endpoint({
   id: "queueLocks",

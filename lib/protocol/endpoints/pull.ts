@@ -1,6 +1,6 @@
 /** @module The consumer's endpoint: `POST /pull` (RocketMQ's PULL_MESSAGE, answered at once: no long polling). */
 import { z } from "zod";
-import { groupPermission, topicPermission } from "../../core/acl.js";
+import { consumePermissions } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { MAX_PULL_MESSAGES, MAX_SUB_EXPRESSION_LENGTH } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
@@ -71,7 +71,7 @@ export type PullResponse = z.output<typeof PullResponseSchema>;
 
 export const pull = endpoint({
   id: "pull",
-  access: ({ body }) => [topicPermission(body.topic, "Sub"), groupPermission(body.consumerGroup, "Sub")],
+  access: ({ body }) => consumePermissions(body),
   method: "POST",
   path: "/pull",
   service: "Pull",

@@ -5,7 +5,7 @@
  * `maxReconsumeTimes` times (or when `delayLevel` is -1).
  */
 import { z } from "zod";
-import { groupPermission, topicPermission } from "../../core/acl.js";
+import { consumePermissions } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { endpoint } from "../endpoint.js";
 import { brokerName, groupName, queueId, queueOffset, timestamp, topicName } from "../fields.js";
@@ -51,7 +51,7 @@ export type SendBackResponse = z.output<typeof SendBackResponseSchema>;
 export const sendBack = endpoint({
   id: "sendBack",
   // Reads the failed message as a pull does and writes only into the group's own retry or dead-letter topic.
-  access: ({ body }) => [topicPermission(body.topic, "Sub"), groupPermission(body.consumerGroup, "Sub")],
+  access: ({ body }) => consumePermissions(body),
   method: "POST",
   path: "/send-back",
   service: "Send",
