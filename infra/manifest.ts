@@ -26,6 +26,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "connections", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "acl", sortKeyType: "string" },
   { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" },
+  { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
 
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
@@ -72,11 +73,13 @@ export const API_FUNCTIONS = {
     bucket: true,
     channel: true,
   },
+  // POP receives, acks and invisible-time changes keep their checkpoints in the pop table; a receive may
+  // wait up to 20 s (long polling) and move a message past its max attempts to %DLQ% (routes, queue-index).
   Pull: {
     handler: "functions/pull.handler",
     memoryMb: 512,
-    timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "timers"],
+    timeoutSeconds: 25,
+    tables: ["routes", "queue-index", "timers", "pop"],
     bucket: true,
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.

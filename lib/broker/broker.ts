@@ -15,6 +15,7 @@ import {
   QueueLockService,
 } from "./consume/index.js";
 import { type BrokerRegistration, NameServer, RouteCache, TopicService } from "./names/index.js";
+import { DEFAULT_POP_OPTIONS, type PopOptions, PopService } from "./pop/index.js";
 import { SendService } from "./produce/index.js";
 import { PushChannel } from "./push/index.js";
 import type { QueueRef } from "./queue-log/index.js";
@@ -24,6 +25,7 @@ import {
   CLIENTS_TABLE,
   CONNECTIONS_TABLE,
   OFFSETS_TABLE,
+  POP_TABLE,
   ROUTES_TABLE,
   TIMERS_TABLE,
   TRANSACTIONS_TABLE,
@@ -67,6 +69,8 @@ export interface BrokerOptions {
   timerMaxDelayMs?: number;
   /** Sweeps of due delayed messages alongside requests: at most one per process per this. Default 500 ms. */
   timerSweepIntervalMs?: number;
+  /** POP consumption: max delivery attempts, FIFO groups, long polling bounds (docs/pop.md). */
+  pop?: Partial<Omit<PopOptions, "retentionMs">>;
   now?: () => number;
 }
 
@@ -103,6 +107,8 @@ export class Broker {
   readonly delays: DelayedDelivery;
   /** Retries and dead letters (RocketMQ's consumerSendMsgBack). */
   readonly sendBack: SendBackService;
+  /** POP consumption (RocketMQ 5's SimpleConsumer): receive, ack, invisible time. */
+  readonly pop: PopService;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
   readonly #storage: Storage;
@@ -150,7 +156,19 @@ export class Broker {
       ...(options.channelCoalesceMs === undefined ? {} : { coalesceMs: options.channelCoalesceMs }),
       now,
     });
-    this.queueLog.onAppended = (q, maxOffset) => this.channel.queueAppended(q, maxOffset);
+    this.pop = new PopService(
+      storage.table(POP_TABLE),
+      this.routeCache,
+      this.queueLog,
+      this.sendBack,
+      { ...DEFAULT_POP_OPTIONS, ...options.pop, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS },
+      now,
+    );
+    // The write path's hint: the push channel's notifications and the POP receives waiting in this process.
+    this.queueLog.onAppended = (q, maxOffset) => {
+      this.channel.queueAppended(q, maxOffset);
+      this.pop.queueAppended(q);
+    };
     this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     this.locks = new QueueLockService(
       storage.table(CLIENTS_TABLE),

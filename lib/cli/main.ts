@@ -15,6 +15,7 @@ import { addGroupAdminCommands } from "./group-admin-commands.js";
 import { addMessageCommands } from "./message-commands.js";
 import { escapeControls } from "./output.js";
 import { addProducerCommands } from "./producer-commands.js";
+import { addReceiveCommand } from "./receive-command.js";
 import { addSendCommand } from "./send-command.js";
 import { addTopicCommands } from "./topic-commands.js";
 
@@ -30,6 +31,7 @@ addGroupAdminCommands(program);
 addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);
+addReceiveCommand(program);
 addAclCommands(program);
 addDlqCommands(program);
 program.addHelpText(

@@ -28,6 +28,18 @@ export const MAX_PULL_MESSAGES = 1024;
 /** A subscription expression (`TagA || TagB`, or SQL92), in characters: the filters' own bound. */
 export const MAX_SUB_EXPRESSION_LENGTH = MAX_FILTER_EXPRESSION_LENGTH;
 
+/** Messages one POP receive hands out at most (RocketMQ 5's SimpleConsumer allows 32 per receive). */
+export const MAX_RECEIVE_MESSAGES = 32;
+/** The longest a POP receive waits for a message (RocketMQ 5's longPollingTimeout, 0 to 20 s). */
+export const MAX_LONG_POLL_MS = 20_000;
+/** A received message's invisible time: 1 s to 12 h (RocketMQ 5 allows 10 s to 12 h; 1 s for tests and short work). */
+export const MIN_INVISIBLE_MS = 1000;
+export const MAX_INVISIBLE_MS = 12 * 3600_000;
+/** Receipt handles in one `POST /ack`. */
+export const MAX_ACK_HANDLES = 64;
+/** A receipt handle, in characters. */
+export const MAX_RECEIPT_HANDLE_LENGTH = 512;
+
 /** Offsets in one commit: a group holds one per queue. */
 export const MAX_OFFSETS_PER_COMMIT = 1024;
 /** Producer groups, and consumer groups, in one heartbeat. */

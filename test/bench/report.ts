@@ -5,6 +5,7 @@
 import type { CommitResult, IdlePollResult } from "./consumer-overhead.js";
 import type { CaseResult, PhaseResult } from "./data-plane.js";
 import { type DelayedResult, formatDelayed } from "./delayed.js";
+import { formatPop, type PopBenchResult } from "./pop.js";
 import type { PushBenchResult } from "./push-latency.js";
 
 export interface ModeResult {
@@ -14,6 +15,7 @@ export interface ModeResult {
   idlePoll: IdlePollResult;
   commit: CommitResult;
   delayed: DelayedResult;
+  pop: PopBenchResult;
 }
 
 const HEADERS = [
@@ -104,6 +106,7 @@ export function formatMode(result: ModeResult): string {
     idle,
     commit,
     formatDelayed(result.delayed),
+    formatPop(result.mode, result.pop),
   ].join("\n");
 }
 

@@ -25,6 +25,7 @@ import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
 import { formatDelayed, runDelayed } from "./delayed.js";
 import { runPeerSuite } from "./peer-run.js";
+import { formatPop, runPop } from "./pop.js";
 import { type PushBenchResult, runPushLatency } from "./push-latency.js";
 import { formatMode, formatPush, type ModeResult } from "./report.js";
 import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
@@ -125,6 +126,13 @@ async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): 
     const idlePoll = await runIdlePolls(server, last.topic, last.queueEnds, settings.idlePolls, settings.idleBudgetMs);
     const perClient = Math.max(1, Math.ceil(settings.queues / settings.consumers));
     const commit = await runCommits(server, last.topic, last.queueEnds, settings.commits, perClient);
+    const pop = await runPop(server, `Bench${mode}${runId}Pop`, {
+      messages: quick ? 2048 : 16_384,
+      batch: 32,
+      clients: settings.consumers,
+      queues: settings.queues,
+    });
+    console.error(formatPop(mode, pop));
     await server.close();
     server = undefined;
     const delayed = await runDelayed(storage, runId, {
@@ -135,7 +143,7 @@ async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): 
       sweepIntervalMs: 500,
     });
     console.error(formatDelayed(delayed));
-    return { mode, description, cases, idlePoll, commit, delayed };
+    return { mode, description, cases, idlePoll, commit, delayed, pop };
   } finally {
     await server?.close();
     await cleanup();

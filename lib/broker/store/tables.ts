@@ -44,6 +44,12 @@ export const CONNECTIONS_TABLE: TableSpec = { name: "connections", sortKeyType: 
  */
 export const TIMERS_TABLE: TableSpec = { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
+/**
+ * POP consumption's state per (group, queue) (`pop:<G>:<T>:<broker>:<queueId>`): checkpoints by start offset,
+ * their rounds and acks (`<start>#r<n>`, `<start>#a<nonce>`) and the `lowwater` mark (lib/broker/pop/checkpoints.ts).
+ */
+export const POP_TABLE: TableSpec = { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" };
+
 /** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
 export const BROKER_TABLES: readonly TableSpec[] = [
   QUEUE_INDEX_TABLE,
@@ -54,6 +60,7 @@ export const BROKER_TABLES: readonly TableSpec[] = [
   CONNECTIONS_TABLE,
   ACL_TABLE,
   TIMERS_TABLE,
+  POP_TABLE,
 ];
 
 export const keys = {
