@@ -201,7 +201,7 @@ export async function serveOn(
     }),
   };
   context = ctx;
-  const channel = servePushChannel(server, broker, ctx.auth);
+  const channel = servePushChannel(server, broker, ctx.auth, isLoopback(host));
 
   // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
   // every process registers what it serves; the name server (or the all-in-one process) runs the others.

@@ -31,6 +31,7 @@ import { z } from "zod";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { MessageRecord } from "../core/message.js";
 import { decodeBatch, encodeBatch } from "../core/message-codec.js";
+import { MAX_LIST_ITEMS, MAX_TEXT_LENGTH } from "./bounds.js";
 import { PULL_STATUSES, type PulledMessage, type PullResponse } from "./endpoints/pull.js";
 import { type SendMessage, SendMessageSchema, type SendRequest, SendRequestSchema } from "./endpoints/send.js";
 import { queueId, queueOffset, timestamp } from "./fields.js";
@@ -79,14 +80,14 @@ const SendMessageRestSchema = SendMessageSchema.omit(RECORD_FIELDS);
 const SendMessageMetaSchema = SendMessageSchema.omit({ body: true });
 
 export const SendFrameHeaderSchema = SendRequestSchema.omit({ messages: true })
-  .extend({ messages: z.array(SendMessageRestSchema).optional() })
+  .extend({ messages: z.array(SendMessageRestSchema).max(MAX_LIST_ITEMS).optional() })
   .strict();
 
 const PulledMetaSchema = z
   .object({
-    msgId: z.string(),
-    topic: z.string(),
-    brokerName: z.string(),
+    msgId: z.string().max(MAX_TEXT_LENGTH),
+    topic: z.string().max(MAX_TEXT_LENGTH),
+    brokerName: z.string().max(MAX_TEXT_LENGTH),
     queueId,
     queueOffset,
     storeTimestamp: timestamp,
@@ -99,7 +100,7 @@ export const PullFrameHeaderSchema = z
     nextBeginOffset: queueOffset,
     minOffset: queueOffset,
     maxOffset: queueOffset,
-    messages: z.array(PulledMetaSchema),
+    messages: z.array(PulledMetaSchema).max(MAX_LIST_ITEMS),
   })
   .strict();
 
