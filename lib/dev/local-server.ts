@@ -24,7 +24,7 @@ import type { ReplayGuard } from "../http/replay-guard.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
 
-import { createRequestHandler } from "../http/request-handler.js";
+import { type ApiAnswer, createRequestHandler } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { CHANNEL_PATH } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
@@ -70,6 +70,8 @@ export interface LocalServerOptions {
   maxInFlightBytes?: number | undefined;
   /** Time a request's body has to arrive once its headers did; a slower one is dropped. Default 30 s. */
   bodyTimeoutMs?: number | undefined;
+  /** Time a client has to read an answer while it reads nothing; a client silent longer is dropped. Default 30 s. */
+  answerTimeoutMs?: number | undefined;
   /** How often the local timer job moves due delayed messages. Default the config's timerSweepIntervalMs. */
   delayedDeliveryIntervalMs?: number;
 }
@@ -153,6 +155,7 @@ export async function serveOn(
   const inFlight = new Set<Promise<void>>();
   const bytes = new InFlightBytes(options.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES);
   const consoleDir = consoleBuildDir();
+  const answerTimeoutMs = options.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
   const server: Server = createServer((req, res) => {
     const answered = Promise.resolve()
       .then(() => (context?.auth ? undefined : refuseForeignPage(req, isLoopback(host))))
@@ -164,11 +167,24 @@ export async function serveOn(
           timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
           precheck: context?.auth && ((r) => checkSignedHeaders(context?.auth, r)),
         });
+        let answer: ApiAnswer;
         try {
-          writeAnswer(res, await handler(toApiRequest(req, held.body)));
-        } finally {
+          answer = await handler(toApiRequest(req, held.body));
+        } catch (err) {
           held.release();
+          throw err;
         }
+        // The request's bytes and the answer's stay counted until the answer is sent (or its socket is gone), not
+        // when it is handed to the socket: a client that never reads holds the budget, so new requests get
+        // SYSTEM_BUSY instead of piling answers up in memory; and it is dropped once it stops reading for long.
+        const answerBytes = byteLengthOf(answer.body);
+        bytes.hold(answerBytes);
+        res.once("close", () => {
+          held.release();
+          bytes.release(answerBytes);
+        });
+        res.setTimeout(answerTimeoutMs, () => res.destroy());
+        writeAnswer(res, answer);
       })
       .catch((err: unknown) => answerUnread(req, res, err))
       .finally(() => inFlight.delete(answered));
@@ -254,6 +270,12 @@ export async function serveOn(
     },
   };
 }
+
+/** Default time an answer may sit unread by a client that reads nothing (then its connection is dropped). */
+export const DEFAULT_ANSWER_TIMEOUT_MS = 30_000;
+
+const byteLengthOf = (body: string | Uint8Array): number =>
+  typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
 
 function logJobError(job: string) {
   return (err: unknown) => console.error(`nimbus: ${job} failed:`, err);

@@ -56,6 +56,11 @@ export class InFlightBytes {
     return true;
   }
 
+  /** Counts `size` bytes whether or not they fit (an answer already made): later requests see the cap reached. */
+  hold(size: number): void {
+    this.#used += size;
+  }
+
   release(size: number): void {
     this.#used -= size;
   }
