@@ -11,9 +11,8 @@
 import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ACL_TABLE, AclStore } from "../broker/acl-store.js";
-import { AesGcmSealer } from "../broker/secret-sealer.js";
-import { BROKER_TABLES } from "../broker/tables.js";
+import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
+import { BROKER_TABLES } from "../broker/store/index.js";
 import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
@@ -24,7 +23,8 @@ import type { ReplayGuard } from "../http/replay-guard.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
 
-import { type ApiAnswer, createRequestHandler } from "../http/request-handler.js";
+import type { ApiAnswer } from "../http/api-types.js";
+import { createRequestHandler } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { CHANNEL_PATH } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";

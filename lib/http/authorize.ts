@@ -7,7 +7,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import type { AclStore, StoredUser } from "../broker/acl-store.js";
+import type { AclStore, StoredUser } from "../broker/security/index.js";
 import {
   type Acl,
   type AclAction,
@@ -21,8 +21,8 @@ import {
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { parseSignature, type ReceivedRequest, signatureMatches } from "../core/request-signing.js";
 import type { AnyEndpoint, EndpointInput } from "../protocol/index.js";
+import type { ApiRequest } from "./api-types.js";
 import { MAX_NONCES, ReplayGuard } from "./replay-guard.js";
-import type { ApiRequest } from "./request-handler.js";
 
 /** A resource name the raw-body check reads: a name longer than any valid one is left to decoding. */
 const MAX_RESOURCE_NAME = 255;

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { createServer, type Server, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { ROUTES_TABLE } from "../../lib/broker/tables.js";
+import { ROUTES_TABLE } from "../../lib/broker/store/tables.js";
 import { ErrorCode, NimbusError } from "../../lib/core/errors.js";
 import { createAwsStorage } from "../../lib/storage/aws/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
