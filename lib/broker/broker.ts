@@ -146,17 +146,18 @@ export class Broker {
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
-    this.channel = new PushChannel(storage.table(CONNECTIONS_TABLE), this.clients, {
-      ...(options.channelCoalesceMs === undefined ? {} : { coalesceMs: options.channelCoalesceMs }),
-      now,
-    });
-    this.queueLog.onAppended = (q, maxOffset) => this.channel.queueAppended(q, maxOffset);
-    this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     this.locks = new QueueLockService(
       storage.table(CLIENTS_TABLE),
       { ...DEFAULT_QUEUE_LOCK_OPTIONS, ...options.queueLocks },
       now,
     );
+    this.channel = new PushChannel(storage.table(CONNECTIONS_TABLE), this.clients, {
+      ...(options.channelCoalesceMs === undefined ? {} : { coalesceMs: options.channelCoalesceMs }),
+      now,
+      locks: this.locks,
+    });
+    this.queueLog.onAppended = (q, maxOffset) => this.channel.queueAppended(q, maxOffset);
+    this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     const transactionTable = storage.table(TRANSACTIONS_TABLE);
     this.transactions = new TransactionService(
       transactionTable,

@@ -42,8 +42,8 @@ export async function handleChannelFrame(
   const frame = parsed.data;
   try {
     if (frame.type === "ping") {
-      await broker.channel.ping(connectionId);
-      return undefined;
+      // A ping renews the registration; with none left (expired, removed) the client is asked for it again.
+      return (await broker.channel.ping(connectionId)) ? undefined : { type: "register-again" };
     }
     if (auth !== undefined) await authorizeRegistration(broker, auth, connectionId, frame);
     await broker.channel.register(connectionId, frame);

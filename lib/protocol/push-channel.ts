@@ -81,6 +81,12 @@ export const MembersFrameSchema = z.object({ type: z.literal("members"), consume
 /** Check-backs wait for this producer in `producerGroup`: heartbeat now to take them. */
 export const ChecksFrameSchema = z.object({ type: z.literal("checks"), producerGroup: groupName }).strict();
 
+/**
+ * The answer to a ping when the broker holds no registration for the connection (it expired or was removed
+ * while the socket stayed open): register again, or the client is no longer in its groups.
+ */
+export const RegisterAgainFrameSchema = z.object({ type: z.literal("register-again") }).strict();
+
 /** A frame the broker refused (bad JSON or schema), with the API's `{code, message}`; nothing was written. */
 export const ChannelErrorFrameSchema = z
   .object({ type: z.literal("error"), code: z.string().max(MAX_TEXT_LENGTH), message: z.string().max(MAX_TEXT_LENGTH) })
@@ -91,6 +97,7 @@ export const ServerFrameSchema = z.discriminatedUnion("type", [
   QueueHintFrameSchema,
   MembersFrameSchema,
   ChecksFrameSchema,
+  RegisterAgainFrameSchema,
   ChannelErrorFrameSchema,
 ]);
 export type ServerFrame = z.output<typeof ServerFrameSchema>;
@@ -106,6 +113,7 @@ export const CHANNEL_FRAMES = {
     queue: QueueHintFrameSchema,
     members: MembersFrameSchema,
     checks: ChecksFrameSchema,
+    "register-again": RegisterAgainFrameSchema,
     error: ChannelErrorFrameSchema,
   },
 } as const;
