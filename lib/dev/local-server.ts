@@ -9,7 +9,8 @@
  * // ... await server.close();
  */
 import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
 import { BROKER_TABLES } from "../broker/store/index.js";
@@ -64,6 +65,8 @@ export interface LocalServerOptions {
   retentionIntervalMs?: number;
   /** Signatures and ACLs on every route but `GET /health` (`nimbus dev --auth`); absent: open, loopback only. */
   auth?: LocalAuthOptions | undefined;
+  /** HTTPS (and wss:// for the channel) with this certificate and key, PEM (`--tls-cert`, `--tls-key`). */
+  tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
   /** Serve a non-loopback `host` without auth (`--insecure`). */
   insecure?: boolean | undefined;
   /** Request bytes read or answered at once; past it SYSTEM_BUSY. Default 4 maximal requests (24 MiB). */
@@ -147,7 +150,7 @@ export async function serveOn(
   const config = options.config ?? parseNimbusConfig({});
   const role = options.role ?? { kind: "all" };
   const host = options.host ?? "127.0.0.1";
-  checkOpenBinding(host, options.auth !== undefined, options.insecure === true);
+  checkOpenBinding(host, options.auth !== undefined, options.insecure === true, options.tls !== undefined);
   let context: HandlerContext | undefined;
   const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext);
 
@@ -156,7 +159,7 @@ export async function serveOn(
   const bytes = new InFlightBytes(options.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES);
   const consoleDir = consoleBuildDir();
   const answerTimeoutMs = options.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
-  const server: Server = createServer((req, res) => {
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     const answered = Promise.resolve()
       .then(() => (context?.auth ? undefined : refuseForeignPage(req, isLoopback(host))))
       .then(() => serveConsole(req, res, consoleDir))
@@ -189,19 +192,21 @@ export async function serveOn(
       .catch((err: unknown) => answerUnread(req, res, err))
       .finally(() => inFlight.delete(answered));
     inFlight.add(answered);
-  });
+  };
+  const server: Server = options.tls ? createTlsServer({ ...options.tls }, serve) : createServer(serve);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 9876, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${advertisedHost(host)}:${port}`;
+  const scheme = options.tls ? "https" : "http";
+  const url = `${scheme}://${advertisedHost(host)}:${port}`;
   const broker = createBroker(
     storage,
     { ...config, brokers: registrations(config, role) },
     { apiUrl: url, newMessageId },
   );
-  const channelUrl = `ws://${host}:${port}${CHANNEL_PATH}`;
+  const channelUrl = `${options.tls ? "wss" : "ws"}://${host}:${port}${CHANNEL_PATH}`;
   const auth = options.auth;
   const ctx: HandlerContext = {
     broker,
