@@ -20,7 +20,7 @@ import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
-import type { ReplayGuard } from "../http/replay-guard.js";
+import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
 
@@ -215,6 +215,7 @@ export async function serveOn(
     ...(auth && {
       auth: new RequestAuth({
         store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
+        nonces: new DurableNonces(storage.table(ACL_TABLE)),
         root: auth.root,
         cacheMs: auth.cacheMs,
         replay: auth.replay,

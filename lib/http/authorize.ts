@@ -19,10 +19,10 @@ import {
   topicPermission,
 } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import { parseSignature, type ReceivedRequest, signatureMatches } from "../core/request-signing.js";
+import { NONCE_HEADER, parseSignature, type ReceivedRequest, signatureMatches } from "../core/request-signing.js";
 import type { AnyEndpoint, EndpointInput } from "../protocol/index.js";
 import type { ApiRequest } from "./api-types.js";
-import { MAX_NONCES, ReplayGuard } from "./replay-guard.js";
+import { type DurableNonces, MAX_NONCES, ReplayGuard } from "./replay-guard.js";
 
 /** A resource name the raw-body check reads: a name longer than any valid one is left to decoding. */
 const MAX_RESOURCE_NAME = 255;
@@ -36,6 +36,8 @@ export interface AuthOptions {
   now?: (() => number) | undefined;
   /** The nonces seen; pass one guard to every server of a process so none accepts another's request again. */
   replay?: ReplayGuard | undefined;
+  /** The nonces of replay-proof routes, shared by every process of the stage (its ACL table). */
+  nonces?: DurableNonces | undefined;
 }
 
 export class RequestAuth {
@@ -74,6 +76,16 @@ export class RequestAuth {
       throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
     this.#replay.admit(`${claim.accessKey}/${claim.nonce}`, now);
     return user;
+  }
+
+  /**
+   * Records the nonce of an authenticated, authorized request of a replay-proof route (isReplayProof) in the store,
+   * so that no other process accepts it again; UNAUTHENTICATED if one did. Called just before the route runs, so a
+   * refused request writes nothing.
+   */
+  async admitEverywhere(request: ReceivedRequest, user: AclUser): Promise<void> {
+    const nonce = request.header(NONCE_HEADER) ?? "";
+    await this.#options.nonces?.admit(`${user.username}/${nonce}`, this.#now());
   }
 
   /**

@@ -27,6 +27,7 @@ import {
 import type { ApiAnswer, ApiRequest } from "./api-types.js";
 import { type RequestAuth, receivedRequest } from "./authorize.js";
 import { checkJsonShape, parseJsonText } from "./json-body.js";
+import { isReplayProof } from "./replay-guard.js";
 import type { Route } from "./route.js";
 
 export const JSON_TYPE = "application/json";
@@ -123,7 +124,10 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined;
       // body is decoded: a refused caller never costs a decode (the full check runs again on the decoded input).
       if (gate && user) await gate.preauthorize(user, endpoint, { params, query, body: json.raw });
       const input = { params, query, body: json.decode(endpoint.body) };
-      if (gate && user) await gate.authorize(user, endpoint, input);
+      if (gate && user) {
+        await gate.authorize(user, endpoint, input);
+        if (isReplayProof(endpoint)) await gate.admitEverywhere(receivedRequest(req), user);
+      }
       // The route sees who signed, for the checks it decides on stored state (PUT /topics: Create or Update).
       const answer = await hit.c.route.handle(input, user ? { ...ctx, caller: user } : ctx);
       if (asked === "HEAD") return { status: 200, contentType: JSON_TYPE, body: "" };
