@@ -17,8 +17,12 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
-/** `text` parsed as JSON (not yet shape-checked), or PARAMETER_ILLEGAL for bad JSON or a `__proto__` key. */
+/**
+ * `text` parsed as JSON (values not yet checked), or PARAMETER_ILLEGAL for bad JSON, a `__proto__` key, or a
+ * container over the shape bounds, found by a scan of the text before it is parsed (`prescanJson`).
+ */
 export function parseJsonText(text: string): unknown {
+  prescanJson(text);
   // The reviver sees every key; only bodies that could spell the key (plainly or with \u escapes) pay for it.
   const suspicious = text.includes(PROTO) || text.includes("\\u");
   let value: unknown;
@@ -65,6 +69,56 @@ export function checkJsonShape(value: unknown): void {
     for (const k of keys) {
       if (LONE_SURROGATE.test(k)) throw illegal("a key has a lone surrogate (not valid Unicode)");
       stack.push({ v: (v as Record<string, unknown>)[k], depth: depth + 1 });
+    }
+  }
+}
+
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const COMMA = 0x2c;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * One pass over the text, before JSON.parse builds anything: PARAMETER_ILLEGAL for nesting over MAX_JSON_DEPTH, an
+ * array over MAX_JSON_ARRAY_ITEMS or an object over MAX_JSON_OBJECT_KEYS (counted by their commas outside
+ * strings). So a 6 MB body of a million items costs a scan, not a parse that builds a million values and blocks
+ * the event loop. Malformed text is left to JSON.parse.
+ */
+export function prescanJson(text: string): void {
+  const commas: number[] = [];
+  const isArray: boolean[] = [];
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+      continue;
+    }
+    if (c === QUOTE) inString = true;
+    else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+      if (commas.length >= MAX_JSON_DEPTH) throw illegal(`the body nests deeper than ${MAX_JSON_DEPTH} levels`);
+      commas.push(0);
+      isArray.push(c === OPEN_ARRAY);
+    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
+      commas.pop();
+      isArray.pop();
+    } else if (c === COMMA && commas.length > 0) {
+      const top = commas.length - 1;
+      const n = (commas[top] ?? 0) + 1;
+      commas[top] = n;
+      const array = isArray[top] === true;
+      if (array && n >= MAX_JSON_ARRAY_ITEMS)
+        throw illegal(
+          `an array has more than ${MAX_JSON_ARRAY_ITEMS} items, over the limit of ${MAX_JSON_ARRAY_ITEMS}`,
+        );
+      if (!array && n >= MAX_JSON_OBJECT_KEYS)
+        throw illegal(
+          `an object has more than ${MAX_JSON_OBJECT_KEYS} keys, over the limit of ${MAX_JSON_OBJECT_KEYS}`,
+        );
     }
   }
 }

@@ -55,9 +55,12 @@ describe("bounds of lib/protocol", () => {
         () => parseJsonBody(text),
         (e: Error) => pattern.test(e.message),
       );
-    refused(`{"topic":"Fz","messages":[${"1,".repeat(100_000)}1]}`, /an array has 100001 items/);
+    refused(`{"topic":"Fz","messages":[${"1,".repeat(100_000)}1]}`, /an array has more than 4096 items/);
     const props = Object.fromEntries(Array.from({ length: 130_000 }, (_, i) => [`k${i}`, "v"]));
-    refused(JSON.stringify({ topic: "T", messages: [{ body: "", properties: props }] }), /an object has 130000 keys/);
+    refused(
+      JSON.stringify({ topic: "T", messages: [{ body: "", properties: props }] }),
+      /an object has more than 1024 keys/,
+    );
     refused(`${"[".repeat(40)}${"]".repeat(40)}`, /nests deeper than 16/);
     refused(JSON.stringify({ clientId: "a\ud800b" }), /lone surrogate/);
     assert.doesNotThrow(() => checkJsonShape({ clientId: "a\u{1f600}b" }));
