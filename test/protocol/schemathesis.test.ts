@@ -55,7 +55,7 @@ describe("schemathesis against the served OpenAPI document", () => {
         "--no-color",
       ];
       const result = await new Promise<{ code: number; out: string }>((resolve) => {
-        execFile(binary, args, { maxBuffer: 16 * 1024 * 1024, timeout: 800_000 }, (err, stdout, stderr) =>
+        execFile(binary, args, { cwd: dataDir, maxBuffer: 16 * 1024 * 1024, timeout: 800_000 }, (err, stdout, stderr) =>
           resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, out: `${stdout}${stderr}` }),
         );
       });
