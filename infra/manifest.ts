@@ -24,7 +24,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "connections", sortKeyType: "string", ttlAttribute: "expiresAt" },
-  { name: "acl", sortKeyType: "string" },
+  { name: "acl", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];

@@ -152,9 +152,15 @@ export class Broker {
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
+    this.locks = new QueueLockService(
+      storage.table(CLIENTS_TABLE),
+      { ...DEFAULT_QUEUE_LOCK_OPTIONS, ...options.queueLocks },
+      now,
+    );
     this.channel = new PushChannel(storage.table(CONNECTIONS_TABLE), this.clients, {
       ...(options.channelCoalesceMs === undefined ? {} : { coalesceMs: options.channelCoalesceMs }),
       now,
+      locks: this.locks,
     });
     this.pop = new PopService(
       storage.table(POP_TABLE),
@@ -170,11 +176,6 @@ export class Broker {
       this.pop.queueAppended(q);
     };
     this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
-    this.locks = new QueueLockService(
-      storage.table(CLIENTS_TABLE),
-      { ...DEFAULT_QUEUE_LOCK_OPTIONS, ...options.queueLocks },
-      now,
-    );
     const transactionTable = storage.table(TRANSACTIONS_TABLE);
     this.transactions = new TransactionService(
       transactionTable,

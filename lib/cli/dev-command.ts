@@ -1,4 +1,5 @@
 /** @module `nimbus dev`: the local broker on 127.0.0.1:9876, on the embedded store or on DynamoDB/S3 endpoints. */
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { parseNimbusConfig } from "../config/nimbus-config.js";
@@ -29,6 +30,8 @@ interface DevOptions {
   rootUser?: string;
   rootPassword?: string;
   insecure?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 const count = (value: string): number => {
@@ -136,6 +139,11 @@ function serverOptions(command: Command, defaultPort: number): Command {
       ),
     )
     .option("--insecure", "serve a non-loopback --host without --auth (anyone who reaches it may do anything)", false)
+    .option(
+      "--tls-cert <file>",
+      "serve HTTPS with this PEM certificate (required with --auth on a non-loopback --host)",
+    )
+    .option("--tls-key <file>", "the PEM private key of --tls-cert")
     .addOption(
       new Option(
         "--transaction-timeout <ms>",
@@ -199,6 +207,7 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
   const guard = {
     ...(opts.auth ? { auth: { ...localAuth(opts), replay: new ReplayGuard() } } : {}),
     insecure: opts.insecure === true,
+    tls: tlsFiles(opts),
   };
   const main = await startLocalServer({
     port: opts.port,
@@ -234,6 +243,14 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
  * master key that seals users' secrets from NIMBUS_ACL_MASTER_KEY or `<data-dir>/acl-master.key` (made once,
  * readable by its owner only).
  */
+/** The certificate and key of --tls-cert/--tls-key, read once; both or neither. */
+function tlsFiles(opts: DevOptions): { cert: Buffer; key: Buffer } | undefined {
+  if (opts.tlsCert === undefined && opts.tlsKey === undefined) return undefined;
+  if (opts.tlsCert === undefined || opts.tlsKey === undefined)
+    throw new InvalidArgumentError("--tls-cert and --tls-key go together");
+  return { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey) };
+}
+
 /** NIMBUS_AUTH: 1/true/on/acl turn auth on, 0/false/off or unset leave it off; anything else is refused. */
 export function authFromEnv(value: string | undefined): boolean {
   const v = (value ?? "").trim().toLowerCase();

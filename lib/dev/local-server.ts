@@ -9,7 +9,8 @@
  * // ... await server.close();
  */
 import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
 import { BROKER_TABLES } from "../broker/store/index.js";
@@ -19,10 +20,11 @@ import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
-import type { ReplayGuard } from "../http/replay-guard.js";
+import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
 
+import type { ApiAnswer } from "../http/api-types.js";
 import { createRequestHandler } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { CHANNEL_PATH } from "../protocol/index.js";
@@ -63,12 +65,16 @@ export interface LocalServerOptions {
   retentionIntervalMs?: number;
   /** Signatures and ACLs on every route but `GET /health` (`nimbus dev --auth`); absent: open, loopback only. */
   auth?: LocalAuthOptions | undefined;
+  /** HTTPS (and wss:// for the channel) with this certificate and key, PEM (`--tls-cert`, `--tls-key`). */
+  tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
   /** Serve a non-loopback `host` without auth (`--insecure`). */
   insecure?: boolean | undefined;
   /** Request bytes read or answered at once; past it SYSTEM_BUSY. Default 4 maximal requests (24 MiB). */
   maxInFlightBytes?: number | undefined;
   /** Time a request's body has to arrive once its headers did; a slower one is dropped. Default 30 s. */
   bodyTimeoutMs?: number | undefined;
+  /** Time a client has to read an answer while it reads nothing; a client silent longer is dropped. Default 30 s. */
+  answerTimeoutMs?: number | undefined;
   /** How often the local timer job moves due delayed messages. Default the config's timerSweepIntervalMs. */
   delayedDeliveryIntervalMs?: number;
 }
@@ -144,7 +150,7 @@ export async function serveOn(
   const config = options.config ?? parseNimbusConfig({});
   const role = options.role ?? { kind: "all" };
   const host = options.host ?? "127.0.0.1";
-  checkOpenBinding(host, options.auth !== undefined, options.insecure === true);
+  checkOpenBinding(host, options.auth !== undefined, options.insecure === true, options.tls !== undefined);
   let context: HandlerContext | undefined;
   const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext);
 
@@ -152,7 +158,8 @@ export async function serveOn(
   const inFlight = new Set<Promise<void>>();
   const bytes = new InFlightBytes(options.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES);
   const consoleDir = consoleBuildDir();
-  const server: Server = createServer((req, res) => {
+  const answerTimeoutMs = options.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     const answered = Promise.resolve()
       .then(() => (context?.auth ? undefined : refuseForeignPage(req, isLoopback(host))))
       .then(() => serveConsole(req, res, consoleDir))
@@ -163,28 +170,43 @@ export async function serveOn(
           timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
           precheck: context?.auth && ((r) => checkSignedHeaders(context?.auth, r)),
         });
+        let answer: ApiAnswer;
         try {
-          writeAnswer(res, await handler(toApiRequest(req, held.body)));
-        } finally {
+          answer = await handler(toApiRequest(req, held.body));
+        } catch (err) {
           held.release();
+          throw err;
         }
+        // The request's bytes and the answer's stay counted until the answer is sent (or its socket is gone), not
+        // when it is handed to the socket: a client that never reads holds the budget, so new requests get
+        // SYSTEM_BUSY instead of piling answers up in memory; and it is dropped once it stops reading for long.
+        const answerBytes = byteLengthOf(answer.body);
+        bytes.hold(answerBytes);
+        res.once("close", () => {
+          held.release();
+          bytes.release(answerBytes);
+        });
+        res.setTimeout(answerTimeoutMs, () => res.destroy());
+        writeAnswer(res, answer);
       })
       .catch((err: unknown) => answerUnread(req, res, err))
       .finally(() => inFlight.delete(answered));
     inFlight.add(answered);
-  });
+  };
+  const server: Server = options.tls ? createTlsServer({ ...options.tls }, serve) : createServer(serve);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 9876, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${advertisedHost(host)}:${port}`;
+  const scheme = options.tls ? "https" : "http";
+  const url = `${scheme}://${advertisedHost(host)}:${port}`;
   const broker = createBroker(
     storage,
     { ...config, brokers: registrations(config, role) },
     { apiUrl: url, newMessageId },
   );
-  const channelUrl = `ws://${host}:${port}${CHANNEL_PATH}`;
+  const channelUrl = `${options.tls ? "wss" : "ws"}://${host}:${port}${CHANNEL_PATH}`;
   const auth = options.auth;
   const ctx: HandlerContext = {
     broker,
@@ -193,6 +215,7 @@ export async function serveOn(
     ...(auth && {
       auth: new RequestAuth({
         store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
+        nonces: new DurableNonces(storage.table(ACL_TABLE)),
         root: auth.root,
         cacheMs: auth.cacheMs,
         replay: auth.replay,
@@ -200,7 +223,7 @@ export async function serveOn(
     }),
   };
   context = ctx;
-  const channel = servePushChannel(server, broker, ctx.auth);
+  const channel = servePushChannel(server, broker, ctx.auth, isLoopback(host));
 
   // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
   // every process registers what it serves; the name server (or the all-in-one process) runs the others.
@@ -253,6 +276,12 @@ export async function serveOn(
     },
   };
 }
+
+/** Default time an answer may sit unread by a client that reads nothing (then its connection is dropped). */
+export const DEFAULT_ANSWER_TIMEOUT_MS = 30_000;
+
+const byteLengthOf = (body: string | Uint8Array): number =>
+  typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
 
 function logJobError(job: string) {
   return (err: unknown) => console.error(`nimbus: ${job} failed:`, err);

@@ -31,6 +31,7 @@ import { z } from "zod";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { MessageRecord } from "../core/message.js";
 import { decodeBatch, encodeBatch } from "../core/message-codec.js";
+import { MAX_LIST_ITEMS } from "./bounds.js";
 import { type PulledMessage, PulledMessageSchema, type PullResponse, PullResponseSchema } from "./endpoints/pull.js";
 import { type SendMessage, SendMessageSchema, type SendRequest, SendRequestSchema } from "./endpoints/send.js";
 
@@ -78,7 +79,7 @@ const SendMessageRestSchema = SendMessageSchema.omit(RECORD_FIELDS);
 const SendMessageMetaSchema = SendMessageSchema.omit({ body: true });
 
 export const SendFrameHeaderSchema = SendRequestSchema.omit({ messages: true })
-  .extend({ messages: z.array(SendMessageRestSchema).optional() })
+  .extend({ messages: z.array(SendMessageRestSchema).max(MAX_LIST_ITEMS).optional() })
   .strict();
 
 /** A pulled message's fields the header carries; the rest stands in its record. */
@@ -92,7 +93,7 @@ const PulledMetaSchema = PulledMessageSchema.pick({
 }).strict();
 
 export const PullFrameHeaderSchema = PullResponseSchema.omit({ messages: true })
-  .extend({ messages: z.array(PulledMetaSchema) })
+  .extend({ messages: z.array(PulledMetaSchema).max(MAX_LIST_ITEMS) })
   .strict();
 
 function encodeFrame(header: unknown, batch: Uint8Array): Uint8Array {

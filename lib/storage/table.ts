@@ -43,7 +43,19 @@ export interface TableSpec {
  * It guarantees the put creates and never overwrites: of concurrent puts under one key, at most one
  * succeeds.
  */
-export type Condition = { exists: false };
+export type Condition = { exists: false } | { versionIs: number };
+
+/**
+ * Whether `stored` (the item under the put's key, if any) meets `condition`. `{ versionIs: n }`: an item is
+ * stored and its numeric `version` attribute is `n` (an item without one counts as version 0), which guarantees
+ * a read-modify-write is applied to the item it read: of concurrent updates from one version, at most one succeeds.
+ */
+export function meetsCondition(condition: Condition, stored: Item | undefined): boolean {
+  if ("exists" in condition) return stored === undefined;
+  if (stored === undefined) return false;
+  const version = stored.version ?? 0;
+  return version === condition.versionIs;
+}
 
 /** Which sort keys a query reads, as DynamoDB's KeyConditionExpression on the sort key (`<=` or `>`). */
 export type SortKeyRange = { lte: SortKey } | { gt: SortKey };

@@ -140,14 +140,12 @@ export function checkItem(spec: TableSpec, item: Item): void {
 /** A put's condition: absent, or exactly `{ exists: false }`. */
 export function checkCondition(condition: Condition | undefined): void {
   if (condition === undefined) return;
-  if (
-    typeof condition !== "object" ||
-    condition === null ||
-    Object.keys(condition).length !== 1 ||
-    condition.exists !== false
-  ) {
-    throw illegal("the only condition is { exists: false }");
-  }
+  const keys = typeof condition === "object" && condition !== null ? Object.keys(condition) : [];
+  const valid =
+    keys.length === 1 &&
+    (("exists" in condition && condition.exists === false) ||
+      ("versionIs" in condition && Number.isSafeInteger(condition.versionIs) && condition.versionIs >= 0));
+  if (!valid) throw illegal("a condition is { exists: false } or { versionIs: n } (n a non-negative integer)");
 }
 
 /** Sort key order as DynamoDB's: numbers numerically, strings by their UTF-8 bytes. */

@@ -126,10 +126,11 @@ export class SendService {
       }
       // Set by the broker: tags and keys have fields; the rest mark transactional, retried and stored messages.
       checkClientProperties(i, properties);
-      properties[MessageConst.UNIQ_KEY] ??= this.options.newMessageId();
+      // What the client sent counts (a UNIQ_KEY it chose included), not the id the broker adds.
       const propBytes = Object.entries(properties).reduce((n, [k, v]) => n + utf8Length(k) + utf8Length(v) + 2, 0);
       if (propBytes > MAX_PROPERTIES_BYTES)
         throw tooLarge(`message ${i}: properties are over ${MAX_PROPERTIES_BYTES} bytes`);
+      properties[MessageConst.UNIQ_KEY] ??= this.options.newMessageId();
       if (Object.keys(properties).some((k) => k.length === 0)) throw illegal(`message ${i}: a property name is empty`);
       return { bornTimestamp, flag: m.flag ?? 0, tags, keys, properties, body: m.body, reconsumeTimes: 0 };
     });

@@ -15,7 +15,8 @@ export const QUEUE_INDEX_TABLE: TableSpec = {
 };
 
 /** Users (`user` / name) and ACLs (`acl` / subject): lib/broker/security. */
-export const ACL_TABLE: TableSpec = { name: "acl", sortKeyType: "string" };
+/** Users, ACLs and the nonces of replay-proof requests (which expire by TTL). */
+export const ACL_TABLE: TableSpec = { name: "acl", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
 /** Topic routes (`topic:<T>` / brokerName), the topic list (`topics` / topic), brokers (`brokers` / cluster:name:id). */
 export const ROUTES_TABLE: TableSpec = { name: "routes", sortKeyType: "string" };

@@ -26,10 +26,10 @@ import {
 } from "../table.js";
 import { checkCondition, checkItem, checkKey, checkQuery } from "../validate.js";
 import {
+  conditionExpression,
   fromItem,
   fromSortKey,
   keyConditionExpression,
-  notExistsCondition,
   Placeholders,
   toAttrMap,
   toKey,
@@ -68,7 +68,11 @@ export class DynamoTable implements Table {
           Item: toAttrMap(item),
           // `attribute_not_exists(pk)` ({ exists: false }): the put creates, never overwrites; of concurrent
           // creates under one key at most one succeeds. It fails only when an item is stored under the key.
-          ...(conditional ? { ConditionExpression: notExistsCondition(ph), ...ph.fields() } : {}),
+          // `{ versionIs: n }`: the item is stored with `version` n (absent counts as 0), so a read-modify-write
+          // lands only on the version it read; of concurrent updates from one version at most one succeeds.
+          ...(options.condition !== undefined
+            ? { ConditionExpression: conditionExpression(options.condition, ph), ...ph.fields() }
+            : {}),
           ...(returnExisting ? { ReturnValuesOnConditionCheckFailure: "ALL_OLD" } : {}),
         }),
       );

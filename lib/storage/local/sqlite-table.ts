@@ -14,6 +14,7 @@ import {
   type GetOptions,
   type Item,
   type ItemKey,
+  meetsCondition,
   type PutOptions,
   type QueryOptions,
   type QueryPage,
@@ -100,16 +101,18 @@ export class SqliteTable implements Table {
     checkCondition(options.condition);
     const stored = await this.#writes.submit(() =>
       sqlite("put", () => {
-        const found = options.condition === undefined ? undefined : this.#read(item);
-        if (found === undefined) this.#upsert(item);
-        return found;
+        const condition = options.condition;
+        const found = condition === undefined ? undefined : this.#read(item);
+        const met = condition === undefined || meetsCondition(condition, found);
+        if (met) this.#upsert(item);
+        return { met, found };
       }),
     );
     this.counter.tableWrite(itemSize(item));
-    if (stored !== undefined) {
+    if (!stored.met) {
       throw new ConditionFailedError(
         `put ${this.spec.name} ${item.pk}/${item.sk}: condition failed`,
-        options.returnExistingOnFailure ? stored : undefined,
+        options.returnExistingOnFailure ? stored.found : undefined,
       );
     }
   }
