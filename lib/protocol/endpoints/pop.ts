@@ -55,7 +55,7 @@ export type ReceiveRequest = z.output<typeof ReceiveRequestSchema>;
 
 export const ReceivedMessageSchema = PulledMessageSchema.extend({
   /** What ack and change-invisible-duration take: valid until acked, changed, or the invisible time ends. */
-  receiptHandle: z.string(),
+  receiptHandle,
   /** 1 on the first delivery, one more on each redelivery. */
   deliveryAttempt: z.number().int().min(1),
   /** When the message becomes visible again unless acked (ms since epoch). */
@@ -64,7 +64,7 @@ export const ReceivedMessageSchema = PulledMessageSchema.extend({
 export type ReceivedMessage = z.output<typeof ReceivedMessageSchema>;
 
 export const ReceiveResponseSchema = z
-  .object({ messages: z.array(ReceivedMessageSchema) })
+  .object({ messages: z.array(ReceivedMessageSchema).max(MAX_RECEIVE_MESSAGES) })
   .meta({ id: "ReceiveResponse" });
 export type ReceiveResponse = z.output<typeof ReceiveResponseSchema>;
 
@@ -81,7 +81,7 @@ export type AckRequest = z.output<typeof AckRequestSchema>;
 export const AckResponseSchema = z
   .object({
     /** One entry per handle, in order: OK, or INVALID_RECEIPT_HANDLE (forged, stale, expired, already acked). */
-    entries: z.array(z.object({ receiptHandle: z.string(), code: z.enum(["OK", "INVALID_RECEIPT_HANDLE"]) })),
+    entries: z.array(z.object({ receiptHandle, code: z.enum(["OK", "INVALID_RECEIPT_HANDLE"]) })).max(MAX_ACK_HANDLES),
   })
   .meta({ id: "AckResponse" });
 export type AckResponse = z.output<typeof AckResponseSchema>;
@@ -93,7 +93,7 @@ export const ChangeInvisibleDurationRequestSchema = z
 export type ChangeInvisibleDurationRequest = z.output<typeof ChangeInvisibleDurationRequestSchema>;
 
 export const ChangeInvisibleDurationResponseSchema = z
-  .object({ receiptHandle: z.string(), invisibleUntil: timestamp })
+  .object({ receiptHandle, invisibleUntil: timestamp })
   .meta({ id: "ChangeInvisibleDurationResponse" });
 export type ChangeInvisibleDurationResponse = z.output<typeof ChangeInvisibleDurationResponseSchema>;
 
