@@ -118,6 +118,14 @@ export function notExistsCondition(ph: Placeholders): string {
   return `attribute_not_exists(${ph.name("pk")})`;
 }
 
+/**
+ * The `ConditionExpression` of the add condition `{ exists: true }`. It guarantees an item is stored under
+ * the key: the update changes it and never creates one.
+ */
+export function existsCondition(ph: Placeholders): string {
+  return `attribute_exists(${ph.name("pk")})`;
+}
+
 /** A `KeyConditionExpression`: the partition, and optionally a sort-key range within it. */
 export function keyConditionExpression(pk: string, range: SortKeyRange | undefined, ph: Placeholders): string {
   const partition = `${ph.name("pk")} = ${ph.value(pk)}`;
