@@ -23,6 +23,7 @@ import {
 } from "../protocol/index.js";
 import { type RequestAuth, receivedRequest } from "./authorize.js";
 import { parseJsonBody } from "./json-body.js";
+import type { LoadShedder } from "./load-shedder.js";
 import type { Route } from "./route.js";
 
 /** A request as the handlers need it, whatever carried it. */
@@ -37,6 +38,8 @@ export interface ApiRequest {
   header(name: string): string | undefined;
   /** The raw body; undefined or empty when there is none. */
   body: Uint8Array | undefined;
+  /** When the request arrived, on the load shedder's clock (`LoadShedder.now()`); default when it reaches the handler. */
+  receivedAt?: number | undefined;
 }
 
 /** An answer: JSON text, or a binary batch's bytes. */
@@ -90,9 +93,11 @@ export type RequestHandler = (req: ApiRequest) => Promise<ApiAnswer>;
 export function createRequestHandler<C extends { auth?: RequestAuth | undefined; caller?: AclUser | undefined }>(
   routes: Route<C>[],
   context: () => Promise<C>,
+  options: { shedder?: LoadShedder | undefined } = {},
 ): RequestHandler {
   const compiled = routes.map(compile);
   return async (req) => {
+    let release: (() => void) | undefined;
     try {
       const asked = req.method.toUpperCase();
       // HEAD is GET without the body (HTTP's rule), so probes may use either.
@@ -116,6 +121,9 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined;
           message: `${method} is not allowed on ${path}`,
         });
       const { endpoint } = hit.c.route;
+      // Writes and pulls wait their turn, and are refused (SYSTEM_BUSY, before anything runs) past the bound;
+      // reads (health, admin) never wait here.
+      if (method !== "GET" && options.shedder) release = await options.shedder.enter(req.receivedAt);
       const ctx = await context();
       const gate = endpoint.auth === "required" ? ctx.auth : undefined;
       const user = gate && (await gate.authenticate(receivedRequest(req)));
@@ -140,6 +148,8 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined;
       return jsonAnswer(200, z.encode(endpoint.response, answer));
     } catch (err) {
       return errorAnswer(err);
+    } finally {
+      release?.();
     }
   };
 }
