@@ -7,9 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-index.js";
-import { DEFAULT_RESERVATION_LEASE_MS, QueueLog } from "../../lib/broker/queue-log.js";
-import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log-read.js";
+import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-log/queue-index.js";
+import { DEFAULT_RESERVATION_LEASE_MS, QueueLog } from "../../lib/broker/queue-log/queue-log.js";
+import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log/read.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import type { OpenFixture } from "../support/storage-fixture.js";
 import {

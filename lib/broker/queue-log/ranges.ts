@@ -5,7 +5,7 @@
  */
 import { isNimbusError } from "../../core/errors.js";
 import { ConditionFailedError, type Item, type Table } from "../../storage/table.js";
-import { COUNTER_ATTRIBUTE, counterKey, end, fromItem, type IndexEntry, toItem } from "../queue-index.js";
+import { COUNTER_ATTRIBUTE, counterKey, end, fromItem, type IndexEntry, toItem } from "./queue-index.js";
 
 /**
  * Reserves `count` consecutive offsets of queue `pk` and answers the first: one `ADD` on the counter item,

@@ -1,0 +1,92 @@
+/**
+ * @module The queue index: its table, and the index item that says where a batch of messages lives.
+ * One item per appended batch, `pk` = the queue, `sk` = the batch's first queue offset, each filling a
+ * range of offsets reserved from the queue's counter item; a range whose writer never filled it is sealed
+ * by an empty item, and retention leaves a trimmed marker at the top of what it deleted. See
+ * docs/queue-log.md.
+ */
+import { ErrorCode, NimbusError } from "../../core/errors.js";
+import type { Item } from "../../storage/table.js";
+
+export { BATCH_OBJECT_PREFIX, QUEUE_INDEX_TABLE } from "../store/index.js";
+
+/** A queue, as `(topic, brokerName, queueId)`; `MessageQueue` from lib/core fits. */
+export interface QueueRef {
+  readonly topic: string;
+  readonly brokerName: string;
+  readonly queueId: number;
+}
+
+/**
+ * Where a batch's bytes live: inline in the index item, or a byte range of an object. Two items hold no
+ * messages: `sealed` (one offset of a reserved range its writer never filled: no message will ever be
+ * there) and `trimmed` (retention deleted the messages below its end).
+ */
+export type BatchLocation =
+  | { kind: "inline"; bytes: Uint8Array }
+  | { kind: "object"; objectKey: string; byteOffset: number; byteLength: number }
+  | { kind: "sealed" }
+  | { kind: "trimmed" };
+
+/** The index item's attribute naming an item without messages: `"sealed"` or `"trimmed"`. */
+const EMPTY_ATTRIBUTE = "e";
+
+/** The counter item of a queue: `next` is the first offset no writer has reserved yet. */
+export const COUNTER_ATTRIBUTE = "next";
+
+/**
+ * The key of a queue's counter item: a partition of its own (`<queue pk>#seq`, which no queue pk can be:
+ * those hold exactly two `#`), so the counter's writes do not share the index partition's write ceiling.
+ */
+export function counterKey(pk: string): { pk: string; sk: number } {
+  return { pk: `${pk}#seq`, sk: 0 };
+}
+
+/** An item holds messages (inline or in an object), as opposed to a seal or a trimmed marker. */
+export const holdsMessages = (entry: IndexEntry): boolean => entry.loc.kind === "inline" || entry.loc.kind === "object";
+
+export interface IndexEntry {
+  /** First queue offset of the batch. */
+  start: number;
+  /** Number of messages: they hold offsets `[start, start + count)`. */
+  count: number;
+  /** When the batch was stored (ms since epoch): every message of the batch has this store time. */
+  storeTimestamp: number;
+  loc: BatchLocation;
+}
+
+export const end = (entry: IndexEntry): number => entry.start + entry.count;
+
+/** The partition key of a queue. Names cannot contain `#` (see lib/core/names), so keys never collide. */
+export function queuePk(q: QueueRef): string {
+  return `${q.topic}#${q.brokerName}#${q.queueId}`;
+}
+
+export function toItem(pk: string, entry: IndexEntry): Item {
+  const base = { pk, sk: entry.start, n: entry.count, t: entry.storeTimestamp };
+  const loc = entry.loc;
+  if (loc.kind === "inline") return { ...base, d: loc.bytes };
+  if (loc.kind === "sealed" || loc.kind === "trimmed") return { ...base, [EMPTY_ATTRIBUTE]: loc.kind };
+  return { ...base, ok: loc.objectKey, oo: loc.byteOffset, ol: loc.byteLength };
+}
+
+export function fromItem(item: Item): IndexEntry {
+  const { sk, n, t, d, ok, oo, ol, [EMPTY_ATTRIBUTE]: empty } = item;
+  if (typeof sk !== "number" || typeof n !== "number" || typeof t !== "number") throw corrupt(item);
+  if (empty === "sealed" || empty === "trimmed")
+    return { start: sk, count: n, storeTimestamp: t, loc: { kind: empty } };
+  if (d instanceof Uint8Array) return { start: sk, count: n, storeTimestamp: t, loc: { kind: "inline", bytes: d } };
+  if (typeof ok === "string" && typeof oo === "number" && typeof ol === "number") {
+    return {
+      start: sk,
+      count: n,
+      storeTimestamp: t,
+      loc: { kind: "object", objectKey: ok, byteOffset: oo, byteLength: ol },
+    };
+  }
+  throw corrupt(item);
+}
+
+function corrupt(item: Item): NimbusError {
+  return new NimbusError(ErrorCode.DATA_CORRUPTED, `index item ${item.pk}@${String(item.sk)} is malformed`);
+}

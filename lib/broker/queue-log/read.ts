@@ -1,0 +1,314 @@
+/**
+ * @module Reading a queue by offset, as RocketMQ's pull does: find the batch that holds the offset, read
+ * forward along the chain, fetch payloads (inline, or ranged object reads in parallel), decode, skip what
+ * is below the offset, filter, and stop at `maxMessages`. Filtered-out messages are skipped for good:
+ * `nextBeginOffset` moves past them.
+ */
+
+import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
+import type { MessageRecord } from "../../core/message.js";
+import { decodeBatch } from "../../core/message-codec.js";
+import { DEFAULT_PULL_MESSAGES, MAX_PULL_MESSAGES, type PullStatus } from "../../protocol/index.js";
+import type { ObjectStore } from "../../storage/object-store.js";
+import type { Table } from "../../storage/table.js";
+import { end, fromItem, type IndexEntry } from "./queue-index.js";
+import { sealOffset } from "./ranges.js";
+
+export type { PullStatus };
+
+export interface ReadOptions {
+  /** At most this many messages (RocketMQ's maxMsgNums). Default 32, at most `MAX_READ_MESSAGES`. */
+  maxMessages?: number | undefined;
+  /** Keep only the messages this accepts (a tag subscription); the others are skipped for good. */
+  filter?: (message: MessageRecord) => boolean;
+  /** Stop after examining this many messages even if fewer matched. Default 4096. */
+  maxScanMessages?: number;
+  /** At most this many bytes of messages as JSON (`wireSize`) per read; at least one message is always returned. Default 5.5 MB. */
+  maxWireBytes?: number;
+}
+
+export interface StoredMessage extends MessageRecord {
+  queueOffset: number;
+  storeTimestamp: number;
+}
+
+export interface ReadResult {
+  status: PullStatus;
+  messages: StoredMessage[];
+  /** Where the next read should start. */
+  nextBeginOffset: number;
+  minOffset: number;
+  maxOffset: number;
+}
+
+/** The most messages one read answers: a pull's bound. */
+export const MAX_READ_MESSAGES = MAX_PULL_MESSAGES;
+/** Under Lambda's 6 MB response limit (6,291,456 bytes) with room for the envelope. */
+export const DEFAULT_MAX_WIRE_BYTES = 5_500_000;
+
+/** About what a message takes in a JSON pull answer: base64 body, strings, and ~300 bytes of field names and numbers. */
+export function wireSize(m: MessageRecord): number {
+  let strings = m.tags.length;
+  for (const k of m.keys) strings += k.length + 3;
+  for (const [k, v] of Object.entries(m.properties)) strings += k.length + v.length + 6;
+  return Math.ceil(m.body.byteLength / 3) * 4 + strings * 2 + 300;
+}
+
+/** Index items per forward query page. */
+const PAGE_ITEMS = 16;
+
+export interface ReadContext {
+  index: Table;
+  objects: ObjectStore;
+  /** Batches stored before this time (ms) may have lost their object to the bucket's lifecycle rule. */
+  expiredBefore?: number;
+  /** The wall clock, to tell a young batch whose object has not replicated yet. */
+  now?: () => number;
+  /** On a replica: how long a batch's object may lag its index item (0: never, the default). */
+  replicationGraceMs?: number;
+  /** The queue's min offset (cached unless `fresh`). */
+  minOffset(fresh: boolean): Promise<number>;
+  /**
+   * Sealing of ranges left unfilled longer than `leaseMs` (wall clock `now`); absent on a replica, which
+   * only waits for the master's seals (a seal written to a replica could win over the master's fill when
+   * the regions' writes meet: global tables resolve by last writer, not by condition).
+   */
+  seal?: { leaseMs: number; now: () => number };
+}
+
+export async function readQueue(
+  ctx: ReadContext,
+  pk: string,
+  offset: number,
+  options: ReadOptions,
+): Promise<ReadResult> {
+  const maxMessages = options.maxMessages ?? DEFAULT_PULL_MESSAGES;
+  const maxScan = options.maxScanMessages ?? 4096;
+  const maxBytes = options.maxWireBytes ?? DEFAULT_MAX_WIRE_BYTES;
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `queueOffset must be a non-negative integer, got ${offset}`);
+  }
+  if (!Number.isInteger(maxMessages) || maxMessages < 1 || maxMessages > MAX_READ_MESSAGES) {
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `maxMsgNums must be 1..${MAX_READ_MESSAGES}`);
+  }
+
+  // One consistent query answers an idle poll: the newest batch gives maxOffset.
+  const newest = (await ctx.index.query(pk, { descending: true, limit: 1, consistent: true })).items[0];
+  if (!newest) {
+    return {
+      status: offset === 0 ? "NO_NEW_MSG" : "OFFSET_ILLEGAL",
+      messages: [],
+      nextBeginOffset: 0,
+      minOffset: 0,
+      maxOffset: 0,
+    };
+  }
+  const tail = fromItem(newest);
+  const maxOffset = end(tail);
+  if (offset >= maxOffset) {
+    const minOffset = await ctx.minOffset(false);
+    if (offset === maxOffset)
+      return { status: "NO_NEW_MSG", messages: [], nextBeginOffset: offset, minOffset, maxOffset };
+    // As RocketMQ's OFFSET_OVERFLOW_BADLY: restart from 0 on a queue that never lost messages, else from the end.
+    const nextBeginOffset = minOffset === 0 ? 0 : maxOffset;
+    return { status: "OFFSET_ILLEGAL", messages: [], nextBeginOffset, minOffset, maxOffset };
+  }
+
+  const below = offset >= tail.start ? tail : await findAtOrBefore(ctx.index, pk, offset);
+  if (below?.loc.kind === "trimmed" && offset < end(below)) return offsetIllegal(await ctx.minOffset(true));
+  const inside = below !== undefined && end(below) > offset;
+  let gapStart = offset;
+  if (!inside) {
+    // Not in any item: below the min offset (retention), or in a reserved range not filled yet.
+    const minOffset = await ctx.minOffset(true);
+    if (offset < minOffset) return offsetIllegal(minOffset);
+    gapStart = below === undefined ? minOffset : end(below);
+  }
+
+  const messages: StoredMessage[] = [];
+  let examined = 0;
+  let bytes = 0;
+  let seals = 0;
+  let nextBeginOffset = offset;
+  let entries: IndexEntry[] = inside ? [below] : [];
+  // The item the walk stands on (the last one read), or where it starts when `offset` is in a gap.
+  let last: IndexEntry | undefined = inside ? undefined : below;
+  for (;;) {
+    while (entries.length > 0) {
+      const want = options.filter ? Number.POSITIVE_INFINITY : maxMessages - messages.length;
+      const batch = takeCovering(entries, nextBeginOffset, want);
+      const payloads = await Promise.all(batch.map((e) => payload(ctx, e)));
+      for (const [i, entry] of batch.entries()) {
+        const batchBytes = payloads[i];
+        if (batchBytes === undefined) {
+          // No messages here: a sealed range, a trimmed marker, or (past retention) a batch whose object the
+          // bucket's lifecycle rule removed (retention never deletes a queue's newest index item): skipped.
+          examined += end(entry) - Math.max(nextBeginOffset, entry.start);
+          nextBeginOffset = end(entry);
+          continue;
+        }
+        const records = decodeBatch(batchBytes);
+        if (records.length !== entry.count) {
+          throw new NimbusError(
+            ErrorCode.DATA_CORRUPTED,
+            `batch ${pk}@${entry.start} holds ${records.length} messages, index says ${entry.count}`,
+          );
+        }
+        for (let j = Math.max(0, nextBeginOffset - entry.start); j < records.length; j++) {
+          const record = records[j] as MessageRecord;
+          const matches = !options.filter || options.filter(record);
+          // The answer must fit a Lambda response (6 MB, bodies travel as base64): stop before a message that
+          // would overflow it, but always hand out at least one, so a queue never sticks.
+          const size = wireSize(record);
+          if (matches && messages.length > 0 && bytes + size > maxBytes) return done();
+          examined++;
+          nextBeginOffset = entry.start + j + 1;
+          if (matches) {
+            messages.push({ ...record, queueOffset: entry.start + j, storeTimestamp: entry.storeTimestamp });
+            bytes += size;
+          }
+          if (messages.length >= maxMessages || examined >= maxScan) return done();
+        }
+      }
+      last = batch[batch.length - 1] as IndexEntry;
+      entries = entries.slice(batch.length);
+    }
+    // Batches appended after we read the tail wait for the next pull, so maxOffset stays true.
+    if (last !== undefined && last.start >= tail.start) break;
+    const from = last === undefined ? gapStart : end(last);
+    const page = await followChain(ctx.index, pk, last?.start ?? -1, from);
+    entries = page.entries.filter((e) => e.start <= tail.start);
+    if (entries.length > 0 || page.after === undefined) {
+      if (entries.length === 0) break;
+      continue;
+    }
+    // A reserved range not filled yet at `from`, with a batch after it. Never passed unfilled: wait (stop
+    // here; the next pull looks again) until its writer fills it, or seal it once it is older than the lease.
+    if (messages.length > 0 || ctx.seal === undefined || seals >= MAX_SEALS_PER_READ) break;
+    const sealed = await sealRange(ctx, pk, from, page.after, MAX_SEALS_PER_READ - seals);
+    if (sealed === undefined) break;
+    seals += sealed.count;
+    if (sealed.last !== undefined) {
+      nextBeginOffset = Math.max(nextBeginOffset, end(sealed.last));
+      last = sealed.last;
+    }
+    // The writer of the next offset filled it first: its batch is read like any other.
+    if (sealed.landed !== undefined) entries = [sealed.landed];
+  }
+  return done();
+
+  function offsetIllegal(minOffset: number): ReadResult {
+    return { status: "OFFSET_ILLEGAL", messages: [], nextBeginOffset: minOffset, minOffset, maxOffset };
+  }
+
+  async function done(): Promise<ReadResult> {
+    const minOffset = await ctx.minOffset(false);
+    const moved = nextBeginOffset > offset;
+    const status: PullStatus = messages.length > 0 ? "FOUND" : moved ? "NO_MATCHED_MSG" : "NO_NEW_MSG";
+    return { status, messages, nextBeginOffset, minOffset, maxOffset };
+  }
+}
+
+/** The most seals one read writes (a dead writer's batch of n messages leaves n offsets to seal). */
+export const MAX_SEALS_PER_READ = 64;
+
+/**
+ * Seals the unfilled offsets `[from, after.start)` once they are older than the lease: every one of them was
+ * reserved before `after`'s range, and `after` was stamped after its own reservation, so `after`'s store time
+ * bounds their age. One conditional put per offset, in order: each seal starts at the end of an item, so it
+ * can never land inside another writer's range (docs/queue-log.md, the proof). Undefined while the range is
+ * younger than the lease; else how many seals were written, the last seal, and the batch found instead of a
+ * seal (its writer filled it first), if any.
+ */
+async function sealRange(
+  ctx: ReadContext,
+  pk: string,
+  from: number,
+  after: IndexEntry,
+  most: number,
+): Promise<{ count: number; last?: IndexEntry; landed?: IndexEntry } | undefined> {
+  const seal = ctx.seal;
+  if (seal === undefined || seal.now() - after.storeTimestamp < seal.leaseMs) return undefined;
+  let count = 0;
+  let last: IndexEntry | undefined;
+  for (let at = from; at < after.start && count < most; count++) {
+    const holder = await sealOffset(ctx.index, pk, at, seal.now());
+    if (holder.loc.kind !== "sealed") return { count, ...(last ? { last } : {}), landed: holder };
+    last = holder;
+    at = end(holder);
+  }
+  return { count, ...(last ? { last } : {}) };
+}
+
+/** The newest item starting at or before `offset`. */
+async function findAtOrBefore(index: Table, pk: string, offset: number): Promise<IndexEntry | undefined> {
+  const page = await index.query(pk, { sk: { lte: offset }, descending: true, limit: 1, consistent: true });
+  return page.items[0] && fromItem(page.items[0]);
+}
+
+/**
+ * The items after sort key `afterSk` that continue the chain at `from`, cut at the first gap (a reserved
+ * range not filled yet); `after` is the item beyond that gap, if the page shows one.
+ */
+async function followChain(
+  index: Table,
+  pk: string,
+  afterSk: number,
+  from: number,
+): Promise<{ entries: IndexEntry[]; after?: IndexEntry }> {
+  const page = await index.query(pk, { sk: { gt: afterSk }, limit: PAGE_ITEMS, consistent: true });
+  const entries: IndexEntry[] = [];
+  let expected = from;
+  for (const item of page.items) {
+    const entry = fromItem(item);
+    if (entry.start !== expected) return { entries, after: entry };
+    entries.push(entry);
+    expected = end(entry);
+  }
+  return { entries };
+}
+
+/** The leading entries that hold at least `want` messages at or after `from` (all of them if fewer). */
+function takeCovering(entries: IndexEntry[], from: number, want: number): IndexEntry[] {
+  let have = 0;
+  let n = 0;
+  while (n < entries.length && have < want) {
+    const e = entries[n] as IndexEntry;
+    have += end(e) - Math.max(from, e.start);
+    n++;
+  }
+  return entries.slice(0, n);
+}
+
+/**
+ * How long a batch's object may lag its index item: S3 Replication Time Control replicates 99.99 % of objects
+ * within 15 minutes, while DynamoDB global tables replicate items in about a second. A slave cell reading a
+ * replica can see the index item of a young batch before its object.
+ */
+export const OBJECT_REPLICATION_GRACE_MS = 15 * 60_000;
+
+/**
+ * The batch's bytes; undefined when its object has expired (older than `ctx.expiredBefore` and gone). On a
+ * replica (`ctx.replicationGraceMs`, a slave cell), a young batch's missing object is one that has not
+ * replicated here yet: SYSTEM_BUSY, which the client retries, rather than a loss.
+ */
+async function payload(ctx: ReadContext, entry: IndexEntry): Promise<Uint8Array | undefined> {
+  const loc = entry.loc;
+  if (loc.kind === "inline") return loc.bytes;
+  if (loc.kind === "sealed" || loc.kind === "trimmed") return undefined;
+  try {
+    return await ctx.objects.get(loc.objectKey, { offset: loc.byteOffset, length: loc.byteLength });
+  } catch (err) {
+    if (!isNimbusError(err, ErrorCode.OBJECT_NOT_FOUND)) throw err;
+    if (ctx.expiredBefore !== undefined && entry.storeTimestamp < ctx.expiredBefore) return undefined;
+    const grace = ctx.replicationGraceMs ?? 0;
+    if (grace > 0 && ctx.now !== undefined && ctx.now() - entry.storeTimestamp < grace) {
+      throw new NimbusError(
+        ErrorCode.SYSTEM_BUSY,
+        `the object of the batch at offset ${entry.start} has not replicated here yet: retry`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}
