@@ -20,6 +20,7 @@ import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
+import { LoadShedder, type LoadSheddingOptions } from "../http/load-shedder.js";
 import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
@@ -77,6 +78,11 @@ export interface LocalServerOptions {
   answerTimeoutMs?: number | undefined;
   /** How often the local timer job moves due delayed messages. Default the config's timerSweepIntervalMs. */
   delayedDeliveryIntervalMs?: number;
+  /**
+   * Requests running at once and how long one may wait for its turn before SYSTEM_BUSY (default 64 and
+   * 200 ms: lib/http/load-shedder.ts; `nimbus dev --max-wait-ms`).
+   */
+  loadShedding?: LoadSheddingOptions | undefined;
 }
 
 export interface LocalAuthOptions {
@@ -101,6 +107,8 @@ export interface LocalServer {
   readonly channelSockets: () => number;
   /** Request bytes admitted and not yet answered (see `maxInFlightBytes`). */
   readonly inFlightBytes: number;
+  /** The request path's load shedder (its counts of running, waiting and refused requests). */
+  readonly shedder: LoadShedder;
   close(): Promise<void>;
 }
 
@@ -152,7 +160,8 @@ export async function serveOn(
   const host = options.host ?? "127.0.0.1";
   checkOpenBinding(host, options.auth !== undefined, options.insecure === true, options.tls !== undefined);
   let context: HandlerContext | undefined;
-  const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext);
+  const shedder = new LoadShedder(options.loadShedding);
+  const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext, { shedder });
 
   // Requests being answered: close() waits for them before it closes the store they use.
   const inFlight = new Set<Promise<void>>();
@@ -160,6 +169,8 @@ export async function serveOn(
   const consoleDir = consoleBuildDir();
   const answerTimeoutMs = options.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
   const serve = (req: IncomingMessage, res: ServerResponse) => {
+    // The wait bound counts from here: reading the body is part of the wait.
+    const receivedAt = shedder.now();
     const answered = Promise.resolve()
       .then(() => (context?.auth ? undefined : refuseForeignPage(req, isLoopback(host))))
       .then(() => serveConsole(req, res, consoleDir))
@@ -172,7 +183,7 @@ export async function serveOn(
         });
         let answer: ApiAnswer;
         try {
-          answer = await handler(toApiRequest(req, held.body));
+          answer = await handler({ ...toApiRequest(req, held.body), receivedAt });
         } catch (err) {
           held.release();
           throw err;
@@ -260,6 +271,7 @@ export async function serveOn(
     get inFlightBytes() {
       return bytes.used;
     },
+    shedder,
     async close() {
       for (const t of timers) clearInterval(t);
       await Promise.all(running.values());

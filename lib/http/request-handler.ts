@@ -27,6 +27,7 @@ import {
 import type { ApiAnswer, ApiRequest } from "./api-types.js";
 import { type RequestAuth, receivedRequest } from "./authorize.js";
 import { checkJsonShape, parseJsonText } from "./json-body.js";
+import type { LoadShedder } from "./load-shedder.js";
 import { isReplayProof } from "./replay-guard.js";
 import type { Route } from "./route.js";
 
@@ -83,9 +84,11 @@ export type RequestHandler = (req: ApiRequest) => Promise<ApiAnswer>;
 export function createRequestHandler<C extends { auth?: RequestAuth | undefined; caller?: AclUser | undefined }>(
   routes: Route<C>[],
   context: () => Promise<C>,
+  options: { shedder?: LoadShedder | undefined } = {},
 ): RequestHandler {
   const compiled = routes.map(compile);
   return async (req) => {
+    let release: (() => void) | undefined;
     try {
       const asked = req.method.toUpperCase();
       // HEAD is GET without the body (HTTP's rule), so probes may use either.
@@ -109,6 +112,9 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined;
           message: `${method} is not allowed on ${path}`,
         });
       const { endpoint } = hit.c.route;
+      // Writes and pulls wait their turn, and are refused (SYSTEM_BUSY, before anything runs) past the bound;
+      // reads (health, admin) never wait here.
+      if (method !== "GET" && options.shedder) release = await options.shedder.enter(req.receivedAt);
       const ctx = await context();
       const gate = endpoint.auth === "required" ? ctx.auth : undefined;
       const user = gate && (await gate.authenticate(receivedRequest(req)));
@@ -138,6 +144,8 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined;
       return jsonAnswer(200, z.encode(endpoint.response, answer));
     } catch (err) {
       return errorAnswer(err);
+    } finally {
+      release?.();
     }
   };
 }

@@ -75,6 +75,17 @@ export interface PutOptions {
   returnExistingOnFailure?: boolean;
 }
 
+/**
+ * The condition an `add` can carry: `{ exists: true }`, an item has this key (`attribute_exists(pk)`). It
+ * guarantees the add changes an item that was created on purpose and never creates one: a missing item
+ * fails with `ConditionFailedError` and nothing is written.
+ */
+export type AddCondition = { exists: true };
+
+export interface AddOptions {
+  condition?: AddCondition;
+}
+
 export interface QueryOptions {
   sk?: SortKeyRange;
   /** Newest (largest sort key) first, as `ScanIndexForward: false`. */
@@ -101,6 +112,13 @@ export interface Table {
   get(key: ItemKey, options?: GetOptions): Promise<Item | undefined>;
   /** Writes the whole item. Throws `ConditionFailedError` (code CONDITION_FAILED) when the condition fails. */
   put(item: Item, options?: PutOptions): Promise<void>;
+  /**
+   * Atomically adds `delta` (an integer) to the number attribute `attribute` of one item and answers its
+   * new value, as DynamoDB's `UpdateItem` with `ADD` and `ReturnValues: UPDATED_NEW`: concurrent adds never
+   * lose one another, so each caller owns `[new - delta, new)`. A missing attribute counts as 0; a missing
+   * item is created unless `condition` says `{ exists: true }`. Other attributes are left as they are.
+   */
+  add(key: ItemKey, attribute: string, delta: number, options?: AddOptions): Promise<number>;
   /** Deletes the item; deleting a missing item is not an error. */
   delete(key: ItemKey): Promise<void>;
   /** Reads one partition in sort-key order. */

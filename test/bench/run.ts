@@ -19,11 +19,13 @@ import { availableParallelism, cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 import type { FlushMode } from "../../lib/storage/local/index.js";
+import type { DynamoBackend } from "../support/emulators.js";
 import { parseProfile } from "./aws-latency.js";
 import { benchStorage } from "./bench-storage.js";
 import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
 import { formatDelayed, runDelayed } from "./delayed.js";
+import { formatRow, runLambdaConcurrency, TABLE_HEADER } from "./lambda-concurrency.js";
 import { runPeerSuite } from "./peer-run.js";
 import { formatPop, runPop } from "./pop.js";
 import { type PushBenchResult, runPushLatency } from "./push-latency.js";
@@ -56,6 +58,10 @@ const { values } = parseArgs({
     url: { type: "string" },
     rate: { type: "string" },
     "e2e-seconds": { type: "string" },
+    backends: { type: "string", default: "dynamodb-local,dynalite" },
+    writers: { type: "string", default: "1,2,4,8,16,32,64" },
+    shapes: { type: "string", default: "hot,topic" },
+    stretch: { type: "string" },
   },
   strict: true,
 });
@@ -170,7 +176,23 @@ async function main(): Promise<void> {
     await runPeerSuite({ modes, flush: flushes[0] ?? "async", url: values.url, options: peer, runId, machine });
     return;
   }
-  if (values.suite !== "data") throw new Error(`--suite must be data or peer, got ${values.suite}`);
+  if (values.suite === "lambda-concurrency") {
+    const options = {
+      backends: values.backends.split(",") as DynamoBackend[],
+      writers: values.writers.split(",").map((w) => Math.floor(positive("writers", w, 1))),
+      shapes: values.shapes.split(",") as ("hot" | "topic")[],
+      seconds: positive("seconds", values.seconds, quick ? 2 : 6),
+      stretch: positive("stretch", values.stretch, 1),
+      dynamo: parseProfile(values.dynamo, "dynamo"),
+    };
+    console.error(`bench lambda-concurrency: ${JSON.stringify({ ...options, machine })}`);
+    console.log(TABLE_HEADER);
+    const rows = await runLambdaConcurrency(options, runId);
+    for (const row of rows) console.log(formatRow(row));
+    console.log(`BENCH_JSON ${JSON.stringify({ suite: "lambda-concurrency", options, machine, rows })}`);
+    return;
+  }
+  if (values.suite !== "data") throw new Error(`--suite must be data, peer or lambda-concurrency, got ${values.suite}`);
   console.error(
     `bench: ${modes.join(" + ")}, batches ${batches.join("/")}, ${settings.bodyBytes} B bodies, ` +
       `${settings.producers} producers / ${settings.consumers} consumers, ${settings.queues} queues, ` +

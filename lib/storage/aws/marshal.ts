@@ -128,6 +128,14 @@ export function conditionExpression(condition: Condition, ph: Placeholders): str
     : version;
 }
 
+/**
+ * The `ConditionExpression` of the add condition `{ exists: true }`. It guarantees an item is stored under
+ * the key: the update changes it and never creates one.
+ */
+export function existsCondition(ph: Placeholders): string {
+  return `attribute_exists(${ph.name("pk")})`;
+}
+
 /** A `KeyConditionExpression`: the partition, and optionally a sort-key range within it. */
 export function keyConditionExpression(pk: string, range: SortKeyRange | undefined, ph: Placeholders): string {
   const partition = `${ph.name("pk")} = ${ph.value(pk)}`;

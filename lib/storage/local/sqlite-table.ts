@@ -10,6 +10,7 @@ import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { itemSize } from "../item-size.js";
 import type { RequestCounter } from "../request-counter.js";
 import {
+  type AddOptions,
   ConditionFailedError,
   type GetOptions,
   type Item,
@@ -22,7 +23,7 @@ import {
   type Table,
   type TableSpec,
 } from "../table.js";
-import { checkCondition, checkItem, checkKey, checkQuery, checkTableSpec } from "../validate.js";
+import { checkAdd, checkCondition, checkItem, checkKey, checkQuery, checkTableSpec } from "../validate.js";
 import { decodeItem, encodeAttributes, storedName } from "./item-codec.js";
 import { retryWhileBusy, sqlite } from "./sqlite-errors.js";
 import { type WriteBatcher, writeBatcherOf } from "./write-batcher.js";
@@ -115,6 +116,35 @@ export class SqliteTable implements Table {
         options.returnExistingOnFailure ? stored.found : undefined,
       );
     }
+  }
+
+  /**
+   * Read, add, write inside the shared `BEGIN IMMEDIATE` transaction: no other writer of any process
+   * can come between the read and the write, so concurrent adds never lose one another (as DynamoDB's
+   * `ADD`). `{ exists: true }` is checked against the item as it is then; a failed condition writes nothing
+   * and is counted as the write DynamoDB bills for it.
+   */
+  async add(key: ItemKey, attribute: string, delta: number, options: AddOptions = {}): Promise<number> {
+    checkAdd(this.spec, key, attribute, delta, options);
+    const outcome = await this.#writes.submit(() =>
+      sqlite("add", () => {
+        const found = this.#read(key);
+        if (found === undefined && options.condition?.exists === true) return undefined;
+        const old = found?.[attribute] ?? 0;
+        if (typeof old !== "number") {
+          throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `add: attribute ${attribute} is not a number`);
+        }
+        const item: Item = { ...(found ?? key), [attribute]: old + delta };
+        this.#upsert(item);
+        return item;
+      }),
+    );
+    if (outcome === undefined) {
+      this.counter.tableWrite(0);
+      throw new ConditionFailedError(`add ${this.spec.name} ${key.pk}/${key.sk}: condition failed`);
+    }
+    this.counter.tableWrite(itemSize(outcome));
+    return outcome[attribute] as number;
   }
 
   /** Through the group commit too, so a put and a delete issued in one turn apply in the order issued. */
