@@ -18,6 +18,7 @@ import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
+import { type GrpcServer, startGrpcServer } from "../grpc/index.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import type { ReplayGuard } from "../http/replay-guard.js";
@@ -72,6 +73,8 @@ export interface LocalServerOptions {
   bodyTimeoutMs?: number | undefined;
   /** How often the local timer job moves due delayed messages. Default the config's timerSweepIntervalMs. */
   delayedDeliveryIntervalMs?: number;
+  /** Also serve RocketMQ 5's gRPC protocol (docs/grpc.md) on this port (0: a free one), same host and auth. */
+  grpcPort?: number | undefined;
 }
 
 export interface LocalAuthOptions {
@@ -96,6 +99,8 @@ export interface LocalServer {
   readonly channelSockets: () => number;
   /** Request bytes admitted and not yet answered (see `maxInFlightBytes`). */
   readonly inFlightBytes: number;
+  /** The gRPC endpoint, when `grpcPort` was given. */
+  readonly grpc: GrpcServer | undefined;
   close(): Promise<void>;
 }
 
@@ -191,17 +196,27 @@ export async function serveOn(
     broker,
     role,
     channelUrl,
-    ...(auth && {
-      auth: new RequestAuth({
-        store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
-        root: auth.root,
-        cacheMs: auth.cacheMs,
-        replay: auth.replay,
-      }),
-    }),
+    ...(auth && { auth: requestAuth(storage, auth) }),
   };
   context = ctx;
   const channel = servePushChannel(server, broker, ctx.auth);
+  let grpc: GrpcServer | undefined;
+  try {
+    grpc =
+      options.grpcPort === undefined
+        ? undefined
+        : await startGrpcServer(broker, {
+            host,
+            port: options.grpcPort,
+            auth: ctx.auth,
+            advertisedHost: advertisedHost(host),
+          });
+  } catch (err) {
+    // The gRPC port is taken: nothing half-started keeps running.
+    await channel.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  }
 
   // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
   // every process registers what it serves; the name server (or the all-in-one process) runs the others.
@@ -238,8 +253,10 @@ export async function serveOn(
     get inFlightBytes() {
       return bytes.used;
     },
+    grpc,
     async close() {
       for (const t of timers) clearInterval(t);
+      await grpc?.close();
       await Promise.all(running.values());
       await channel.close();
       // No new connection; the requests already in the handlers finish before the store closes.
@@ -253,6 +270,16 @@ export async function serveOn(
       if (ownsStorage) await storage.close();
     },
   };
+}
+
+/** The auth gate of a local process: its users in the store's ACL table, their secrets sealed with the master key. */
+export function requestAuth(storage: Storage, auth: LocalAuthOptions): RequestAuth {
+  return new RequestAuth({
+    store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
+    root: auth.root,
+    cacheMs: auth.cacheMs,
+    replay: auth.replay,
+  });
 }
 
 function logJobError(job: string) {

@@ -1,0 +1,4 @@
+/** @module The gRPC endpoint's suites with RocketMQ's official clients, on the AWS adapters (dynalite and s3rver). */
+import { producerCases } from "./producer-suite.js";
+
+producerCases("aws");
