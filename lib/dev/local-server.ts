@@ -18,7 +18,7 @@ import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
-import { type GrpcServer, startGrpcServer } from "../grpc/index.js";
+import { type GrpcServer, startGrpcServer, type TelemetryOptions } from "../grpc/index.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import type { ReplayGuard } from "../http/replay-guard.js";
@@ -75,6 +75,8 @@ export interface LocalServerOptions {
   delayedDeliveryIntervalMs?: number;
   /** Also serve RocketMQ 5's gRPC protocol (docs/grpc.md) on this port (0: a free one), same host and auth. */
   grpcPort?: number | undefined;
+  /** Bounds of the gRPC endpoint's Telemetry streams (tests make them small). */
+  grpcTelemetry?: Partial<TelemetryOptions> | undefined;
 }
 
 export interface LocalAuthOptions {
@@ -210,6 +212,7 @@ export async function serveOn(
             port: options.grpcPort,
             auth: ctx.auth,
             advertisedHost: advertisedHost(host),
+            telemetry: options.grpcTelemetry,
           });
   } catch (err) {
     // The gRPC port is taken: nothing half-started keeps running.

@@ -49,8 +49,9 @@ interface Session {
   settingsTimer?: NodeJS.Timeout | undefined;
 }
 
+/** Ends `stream` with a gRPC status (grpc-js sends the status of an emitted error, then ends the call). */
 const failWith = (stream: Stream, code: grpcStatus, details: string) =>
-  stream.destroy(Object.assign(new Error(details), { code, details }));
+  stream.emit("error", Object.assign(new Error(details), { code, details }));
 
 export class TelemetrySessions {
   readonly #broker: Broker;

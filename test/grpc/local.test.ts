@@ -1,4 +1,6 @@
 /** @module The gRPC endpoint's suites with RocketMQ's official clients, on the embedded store. */
+import { crossProtocolCases } from "./cross-protocol-suite.js";
 import { producerCases } from "./producer-suite.js";
 
 producerCases("local");
+crossProtocolCases("local");
