@@ -23,6 +23,7 @@ import { MAX_REQUEST_BYTES } from "../protocol/index.js";
 import { type CallContext, callContext } from "./call-context.js";
 import { heartbeat, notifyClientTermination } from "./clients.js";
 import { status, statusOfError, type WireStatus } from "./codes.js";
+import { guardLongDeadlines } from "./long-deadlines.js";
 import { messagingService, type RpcName } from "./messaging-service.js";
 import { endTransaction, sendMessage } from "./produce.js";
 import { queryAssignment, queryRoute } from "./routes.js";
@@ -143,6 +144,7 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${bindHost}:${options.port}`, credentials, (err, bound) => (err ? reject(err) : resolve(bound))),
   );
+  guardLongDeadlines(server);
   const advertised = (options.advertisedHost ?? host).replace(/^\[(.*)\]$/, "$1");
   own = {
     scheme: /^\d+\.\d+\.\d+\.\d+$/.test(advertised) ? "IPv4" : advertised.includes(":") ? "IPv6" : "DOMAIN_NAME",
