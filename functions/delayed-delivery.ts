@@ -4,7 +4,7 @@
  * deployment without traffic still delivers them close to their due time. The requests that run anyway
  * (sends and pulls) move them sooner.
  */
-import type { TimerSweepReport } from "../lib/broker/timer-store.js";
+import type { TimerSweepReport } from "../lib/broker/timers/index.js";
 import type { HandlerContext } from "../lib/http/context.js";
 import { awsContext } from "./shared/aws-context.js";
 

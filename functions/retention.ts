@@ -1,5 +1,5 @@
 /** @module Scheduled hourly: deletes batches older than the retention (never a queue's newest batch). */
-import type { RetentionReport } from "../lib/broker/broker.js";
+import type { RetentionReport } from "../lib/broker/index.js";
 import type { HandlerContext } from "../lib/http/context.js";
 import { awsContext } from "./shared/aws-context.js";
 

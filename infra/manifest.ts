@@ -16,7 +16,7 @@ export interface TableSpec {
   readonly ttlAttribute?: string;
 }
 
-/** The broker's tables by logical name (lib/broker/tables.ts's BROKER_TABLES, checked equal by test/infra). */
+/** The broker's tables by logical name (lib/broker/store/tables.ts's BROKER_TABLES, checked equal by test/infra). */
 export const TABLES: readonly TableSpec[] = [
   { name: "queue-index", sortKeyType: "number" },
   { name: "routes", sortKeyType: "string" },
@@ -34,7 +34,7 @@ export interface FunctionSpec {
   readonly handler: `functions/${string}.handler`;
   readonly memoryMb: number;
   readonly timeoutSeconds: number;
-  /** Logical table names (lib/broker/tables.ts) the function reads or writes. */
+  /** Logical table names (lib/broker/store/tables.ts) the function reads or writes. */
   readonly tables: readonly string[];
   /** Whether it reads, writes or deletes message batches in the bucket. */
   readonly bucket: boolean;
@@ -110,7 +110,7 @@ export const API_FUNCTIONS = {
     bucket: true,
     channel: true,
   },
-  // Users and ACLs (lib/broker/acl-store.ts); every API function also reads them to authorize (AUTH_TABLE).
+  // Users and ACLs (lib/broker/security/acl-store.ts); every API function also reads them to authorize (AUTH_TABLE).
   Acl: {
     handler: "functions/acl.handler",
     memoryMb: 256,

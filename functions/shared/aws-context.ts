@@ -12,9 +12,8 @@
  * - `AWS_REGION` and the role's `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`: set by Lambda.
  */
 import { z } from "zod";
-import { ACL_TABLE, AclStore } from "../../lib/broker/acl-store.js";
-import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log-read.js";
-import { AesGcmSealer, parseMasterKey } from "../../lib/broker/secret-sealer.js";
+import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log/index.js";
+import { ACL_TABLE, AclStore, AesGcmSealer, parseMasterKey } from "../../lib/broker/security/index.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";

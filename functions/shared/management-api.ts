@@ -4,7 +4,7 @@
  * A 410 means the connection is gone; other failures reject, and the channel logs them (a hint is only a
  * hint: the client's poll finds the messages).
  */
-import type { PushGateway } from "../../lib/broker/push-channel.js";
+import type { PushGateway } from "../../lib/broker/push/index.js";
 import { type Credentials, signRequest } from "../../lib/core/sigv4.js";
 import type { ServerFrame } from "../../lib/protocol/index.js";
 

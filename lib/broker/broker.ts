@@ -6,18 +6,20 @@ import { DEFAULT_MESSAGE_DELAY_LEVEL, parseDelayLevels } from "../core/delay-lev
 import { RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC } from "../core/names.js";
 import { MASTER_ID } from "../core/topology.js";
 import type { Storage } from "../storage/storage.js";
-import { ClientService } from "./client-service.js";
-import { DelayedDelivery } from "./delayed-delivery.js";
-import { type BrokerRegistration, NameServer } from "./name-server.js";
-import { OffsetService } from "./offset-service.js";
-import { PullService } from "./pull-service.js";
-import { PushChannel } from "./push-channel.js";
-import type { QueueRef } from "./queue-index.js";
-import { DEFAULT_QUEUE_LOCK_OPTIONS, type QueueLockOptions, QueueLockService } from "./queue-locks.js";
-import { QueueLog } from "./queue-log.js";
-import { RouteCache } from "./route-cache.js";
-import { SendBackService } from "./send-back.js";
-import { SendService } from "./send-service.js";
+import { ClientService } from "./clients/index.js";
+import {
+  DEFAULT_QUEUE_LOCK_OPTIONS,
+  OffsetService,
+  PullService,
+  type QueueLockOptions,
+  QueueLockService,
+} from "./consume/index.js";
+import { type BrokerRegistration, NameServer, RouteCache, TopicService } from "./names/index.js";
+import { SendService } from "./produce/index.js";
+import { PushChannel } from "./push/index.js";
+import type { QueueRef } from "./queue-log/index.js";
+import { QueueLog } from "./queue-log/index.js";
+import { SendBackService } from "./retry/index.js";
 import {
   CLIENTS_TABLE,
   CONNECTIONS_TABLE,
@@ -25,12 +27,16 @@ import {
   ROUTES_TABLE,
   TIMERS_TABLE,
   TRANSACTIONS_TABLE,
-} from "./tables.js";
-import { TimerStore, type TimerSweepReport } from "./timer-store.js";
-import { TopicService } from "./topics.js";
-import { TransactionChecker, type TransactionCheckReport } from "./transaction-checks.js";
-import { halfQueuesOf } from "./transaction-records.js";
-import { DEFAULT_TRANSACTION_OPTIONS, type TransactionOptions, TransactionService } from "./transactions.js";
+} from "./store/index.js";
+import { DelayedDelivery, TimerStore, type TimerSweepReport } from "./timers/index.js";
+import {
+  DEFAULT_TRANSACTION_OPTIONS,
+  halfQueuesOf,
+  TransactionChecker,
+  type TransactionCheckReport,
+  type TransactionOptions,
+  TransactionService,
+} from "./transactions/index.js";
 
 export interface BrokerOptions {
   /** The brokers this deployment serves (registered by `registerBrokers`). */

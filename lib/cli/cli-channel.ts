@@ -3,10 +3,11 @@
  * CLI's single loop needs — a wait that a hint for a held queue (or a `members` hint, or a new registration)
  * ends early, a flag saying the group changed, and counters. While it is down the loop polls as before.
  */
-import type { NimbusApi } from "../client/api-client.js";
-import { PushChannelClient } from "../client/push-channel-client.js";
-import { sleep } from "../client/schedule.js";
+
+import type { NimbusApi } from "../client/transport/index.js";
+import { PushChannelClient } from "../client/transport/index.js";
 import type { MessageQueue } from "../core/message-queue.js";
+import { sleep } from "../core/sleep.js";
 import type { HeartbeatData } from "../protocol/index.js";
 
 export interface CliChannelStats {

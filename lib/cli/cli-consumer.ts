@@ -9,12 +9,12 @@
  * once its previous owner released it, left the group, or had a grace of 10 s. Written over NimbusApi so
  * that the CLI controls exactly which offsets it commits.
  */
-import { AllocateMessageQueueAveragely } from "../client/allocate/allocate-averagely.js";
-import type { HeartbeatData, NimbusApi, PulledMessage, PullResponse } from "../client/api-client.js";
-import { buildMQClientId, localIPv4, resolveInstanceName } from "../client/client-id.js";
-import { sleep } from "../client/schedule.js";
+import { AllocateMessageQueueAveragely } from "../client/allocate/index.js";
+import { buildMQClientId, localIPv4, resolveInstanceName } from "../client/index.js";
+import type { HeartbeatData, NimbusApi, PulledMessage, PullResponse } from "../client/transport/index.js";
 import { MessageQueue } from "../core/message-queue.js";
 import { PermName } from "../core/perm-name.js";
+import { sleep } from "../core/sleep.js";
 import { parseSubExpression } from "../core/subscription.js";
 import { CliChannel } from "./cli-channel.js";
 

@@ -3,8 +3,8 @@
  * parsers, usage errors (exit 2) and the one-line rendering of failures (exit 1).
  */
 import { type Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { NimbusApi } from "../client/api-client.js";
-import type { IamAuth, NimbusCredentials } from "../client/http-transport.js";
+import type { IamAuth, NimbusCredentials } from "../client/transport/index.js";
+import { NimbusApi } from "../client/transport/index.js";
 import { isNimbusError } from "../core/errors.js";
 
 /** RocketMQ's name server port on this machine: where `nimbus dev` listens by default. */

@@ -5,7 +5,7 @@
  * left behind. The dead-letter copy stays where it is (a DLQ is kept like any queue, until retention).
  */
 import type { Command } from "commander";
-import type { PulledMessage } from "../client/api-client.js";
+import type { PulledMessage } from "../client/transport/index.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { MessageConst } from "../core/message.js";
 import { dlqTopic } from "../core/names.js";

@@ -4,7 +4,7 @@
  * `--wait` idle seconds or Ctrl-C, committing its offsets either way). `send` is in send-command.ts.
  */
 import { type Command, Option } from "commander";
-import type { PulledMessage } from "../client/api-client.js";
+import type { PulledMessage } from "../client/transport/index.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { CliConsumer } from "./cli-consumer.js";
 import { type ApiOptions, apiCommand, connect, describeFailure, intIn } from "./common.js";

@@ -4,11 +4,11 @@
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import type { NimbusApi, SendMessage, SendRequest } from "../client/api-client.js";
-import { isUnreachable } from "../client/http-transport.js";
-import { sleep } from "../client/schedule.js";
-import { topicRouteData2TopicPublishInfo } from "../client/topic-publish-info.js";
+import { topicRouteData2TopicPublishInfo } from "../client/producer/index.js";
+import type { NimbusApi, SendMessage, SendRequest } from "../client/transport/index.js";
+import { isUnreachable } from "../client/transport/index.js";
 import { ErrorCode, isNimbusError } from "../core/errors.js";
+import { sleep } from "../core/sleep.js";
 import { MAX_BATCH_MESSAGES } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, byteSize, collect, connect, intIn, usage } from "./common.js";
 import { formatBytes, formatRate, formatTable, note, print, printJson } from "./output.js";

@@ -13,22 +13,42 @@ export { MessageQueue } from "../core/message-queue.js";
 export { dlqTopic, retryTopic } from "../core/names.js";
 export type { BrokerData, QueueData, TopicRouteData } from "../protocol/index.js";
 export * from "./allocate/index.js";
-export * from "./api-client.js";
 export { buildMQClientId, localIPv4, resolveInstanceName } from "./client-id.js";
-export type {
-  ConsumeOrderlyContext,
-  ConsumeOrderlyStatus,
-  MessageListenerOrderly,
-} from "./consume-orderly.js";
 export type {
   ConsumeConcurrentlyContext,
   ConsumeConcurrentlyStatus,
   ConsumeFromWhere,
+  ConsumeOrderlyContext,
+  ConsumeOrderlyStatus,
   LitePullConsumerOptions,
   MessageListenerConcurrently,
+  MessageListenerOrderly,
   MessageModel,
   PushConsumerOptions,
-} from "./consumer-options.js";
+} from "./consumer/index.js";
+export {
+  LitePullConsumer,
+  LocalFileOffsetStore,
+  type OffsetStore,
+  PushConsumer,
+  RemoteBrokerOffsetStore,
+  restoreRetryTopic,
+  sendBackTo,
+} from "./consumer/index.js";
+export { Message, type MessageExt, type PullResult, type SendResult, type SendStatus } from "./message.js";
+export {
+  LocalTransactionState,
+  type MessageQueueSelector,
+  Producer,
+  type ProducerErrorSource,
+  type ProducerOptions,
+  SelectMessageQueueByHash,
+  SelectMessageQueueByRandom,
+  type TransactionListener,
+  TransactionProducer,
+  type TransactionSendResult,
+} from "./producer/index.js";
+export * from "./transport/index.js";
 export {
   type Credentials,
   type CredentialsProvider,
@@ -36,23 +56,7 @@ export {
   type IamAuth,
   type NimbusCredentials,
   type RequestOptions,
+  signatureParts,
+  signRequest,
   type TransportOptions,
-} from "./http-transport.js";
-export { LitePullConsumer } from "./lite-pull-consumer.js";
-export { Message, type MessageExt, type PullResult, type SendResult, type SendStatus } from "./message.js";
-export {
-  type MessageQueueSelector,
-  SelectMessageQueueByHash,
-  SelectMessageQueueByRandom,
-} from "./message-queue-selector.js";
-export { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
-export { Producer, type ProducerErrorSource, type ProducerOptions } from "./producer.js";
-export { PushConsumer } from "./push-consumer.js";
-export { restoreRetryTopic, sendBackTo } from "./retry.js";
-export { signatureParts, signRequest } from "./sigv4.js";
-export {
-  LocalTransactionState,
-  type TransactionListener,
-  TransactionProducer,
-  type TransactionSendResult,
-} from "./transaction-producer.js";
+} from "./transport/index.js";

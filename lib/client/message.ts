@@ -8,7 +8,7 @@
  */
 import { MessageConst } from "../core/message.js";
 import { MessageQueue } from "../core/message-queue.js";
-import type { PulledMessage, PullStatus } from "./api-client.js";
+import type { PulledMessage, PullStatus } from "./transport/index.js";
 
 export class Message {
   topic: string;

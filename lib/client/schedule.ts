@@ -1,5 +1,5 @@
 /**
- * @module The clients' timing helpers: an abortable sleep and a set of repeating tasks that never
+ * @module The clients' timing helpers: an abortable sleep (lib/core/sleep.ts) and a set of repeating tasks that never
  * overlap themselves and all stop at once, so that nothing keeps the process alive after `shutdown()`.
  *
  * @example
@@ -8,21 +8,7 @@
  * await tasks.stop(); // no timer left, the running task finished
  */
 
-/** Resolves after `ms`, or early (without throwing) when `signal` aborts. Answers false when aborted. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
+export { sleep } from "../core/sleep.js";
 
 /** Repeating tasks: each runs `ms` after its previous run ended. */
 export class Repeaters {

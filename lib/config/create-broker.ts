@@ -3,7 +3,7 @@
  * of settings to broker options, used by the Lambda handlers and the local server (the broker itself
  * never reads the config).
  */
-import { Broker } from "../broker/broker.js";
+import { Broker } from "../broker/index.js";
 import type { Storage } from "../storage/storage.js";
 import type { NimbusConfig } from "./nimbus-config.js";
 

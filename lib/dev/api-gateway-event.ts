@@ -6,8 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ApiEvent, ApiResult } from "../http/api-types.js";
-import type { ApiAnswer, ApiRequest } from "../http/request-handler.js";
+import type { ApiAnswer, ApiEvent, ApiRequest, ApiResult } from "../http/api-types.js";
 import { MAX_REQUEST_BYTES } from "../protocol/index.js";
 
 export class BodyTooLargeError extends Error {}

@@ -11,9 +11,8 @@
 import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ACL_TABLE, AclStore } from "../broker/acl-store.js";
-import { AesGcmSealer } from "../broker/secret-sealer.js";
-import { BROKER_TABLES } from "../broker/tables.js";
+import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
+import { BROKER_TABLES } from "../broker/store/index.js";
 import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";

@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { newMasterKey, parseMasterKey } from "../broker/secret-sealer.js";
+import { newMasterKey, parseMasterKey } from "../broker/security/index.js";
 
 /** The key of `fromEnv` (hex or base64), else that of `keyFile`, which is created with a new key if missing. */
 export function loadMasterKey(fromEnv: string | undefined, keyFile: string): Uint8Array {

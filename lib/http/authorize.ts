@@ -6,7 +6,7 @@
  * UNAUTHENTICATED (401) and NO_PERMISSION (403), thrown before the route runs, so nothing is written.
  */
 
-import type { AclStore, StoredUser } from "../broker/acl-store.js";
+import type { AclStore, StoredUser } from "../broker/security/index.js";
 import {
   type Acl,
   type AclAction,
@@ -20,8 +20,8 @@ import {
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { parseSignature, type ReceivedRequest, signatureMatches } from "../core/request-signing.js";
 import type { AnyEndpoint, EndpointInput } from "../protocol/index.js";
+import type { ApiRequest } from "./api-types.js";
 import { MAX_NONCES, ReplayGuard } from "./replay-guard.js";
-import type { ApiRequest } from "./request-handler.js";
 
 export interface AuthOptions {
   store: AclStore;

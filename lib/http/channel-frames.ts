@@ -3,7 +3,7 @@
  * server's sockets and API Gateway's `$default` route. A frame that is not JSON or not one of
  * lib/protocol/push-channel.ts is answered with an `error` frame (`PARAMETER_ILLEGAL`) and writes nothing.
  */
-import type { Broker } from "../broker/broker.js";
+import type { Broker } from "../broker/index.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { ClientFrameSchema, type RegisterFrame, registerAccess, type ServerFrame } from "../protocol/index.js";
 import type { RequestAuth } from "./authorize.js";

@@ -1,5 +1,5 @@
 /** @module What every route gets: the broker, built once per process (per Lambda container, or by the local server), and what the process serves. */
-import type { Broker } from "../broker/broker.js";
+import type { Broker } from "../broker/index.js";
 import type { AclUser } from "../core/acl.js";
 import type { RequestAuth } from "./authorize.js";
 

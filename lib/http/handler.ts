@@ -3,9 +3,9 @@
  * one handler of request-handler.ts, and its answer an API Gateway result (a binary batch base64-encoded,
  * as API Gateway expects). The local server skips the event and calls the same handler directly.
  */
-import type { ApiEvent, ApiResult } from "./api-types.js";
+import type { ApiAnswer, ApiEvent, ApiRequest, ApiResult } from "./api-types.js";
 import type { RequestAuth } from "./authorize.js";
-import { type ApiAnswer, type ApiRequest, createRequestHandler, errorAnswer, jsonAnswer } from "./request-handler.js";
+import { createRequestHandler, errorAnswer, jsonAnswer } from "./request-handler.js";
 import type { Route } from "./route.js";
 
 export function toApiResult(answer: ApiAnswer): ApiResult {

@@ -21,30 +21,10 @@ import {
   METHOD_NOT_ALLOWED,
   pathParamNames,
 } from "../protocol/index.js";
+import type { ApiAnswer, ApiRequest } from "./api-types.js";
 import { type RequestAuth, receivedRequest } from "./authorize.js";
 import { parseJsonBody } from "./json-body.js";
 import type { Route } from "./route.js";
-
-/** A request as the handlers need it, whatever carried it. */
-export interface ApiRequest {
-  method: string;
-  /** The path, without the query. */
-  path: string;
-  query: Record<string, string>;
-  /** The query string as sent, without `?` (what a signature covers); default: `query` re-encoded. */
-  rawQuery?: string | undefined;
-  /** A request header by lower-case name (`content-type`, `accept`, `authorization`, ...). */
-  header(name: string): string | undefined;
-  /** The raw body; undefined or empty when there is none. */
-  body: Uint8Array | undefined;
-}
-
-/** An answer: JSON text, or a binary batch's bytes. */
-export interface ApiAnswer {
-  status: number;
-  contentType: string;
-  body: string | Uint8Array;
-}
 
 export const JSON_TYPE = "application/json";
 

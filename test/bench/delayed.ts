@@ -12,8 +12,8 @@
  *   (the move's requests, bucket reads and leases included), per message.
  */
 import type { Broker } from "../../lib/broker/broker.js";
-import { TIMERS_TABLE } from "../../lib/broker/tables.js";
-import { TimerStore } from "../../lib/broker/timer-store.js";
+import { TIMERS_TABLE } from "../../lib/broker/store/tables.js";
+import { TimerStore } from "../../lib/broker/timers/timer-store.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { type LocalServer, type StorageChoice, startLocalServer } from "../../lib/dev/local-server.js";
 import type { RequestCounts } from "../../lib/storage/request-counter.js";

@@ -5,8 +5,9 @@
  * broker makes for them, pings. One ping's storage requests are counted apart. Monthly figures scale the
  * per-period counts by the SDK's default periods (10 min reads and rebalances, 8 min pings).
  */
-import { NimbusApi } from "../../lib/client/api-client.js";
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { LocalServer } from "../../lib/dev/local-server.js";
 import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";
 
@@ -79,7 +80,7 @@ export async function measureIdleCost(
 }
 
 async function findConnection(server: LocalServer, group: string): Promise<string> {
-  const { CONNECTIONS_TABLE } = await import("../../lib/broker/tables.js");
+  const { CONNECTIONS_TABLE } = await import("../../lib/broker/store/tables.js");
   const page = await server.storage.table(CONNECTIONS_TABLE).query(`cg:${group}`);
   const sk = page.items[0]?.sk;
   if (typeof sk !== "string") throw new Error("the idle consumer has no channel registration");

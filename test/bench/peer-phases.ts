@@ -4,7 +4,7 @@
  * flight, and end-to-end at a fixed offered rate with one message per send. Every phase reads the process's
  * CPU time and (in-process servers) the storage's request counter around it.
  */
-import type { NimbusApi } from "../../lib/client/api-client.js";
+import type { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { LocalServer } from "../../lib/dev/local-server.js";
 import { diffCounts } from "../../lib/storage/request-counter.js";
 import { type LatencySummary, type PerUnit, perUnit, round, roundPerUnit, summarize } from "./stats.js";

@@ -7,7 +7,7 @@
  * message; `--url` measures an external server (`npm run dev`) instead.
  */
 import { randomBytes } from "node:crypto";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { LocalServer } from "../../lib/dev/local-server.js";
 import { consumePhase, type EndToEndResult, endToEndPhase, type PeerPhase, producePhase } from "./peer-phases.js";
 import { table } from "./report.js";

@@ -13,7 +13,7 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { QUEUE_INDEX_TABLE } from "../../lib/broker/queue-index.js";
+import { QUEUE_INDEX_TABLE } from "../../lib/broker/queue-log/queue-index.js";
 import { createAwsStorage, ensureBucket, ensureTables } from "../../lib/storage/aws/index.js";
 import { createLocalStorage, type LocalStorageOptions } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";

@@ -4,8 +4,8 @@
  * assigned twice (two acks for one offset, or an acked offset holding another message), gaps and
  * unreadable ranges, and extra copies by UNIQ_KEY (allowed: client retries after an unknown outcome).
  */
-import { BATCH_OBJECT_PREFIX, QUEUE_INDEX_TABLE, queuePk } from "../../lib/broker/queue-index.js";
-import { QueueLog } from "../../lib/broker/queue-log.js";
+import { BATCH_OBJECT_PREFIX, QUEUE_INDEX_TABLE, queuePk } from "../../lib/broker/queue-log/queue-index.js";
+import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { type AckReport, CHAOS_BROKER, uniqKey } from "./workload.js";
 

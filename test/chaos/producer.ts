@@ -6,7 +6,7 @@
  * local server that the runner kills. Reports every ack to the runner over IPC as soon as it has it.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { QueueLog } from "../../lib/broker/queue-log.js";
+import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import type { MessageRecord } from "../../lib/core/message.js";
 import { createAwsStorage } from "../../lib/storage/aws/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";

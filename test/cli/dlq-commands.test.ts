@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { MessageConst } from "../../lib/core/message.js";
 import { dlqTopic } from "../../lib/core/names.js";
 import { ensureBuilt, nimbus, startTestBroker, type TestBroker } from "../support/cli-runner.js";

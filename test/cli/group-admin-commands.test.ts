@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { parseResetTime } from "../../lib/cli/group-admin-commands.js";
-import { NimbusApi } from "../../lib/client/api-client.js";
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { ensureBuilt, nimbus, startTestBroker, type TestBroker, tableRows } from "../support/cli-runner.js";
 import { fastTimings, waitUntil } from "../support/consumer-helpers.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { signRequest } from "../../lib/client/sigv4.js";
+import { signRequest } from "../../lib/client/transport/sigv4.js";
 import { ensureBuilt, nimbus } from "../support/cli-runner.js";
 
 const KEYS = { accessKeyId: "AKIDNIMBUSTEST", secretAccessKey: "nimbus-test-secret" };

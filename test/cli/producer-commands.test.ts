@@ -1,7 +1,7 @@
 /** @module The built `nimbus producerConnection` against a local broker: a group's live producers, --json, errors. */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { TransactionProducer } from "../../lib/client/transaction-producer.js";
+import { TransactionProducer } from "../../lib/client/producer/transaction-producer.js";
 import { ensureBuilt, nimbus, startTestBroker, type TestBroker, tableRows } from "../support/cli-runner.js";
 
 describe("nimbus producerConnection (the built CLI)", () => {

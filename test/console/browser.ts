@@ -46,3 +46,15 @@ export async function launchChromium(viewport = { width: 1280, height: 800 }): P
     },
   };
 }
+
+/** Where the console tests' screenshots go: docs/console/ with UPDATE_CONSOLE_SCREENSHOTS=1, else a temp folder. */
+export function screenshotFolder(): string {
+  return process.env.UPDATE_CONSOLE_SCREENSHOTS === "1"
+    ? path.join(import.meta.dirname, "../../docs/console")
+    : mkdtempSync(path.join(os.tmpdir(), "nimbus-console-shots-"));
+}
+
+/** Removes a temp screenshot folder (never docs/console/). */
+export function removeScreenshotFolder(folder: string): void {
+  if (process.env.UPDATE_CONSOLE_SCREENSHOTS !== "1") rmSync(folder, { recursive: true, force: true });
+}

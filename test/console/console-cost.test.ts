@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";
 import { createTopic, report } from "../support/consumer-helpers.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";

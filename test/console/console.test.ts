@@ -3,31 +3,32 @@
  * topic created through the form (and a refused one showing the API's message), messages sent with the
  * SDK, a consumer group with a known lag, then the cluster, topics, group (lag table and chart), message,
  * producer and transaction views checked for that data, requests signed once AWS keys are entered, at
- * 1280×800 and at a phone width, keyboard-reachable.
+ * 1280×800 and at a phone width (the console's files, its connection settings and keyboard: console-shell.test.ts).
  * Screenshots of each view go to a temp folder, or to docs/console/ with UPDATE_CONSOLE_SCREENSHOTS=1.
  * Skipped (with the reason) only when /usr/bin/chromium is missing. Every wait is a wait for a state,
  * bounded by TEST_TIMEOUT_MS only as a failure bound.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
 import { Message } from "../../lib/client/message.js";
-import { Producer } from "../../lib/client/producer.js";
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { Producer } from "../../lib/client/producer/producer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { fastTimings, waitUntil } from "../support/consumer-helpers.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
-import { chromiumMissing, launchChromium, type TestBrowser } from "./browser.js";
+import {
+  chromiumMissing,
+  launchChromium,
+  removeScreenshotFolder,
+  screenshotFolder,
+  type TestBrowser,
+} from "./browser.js";
 
 const skip = chromiumMissing();
-const SHOTS =
-  process.env.UPDATE_CONSOLE_SCREENSHOTS === "1"
-    ? path.join(import.meta.dirname, "../../docs/console")
-    : mkdtempSync(path.join(os.tmpdir(), "nimbus-console-shots-"));
+const SHOTS = screenshotFolder();
 const wait = { timeout: TEST_TIMEOUT_MS };
 
 describe("the console in Chromium", { skip }, () => {
@@ -59,23 +60,7 @@ describe("the console in Chromium", { skip }, () => {
     await consumer?.shutdown();
     await producer?.shutdown();
     await browser?.close();
-    if (process.env.UPDATE_CONSOLE_SCREENSHOTS !== "1") rmSync(SHOTS, { recursive: true, force: true });
-  });
-
-  it("serves the console at /console and refuses other paths under it with the API's error shape", async () => {
-    const index = await fetch(`${ctx.server.url}/console/`);
-    assert.equal(index.status, 200);
-    assert.match(index.headers.get("content-type") ?? "", /text\/html/);
-    const redirect = await fetch(`${ctx.server.url}/console`, { redirect: "manual" });
-    assert.equal(redirect.status, 308);
-    assert.equal(redirect.headers.get("location"), "/console/");
-    for (const bad of ["/console/missing.js", "/console/..%2Fpackage.json", "/console/sub/dir.js"]) {
-      const r = await fetch(`${ctx.server.url}${bad}`);
-      assert.equal(r.status, 404, bad);
-      const body = (await r.json()) as { code: string; message: string };
-      assert.equal(body.code, "REQUEST_CODE_NOT_SUPPORTED");
-      assert.match(body.message, /no console file/);
-    }
+    removeScreenshotFolder(SHOTS);
   });
 
   it("cluster: both brokers, master, address and live", async () => {
@@ -381,77 +366,6 @@ describe("the console in Chromium", { skip }, () => {
     await row.waitFor(wait);
     assert.match(await row.innerText(), /TYPESCRIPT/);
     await shot("producers");
-  });
-
-  it("transactions: an unknown id shows the API's refusal; a committed one its state and delivered message", async () => {
-    await page.goto(consoleUrl(`#/transactions?id=nope&group=${producerGroup}`));
-    const refusal = page.getByRole("alert").first();
-    await refusal.waitFor(wait);
-    assert.match(await refusal.innerText(), /^QUERY_NOT_FOUND: /);
-
-    const half = await api().sendHalfMessage({
-      producerGroup,
-      topic,
-      message: { body: new TextEncoder().encode("half-body"), tags: "tx" },
-    });
-    const ended = await api().endTransaction(half.transactionId, { producerGroup, commitOrRollback: "COMMIT_MESSAGE" });
-    await page.goto(consoleUrl(`#/transactions?id=${half.transactionId}&group=${producerGroup}`));
-    const info = page.getByTestId("transaction");
-    await info.filter({ hasText: "COMMITTED" }).waitFor(wait);
-    assert.match(await info.innerText(), new RegExp(`offset ${ended.queueOffset}`));
-    await page.getByText("half-body").waitFor(wait);
-    await shot("transactions");
-  });
-
-  it("connection: with AWS keys or a Nimbus user's keys every API request carries their signature", async () => {
-    await page.goto(consoleUrl("#/connection"));
-    await page.getByLabel("Auth").selectOption("sigv4");
-    await page.getByLabel("Region").fill("eu-west-1");
-    await page.getByLabel("Access key id").fill("AKIDCONSOLETEST");
-    await page.getByLabel("Secret access key").fill("secret");
-    await page.getByRole("button", { name: "Connect" }).click();
-    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
-    const signed = page.waitForRequest((r) => r.url().endsWith("/brokers"), wait);
-    await page.goto(consoleUrl("#/cluster"));
-    const headers = (await signed).headers();
-    assert.match(
-      headers.authorization ?? "",
-      /^AWS4-HMAC-SHA256 Credential=AKIDCONSOLETEST\/\d{8}\/eu-west-1\/execute-api\//,
-    );
-    assert.match(headers["x-amz-date"] ?? "", /^\d{8}T\d{6}Z$/);
-    // A Nimbus user's keys: the Nimbus signature (service and region "nimbus", a nonce).
-    await page.goto(consoleUrl("#/connection"));
-    await page.getByLabel("Auth").selectOption("nimbus");
-    await page.getByLabel("Access key (user name)").fill("console-user");
-    await page.getByLabel("Secret key (password)").fill("s3cret-of-the-user");
-    await page.getByRole("button", { name: "Connect" }).click();
-    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
-    const nimbusSigned = page.waitForRequest((r) => r.url().endsWith("/brokers"), wait);
-    await page.goto(consoleUrl("#/cluster"));
-    const nimbusHeaders = (await nimbusSigned).headers();
-    assert.match(
-      nimbusHeaders.authorization ?? "",
-      /Credential=console-user\/\d{8}\/nimbus\/nimbus\/aws4_request, SignedHeaders=[^,]*x-nimbus-nonce/,
-    );
-    assert.match(nimbusHeaders["x-nimbus-nonce"] ?? "", /^[0-9a-f-]{36}$/);
-    // Back to no signing for the rest (the local broker does not check signatures).
-    await page.goto(consoleUrl("#/connection"));
-    await page.getByLabel("Auth").selectOption("none");
-    await page.getByRole("button", { name: "Connect" }).click();
-    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
-  });
-
-  it("keyboard: Tab reaches the views and Enter opens one", async () => {
-    await page.goto(consoleUrl("#/cluster"));
-    await page.getByTestId("broker-row").first().waitFor(wait);
-    let focused = "";
-    for (let i = 0; i < 10 && focused !== "Topics"; i++) {
-      await page.keyboard.press("Tab");
-      focused = String(await page.evaluate('document.activeElement?.textContent ?? ""'));
-    }
-    assert.equal(focused, "Topics");
-    await page.keyboard.press("Enter");
-    await page.getByRole("heading", { name: "Topics", exact: true }).waitFor(wait);
   });
 
   it("phone width: no view is wider than the screen", async () => {

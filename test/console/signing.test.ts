@@ -1,12 +1,12 @@
 /**
  * The console's SigV4 signer (WebCrypto, lib/console/signing.ts) signs exactly as the SDK's (node:crypto,
- * lib/client/sigv4.ts, itself checked against AWS's test vectors): same headers for the same requests,
+ * lib/client/transport/sigv4.ts, itself checked against AWS's test vectors): same headers for the same requests,
  * including paths and queries that need encoding, bodies, and session tokens. And the console bundle
  * committed in lib/console/build is what `npm run build:console` builds now.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { signRequest } from "../../lib/client/sigv4.js";
+import { signRequest } from "../../lib/client/transport/sigv4.js";
 import { staleFiles } from "../../lib/console/build-console.js";
 import { nimbusHeaders, regionOfApiUrl, signerFor, sigV4Headers } from "../../lib/console/signing.js";
 import { signNimbusRequest } from "../../lib/core/request-signing.js";

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { QueueLog } from "../../lib/broker/queue-log.js";
+import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import { createLocalStorage, openLocalDatabase } from "../../lib/storage/local/index.js";
 import { record } from "./queue-log-helpers.js";
 

@@ -9,8 +9,8 @@ import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { QUEUE_INDEX_TABLE, queuePk } from "../../lib/broker/queue-index.js";
-import { QueueLog } from "../../lib/broker/queue-log.js";
+import { QUEUE_INDEX_TABLE, queuePk } from "../../lib/broker/queue-log/queue-index.js";
+import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import { ErrorCode } from "../../lib/core/errors.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";

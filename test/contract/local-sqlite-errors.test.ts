@@ -10,7 +10,7 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { ErrorCode, isNimbusError, type NimbusError } from "../../lib/core/errors.js";
-import { retryWhileBusy, sqlite } from "../../lib/storage/local/sqlite-table.js";
+import { retryWhileBusy, sqlite } from "../../lib/storage/local/sqlite-errors.js";
 
 /** What `sqlite()` turns `err` into. */
 function mapped(err: unknown): NimbusError {

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-index.js";
-import { DEFAULT_MERGE_LIMIT_BYTES, QueueLog } from "../../lib/broker/queue-log.js";
+import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-log/queue-index.js";
+import { DEFAULT_MERGE_LIMIT_BYTES, QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import { encodeBatch } from "../../lib/core/message-codec.js";
 import { diffCounts } from "../../lib/storage/request-counter.js";
 import type { OpenFixture } from "../support/storage-fixture.js";

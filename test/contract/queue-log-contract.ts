@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-index.js";
-import { QueueLog } from "../../lib/broker/queue-log.js";
-import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log-read.js";
+import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-log/queue-index.js";
+import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
+import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log/read.js";
 import { ErrorCode } from "../../lib/core/errors.js";
 import type { MessageRecord } from "../../lib/core/message.js";
 import { diffCounts } from "../../lib/storage/request-counter.js";

@@ -1,8 +1,8 @@
 /** @module Shared pieces of the queue-log contract: test messages, concurrent appenders, the chain check. */
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
-import type { QueueRef } from "../../lib/broker/queue-index.js";
-import { QueueLog } from "../../lib/broker/queue-log.js";
+import type { QueueRef } from "../../lib/broker/queue-log/queue-index.js";
+import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import type { MessageRecord } from "../../lib/core/message.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import type { OpenFixture, StorageFixture } from "../support/storage-fixture.js";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { QueueLog } from "../../lib/broker/queue-log.js";
+import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import { type AppendedBatch, assertChainAndReadBack } from "./queue-log-helpers.js";
 

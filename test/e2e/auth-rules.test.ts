@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
 import { Message } from "../../lib/client/message.js";
-import { Producer } from "../../lib/client/producer.js";
+import { Producer } from "../../lib/client/producer/producer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { signNimbusRequest } from "../../lib/core/request-signing.js";
 import { type AuthServer, type Call, call, ROOT, signedHeaders, startAuthServer } from "../support/auth-server.js";
 import { MODE_LABEL } from "../support/server-fixture.js";

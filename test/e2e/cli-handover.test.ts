@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CliConsumer } from "../../lib/cli/cli-consumer.js";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import { report, sendRoundRobin, waitUntil } from "../support/consumer-helpers.js";
 import { MODE_LABEL, uniqueName, useTestServer } from "../support/server-fixture.js";

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { QUEUE_INDEX_TABLE, queuePk } from "../../lib/broker/queue-index.js";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { QUEUE_INDEX_TABLE, queuePk } from "../../lib/broker/queue-log/queue-index.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { Table } from "../../lib/storage/table.js";
 import { ok } from "../support/http.js";
 import { type ServerMode, uniqueName, useTestServer } from "../support/server-fixture.js";

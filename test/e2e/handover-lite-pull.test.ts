@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
-import { LitePullConsumer } from "../../lib/client/lite-pull-consumer.js";
+import { LitePullConsumer } from "../../lib/client/consumer/lite-pull-consumer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { report, waitUntil } from "../support/consumer-helpers.js";
 import { Deliveries, prepareScenario } from "../support/handover-scenario.js";
 import { MODE_LABEL, uniqueName, useTestServer } from "../support/server-fixture.js";

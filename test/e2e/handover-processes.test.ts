@@ -9,7 +9,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { report, waitUntil } from "../support/consumer-helpers.js";
 import { Deliveries, type Member, prepareScenario, runScenario } from "../support/handover-scenario.js";
 import { MODE_LABEL, uniqueName, useTestServer } from "../support/server-fixture.js";

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
-import type { PushConsumerOptions } from "../../lib/client/consumer-options.js";
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+import type { PushConsumerOptions } from "../../lib/client/consumer/consumer-options.js";
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import { backgroundErrors, report, waitUntil } from "../support/consumer-helpers.js";
 import { Deliveries, type Member, prepareScenario, runScenario } from "../support/handover-scenario.js";

@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
-import type { LitePullConsumerOptions } from "../../lib/client/consumer-options.js";
-import { LitePullConsumer } from "../../lib/client/lite-pull-consumer.js";
+import type { LitePullConsumerOptions } from "../../lib/client/consumer/consumer-options.js";
+import { LitePullConsumer } from "../../lib/client/consumer/lite-pull-consumer.js";
 import type { MessageExt } from "../../lib/client/message.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { ErrorCode, isNimbusError } from "../../lib/core/errors.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import { createTopic, fastTimings, report, sendRoundRobin, waitUntil } from "../support/consumer-helpers.js";

@@ -7,9 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
-import { LitePullConsumer } from "../../lib/client/lite-pull-consumer.js";
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { LitePullConsumer } from "../../lib/client/consumer/lite-pull-consumer.js";
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { createTopic, fastTimings, waitUntil } from "../support/consumer-helpers.js";
 import { expectError, ok, snapshot } from "../support/http.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";

@@ -8,9 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
-import type { PushConsumerOptions } from "../../lib/client/consumer-options.js";
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+import type { PushConsumerOptions } from "../../lib/client/consumer/consumer-options.js";
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { diffCounts } from "../../lib/storage/request-counter.js";
 import { createTopic, fastTimings, report, waitUntil } from "../support/consumer-helpers.js";
 import { OrderlyRecord } from "../support/orderly-record.js";

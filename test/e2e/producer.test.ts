@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { queryAll } from "../../lib/broker/query-all.js";
-import { CLIENTS_TABLE, keys } from "../../lib/broker/tables.js";
+import { queryAll } from "../../lib/broker/store/query-all.js";
+import { CLIENTS_TABLE, keys } from "../../lib/broker/store/tables.js";
 import { Message, type SendResult } from "../../lib/client/message.js";
-import { Producer, SelectMessageQueueByHash } from "../../lib/client/producer.js";
+import { Producer, SelectMessageQueueByHash } from "../../lib/client/producer/producer.js";
 import { MessageConst } from "../../lib/core/message.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import {

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
-import type { MessageListenerConcurrently } from "../../lib/client/consumer-options.js";
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+import type { MessageListenerConcurrently } from "../../lib/client/consumer/consumer-options.js";
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import {
   createTopic,
   fastTimings,

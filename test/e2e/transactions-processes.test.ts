@@ -9,7 +9,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { waitUntil } from "../support/consumer-helpers.js";
 import { MODE_LABEL, uniqueName, useTestServer } from "../support/server-fixture.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";

@@ -7,14 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { HALF_QUEUES } from "../../lib/broker/transaction-records.js";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { HALF_QUEUES } from "../../lib/broker/transactions/transaction-records.js";
 import { Message, type MessageExt } from "../../lib/client/message.js";
 import {
   LocalTransactionState,
   type TransactionListener,
   TransactionProducer,
-} from "../../lib/client/transaction-producer.js";
+} from "../../lib/client/producer/transaction-producer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { NimbusConfigInput } from "../../lib/config/nimbus-config.js";
 import { MessageConst } from "../../lib/core/message.js";
 import { RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC } from "../../lib/core/names.js";

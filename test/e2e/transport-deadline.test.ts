@@ -8,8 +8,8 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, describe, it } from "node:test";
-import { HttpExchangeError } from "../../lib/client/http-connections.js";
-import { HttpTransport } from "../../lib/client/http-transport.js";
+import { HttpExchangeError } from "../../lib/client/transport/http-connections.js";
+import { HttpTransport } from "../../lib/client/transport/http-transport.js";
 import { ErrorCode, NimbusError } from "../../lib/core/errors.js";
 
 /** A listening socket that never accepts, its backlog filled: the next connection's SYN is never answered. */

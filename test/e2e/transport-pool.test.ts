@@ -11,7 +11,7 @@ import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 
 /** Counts the new connections this process opens to `origin` (undici's `undici:client:connected`). */

@@ -19,7 +19,7 @@ import {
   routeProtection,
   TABLES,
 } from "../../infra/manifest.js";
-import { BROKER_TABLES } from "../../lib/broker/tables.js";
+import { BROKER_TABLES } from "../../lib/broker/store/tables.js";
 import { NAMED_STAGE_NAMES, StageSettingsSchema, stageSettings } from "../../lib/config/stages.js";
 import { ENDPOINTS, routeKey, SERVICES } from "../../lib/protocol/index.js";
 import { assertSameSet } from "../support/sets.js";

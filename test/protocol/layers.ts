@@ -102,3 +102,125 @@ export function wrongWayImports(files: readonly { path: string; text: string }[]
   }
   return wrong;
 }
+
+/** The capability folder a file is in: `lib/broker/<c>/` or `lib/client/<c>/` (undefined for a layer's root files). */
+export function capabilityOf(file: string): string | undefined {
+  const m = /^lib\/(broker|client)\/([a-z0-9-]+)\//.exec(file);
+  return m ? `lib/${m[1]}/${m[2]}` : undefined;
+}
+
+/** Resolves a relative `.js` specifier of `from` to the repository path of its TypeScript source. */
+function resolveImport(from: string, spec: string, known: ReadonlySet<string>): string {
+  const target = path.posix.normalize(path.posix.join(path.posix.dirname(from), spec));
+  const base = target.replace(/\.js$/, "");
+  for (const candidate of [`${base}.ts`, `${base}.tsx`, target]) if (known.has(candidate)) return candidate;
+  return target.endsWith(".js") ? `${base}.ts` : target;
+}
+
+export interface PastIndexImport {
+  file: string;
+  imports: string;
+}
+
+/**
+ * Imports into a capability folder from outside it that do not go through the folder's `index.ts`, and
+ * imports of a root file of lib/broker or lib/client from outside that layer other than its `index.ts`: a
+ * folder speaks to the rest only through its public face.
+ */
+export function pastIndexImports(files: readonly { path: string; text: string }[]): PastIndexImport[] {
+  const known = new Set(files.map((f) => f.path));
+  const wrong: PastIndexImport[] = [];
+  for (const file of files) {
+    const own = capabilityOf(file.path);
+    for (const spec of importsOf(file.text)) {
+      const target = resolveImport(file.path, spec, known);
+      const cap = capabilityOf(target);
+      if (cap !== undefined) {
+        if (cap !== own && target !== `${cap}/index.ts`) wrong.push({ file: file.path, imports: target });
+        continue;
+      }
+      // A root file of lib/broker or lib/client (broker.ts, message.ts, ...) is that layer's own: from outside
+      // the layer, only its index.ts is the way in.
+      const layer = /^lib\/(broker|client)\/[^/]+$/.exec(target)?.[1];
+      if (layer === undefined || file.path.startsWith(`lib/${layer}/`) || target === `lib/${layer}/index.ts`) continue;
+      wrong.push({ file: file.path, imports: target });
+    }
+  }
+  return wrong;
+}
+
+/** Strongly connected components of a graph with more than one node or a self-loop (Tarjan, iterative). */
+function cyclesOf(graph: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  for (const start of graph.keys()) {
+    if (index.has(start)) continue;
+    const work: [string, string[]][] = [];
+    const visit = (node: string) => {
+      index.set(node, next);
+      low.set(node, next++);
+      stack.push(node);
+      onStack.add(node);
+      work.push([node, [...(graph.get(node) ?? [])]]);
+    };
+    visit(start);
+    while (work.length > 0) {
+      const top = work[work.length - 1];
+      if (top === undefined) break;
+      const [node, pending] = top;
+      const child = pending.pop();
+      if (child !== undefined) {
+        if (!index.has(child)) visit(child);
+        else if (onStack.has(child)) low.set(node, Math.min(low.get(node) ?? 0, index.get(child) ?? 0));
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent[0], Math.min(low.get(parent[0]) ?? 0, low.get(node) ?? 0));
+      if (low.get(node) !== index.get(node)) continue;
+      const component: string[] = [];
+      let member: string | undefined;
+      do {
+        member = stack.pop();
+        if (member === undefined) break;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1 || graph.get(node)?.has(node)) cycles.push(component.sort());
+    }
+  }
+  return cycles;
+}
+
+/**
+ * Import circles: between files (every relative import, type-only ones included) and between capability
+ * folders (an import from one folder into another is an edge from folder to folder).
+ */
+export function importCycles(files: readonly { path: string; text: string }[]): {
+  files: string[][];
+  folders: string[][];
+} {
+  const known = new Set(files.map((f) => f.path));
+  const fileGraph = new Map<string, Set<string>>();
+  const folderGraph = new Map<string, Set<string>>();
+  for (const file of files) {
+    const edges = fileGraph.get(file.path) ?? new Set<string>();
+    fileGraph.set(file.path, edges);
+    const own = capabilityOf(file.path);
+    for (const spec of importsOf(file.text)) {
+      const target = resolveImport(file.path, spec, known);
+      if (!known.has(target)) continue;
+      edges.add(target);
+      const cap = capabilityOf(target);
+      if (own === undefined || cap === undefined || cap === own) continue;
+      const folderEdges = folderGraph.get(own) ?? new Set<string>();
+      folderGraph.set(own, folderEdges);
+      folderEdges.add(cap);
+    }
+  }
+  return { files: cyclesOf(fileGraph), folders: cyclesOf(folderGraph) };
+}

@@ -8,9 +8,10 @@
  * consumer.registerMessageListener(received.listener("c1"));
  * await waitUntil(() => received.has(sentIds), "everything received");
  */
-import type { NimbusApi } from "../../lib/client/api-client.js";
-import type { ConsumerBaseOptions, MessageListenerConcurrently } from "../../lib/client/consumer-options.js";
+
+import type { ConsumerBaseOptions, MessageListenerConcurrently } from "../../lib/client/consumer/consumer-options.js";
 import type { MessageExt } from "../../lib/client/message.js";
+import type { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 
 /** Polls `condition` until it holds; throws after `timeoutMs` (default 30 s) naming `what`. */

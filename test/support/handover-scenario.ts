@@ -6,7 +6,7 @@
  * The run waits until the group is quiet (every queue committed at its end, nothing delivered for a full
  * commit period) so late duplicates are counted too. Timings are reported, never asserted.
  */
-import type { NimbusApi } from "../../lib/client/api-client.js";
+import type { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import { waitUntil } from "./consumer-helpers.js";
 

@@ -5,7 +5,7 @@
  * `{ processed: { queue, offset, at } }` as each listener call begins (`at`: this process's clock, the
  * same machine's as the test's). The parent pauses it with SIGSTOP/SIGCONT and ends it with SIGKILL.
  */
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
 import { TEST_TIMEOUT_MS } from "./timeouts.js";
 
 const [url, group, topic] = process.argv.slice(2);

@@ -9,7 +9,7 @@
  * await waitUntil(() => record.processed === 600, "all processed");
  * assert.deepEqual(record.violations, []);
  */
-import type { ConsumeOrderlyContext, ConsumeOrderlyStatus } from "../../lib/client/consume-orderly.js";
+import type { ConsumeOrderlyContext, ConsumeOrderlyStatus } from "../../lib/client/consumer/consume-orderly.js";
 import type { MessageExt } from "../../lib/client/message.js";
 
 export class OrderlyRecord {

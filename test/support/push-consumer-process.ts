@@ -5,7 +5,7 @@
  * message "shutdown" shuts down cleanly and reports `{ stopped: duplicatesDelivered }` before exiting.
  * The parent may instead kill it with SIGKILL (a crash).
  */
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
 import { TEST_TIMEOUT_MS } from "./timeouts.js";
 
 const [url, group, topic] = process.argv.slice(2);

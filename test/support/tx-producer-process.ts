@@ -7,7 +7,7 @@
  * Reports `"ready"` once started.
  */
 import { Message } from "../../lib/client/message.js";
-import { LocalTransactionState, TransactionProducer } from "../../lib/client/transaction-producer.js";
+import { LocalTransactionState, TransactionProducer } from "../../lib/client/producer/transaction-producer.js";
 
 const [url, group, role, topic] = process.argv.slice(2);
 if (!url || !group || !process.send || (role !== "unknown" && role !== "commit-on-check")) {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
-import { HALF_QUEUES } from "../../lib/broker/transaction-records.js";
+import { HALF_QUEUES } from "../../lib/broker/transactions/transaction-records.js";
 import { openTestBroker, type TestBroker } from "../support/server-fixture.js";
 
 const HOUR = 3_600_000;

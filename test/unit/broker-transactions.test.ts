@@ -6,16 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
-import { queuePk } from "../../lib/broker/queue-index.js";
-import { keys } from "../../lib/broker/tables.js";
-import { TAKEOVER_LEASE_MS } from "../../lib/broker/transaction-checks.js";
+import { queuePk } from "../../lib/broker/queue-log/queue-index.js";
+import { keys } from "../../lib/broker/store/tables.js";
+import { TAKEOVER_LEASE_MS } from "../../lib/broker/transactions/transaction-checks.js";
 import {
   HALF_QUEUES,
   halfQueue,
   PENDING_SHARDS,
   pendingPkOf,
   pendingSk,
-} from "../../lib/broker/transaction-records.js";
+} from "../../lib/broker/transactions/transaction-records.js";
 import { isNimbusError } from "../../lib/core/errors.js";
 import { MessageConst } from "../../lib/core/message.js";
 import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { after, before, describe, it } from "node:test";
-import { HttpTransport, isUnreachable, regionOfApiUrl } from "../../lib/client/http-transport.js";
+import { HttpTransport, isUnreachable, regionOfApiUrl } from "../../lib/client/transport/http-transport.js";
 
 describe("HttpTransport: unreachable or answered", () => {
   let server: Server;

@@ -7,7 +7,7 @@ import {
   SelectMessageQueueByHash,
   SelectMessageQueueByRandom,
   selectMessageQueue,
-} from "../../lib/client/message-queue-selector.js";
+} from "../../lib/client/producer/message-queue-selector.js";
 import { isNimbusError } from "../../lib/core/errors.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 

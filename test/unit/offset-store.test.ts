@@ -9,12 +9,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import type { NimbusApi, OffsetEntry } from "../../lib/client/api-client.js";
-import { ConsumeMessageConcurrentlyService } from "../../lib/client/consume-concurrently.js";
-import type { ConsumeConcurrentlyStatus } from "../../lib/client/consumer-options.js";
+import { ConsumeMessageConcurrentlyService } from "../../lib/client/consumer/consume-concurrently.js";
+import type { ConsumeConcurrentlyStatus } from "../../lib/client/consumer/consumer-options.js";
+import { LocalFileOffsetStore, RemoteBrokerOffsetStore } from "../../lib/client/consumer/offset-store.js";
+import { ProcessQueue } from "../../lib/client/consumer/process-queue.js";
 import { type MessageExt, toMessageExt } from "../../lib/client/message.js";
-import { LocalFileOffsetStore, RemoteBrokerOffsetStore } from "../../lib/client/offset-store.js";
-import { ProcessQueue } from "../../lib/client/process-queue.js";
+import type { NimbusApi, OffsetEntry } from "../../lib/client/transport/index.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import { waitUntil } from "../support/consumer-helpers.js";
 

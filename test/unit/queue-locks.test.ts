@@ -1,5 +1,5 @@
 /**
- * The broker's queue locks (lib/broker/queue-locks.ts) on both storage adapters (the embedded store, and
+ * The broker's queue locks (lib/broker/consume/queue-locks.ts) on both storage adapters (the embedded store, and
  * DynamoDB through dynalite), with a fake clock: a lease refuses other clients until its end plus the
  * skew margin, renews and re-locks say whether the lease continued, an unlock frees the queue at once, a
  * late unlock or renewal of a former holder changes nothing, and of clients racing for a free queue
@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { QueueLockService } from "../../lib/broker/queue-locks.js";
-import { CLIENTS_TABLE } from "../../lib/broker/tables.js";
+import { QueueLockService } from "../../lib/broker/consume/queue-locks.js";
+import { CLIENTS_TABLE } from "../../lib/broker/store/tables.js";
 import { diffCounts } from "../../lib/storage/request-counter.js";
 import { openAwsFixture } from "../support/aws-fixture.js";
 import { openLocalFixture } from "../support/local-fixture.js";

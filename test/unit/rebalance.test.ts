@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AllocateMessageQueueAveragely } from "../../lib/client/allocate/allocate-averagely.js";
-import type { NimbusApi } from "../../lib/client/api-client.js";
-import type { StartOffset } from "../../lib/client/consume-from-where.js";
-import { allocateQueues, RebalanceImpl, readableQueues, sortConsumerIds } from "../../lib/client/rebalance.js";
+import type { StartOffset } from "../../lib/client/consumer/consume-from-where.js";
+import { allocateQueues, RebalanceImpl, readableQueues, sortConsumerIds } from "../../lib/client/consumer/rebalance.js";
+import type { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { ErrorCode, NimbusError } from "../../lib/core/errors.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import type { QueueData, TopicRouteData } from "../../lib/protocol/index.js";

@@ -3,8 +3,14 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { HttpTransport, type TransportOptions } from "../../lib/client/http-transport.js";
-import { type Credentials, canonicalQuery, canonicalUri, signatureParts, signRequest } from "../../lib/client/sigv4.js";
+import { HttpTransport, type TransportOptions } from "../../lib/client/transport/http-transport.js";
+import {
+  type Credentials,
+  canonicalQuery,
+  canonicalUri,
+  signatureParts,
+  signRequest,
+} from "../../lib/client/transport/sigv4.js";
 import { isNimbusError } from "../../lib/core/errors.js";
 
 // AWS's aws-sig-v4-test-suite: its credentials, region, service and time, and each case's request and

@@ -9,8 +9,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Broker } from "../../lib/broker/broker.js";
-import { TIMERS_TABLE } from "../../lib/broker/tables.js";
-import { LEASE_MS, TimerStore } from "../../lib/broker/timer-store.js";
+import { TIMERS_TABLE } from "../../lib/broker/store/tables.js";
+import { LEASE_MS, TimerStore } from "../../lib/broker/timers/timer-store.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { MessageConst } from "../../lib/core/message.js";

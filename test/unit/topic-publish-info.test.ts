@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { topicRouteData2TopicPublishInfo } from "../../lib/client/topic-publish-info.js";
+import { topicRouteData2TopicPublishInfo } from "../../lib/client/producer/topic-publish-info.js";
 import type { BrokerData, QueueData, TopicRouteData } from "../../lib/protocol/index.js";
 
 const T = "TopicTest";

@@ -1,5 +1,5 @@
 /** @module User and ACL administration routes (Super users only, as the endpoints declare). */
-import type { AclStore } from "../../broker/acl-store.js";
+import type { AclStore } from "../../broker/security/index.js";
 import { usernameOfSubject } from "../../core/acl.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { endpoints } from "../../protocol/index.js";

@@ -2,9 +2,9 @@
  * @module Offset routes: query and commit a group's offsets on a topic, release queues and read their owners,
  * orderly consumers' queue locks, reset by time, and the group's consumer progress.
  */
-import { resetOffsetByTime } from "../../broker/offset-reset.js";
-import type { RouteCache } from "../../broker/route-cache.js";
-import { queueIds } from "../../broker/topics.js";
+import { resetOffsetByTime } from "../../broker/consume/index.js";
+import type { RouteCache } from "../../broker/names/index.js";
+import { queueIds } from "../../broker/names/index.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { endpoints, type QueueRef } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";

@@ -14,7 +14,8 @@ import type { GarbageReport, Storage } from "../storage.js";
 import type { Table, TableSpec } from "../table.js";
 import { checkTableSpec } from "../validate.js";
 import { FileObjectStore, type FlushMode, type ObjectOwner } from "./file-object-store.js";
-import { retryWhileBusy, SqliteTable, sqlite } from "./sqlite-table.js";
+import { retryWhileBusy, sqlite } from "./sqlite-errors.js";
+import { SqliteTable } from "./sqlite-table.js";
 
 export { FileObjectStore, type FlushMode } from "./file-object-store.js";
 export { SqliteTable } from "./sqlite-table.js";

@@ -9,7 +9,7 @@
  * its timeout, a disk error at commit), every write in it fails with that error and none of them is stored.
  */
 import type { Database, Transaction } from "better-sqlite3";
-import { sqlite } from "./sqlite-table.js";
+import { sqlite } from "./sqlite-errors.js";
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 

@@ -1,0 +1,1 @@
+export { ClientService } from "./client-service.js";

@@ -1,0 +1,73 @@
+/**
+ * @module mqadmin's resetOffsetByTime: every queue of a topic gets, as the group's offset, the first message
+ * stored at or after a time (`first`: the queue's min offset; `now`: its max offset), found per queue by a
+ * binary search of one-message reads (store times grow with the offset within a queue). The offsets are
+ * committed as an admin write (no owner), and the reset is recorded in the group's consumer partition, which
+ * every live consumer reads with its membership poll: a consumer seeing a reset newer than the ones it knows
+ * moves its queues of the topic to the reset's offsets at once (docs/client.md "Offset resets").
+ *
+ * @example
+ * const reset = await resetOffsetByTime({ offsets, clients, queueLog, routes, now }, "g", "T", 1700000000000);
+ */
+import type { OffsetEntry, OffsetReset } from "../../protocol/index.js";
+import type { ClientService } from "../clients/index.js";
+import type { RouteCache } from "../names/index.js";
+import { queueIds } from "../names/index.js";
+import type { QueueLog, QueueRef } from "../queue-log/index.js";
+import type { OffsetService } from "./offset-service.js";
+
+export interface OffsetResetDeps {
+  offsets: OffsetService;
+  clients: ClientService;
+  queueLog: QueueLog;
+  routes: RouteCache;
+  now: () => number;
+}
+
+/** The offset of the first message of `q` stored at or after `timestamp`; the max offset when none is. */
+export async function searchOffsetByTime(queueLog: QueueLog, q: QueueRef, timestamp: number): Promise<number> {
+  const status = await queueLog.status(q);
+  let lo = status.minOffset;
+  let hi = status.maxOffset;
+  while (lo < hi) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    const read = await queueLog.read(q, mid, { maxMessages: 1 });
+    const found = read.messages[0];
+    if (found === undefined) {
+      // Retention removed messages below `mid` meanwhile, or nothing readable there: search above what is left.
+      if (read.minOffset > mid) lo = read.minOffset;
+      else hi = mid;
+    } else if (found.storeTimestamp < timestamp) lo = found.queueOffset + 1;
+    else hi = Math.min(mid, found.queueOffset);
+  }
+  return lo;
+}
+
+/** Resets the group's offsets of every queue of `topic` to `at` and records the reset for live consumers. */
+export async function resetOffsetByTime(
+  deps: OffsetResetDeps,
+  group: string,
+  topic: string,
+  at: number | "now" | "first",
+): Promise<OffsetReset> {
+  const route = await deps.routes.get(topic);
+  const queues = route.queueDatas.flatMap((qd) =>
+    queueIds(qd).map((queueId) => ({ topic, brokerName: qd.brokerName, queueId })),
+  );
+  const resetAt = deps.now();
+  const offsetTable: OffsetEntry[] = await Promise.all(
+    queues.map(async (q) => {
+      const offset =
+        at === "first"
+          ? (await deps.queueLog.status(q)).minOffset
+          : at === "now"
+            ? await deps.queueLog.maxOffset(q)
+            : await searchOffsetByTime(deps.queueLog, q, at);
+      return { brokerName: q.brokerName, queueId: q.queueId, offset };
+    }),
+  );
+  await deps.offsets.commit(group, topic, offsetTable);
+  const reset = { topic, resetAt, offsetTable };
+  await deps.clients.recordOffsetReset(group, reset);
+  return reset;
+}

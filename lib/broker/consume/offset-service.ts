@@ -1,0 +1,172 @@
+/**
+ * @module Consumer offsets per (topic, group, brokerName, queueId), as RocketMQ's consumerOffset.json:
+ * commit, query, and the consumer-progress table of a group. An offset moves only by a commit or an admin reset.
+ * The offset record is also the queue's ownership record (docs/client.md "Queue handover"): each write names
+ * the client that made it (`owner`) and whether that client released the queue with it (`released`), so a
+ * handover costs no write besides the releasing commit, and the next owner learns both where to start and
+ * whether it may start from one read.
+ */
+
+import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
+import type { OffsetEntry, ProgressRow, QueueOwner, ReleaseEntry } from "../../protocol/index.js";
+import { ConditionFailedError, type Table } from "../../storage/table.js";
+import type { RouteCache } from "../names/index.js";
+import { queueIds } from "../names/index.js";
+import type { QueueLog } from "../queue-log/index.js";
+import { keys, queryAll } from "../store/index.js";
+
+export type { OffsetEntry, ProgressRow, QueueOwner, ReleaseEntry };
+
+/** Who writes a commit: the client (recorded as the queues' owner) and whether it releases the queues. */
+export interface CommitAuthor {
+  clientId: string;
+  released: boolean;
+  /** Write only queues without a record (`{ exists: false }`): the first claim of a new queue wins. */
+  claim?: boolean;
+}
+
+export class OffsetService {
+  readonly #knownGroupTopics = new Set<string>();
+
+  constructor(
+    private readonly offsets: Table,
+    private readonly routes: RouteCache,
+    private readonly queueLog: QueueLog,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Sets the offsets (last commit wins). With an `author`, each record also names its owner and whether
+   * it was released: the same single put per queue, so a release costs what a commit costs.
+   */
+  async commit(
+    group: string,
+    topic: string,
+    entries: (OffsetEntry | ReleaseEntry)[],
+    author?: CommitAuthor,
+  ): Promise<void> {
+    const seen = new Set<string>();
+    for (const e of entries) {
+      const sk = keys.offsetSk(e.brokerName, e.queueId);
+      if (seen.has(sk)) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `queue ${sk} appears twice`);
+      seen.add(sk);
+    }
+    // Only queues the topic has: a stray offset would otherwise live on in the group's progress forever.
+    const route = await this.routes.get(topic);
+    for (const e of entries) {
+      const qd = route.queueDatas.find((q) => q.brokerName === e.brokerName);
+      if (!qd || e.queueId >= Math.max(qd.readQueueNums, qd.writeQueueNums)) {
+        throw new NimbusError(
+          ErrorCode.PARAMETER_ILLEGAL,
+          `topic ${topic} has no queue ${e.queueId} on broker ${e.brokerName}`,
+        );
+      }
+    }
+    // An offset past the queue's end is clamped to it: stored as is it would read "caught up" in progress and
+    // send the group back to the queue's start on the next pull (OFFSET_ILLEGAL). Free in the usual case.
+    const clamped = await Promise.all(
+      entries.map(async (e) => ({
+        ...e,
+        offset: await this.queueLog.clampToMaxOffset({ topic, brokerName: e.brokerName, queueId: e.queueId }, e.offset),
+      })),
+    );
+    const updatedAt = this.now();
+    // Unconditional puts: a commit sets the group's position as RocketMQ's does (last commit wins). The
+    // owner fields need no condition either: only the client holding a queue commits it, a release is its
+    // last write, and a late write of a former owner is read by the next one as "not released" (it waits
+    // at most its grace) with an offset below the truth (duplicates, never a loss).
+    // A claim is a conditional create (attribute_not_exists): of concurrent claims of one new queue exactly
+    // one writes; the others fail the condition, which is their answer (the record names the winner).
+    const claim = author?.claim === true ? { condition: { exists: false } as const } : undefined;
+    await Promise.all(
+      clamped.map((e) =>
+        this.offsets
+          .put(
+            {
+              pk: keys.offsets(topic, group),
+              sk: keys.offsetSk(e.brokerName, e.queueId),
+              brokerName: e.brokerName,
+              queueId: e.queueId,
+              offset: e.offset,
+              updatedAt,
+              ...("successor" in e && e.successor !== undefined && author?.released ? { successor: e.successor } : {}),
+              ...(author === undefined ? {} : { owner: author.clientId, released: author.released }),
+            },
+            claim,
+          )
+          .catch((err: unknown) => {
+            if (!(claim && err instanceof ConditionFailedError)) throw err;
+          }),
+      ),
+    );
+    const groupTopic = `${group}\n${topic}`;
+    if (!this.#knownGroupTopics.has(groupTopic)) {
+      await this.offsets.put({ pk: keys.groupTopics(group), sk: topic, since: updatedAt });
+      this.#knownGroupTopics.add(groupTopic);
+    }
+  }
+
+  async query(group: string, topic: string): Promise<OffsetEntry[]> {
+    const items = await queryAll(this.offsets, keys.offsets(topic, group), { consistent: true });
+    return items.map((i) => ({
+      brokerName: String(i.brokerName),
+      queueId: Number(i.queueId),
+      offset: Number(i.offset),
+    }));
+  }
+
+  /** Each queue's offset with its owner: who wrote it last and whether that write released the queue. */
+  async owners(group: string, topic: string): Promise<QueueOwner[]> {
+    const items = await queryAll(this.offsets, keys.offsets(topic, group), { consistent: true });
+    return items.map((i) => ({
+      brokerName: String(i.brokerName),
+      queueId: Number(i.queueId),
+      offset: Number(i.offset),
+      owner: typeof i.owner === "string" ? i.owner : "",
+      released: i.released === true,
+      successor: i.released === true && typeof i.successor === "string" ? i.successor : "",
+      updatedAt: Number(i.updatedAt),
+    }));
+  }
+
+  /** Topics the group has committed offsets for. */
+  async topicsOf(group: string): Promise<string[]> {
+    return (await queryAll(this.offsets, keys.groupTopics(group), { consistent: true })).map((i) => String(i.sk));
+  }
+
+  /** RocketMQ's consumerProgress: every queue of the topic(s), broker offset, consumer offset, diff. */
+  async progress(group: string, topic?: string): Promise<ProgressRow[]> {
+    const topics = topic === undefined ? await this.topicsOf(group) : [topic];
+    // Without a topic, skip topics deleted since the group committed on them.
+    const rows = await Promise.all(
+      topics.map((t) =>
+        this.#topicProgress(group, t).catch((err: unknown) => {
+          if (topic === undefined && isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) return [];
+          throw err;
+        }),
+      ),
+    );
+    return rows.flat();
+  }
+
+  async #topicProgress(group: string, topic: string): Promise<ProgressRow[]> {
+    const [route, committed] = await Promise.all([this.routes.get(topic), this.query(group, topic)]);
+    const byQueue = new Map(committed.map((e) => [keys.offsetSk(e.brokerName, e.queueId), e.offset]));
+    const queues = route.queueDatas.flatMap((qd) =>
+      queueIds(qd).map((queueId) => ({ topic, brokerName: qd.brokerName, queueId })),
+    );
+    return Promise.all(
+      queues.map(async (q) => {
+        const status = await this.queueLog.status(q);
+        const consumerOffset = byQueue.get(keys.offsetSk(q.brokerName, q.queueId)) ?? 0;
+        let lastTimestamp = 0;
+        if (consumerOffset > status.minOffset && consumerOffset <= status.maxOffset) {
+          const last = await this.queueLog.read(q, consumerOffset - 1, { maxMessages: 1 });
+          lastTimestamp = last.messages[0]?.storeTimestamp ?? 0;
+        }
+        const diff = Math.max(0, status.maxOffset - consumerOffset);
+        return { ...q, brokerOffset: status.maxOffset, consumerOffset, diff, lastTimestamp };
+      }),
+    );
+  }
+}

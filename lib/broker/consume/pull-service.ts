@@ -1,0 +1,67 @@
+/**
+ * @module Pull: check the queue is readable (a readable broker, `queueId < readQueueNums`), read from the
+ * queue log with the group's tag subscription, and answer RocketMQ's PullResponse. Pulling deletes nothing,
+ * and no call waits for messages: an empty queue answers NO_NEW_MSG at once (clients back off and poll).
+ */
+
+import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { MessageConst } from "../../core/message.js";
+import { PermName } from "../../core/perm-name.js";
+import { matchesTag, parseSubExpression } from "../../core/subscription.js";
+import type { PulledMessage, PullRequest, PullResponse } from "../../protocol/index.js";
+import type { RouteCache } from "../names/index.js";
+import { queueDataOn } from "../names/index.js";
+import type { QueueLog, StoredMessage } from "../queue-log/index.js";
+
+export class PullService {
+  constructor(
+    private readonly routes: RouteCache,
+    private readonly queueLog: QueueLog,
+  ) {}
+
+  async pull(req: PullRequest): Promise<PullResponse> {
+    const sub = parseSubExpression(req.subExpression);
+    const route = await this.routes.get(req.topic);
+    const qd = queueDataOn(route, req.topic, req.brokerName);
+    if (!PermName.isReadable(qd.perm)) {
+      throw new NimbusError(
+        ErrorCode.NO_PERMISSION,
+        `the broker[${qd.brokerName}] pulling message from topic[${req.topic}] is forbidden`,
+      );
+    }
+    if (!Number.isInteger(req.queueId) || req.queueId < 0 || req.queueId >= qd.readQueueNums) {
+      throw new NimbusError(
+        ErrorCode.PARAMETER_ILLEGAL,
+        `queueId ${req.queueId} is not below readQueueNums ${qd.readQueueNums} of ${qd.brokerName}`,
+      );
+    }
+    const queue = { topic: req.topic, brokerName: req.brokerName, queueId: req.queueId };
+    const result = await this.queueLog.read(queue, req.queueOffset, {
+      maxMessages: req.maxMsgNums,
+      ...(sub.all ? {} : { filter: (m) => matchesTag(sub, m.tags) }),
+    });
+    return {
+      pullStatus: result.status,
+      nextBeginOffset: result.nextBeginOffset,
+      minOffset: result.minOffset,
+      maxOffset: result.maxOffset,
+      messages: result.messages.map((m) => toPulled(queue, m)),
+    };
+  }
+}
+
+export function toPulled(q: { topic: string; brokerName: string; queueId: number }, m: StoredMessage): PulledMessage {
+  return {
+    msgId: m.properties[MessageConst.UNIQ_KEY] ?? `${q.brokerName}-${q.queueId}-${m.queueOffset}`,
+    ...q,
+    queueOffset: m.queueOffset,
+    tags: m.tags,
+    keys: m.keys,
+    properties: m.properties,
+    body: m.body,
+    flag: m.flag,
+    bornTimestamp: m.bornTimestamp,
+    storeTimestamp: m.storeTimestamp,
+    reconsumeTimes: m.reconsumeTimes,
+  };
+}

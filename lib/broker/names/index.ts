@@ -1,0 +1,3 @@
+export { type BrokerRegistration, NameServer, queueDataOn } from "./name-server.js";
+export { RouteCache } from "./route-cache.js";
+export { queueIds, TopicService } from "./topics.js";

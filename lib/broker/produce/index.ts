@@ -1,0 +1,1 @@
+export { SendService } from "./send-service.js";

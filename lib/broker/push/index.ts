@@ -1,0 +1,1 @@
+export { PushChannel, type PushGateway } from "./push-channel.js";

@@ -1,0 +1,194 @@
+/**
+ * @module The queue log's write path: appends to one queue from one process wait in line and go out
+ * one index put at a time. Batches waiting together are merged (group commit): into one inline item while
+ * they fit the inline threshold, else into one object and its one item. Each index put follows the chain
+ * rule with an append id, so a put whose reply was lost is recognised as ours.
+ * See docs/queue-log.md ("Append").
+ */
+import { randomBytes } from "node:crypto";
+import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
+import { concatBatches } from "../../core/message-codec.js";
+import { ConditionFailedError, type Item, type Table } from "../../storage/table.js";
+import { type BatchLocation, end, fromItem, type IndexEntry, toItem } from "./queue-index.js";
+
+/** The index item's attribute holding the id of the append that wrote it. */
+export const APPEND_ID_ATTRIBUTE = "a";
+
+export interface AppendResult {
+  /** Queue offset of the batch's first message; the batch holds `[queueOffset, queueOffset + count)`. */
+  queueOffset: number;
+  storeTimestamp: number;
+}
+
+export interface ChainWriterOptions {
+  index: Table;
+  /** Wall clock (ms since epoch): stamps the batches. */
+  wallNow: () => number;
+  /** The tail offset of a queue: the cached one, or a consistent read when `fresh`. */
+  tailEnd: (pk: string, fresh: boolean) => Promise<number>;
+  /** Remembers a tail offset just learned. */
+  learnTail: (pk: string, tail: number) => void;
+  maxAppendMs: number;
+  walkBeforeReread: number;
+  /**
+   * Stores a (merged) batch: inline bytes up to the inline threshold, else one object written first. Its
+   * location goes into the index item.
+   */
+  store: (batch: Uint8Array) => Promise<BatchLocation>;
+  /** Batches waiting together are merged while the result stays at most this big (one object at most). */
+  mergeLimitBytes: number;
+}
+
+interface PendingAppend {
+  batch: Uint8Array;
+  count: number;
+  resolve: (result: AppendResult) => void;
+  reject: (err: unknown) => void;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class ChainWriter {
+  readonly #options: ChainWriterOptions;
+  /** Appends waiting per queue; a queue has an entry while its line is being drained. */
+  readonly #lines = new Map<string, PendingAppend[]>();
+
+  constructor(options: ChainWriterOptions) {
+    this.#options = options;
+  }
+
+  /** Appends to queue `pk` waiting in line behind the group being written (for tests and the benchmark). */
+  waiting(pk: string): number {
+    return this.#lines.get(pk)?.length ?? 0;
+  }
+
+  /**
+   * Appends an encoded batch of `count` messages to queue `pk`. Appends to one queue from this process go
+   * out one after another, never racing each other (the conditional put only has to guard against other
+   * processes); those that wait together are merged into one batch, one object at most and one index put,
+   * and each caller is answered its own offsets (in line order) once that put has landed.
+   */
+  append(pk: string, batch: Uint8Array, count: number): Promise<AppendResult> {
+    return new Promise<AppendResult>((resolve, reject) => {
+      const pending: PendingAppend = { batch, count, resolve, reject };
+      const line = this.#lines.get(pk);
+      if (line) {
+        line.push(pending);
+        return;
+      }
+      const fresh = [pending];
+      this.#lines.set(pk, fresh);
+      void this.#drain(pk, fresh);
+    });
+  }
+
+  async #drain(pk: string, line: PendingAppend[]): Promise<void> {
+    while (line.length > 0) {
+      const group = this.#takeGroup(line);
+      try {
+        const merged =
+          group.length === 1 ? (group[0] as PendingAppend).batch : concatBatches(group.map((p) => p.batch));
+        const loc = await this.#options.store(merged);
+        const { queueOffset, storeTimestamp } = await this.#putChained(pk, loc, sumCounts(group));
+        let offset = queueOffset;
+        for (const p of group) {
+          p.resolve({ queueOffset: offset, storeTimestamp });
+          offset += p.count;
+        }
+      } catch (err) {
+        for (const p of group) p.reject(err);
+      }
+    }
+    this.#lines.delete(pk);
+  }
+
+  /** The first waiting append, with those right behind it while the merged batch stays within the limit. */
+  #takeGroup(line: PendingAppend[]): PendingAppend[] {
+    const first = line.shift() as PendingAppend;
+    const group = [first];
+    let bytes = first.batch.byteLength;
+    for (;;) {
+      const next = line[0];
+      if (next === undefined || bytes + next.batch.byteLength > this.#options.mergeLimitBytes) break;
+      bytes += next.batch.byteLength;
+      group.push(line.shift() as PendingAppend);
+    }
+    return group;
+  }
+
+  /**
+   * Puts one index item at the end of the chain (the chain rule) and answers where it landed. The item
+   * carries a fresh append id: when a put's outcome is unknown (a lost reply, a timeout, the SDK retrying a
+   * put that had landed) the item found in the slot tells whether it is ours.
+   */
+  async #putChained(pk: string, loc: BatchLocation, count: number): Promise<AppendResult> {
+    const { index, maxAppendMs, walkBeforeReread } = this.#options;
+    const appendId = randomBytes(12).toString("base64url");
+    let tail = await this.#options.tailEnd(pk, false);
+    let unknownOutcome: NimbusError | undefined;
+    // Real time, not the injectable wall clock (that one stamps batches, and tests may freeze it).
+    const deadline = performance.now() + maxAppendMs;
+    for (let attempt = 1; attempt === 1 || performance.now() < deadline; attempt++) {
+      const entry: IndexEntry = { start: tail, count, storeTimestamp: this.#options.wallNow(), loc };
+      let holder: Item | undefined;
+      try {
+        // Condition `attribute_not_exists(pk)` on (queue, sk = tail): no batch starts at this offset yet.
+        // Every offset we try is the end of an item we have seen, so a success extends the chain with no
+        // gap, and no two batches can ever share an offset.
+        await index.put(
+          { ...toItem(pk, entry), [APPEND_ID_ATTRIBUTE]: appendId },
+          { condition: { exists: false }, returnExistingOnFailure: true },
+        );
+        this.#options.learnTail(pk, end(entry));
+        return { queueOffset: tail, storeTimestamp: entry.storeTimestamp };
+      } catch (err) {
+        if (err instanceof ConditionFailedError) {
+          holder = err.existing;
+        } else if (isNimbusError(err) && err.retryable) {
+          // Outcome unknown: the put may have landed. The slot says. Not landed: the same put again
+          // (same slot, same id: at most one of them can ever land).
+          unknownOutcome = err;
+          holder = await this.#readSlot(pk, tail);
+          if (holder === undefined) {
+            await sleep(Math.random() * 5);
+            continue;
+          }
+        } else {
+          throw err;
+        }
+      }
+      if (holder?.[APPEND_ID_ATTRIBUTE] === appendId) {
+        // Our own item: an earlier try of this append landed and its answer was lost.
+        const ours = fromItem(holder);
+        this.#options.learnTail(pk, end(ours));
+        return { queueOffset: ours.start, storeTimestamp: ours.storeTimestamp };
+      }
+      // Somebody else holds this slot: the chain goes on at the end of their batch.
+      const next = holder ? end(fromItem(holder)) : await this.#options.tailEnd(pk, true);
+      if (attempt % walkBeforeReread === 0) {
+        // Contended: many writers chase the same tail in lock step. A short random pause breaks the
+        // convoy, and a fresh tail read skips the items appended meanwhile. The pause does not grow with
+        // the attempts: a writer that has lost often must not wait longer than the others (starvation).
+        await sleep(Math.random() * 5);
+        tail = Math.max(next, await this.#options.tailEnd(pk, true));
+      } else {
+        tail = next;
+      }
+    }
+    throw unknownOutcome ?? new NimbusError(ErrorCode.SYSTEM_BUSY, `queue ${pk} is too contended, try again`);
+  }
+
+  /** The item in slot `sk` of queue `pk` (consistent), or undefined when the slot is empty or unreadable now. */
+  async #readSlot(pk: string, sk: number): Promise<Item | undefined> {
+    try {
+      return await this.#options.index.get({ pk, sk }, { consistent: true });
+    } catch (err) {
+      if (isNimbusError(err) && err.retryable) return undefined;
+      throw err;
+    }
+  }
+}
+
+function sumCounts(group: readonly PendingAppend[]): number {
+  return group.reduce((n, p) => n + p.count, 0);
+}

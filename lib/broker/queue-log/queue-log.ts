@@ -1,0 +1,282 @@
+/**
+ * @module The queue log: append batches to a queue and read them back by queue offset, on nothing but
+ * the `Table` and `ObjectStore` ports (no transactions). See docs/queue-log.md for why it holds.
+ */
+import { randomUUID } from "node:crypto";
+import { ErrorCode, NimbusError } from "../../core/errors.js";
+import type { MessageRecord } from "../../core/message.js";
+import { encodeBatch } from "../../core/message-codec.js";
+import type { ObjectStore } from "../../storage/object-store.js";
+import type { Storage } from "../../storage/storage.js";
+import type { Table } from "../../storage/table.js";
+import { type AppendResult, ChainWriter } from "./append.js";
+import {
+  BATCH_OBJECT_PREFIX,
+  type BatchLocation,
+  end,
+  fromItem,
+  type IndexEntry,
+  QUEUE_INDEX_TABLE,
+  type QueueRef,
+  queuePk,
+} from "./queue-index.js";
+import { type ReadOptions, type ReadResult, readQueue } from "./read.js";
+
+export type { AppendResult };
+
+export interface QueueLogOptions {
+  /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
+  inlineThresholdBytes?: number | undefined;
+  /** On a replica (a slave cell): a young batch's missing object is not replicated yet (see queue-log-read.ts). */
+  objectReplicationGraceMs?: number | undefined;
+  /** How long a learned tail offset is trusted before a consistent re-read. Default 30 s. */
+  tailCacheMs?: number;
+  /** How long a learned min offset is trusted (it only moves by retention). Default 30 s. */
+  minCacheMs?: number;
+  /** The shortest retention `trim` accepts; must be far above `tailCacheMs` (the chain rule). Default 1 h. */
+  minRetentionMs?: number;
+  /**
+   * The deployment's retention. A batch older than this whose object is gone (the bucket's lifecycle rule
+   * expires objects after retention) reads as expired instead of failing. Unset: a missing object is an error.
+   */
+  retentionMs?: number;
+  /**
+   * How long an append may keep losing races for its slot before it gives up with SYSTEM_BUSY. Under
+   * n-way contention on one queue each conditional put wins about one time in n, so the number of tries
+   * has a long geometric tail (20 writers: a few hundred tries now and then); a time budget bounds the
+   * wait instead. Default 2500 ms, under the SDK's 3 s send timeout.
+   */
+  maxAppendMs?: number;
+  /**
+   * Group commit: appends to one queue waiting in line together are merged into one batch of at most this
+   * many bytes (inline when it fits `inlineThresholdBytes`, else one object), written with one index put.
+   * Default 256 KiB (`DEFAULT_MERGE_LIMIT_BYTES`): a pull reads a merged object's whole range, so the limit
+   * bounds the bytes one pull may move to deliver a few messages.
+   */
+  mergeLimitBytes?: number;
+  /** Walk this many items along the chain before a short random pause and a fresh tail read. Default 4. */
+  walkBeforeReread?: number;
+  /** Wall clock (ms since epoch) for store timestamps and retention, for tests. Default `Date.now`. */
+  now?: () => number;
+  /**
+   * Monotonic clock (ms) for the ages of cached tail and min offsets, for tests. Default
+   * `performance.now`. Never the wall clock: one stepped back would keep a stale tail trusted for as
+   * long as the step, past the retention that makes a stale tail safe.
+   */
+  monotonicNow?: () => number;
+}
+
+export interface QueueStatus {
+  minOffset: number;
+  maxOffset: number;
+  /** Store time of the newest batch, 0 for an empty queue. */
+  lastUpdateTimestamp: number;
+}
+
+export interface TrimResult {
+  deletedBatches: number;
+  deletedMessages: number;
+  minOffset: number;
+}
+
+/**
+ * Batches waiting in line together are merged up to this many bytes (one object, one index put). A reader
+ * GETs the whole range of the object a message is in, so this is also the most one pull moves per batch it
+ * touches: 256 KiB keeps that near a pull's own size (a pull of 32 x 1 KiB reads 33 KiB) while still
+ * merging eight such batches into one S3 PUT and one index put.
+ */
+export const DEFAULT_MERGE_LIMIT_BYTES = 256 * 1024;
+
+/** DynamoDB items are at most 400 KB; leave room for the other attributes. */
+const MAX_INLINE_BYTES = 350 * 1024;
+
+interface Cached {
+  value: number;
+  /** When it was learned, on the monotonic clock. */
+  at: number;
+}
+
+export class QueueLog {
+  readonly #index: Table;
+  readonly #objects: ObjectStore;
+  readonly #inlineThreshold: number;
+  readonly #tailCacheMs: number;
+  readonly #minCacheMs: number;
+  readonly #minRetentionMs: number;
+  readonly #now: () => number;
+  readonly #monotonicNow: () => number;
+  readonly #writer: ChainWriter;
+  readonly #retentionMs: number | undefined;
+  readonly #replicationGraceMs: number;
+  readonly #tails = new Map<string, Cached>();
+  readonly #mins = new Map<string, Cached>();
+
+  constructor(storage: Storage, options: QueueLogOptions = {}) {
+    this.#index = storage.table(QUEUE_INDEX_TABLE);
+    this.#objects = storage.objects;
+    this.#inlineThreshold = options.inlineThresholdBytes ?? 8 * 1024;
+    this.#tailCacheMs = options.tailCacheMs ?? 30_000;
+    this.#minCacheMs = options.minCacheMs ?? 30_000;
+    this.#minRetentionMs = options.minRetentionMs ?? 3_600_000;
+    this.#now = options.now ?? Date.now;
+    this.#monotonicNow = options.monotonicNow ?? (() => performance.now());
+    this.#retentionMs = options.retentionMs;
+    this.#replicationGraceMs = options.objectReplicationGraceMs ?? 0;
+    if (this.#inlineThreshold < 0 || this.#inlineThreshold > MAX_INLINE_BYTES) {
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `inlineThresholdBytes must be 0..${MAX_INLINE_BYTES}`);
+    }
+    if (this.#minRetentionMs < 2 * this.#tailCacheMs) {
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "minRetentionMs must be at least twice tailCacheMs");
+    }
+    this.#writer = new ChainWriter({
+      index: this.#index,
+      wallNow: this.#now,
+      tailEnd: (pk, fresh) => this.#tailEnd(pk, fresh),
+      learnTail: (pk, tail) => this.#learn(this.#tails, pk, tail),
+      maxAppendMs: options.maxAppendMs ?? 2500,
+      walkBeforeReread: options.walkBeforeReread ?? 4,
+      store: (batch) => this.#store(batch),
+      mergeLimitBytes: Math.max(this.#inlineThreshold, options.mergeLimitBytes ?? DEFAULT_MERGE_LIMIT_BYTES),
+    });
+  }
+
+  /** Encodes and appends `messages` as one batch. */
+  append(q: QueueRef, messages: readonly MessageRecord[]): Promise<AppendResult> {
+    return this.appendEncoded(q, encodeBatch(messages), messages.length);
+  }
+
+  /**
+   * Appends an encoded batch of `count` messages (made by `encodeBatch` from messages the caller checked). The
+   * batch gets consecutive offsets, once, even when a reply is lost on the way (see `ChainWriter`). An
+   * object written for a batch whose index put never succeeded is garbage no reader can reach (the bucket's
+   * lifecycle rule, or the embedded store's `collectGarbage`, removes it). A SYSTEM_BUSY given up after an
+   * unknown outcome may still have landed: the client's retry then stores the messages twice (same UNIQ_KEY).
+   */
+  async appendEncoded(q: QueueRef, batch: Uint8Array, count: number): Promise<AppendResult> {
+    if (!Number.isInteger(count) || count < 1) {
+      throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
+    }
+    const appended = await this.#writer.append(queuePk(q), batch, count);
+    this.onAppended?.(q, appended.queueOffset + count);
+    return appended;
+  }
+
+  /** Told after each append, with the queue's new end (the push channel's hint); must not throw or wait. */
+  onAppended: ((q: QueueRef, maxOffset: number) => void) | undefined;
+
+  /** Appends waiting in line for this queue, to be merged into its next index put (group commit). */
+  waitingAppends(q: QueueRef): number {
+    return this.#writer.waiting(queuePk(q));
+  }
+
+  /** Reads messages from `offset` on, as RocketMQ's pull does. */
+  async read(q: QueueRef, offset: number, options: ReadOptions = {}): Promise<ReadResult> {
+    const pk = queuePk(q);
+    const result = await readQueue(
+      {
+        index: this.#index,
+        objects: this.#objects,
+        minOffset: (fresh) => this.#minOffset(pk, fresh),
+        now: this.#now,
+        replicationGraceMs: this.#replicationGraceMs,
+        ...(this.#retentionMs === undefined ? {} : { expiredBefore: this.#now() - this.#retentionMs }),
+      },
+      pk,
+      offset,
+      options,
+    );
+    this.#learn(this.#tails, pk, result.maxOffset);
+    return result;
+  }
+
+  /** The queue's max offset (the offset its next message gets), from one consistent read. */
+  maxOffset(q: QueueRef): Promise<number> {
+    return this.#tailEnd(queuePk(q), true);
+  }
+
+  /**
+   * `offset`, or the queue's max offset when `offset` is past it (a commit there is clamped, as RocketMQ's
+   * broker does). No read when a tail this process saw already covers it: a max offset only grows.
+   */
+  async clampToMaxOffset(q: QueueRef, offset: number): Promise<number> {
+    const pk = queuePk(q);
+    const known = this.#tails.get(pk);
+    if (known && offset <= known.value) return offset;
+    return Math.min(offset, await this.#tailEnd(pk, true));
+  }
+
+  /** Min and max offset and the last store time of a queue, from two consistent reads. */
+  async status(q: QueueRef): Promise<QueueStatus> {
+    const pk = queuePk(q);
+    const tail = await this.#newest(pk);
+    if (!tail) return { minOffset: 0, maxOffset: 0, lastUpdateTimestamp: 0 };
+    return {
+      minOffset: await this.#minOffset(pk, true),
+      maxOffset: end(tail),
+      lastUpdateTimestamp: tail.storeTimestamp,
+    };
+  }
+
+  /**
+   * Retention: deletes the batches stored before `olderThan` (ms since epoch), oldest first, stopping at
+   * the first younger one, and never the newest batch of the queue (the chain rule: writers may hold its end).
+   */
+  async trim(q: QueueRef, olderThan: number): Promise<TrimResult> {
+    if (olderThan > this.#now() - this.#minRetentionMs) {
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `retention must be at least ${this.#minRetentionMs} ms`);
+    }
+    const pk = queuePk(q);
+    let deletedBatches = 0;
+    let deletedMessages = 0;
+    for (;;) {
+      const page = await this.#index.query(pk, { limit: 2, consistent: true });
+      const [oldest, next] = page.items.map(fromItem);
+      if (!oldest || !next || oldest.storeTimestamp >= olderThan) break;
+      // Unconditional delete: index items are immutable, and a newer item (`next`) exists, so this is not the tail.
+      await this.#index.delete({ pk, sk: oldest.start });
+      if (oldest.loc.kind === "object") await this.#objects.delete([oldest.loc.objectKey]);
+      deletedBatches++;
+      deletedMessages += oldest.count;
+    }
+    const minOffset = await this.#minOffset(pk, true);
+    return { deletedBatches, deletedMessages, minOffset };
+  }
+
+  async #store(batch: Uint8Array): Promise<BatchLocation> {
+    if (batch.byteLength <= this.#inlineThreshold) return { kind: "inline", bytes: batch };
+    // Hashed prefix (the first hex digits of a random UUID) spreads PUTs over S3 partitions; the key does
+    // not depend on the offset, so the object can be written before the offset is known.
+    const id = randomUUID().replaceAll("-", "");
+    const objectKey = `${BATCH_OBJECT_PREFIX}${id.slice(0, 2)}/${id.slice(2, 4)}/${id}`;
+    await this.#objects.put(objectKey, batch);
+    return { kind: "object", objectKey, byteOffset: 0, byteLength: batch.byteLength };
+  }
+
+  /** The offset after the newest batch: cached for `tailCacheMs`, else one consistent query. */
+  async #tailEnd(pk: string, fresh: boolean): Promise<number> {
+    const cached = this.#tails.get(pk);
+    if (!fresh && cached && this.#monotonicNow() - cached.at < this.#tailCacheMs) return cached.value;
+    const newest = await this.#newest(pk);
+    const value = newest ? end(newest) : 0;
+    this.#learn(this.#tails, pk, value);
+    return value;
+  }
+
+  async #newest(pk: string): Promise<IndexEntry | undefined> {
+    const page = await this.#index.query(pk, { descending: true, limit: 1, consistent: true });
+    return page.items[0] && fromItem(page.items[0]);
+  }
+
+  async #minOffset(pk: string, fresh: boolean): Promise<number> {
+    const cached = this.#mins.get(pk);
+    if (!fresh && cached && this.#monotonicNow() - cached.at < this.#minCacheMs) return cached.value;
+    const page = await this.#index.query(pk, { limit: 1, consistent: true });
+    const value = page.items[0] ? fromItem(page.items[0]).start : 0;
+    this.#learn(this.#mins, pk, value);
+    return value;
+  }
+
+  #learn(cache: Map<string, Cached>, pk: string, value: number): void {
+    cache.set(pk, { value, at: this.#monotonicNow() });
+  }
+}

@@ -1,0 +1,1 @@
+export { SendBackService } from "./send-back.js";

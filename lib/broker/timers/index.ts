@@ -1,0 +1,2 @@
+export { DelayedDelivery } from "./delayed-delivery.js";
+export { TimerStore, type TimerSweepReport } from "./timer-store.js";

@@ -1,0 +1,14 @@
+export type { ConsumeOrderlyContext, ConsumeOrderlyStatus, MessageListenerOrderly } from "./consume-orderly.js";
+export type {
+  ConsumeConcurrentlyContext,
+  ConsumeConcurrentlyStatus,
+  ConsumeFromWhere,
+  LitePullConsumerOptions,
+  MessageListenerConcurrently,
+  MessageModel,
+  PushConsumerOptions,
+} from "./consumer-options.js";
+export { LitePullConsumer } from "./lite-pull-consumer.js";
+export { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
+export { PushConsumer } from "./push-consumer.js";
+export { restoreRetryTopic, sendBackTo } from "./retry.js";
