@@ -7,7 +7,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
-import type { Broker } from "../broker/broker.js";
+import type { Broker } from "../broker/index.js";
 import { type AclUser, type Permission, USERNAME_PATTERN } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { MAX_SIGNATURE_SKEW_MS } from "../core/request-signing.js";

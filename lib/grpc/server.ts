@@ -17,7 +17,7 @@ import {
   type sendUnaryData,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import type { Broker } from "../broker/broker.js";
+import type { Broker } from "../broker/index.js";
 import type { RequestAuth } from "../http/authorize.js";
 import { MAX_REQUEST_BYTES } from "../protocol/index.js";
 import { type CallContext, callContext } from "./call-context.js";

@@ -11,7 +11,7 @@
  * after `settingsTimeoutMs` is ended, Settings are acted on at most once per second per stream.
  */
 import { status as grpcStatus, type ServerDuplexStream } from "@grpc/grpc-js";
-import type { Broker } from "../broker/broker.js";
+import type { Broker } from "../broker/index.js";
 import { ErrorCode, isNimbusError } from "../core/errors.js";
 import { heartbeatNeeds } from "./access.js";
 import type { CallContext } from "./call-context.js";

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Producer } from "rocketmq-client-nodejs";
-import { NimbusApi } from "../../lib/client/api-client.js";
-import { PushConsumer } from "../../lib/client/push-consumer.js";
+import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { createTopic, fastTimings, Received, waitUntil } from "../support/consumer-helpers.js";
 import { quietLogger, useGrpcServer } from "../support/grpc-fixture.js";
 import { type ServerMode, uniqueName } from "../support/server-fixture.js";

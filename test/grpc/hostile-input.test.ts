@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type Client, credentials, status as grpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { messagingService } from "../../lib/grpc/messaging-service.js";
 import { createTopic } from "../support/consumer-helpers.js";
 import { useGrpcServer } from "../support/grpc-fixture.js";

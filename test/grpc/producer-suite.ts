@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Producer } from "rocketmq-client-nodejs";
-import { NimbusApi } from "../../lib/client/api-client.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { MessageConst } from "../../lib/core/message.js";
 import type { PulledMessage } from "../../lib/protocol/index.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
