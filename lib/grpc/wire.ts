@@ -113,6 +113,10 @@ export const QueryAssignmentRequestSchema = z.object({
   endpoints: EndpointsSchema.nullable(),
 });
 
+/** POP's bounds (lib/protocol/bounds.ts once POP is merged): a receive's batch and long polling. */
+export const MAX_RECEIVE_MESSAGES = 32;
+export const MAX_LONG_POLL_MS = 20_000;
+
 export const FilterExpressionSchema = z.object({
   type: z.enum(["FILTER_TYPE_UNSPECIFIED", "TAG", "SQL"]),
   expression: z.string().max(4096),
@@ -149,6 +153,38 @@ export const ClientSettingsSchema = z.object({
   userAgent: z.object({ language: z.string().max(64), version: z.string().max(64) }).nullable(),
 });
 export type ClientSettings = z.output<typeof ClientSettingsSchema>;
+
+const receiptHandle = z.string().min(1).max(MAX_WIRE_STRING);
+
+export const ReceiveMessageRequestSchema = z.object({
+  group: groupResource,
+  messageQueue: z.object({ topic: topicResource, broker: z.object({ name: text }).nullable() }),
+  filterExpression: FilterExpressionSchema.nullable(),
+  batchSize: z.number().int().min(0).max(1024),
+  invisibleDuration: SecondsSchema.optional(),
+  longPollingTimeout: SecondsSchema.optional(),
+});
+export const AckMessageRequestSchema = z.object({
+  group: groupResource,
+  topic: topicResource,
+  entries: z
+    .array(z.object({ messageId: text, receiptHandle }))
+    .min(1)
+    .max(MAX_ACK_ENTRIES),
+});
+export const ChangeInvisibleDurationRequestSchema = z.object({
+  group: groupResource,
+  topic: topicResource,
+  receiptHandle,
+  invisibleDuration: SecondsSchema,
+  messageId: text,
+});
+export const ForwardMessageToDeadLetterQueueRequestSchema = z.object({
+  group: groupResource,
+  topic: topicResource,
+  receiptHandle,
+  messageId: text,
+});
 
 /** A command a client writes on its Telemetry stream; only `settings` is acted on. */
 export const TelemetryCommandSchema = z.object({ command: z.string().optional(), settings: z.unknown().optional() });
