@@ -126,7 +126,7 @@ export function serverOptions(command: Command, defaultPort: number): Command {
       new Option("--storage <kind>", "where messages and metadata live").choices(["local", "aws"]).default("local"),
     )
     .option("--region <region>", "AWS region (--storage aws)", "us-east-1")
-    .option("--bucket <name>", "S3 bucket for message batches (--storage aws)")
+    .addOption(new Option("--bucket <name>", "S3 bucket for message batches (--storage aws)").env("NIMBUS_BUCKET"))
     .option("--table-prefix <prefix>", "DynamoDB table name prefix (--storage aws)", "nimbus-")
     .option("--dynamo-endpoint <url>", "DynamoDB endpoint, e.g. an emulator (--storage aws)")
     .option("--s3-endpoint <url>", "S3 endpoint, e.g. an emulator (--storage aws)")

@@ -4,7 +4,8 @@
  * (`--tls-cert`, `--tls-key`: PEM files).
  */
 import { readFileSync } from "node:fs";
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import type { StorageChoice } from "../dev/local-server.js";
 import {
   authFromEnv,
   type DevOptions,
@@ -17,6 +18,7 @@ import {
 } from "./dev-command.js";
 
 interface ProxyOptions extends DevOptions {
+  tables?: string;
   tlsCert?: string;
   tlsKey?: string;
   advertisedHost?: string;
@@ -30,6 +32,21 @@ function pem(path: string, what: string): Buffer {
   }
 }
 
+/** `--tables` (a stage's `NIMBUS_TABLES`, as its functions get it) over the prefix-made table names. */
+function withTables(choice: StorageChoice, json: string | undefined): StorageChoice {
+  if (json === undefined || choice.kind !== "aws") return choice;
+  let names: unknown;
+  try {
+    names = JSON.parse(json);
+  } catch {
+    throw new InvalidArgumentError("--tables is a JSON object of table names");
+  }
+  const valid =
+    typeof names === "object" && names !== null && Object.values(names).every((v) => typeof v === "string" && v !== "");
+  if (!valid) throw new InvalidArgumentError("--tables is a JSON object of table names");
+  return { ...choice, tableNames: names as Record<string, string> };
+}
+
 export function addProxyCommand(program: Command): void {
   serverOptions(
     program
@@ -40,6 +57,12 @@ export function addProxyCommand(program: Command): void {
     .option("--tls-cert <file>", "serve TLS with this PEM certificate chain (with --tls-key)")
     .option("--tls-key <file>", "the PEM private key of --tls-cert")
     .option("--advertised-host <name>", "the host name clients are told to call, e.g. a load balancer's")
+    .addOption(
+      new Option(
+        "--tables <json>",
+        'physical table names by logical name, e.g. {"routes":"nimbus-prod-Routes"} (--storage aws)',
+      ).env("NIMBUS_TABLES"),
+    )
     .action(async (opts: ProxyOptions) => {
       if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined))
         throw new InvalidArgumentError("--tls-cert and --tls-key go together");
@@ -53,7 +76,7 @@ export function addProxyCommand(program: Command): void {
       const proxy = await startProxyServer({
         port: opts.port,
         host: opts.host,
-        storage: storageChoice(opts),
+        storage: withTables(storageChoice(opts), opts.tables),
         config: stageConfig(opts),
         ...(opts.auth ? { auth: localAuth(opts) } : {}),
         insecure: opts.insecure === true,
