@@ -22,7 +22,8 @@ import type { RequestAuth } from "../http/authorize.js";
 import { MAX_REQUEST_BYTES } from "../protocol/index.js";
 import { type CallContext, callContext } from "./call-context.js";
 import { heartbeat, notifyClientTermination } from "./clients.js";
-import { status, statusOfError, type WireStatus } from "./codes.js";
+import { Refused, status, statusOfError, type WireStatus } from "./codes.js";
+import { ackMessage, changeInvisibleDuration, forwardToDeadLetter, type PopPort, Receives } from "./consume.js";
 import { guardLongDeadlines } from "./long-deadlines.js";
 import { messagingService, type RpcName } from "./messaging-service.js";
 import { endTransaction, sendMessage } from "./produce.js";
@@ -46,6 +47,10 @@ export interface GrpcServerOptions {
   /** Unary calls answered at once, at most. Default 256. */
   maxInFlight?: number | undefined;
   telemetry?: Partial<TelemetryOptions> | undefined;
+  /** The broker's POP service, which the consumer RPCs call; absent: they answer NOT_IMPLEMENTED. */
+  pop?: PopPort | undefined;
+  /** Receives waiting at once, at most. Default 512. */
+  maxReceives?: number | undefined;
 }
 
 export interface GrpcServer {
@@ -57,6 +62,8 @@ export interface GrpcServer {
 }
 
 type Unary = (raw: unknown, ctx: CallContext) => Promise<{ status: WireStatus }>;
+
+const NO_POP = "this build has no POP service: consumer RPCs are not served";
 
 /** RPCs the protocol has and Nimbus does not serve: a clear answer, never a hang. */
 const NOT_SERVED: Partial<Record<RpcName, string>> = {
@@ -83,6 +90,12 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
   const sessions = new TelemetrySessions(broker, options.telemetry);
   let own: Endpoints = { scheme: "IPv4", addresses: [] };
   let inFlight = 0;
+  const pop = options.pop;
+  const receives = pop === undefined ? undefined : new Receives(pop, options.maxReceives ?? 512);
+  const popOf = (): PopPort => {
+    if (pop === undefined) throw new Refused("NOT_IMPLEMENTED", NO_POP);
+    return pop;
+  };
   const context = (call: { metadata: ServerUnaryCall<unknown, unknown>["metadata"] }) =>
     callContext(broker, call.metadata, options.auth);
 
@@ -111,12 +124,22 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
     EndTransaction: unary(endTransaction),
     NotifyClientTermination: unary((raw, ctx) => notifyClientTermination(raw, ctx, sessions)),
     ReceiveMessage: (call: ServerWritableStream<unknown, unknown>) => {
-      call.write({ status: status("NOT_IMPLEMENTED", "ReceiveMessage is not served yet") });
-      call.end();
+      if (receives === undefined) {
+        call.write({ status: status("NOT_IMPLEMENTED", NO_POP) });
+        call.end();
+        return;
+      }
+      context(call).then(
+        (ctx) => receives.serve(call, ctx),
+        (err: unknown) => {
+          call.write({ status: statusOfError(err) });
+          call.end();
+        },
+      );
     },
-    AckMessage: unary(async () => ({ status: status("NOT_IMPLEMENTED", "AckMessage is not served yet") })),
-    ChangeInvisibleDuration: unary(async () => ({ status: status("NOT_IMPLEMENTED", "not served yet") })),
-    ForwardMessageToDeadLetterQueue: unary(async () => ({ status: status("NOT_IMPLEMENTED", "not served yet") })),
+    AckMessage: unary((raw, ctx) => ackMessage(raw, ctx, popOf())),
+    ChangeInvisibleDuration: unary((raw, ctx) => changeInvisibleDuration(raw, ctx, popOf())),
+    ForwardMessageToDeadLetterQueue: unary((raw, ctx) => forwardToDeadLetter(raw, ctx, popOf())),
     Telemetry: (call: ServerDuplexStream<unknown, unknown>) => {
       context(call).then(
         (ctx) => sessions.open(call, ctx),
