@@ -29,6 +29,17 @@ export const TABLES: readonly TableSpec[] = [
   { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
 
+/**
+ * The gRPC proxy (infra/grpc.ts, `nimbus proxy` on ECS): the tables its RPCs touch, as the functions of the
+ * same HTTP counterparts: routes (QueryRoute, sends), queue-index and the bucket (sends, receives), timers
+ * (delay messages), transactions (half messages, ends, check-backs), clients (registrations, check-backs),
+ * acl (signatures and ACLs). Nothing else: it serves no admin route, keeps no offsets, posts no push hints.
+ */
+export const GRPC_PROXY = {
+  tables: ["routes", "queue-index", "timers", "transactions", "clients", "acl"],
+  bucket: true,
+} as const;
+
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
 export interface FunctionSpec {
   /** SST handler: path from the repo root, then the export. */

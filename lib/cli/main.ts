@@ -15,6 +15,7 @@ import { addGroupAdminCommands } from "./group-admin-commands.js";
 import { addMessageCommands } from "./message-commands.js";
 import { escapeControls } from "./output.js";
 import { addProducerCommands } from "./producer-commands.js";
+import { addProxyCommand } from "./proxy-command.js";
 import { addReceiveCommand } from "./receive-command.js";
 import { addSendCommand } from "./send-command.js";
 import { addTopicCommands } from "./topic-commands.js";
@@ -25,6 +26,7 @@ const program = new Command("nimbus")
   .showSuggestionAfterError();
 configureErrors(program);
 addDevCommand(program);
+addProxyCommand(program);
 addTopicCommands(program);
 addConsumerCommands(program);
 addGroupAdminCommands(program);

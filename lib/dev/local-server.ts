@@ -18,6 +18,7 @@ import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
+import { type GrpcServer, startGrpcServer, type TelemetryOptions } from "../grpc/index.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import { LoadShedder, type LoadSheddingOptions } from "../http/load-shedder.js";
@@ -83,6 +84,10 @@ export interface LocalServerOptions {
    * 200 ms: lib/http/load-shedder.ts; `nimbus dev --max-wait-ms`).
    */
   loadShedding?: LoadSheddingOptions | undefined;
+  /** Also serve RocketMQ 5's gRPC protocol (docs/grpc.md) on this port (0: a free one), same host and auth. */
+  grpcPort?: number | undefined;
+  /** Bounds of the gRPC endpoint's Telemetry streams (tests make them small). */
+  grpcTelemetry?: Partial<TelemetryOptions> | undefined;
 }
 
 export interface LocalAuthOptions {
@@ -109,6 +114,8 @@ export interface LocalServer {
   readonly inFlightBytes: number;
   /** The request path's load shedder (its counts of running, waiting and refused requests). */
   readonly shedder: LoadShedder;
+  /** The gRPC endpoint, when `grpcPort` was given. */
+  readonly grpc: GrpcServer | undefined;
   close(): Promise<void>;
 }
 
@@ -223,18 +230,29 @@ export async function serveOn(
     broker,
     role,
     channelUrl,
-    ...(auth && {
-      auth: new RequestAuth({
-        store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
-        nonces: new DurableNonces(storage.table(ACL_TABLE)),
-        root: auth.root,
-        cacheMs: auth.cacheMs,
-        replay: auth.replay,
-      }),
-    }),
+    ...(auth && { auth: requestAuth(storage, auth) }),
   };
   context = ctx;
   const channel = servePushChannel(server, broker, ctx.auth, isLoopback(host));
+  let grpc: GrpcServer | undefined;
+  try {
+    grpc =
+      options.grpcPort === undefined
+        ? undefined
+        : await startGrpcServer(broker, {
+            host,
+            port: options.grpcPort,
+            auth: ctx.auth,
+            advertisedHost: advertisedHost(host),
+            telemetry: options.grpcTelemetry,
+            pop: broker.pop,
+          });
+  } catch (err) {
+    // The gRPC port is taken: nothing half-started keeps running.
+    await channel.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  }
 
   // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
   // every process registers what it serves; the name server (or the all-in-one process) runs the others.
@@ -272,8 +290,10 @@ export async function serveOn(
       return bytes.used;
     },
     shedder,
+    grpc,
     async close() {
       for (const t of timers) clearInterval(t);
+      await grpc?.close();
       await Promise.all(running.values());
       await channel.close();
       // No new connection; the requests already in the handlers finish before the store closes.
@@ -294,6 +314,17 @@ export const DEFAULT_ANSWER_TIMEOUT_MS = 30_000;
 
 const byteLengthOf = (body: string | Uint8Array): number =>
   typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
+
+/** The auth gate of a local process: its users in the store's ACL table, their secrets sealed with the master key. */
+export function requestAuth(storage: Storage, auth: LocalAuthOptions): RequestAuth {
+  return new RequestAuth({
+    store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
+    nonces: new DurableNonces(storage.table(ACL_TABLE)),
+    root: auth.root,
+    cacheMs: auth.cacheMs,
+    replay: auth.replay,
+  });
+}
 
 function logJobError(job: string) {
   return (err: unknown) => console.error(`nimbus: ${job} failed:`, err);

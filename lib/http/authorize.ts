@@ -89,6 +89,22 @@ export class RequestAuth {
   }
 
   /**
+   * The enabled user `accessKey` names if `matches` accepts its secret (another protocol's signature, as the
+   * gRPC endpoint's MQv2-HMAC-SHA1), or UNAUTHENTICATED with the same refusal as a bad Nimbus signature.
+   */
+  async authenticateWith(accessKey: string, matches: (secret: string) => boolean): Promise<AclUser> {
+    const user = await this.#user(accessKey, this.#now());
+    if (!user || !matches(user.secret))
+      throw new NimbusError(
+        ErrorCode.UNAUTHENTICATED,
+        "the signature does not match (unknown access key, wrong secret, or a changed request)",
+      );
+    if (user.userStatus === "disable")
+      throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
+    return user;
+  }
+
+  /**
    * UNAUTHENTICATED unless `request`'s signature headers are a known, enabled user's, checked before its body is
    * read (the body's hash is taken as claimed; `authenticate` compares it with the body and records the nonce).
    * An anonymous client cannot make the server hold a body for it.

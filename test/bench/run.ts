@@ -25,6 +25,7 @@ import { benchStorage } from "./bench-storage.js";
 import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
 import { formatDelayed, runDelayed } from "./delayed.js";
+import { runGrpcProduce } from "./grpc.js";
 import { formatRow, runLambdaConcurrency, TABLE_HEADER } from "./lambda-concurrency.js";
 import { runPeerSuite } from "./peer-run.js";
 import { formatPop, runPop } from "./pop.js";
@@ -113,6 +114,7 @@ async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): 
     // Registration and retention run only when the benchmark says (between phases), never inside one.
     server = await startLocalServer({
       port: 0,
+      grpcPort: 0,
       storage,
       registerIntervalMs: 3_600_000,
       retentionIntervalMs: 3_600_000,
@@ -127,6 +129,10 @@ async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): 
       );
       cases.push(result);
     }
+    const grpc = await runGrpcProduce(server, `BenchGrpc${mode}${runId}`, { ...settings, batch: 1 });
+    console.error(
+      `bench ${mode} gRPC (official Node.js client): produced ${grpc.produce.messages} (${grpc.produce.msgsPerSec}/s)`,
+    );
     const last = cases[cases.length - 1];
     if (last === undefined) throw new Error("no case ran");
     const idlePoll = await runIdlePolls(server, last.topic, last.queueEnds, settings.idlePolls, settings.idleBudgetMs);
@@ -149,7 +155,7 @@ async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): 
       sweepIntervalMs: 500,
     });
     console.error(formatDelayed(delayed));
-    return { mode, description, cases, idlePoll, commit, delayed, pop };
+    return { mode, description, cases, grpc, idlePoll, commit, delayed, pop };
   } finally {
     await server?.close();
     await cleanup();

@@ -153,6 +153,26 @@ export class SendService {
     }
   }
 
+  /**
+   * The queue of a message group (RocketMQ 5's FIFO messages, as its proxy picks it): one writable queue
+   * per group, by a hash of the group over the topic's writable queues, so the group's messages keep
+   * their order in it while the route stays the same.
+   */
+  async queueOfGroup(topic: string, group: string): Promise<QueueRef> {
+    const route = await this.#route(topic);
+    const writable = route.queueDatas
+      .filter((q) => PermName.isWriteable(q.perm) && q.writeQueueNums > 0)
+      .sort((a, b) => (a.brokerName < b.brokerName ? -1 : a.brokerName > b.brokerName ? 1 : 0))
+      .flatMap((qd) =>
+        Array.from({ length: qd.writeQueueNums }, (_, queueId) => ({ brokerName: qd.brokerName, queueId })),
+      );
+    let hash = 0;
+    for (let i = 0; i < group.length; i++) hash = (Math.imul(hash, 31) + group.charCodeAt(i)) | 0;
+    const picked = writable[(hash >>> 0) % Math.max(1, writable.length)];
+    if (!picked) throw new NimbusError(ErrorCode.NO_PERMISSION, `topic ${topic} has no writable queue`);
+    return { topic, ...picked };
+  }
+
   #pickQueue(req: SendRequest, route: TopicRouteData): QueueRef {
     const writable = route.queueDatas.filter((q) => PermName.isWriteable(q.perm) && q.writeQueueNums > 0);
     if (req.brokerName === undefined) {
