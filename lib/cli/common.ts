@@ -147,11 +147,14 @@ export function oneLine(text: string): string {
   return text.trim().replace(/\s*\n\s*/g, " ");
 }
 
-/** One line for a failure: `TOPIC_NOT_EXIST: <message>` for API errors, the reason for unreachable brokers. */
+/**
+ * One line for a failure: `TOPIC_NOT_EXIST: <message>` for API errors; for an API nothing answers,
+ * `cannot reach the Nimbus API (connect ECONNREFUSED ...)` without the SDK's retryable code.
+ */
 export function describeFailure(err: unknown): string {
   if (isNimbusError(err)) {
-    const reason = networkReason(err.cause);
-    return reason === undefined ? `${err.code}: ${err.message}` : `${err.code}: ${reason}`;
+    // A refused connection is not flow control: no SYSTEM_BUSY (which a RocketMQ user reads as "back off").
+    return networkReason(err.cause) ?? `${err.code}: ${err.message}`;
   }
   if (err instanceof CommanderError) return err.message.replace(/^error: /, "");
   return err instanceof Error ? err.message : String(err);

@@ -13,6 +13,8 @@ import { addDevCommand } from "./dev-command.js";
 import { addDlqCommands } from "./dlq-commands.js";
 import { addGroupAdminCommands } from "./group-admin-commands.js";
 import { addMessageCommands } from "./message-commands.js";
+import { addMissingCommands } from "./mqadmin-compat.js";
+import { MISSING_COMMANDS } from "./mqadmin-missing.js";
 import { escapeControls } from "./output.js";
 import { addProducerCommands } from "./producer-commands.js";
 import { addProxyCommand } from "./proxy-command.js";
@@ -36,6 +38,7 @@ addMessageCommands(program);
 addReceiveCommand(program);
 addAclCommands(program);
 addDlqCommands(program);
+addMissingCommands(program, MISSING_COMMANDS);
 program.addHelpText(
   "after",
   "\nEvery API command takes -n/--namesrv <url> (default http://127.0.0.1:9876, or NIMBUS_URL) and --json.",

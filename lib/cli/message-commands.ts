@@ -8,6 +8,7 @@ import type { PulledMessage } from "../client/transport/index.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { CliConsumer } from "./cli-consumer.js";
 import { type ApiOptions, apiCommand, connect, describeFailure, intIn, messageAt } from "./common.js";
+import { refuseOptions } from "./mqadmin-compat.js";
 import { bodyText, formatBody, formatFields, formatRate, formatTime, note, print, printJson } from "./output.js";
 import { Progress } from "./progress.js";
 
@@ -34,12 +35,17 @@ interface ConsumeOptions extends ApiOptions {
 }
 
 export function addMessageCommands(program: Command): void {
-  apiCommand(program, "queryMsgByOffset", "show the message at an offset of a queue")
+  const queryCommand = apiCommand(program, "queryMsgByOffset", "show the message at an offset of a queue")
     .requiredOption("-t, --topic <topic>", "topic")
     .requiredOption("-b, --brokerName <broker>", "broker name")
     .requiredOption("-i, --queueId <id>", "queue id", intIn(0))
-    .requiredOption("-o, --offset <offset>", "queue offset", intIn(0))
-    .action(queryMsgByOffset);
+    .requiredOption("-o, --offset <offset>", "queue offset", intIn(0));
+  refuseOptions(queryCommand, [
+    {
+      flags: "-f, --bodyFormat <format>",
+      hint: "a body prints as UTF-8 text or escaped bytes; --json gives it in base64",
+    },
+  ]).action(queryMsgByOffset);
 
   apiCommand(program, "consume", "consume a topic as a member of a group, printing each message")
     .requiredOption("-g, --groupName <group>", "consumer group")
