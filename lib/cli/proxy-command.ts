@@ -54,8 +54,6 @@ export function addProxyCommand(program: Command): void {
       .description("serve RocketMQ 5's gRPC protocol (apache.rocketmq.v2.MessagingService) on a stage's storage"),
     8081,
   )
-    .option("--tls-cert <file>", "serve TLS with this PEM certificate chain (with --tls-key)")
-    .option("--tls-key <file>", "the PEM private key of --tls-cert")
     .option("--advertised-host <name>", "the host name clients are told to call, e.g. a load balancer's")
     .addOption(
       new Option(

@@ -67,15 +67,9 @@ export class RequestAuth {
     // The same refusal, and the same work (the HMAC with a decoy secret), for an unknown user and a wrong
     // signature: a caller can probe for user names neither by the answer nor by its time.
     const matches = signatureMatches(request, claim, user?.secret ?? this.#decoy);
-    if (!user || !matches)
-      throw new NimbusError(
-        ErrorCode.UNAUTHENTICATED,
-        "the signature does not match (unknown access key, wrong secret, or a changed request)",
-      );
-    if (user.userStatus === "disable")
-      throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
+    const verified = this.#verified(user, matches);
     this.#replay.admit(`${claim.accessKey}/${claim.nonce}`, now);
-    return user;
+    return verified;
   }
 
   /**
@@ -94,7 +88,16 @@ export class RequestAuth {
    */
   async authenticateWith(accessKey: string, matches: (secret: string) => boolean): Promise<AclUser> {
     const user = await this.#user(accessKey, this.#now());
-    if (!user || !matches(user.secret))
+    // The decoy's work for an unknown name too, as for a Nimbus signature.
+    return this.#verified(user, matches(user?.secret ?? this.#decoy));
+  }
+
+  /**
+   * `user` if it signed (`matches`) and is enabled; else UNAUTHENTICATED, the same refusal for an unknown user
+   * and a wrong signature, so that a caller can probe for user names neither by the answer nor by its time.
+   */
+  #verified(user: StoredUser | undefined, matches: boolean): StoredUser {
+    if (!user || !matches)
       throw new NimbusError(
         ErrorCode.UNAUTHENTICATED,
         "the signature does not match (unknown access key, wrong secret, or a changed request)",
@@ -113,14 +116,7 @@ export class RequestAuth {
     const now = this.#now();
     const claim = parseSignature(request, now);
     const user = await this.#user(claim.accessKey, now);
-    const matches = signatureMatches(request, claim, user?.secret ?? this.#decoy, true);
-    if (!user || !matches)
-      throw new NimbusError(
-        ErrorCode.UNAUTHENTICATED,
-        "the signature does not match (unknown access key, wrong secret, or a changed request)",
-      );
-    if (user.userStatus === "disable")
-      throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
+    this.#verified(user, signatureMatches(request, claim, user?.secret ?? this.#decoy, true));
   }
 
   /** Whether `username` is the configured (not stored) root user's. */

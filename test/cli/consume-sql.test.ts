@@ -5,28 +5,15 @@
  * a usage error (exit 2).
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import {
-  ensureBuilt,
-  nimbus,
-  spawnNimbus,
-  startTestBroker,
-  type TestBroker,
-  tableRows,
-} from "../support/cli-runner.js";
+import { before, describe, it } from "node:test";
+import { spawnNimbus, tableRows, useCliBroker } from "../support/cli-runner.js";
 
 const TOPIC = "SqlTopic";
 
 describe("nimbus consume --sql (the built CLI)", () => {
-  let broker: TestBroker;
-  let url = "";
-  const run = (...args: string[]) => nimbus(args, { url });
-  const lines = (stdout: string) => stdout.split("\n").filter((l) => l.length > 0);
+  const { run, lines, url } = useCliBroker();
 
   before(async () => {
-    await ensureBuilt();
-    broker = await startTestBroker();
-    url = broker.url;
     assert.equal((await run("updateTopic", "-t", TOPIC, "-b", "broker-a", "-r", "2", "-w", "2")).code, 0);
     // amount 0, 50, 100, 150, 200 from eu; one without amount; one whose amount is not a number.
     for (const [body, props] of [
@@ -42,7 +29,6 @@ describe("nimbus consume --sql (the built CLI)", () => {
       assert.equal((await run(...args)).code, 0);
     }
   });
-  after(() => broker.close());
 
   it("prints only the matching messages; the others count as consumed for the group", async () => {
     const sql = "amount >= 100 AND region = 'eu'";
@@ -55,7 +41,7 @@ describe("nimbus consume --sql (the built CLI)", () => {
   });
 
   it("a running consume --sql shows its SQL92 subscription in consumerConnection", async () => {
-    const consume = spawnNimbus(["consume", "-g", "s2", "-t", TOPIC, "--sql", "amount IS NULL"], { url });
+    const consume = spawnNimbus(["consume", "-g", "s2", "-t", TOPIC, "--sql", "amount IS NULL"], { url: url() });
     try {
       let row: string[] | undefined;
       while (row === undefined) {

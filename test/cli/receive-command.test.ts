@@ -4,25 +4,18 @@
  * carry the receipt handle, and bad options are usage errors.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { ensureBuilt, nimbus, startTestBroker, type TestBroker } from "../support/cli-runner.js";
+import { before, describe, it } from "node:test";
+import { useCliBroker } from "../support/cli-runner.js";
 
 const TOPIC = "ReceiveTopic";
 const LINE = /^broker-a\/\d offset=\d+ attempt=(\d) tags=TagA msgId=[0-9A-F]{32} body=r$/;
 
 describe("nimbus receive (the built CLI)", () => {
-  let broker: TestBroker;
-  let url = "";
-  const run = (...args: string[]) => nimbus(args, { url });
-  const lines = (stdout: string) => stdout.split("\n").filter((l) => l.length > 0);
+  const { run, lines } = useCliBroker();
 
   before(async () => {
-    await ensureBuilt();
-    broker = await startTestBroker();
-    url = broker.url;
     assert.equal((await run("updateTopic", "-t", TOPIC, "-b", "broker-a", "-r", "2", "-w", "2")).code, 0);
   });
-  after(() => broker.close());
 
   it("starts a new group at the end, leaves --no-ack messages to come back with attempt 2, then acks them", async () => {
     const first = await run("receive", "-g", "rg", "-t", TOPIC, "--wait", "0");

@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
@@ -193,4 +194,27 @@ export function tableRows(stdout: string): string[][] {
   assert.ok(start >= 0, `no table in:\n${stdout}`);
   const end = lines.findIndex((l, i) => i > start && l.trim() === "");
   return lines.slice(start + 1, end < 0 ? undefined : end).map((l) => l.trim().split(/\s{2,}/));
+}
+
+/**
+ * The built CLI against a fresh local broker for a describe block: built and started before its tests (before
+ * the block's own `before` hooks), closed after them. `run` calls `nimbus` on it; `lines` splits an output.
+ */
+export function useCliBroker(): {
+  run: (...args: string[]) => Promise<CliResult>;
+  lines: (stdout: string) => string[];
+  url: () => string;
+} {
+  let broker: TestBroker | undefined;
+  before(async () => {
+    await ensureBuilt();
+    broker = await startTestBroker();
+  });
+  after(() => broker?.close());
+  const url = () => broker?.url ?? "";
+  return {
+    run: (...args) => nimbus(args, { url: url() }),
+    lines: (stdout) => stdout.split("\n").filter((l) => l.length > 0),
+    url,
+  };
 }
