@@ -218,7 +218,7 @@ async function withLocalStorage<T>(
 }
 
 function sumChecks(checks: CheckResult[]): CheckResult {
-  const total: CheckResult = { acked: 0, stored: 0, lost: 0, doubleAssigned: 0, gaps: 0, duplicates: 0 };
+  const total: CheckResult = { acked: 0, stored: 0, lost: 0, doubleAssigned: 0, gaps: 0, sealed: 0, duplicates: 0 };
   for (const c of checks) for (const k of Object.keys(total) as (keyof CheckResult)[]) total[k] += c[k];
   return total;
 }
