@@ -28,6 +28,7 @@ import {
   TIMERS_TABLE,
   TRANSACTIONS_TABLE,
 } from "./store/index.js";
+import { checkTagFilter, type FilterCheck, SubscriptionStore } from "./subscriptions/index.js";
 import { DelayedDelivery, TimerStore, type TimerSweepReport } from "./timers/index.js";
 import {
   DEFAULT_TRANSACTION_OPTIONS,
@@ -67,6 +68,8 @@ export interface BrokerOptions {
   timerMaxDelayMs?: number;
   /** Sweeps of due delayed messages alongside requests: at most one per process per this. Default 500 ms. */
   timerSweepIntervalMs?: number;
+  /** Checks a subscription's filter beyond its shape (tags here; SQL92 with the filter compiler). */
+  checkFilter?: FilterCheck;
   now?: () => number;
 }
 
@@ -103,6 +106,8 @@ export class Broker {
   readonly delays: DelayedDelivery;
   /** Retries and dead letters (RocketMQ's consumerSendMsgBack). */
   readonly sendBack: SendBackService;
+  /** Subscriptions: a group's messages pushed to a Lambda function or an HTTPS endpoint (docs/subscriptions.md). */
+  readonly subscriptions: SubscriptionStore;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
   readonly #storage: Storage;
@@ -143,6 +148,7 @@ export class Broker {
     this.sendBack = new SendBackService(this.queueLog, this.topics, this.nameServer, this.delays, (topic) =>
       this.routeCache.get(topic),
     );
+    this.subscriptions = new SubscriptionStore(routes, options.checkFilter ?? checkTagFilter, now);
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
