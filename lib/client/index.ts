@@ -8,6 +8,13 @@
  * await producer.send(new Message("TopicTest", "TagA", "Hello"));
  */
 
+export {
+  DEFAULT_SIGNATURE_TOLERANCE_SECONDS,
+  DELIVERY_SIGNATURE_HEADER,
+  type SignatureCheck,
+  signDelivery,
+  verifyDeliverySignature,
+} from "../core/delivery-signature.js";
 export { ErrorCode, NimbusError } from "../core/errors.js";
 export { MessageQueue } from "../core/message-queue.js";
 export { dlqTopic, retryTopic } from "../core/names.js";
