@@ -28,7 +28,7 @@ import {
   TIMERS_TABLE,
   TRANSACTIONS_TABLE,
 } from "./store/index.js";
-import { checkTagFilter, type FilterCheck, SubscriptionStore } from "./subscriptions/index.js";
+import { checkFilterExpression, type FilterCheck, SubscriptionStore } from "./subscriptions/index.js";
 import { DelayedDelivery, TimerStore, type TimerSweepReport } from "./timers/index.js";
 import {
   DEFAULT_TRANSACTION_OPTIONS,
@@ -148,7 +148,7 @@ export class Broker {
     this.sendBack = new SendBackService(this.queueLog, this.topics, this.nameServer, this.delays, (topic) =>
       this.routeCache.get(topic),
     );
-    this.subscriptions = new SubscriptionStore(routes, options.checkFilter ?? checkTagFilter, now);
+    this.subscriptions = new SubscriptionStore(routes, options.checkFilter ?? checkFilterExpression, now);
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);

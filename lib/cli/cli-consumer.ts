@@ -10,18 +10,20 @@
  * that the CLI controls exactly which offsets it commits.
  */
 import { AllocateMessageQueueAveragely } from "../client/allocate/index.js";
+import { pullFilterFields, subscriptionData } from "../client/consumer/index.js";
 import { buildMQClientId, localIPv4, resolveInstanceName } from "../client/index.js";
 import type { HeartbeatData, NimbusApi, PulledMessage, PullResponse } from "../client/transport/index.js";
+import { compileFilter, type FilterExpression } from "../core/filter/index.js";
 import { MessageQueue } from "../core/message-queue.js";
 import { PermName } from "../core/perm-name.js";
 import { sleep } from "../core/sleep.js";
-import { parseSubExpression } from "../core/subscription.js";
 import { CliChannel } from "./cli-channel.js";
 
 export interface CliConsumerOptions {
   group: string;
   topic: string;
-  subExpression: string;
+  /** The subscription's filter: a tag expression (`--subExpression`) or SQL92 (`--sql`). */
+  filter: FilterExpression;
   /** Where a queue without a committed offset starts: its min offset or its max offset. */
   from: "first" | "last";
   /** Stop after this many messages. */
@@ -90,7 +92,7 @@ export class CliConsumer {
   #consumed = 0;
 
   constructor(api: NimbusApi, options: CliConsumerOptions) {
-    parseSubExpression(options.subExpression); // PARAMETER_ILLEGAL before anything is sent
+    compileFilter(options.filter); // PARAMETER_ILLEGAL before anything is sent
     this.#api = api;
     this.#o = options;
   }
@@ -209,7 +211,7 @@ export class CliConsumer {
             queueId: s.mq.queueId,
             queueOffset: s.offset,
             maxMsgNums: Math.max(1, left),
-            subExpression: this.#o.subExpression,
+            ...pullFilterFields(this.#o.filter),
           })
           .catch((err: unknown): undefined => {
             if (failures++ === 0) firstFailure = err;
@@ -257,7 +259,7 @@ export class CliConsumer {
           consumeType: "CONSUME_ACTIVELY",
           messageModel: "CLUSTERING",
           consumeFromWhere: this.#o.from === "first" ? "CONSUME_FROM_FIRST_OFFSET" : "CONSUME_FROM_LAST_OFFSET",
-          subscriptionDataSet: [{ topic: this.#o.topic, subString: this.#o.subExpression }],
+          subscriptionDataSet: [subscriptionData(this.#o.topic, this.#o.filter)],
         },
       ],
     };

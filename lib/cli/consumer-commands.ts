@@ -79,7 +79,9 @@ async function consumerConnection(opts: ConnectionOptions): Promise<void> {
         c.messageModel,
         c.consumeType,
         c.consumeFromWhere.replace(/^CONSUME_FROM_/, ""),
-        c.subscriptionDataSet.map((s) => `${s.topic}(${s.subString})`).join(" "),
+        c.subscriptionDataSet
+          .map((s) => `${s.topic}(${s.expressionType === "SQL92" ? "SQL92: " : ""}${s.subString})`)
+          .join(" "),
         formatTime(c.lastHeartbeat),
       ]),
     ),

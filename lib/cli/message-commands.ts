@@ -25,6 +25,7 @@ interface ConsumeOptions extends ApiOptions {
   groupName: string;
   topic: string;
   subExpression: string;
+  sql?: string;
   from: "first" | "last";
   count?: number;
   wait?: number;
@@ -46,6 +47,12 @@ export function addMessageCommands(program: Command): void {
     .requiredOption("-t, --topic <topic>", "topic")
     .option("-s, --subExpression <expr>", "tag filter, e.g. 'TagA || TagB'", "*")
     .addOption(
+      new Option(
+        "--sql <expr>",
+        'SQL92 filter over message properties, e.g. "amount > 100" (docs/filters.md)',
+      ).conflicts("subExpression"),
+    )
+    .addOption(
       new Option("--from <where>", "where a queue without a committed offset starts")
         .choices(["first", "last"])
         .default("last"),
@@ -63,6 +70,7 @@ export function addMessageCommands(program: Command): void {
         "",
         "Example:",
         "  nimbus consume -g g1 -t TopicTest --from first --count 5",
+        `  nimbus consume -g g2 -t TopicTest --sql "amount > 100 AND region = 'eu'"`,
       ].join("\n"),
     )
     .action(consume);
@@ -144,7 +152,10 @@ async function consume(opts: ConsumeOptions): Promise<void> {
   const consumer = new CliConsumer(connect(opts), {
     group: opts.groupName,
     topic: opts.topic,
-    subExpression: opts.subExpression,
+    filter:
+      opts.sql === undefined
+        ? { type: "TAG", expression: opts.subExpression }
+        : { type: "SQL92", expression: opts.sql },
     from: opts.from,
     count: opts.count,
     ...(opts.wait === undefined ? {} : { idleMs: opts.wait * 1000 }),

@@ -36,10 +36,12 @@ export type {
 export {
   LitePullConsumer,
   LocalFileOffsetStore,
+  MessageSelector,
   type OffsetStore,
   PushConsumer,
   RemoteBrokerOffsetStore,
   restoreRetryTopic,
+  type Subscription,
   sendBackTo,
 } from "./consumer/index.js";
 export { Message, type MessageExt, type PullResult, type SendResult, type SendStatus } from "./message.js";

@@ -2,6 +2,7 @@
 
 export * from "./crc32c.js";
 export * from "./errors.js";
+export * from "./filter/index.js";
 export * from "./message.js";
 export * from "./message-codec.js";
 export * from "./message-id.js";

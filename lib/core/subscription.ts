@@ -32,7 +32,7 @@ export function javaStringHashCode(value: string): number {
 }
 
 /** Java's `String.trim()`: strips code units up to U+0020 only, not every Unicode space as JS `trim` does. */
-function javaTrim(value: string): string {
+export function javaTrim(value: string): string {
   let start = 0;
   let end = value.length;
   while (start < end && value.charCodeAt(start) <= 0x20) start++;

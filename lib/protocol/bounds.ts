@@ -3,6 +3,7 @@
  * `PARAMETER_ILLEGAL`); the broker enforces the message bounds with RocketMQ's codes (`MESSAGE_ILLEGAL`,
  * 413 `MESSAGE_BODY_TOO_LARGE`). docs/api.md states every one of them (checked by test/protocol).
  */
+import { MAX_FILTER_EXPRESSION_LENGTH } from "../core/filter/index.js";
 import { BROKER_NAME_MAX_LENGTH, GROUP_MAX_LENGTH, TOPIC_MAX_LENGTH } from "../core/names.js";
 
 export { BROKER_NAME_MAX_LENGTH, GROUP_MAX_LENGTH, TOPIC_MAX_LENGTH };
@@ -24,8 +25,8 @@ export const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
 export const DEFAULT_PULL_MESSAGES = 32;
 /** The most messages one pull answers. */
 export const MAX_PULL_MESSAGES = 1024;
-/** A subscription expression (`TagA || TagB`), in characters. */
-export const MAX_SUB_EXPRESSION_LENGTH = 4096;
+/** A subscription expression (`TagA || TagB`, or SQL92), in characters: the filters' own bound. */
+export const MAX_SUB_EXPRESSION_LENGTH = MAX_FILTER_EXPRESSION_LENGTH;
 
 /** Offsets in one commit: a group holds one per queue. */
 export const MAX_OFFSETS_PER_COMMIT = 1024;
@@ -62,6 +63,6 @@ export const MAX_SUBSCRIPTION_TIMEOUT_MS = 900_000;
 /** An HTTPS target's URL, in characters. */
 export const MAX_SUBSCRIPTION_URL_LENGTH = 2048;
 /** A subscription's filter expression, in characters (the SQL92 filters' maximum). */
-export const MAX_SUBSCRIPTION_FILTER_LENGTH = 4096;
+export const MAX_SUBSCRIPTION_FILTER_LENGTH = MAX_FILTER_EXPRESSION_LENGTH;
 /** An HTTPS target's answer, read at most this far (the failed ids of a partial failure). */
 export const MAX_TARGET_ANSWER_BYTES = 256 * 1024;

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { isNimbusError } from "../core/errors.js";
+import { compileFilter, FILTER_TYPES, type FilterType } from "../core/filter/index.js";
 import {
   BROKER_NAME_MAX_LENGTH,
   GROUP_MAX_LENGTH,
@@ -70,6 +71,29 @@ export const clientId = z
   .max(MAX_CLIENT_ID_LENGTH)
   .regex(/^\S+$/, "a client id has no blanks")
   .meta({ description: "RocketMQ's client id, `ip@instance[@unit]`" });
+
+/** RocketMQ's `SubscriptionData.expressionType`: how a subscription expression reads; `TAG` when absent. */
+export const expressionType = z
+  .enum(FILTER_TYPES)
+  .meta({ description: "TAG (default): `*` or tags joined by `||`; SQL92: a condition over the message's properties" });
+
+/**
+ * A 400 issue at `path` unless the expression compiles as its type (a tag list, or SQL92 as docs/filters.md
+ * says): a bad filter is refused when it is subscribed or pulled with, never found later by a consumer.
+ */
+export function checkFilter(
+  type: FilterType | undefined,
+  expression: string | undefined,
+  ctx: z.RefinementCtx,
+  path: string,
+): void {
+  try {
+    compileFilter({ type: type ?? "TAG", expression: expression ?? "*" });
+  } catch (err) {
+    if (!isNimbusError(err)) throw err;
+    ctx.addIssue({ code: "custom", message: err.message, path: [path] });
+  }
+}
 
 /** A queue of a topic, as RocketMQ's MessageQueue. */
 export const messageQueue = z.object({ topic: z.string(), brokerName: z.string(), queueId });

@@ -31,7 +31,7 @@ for (const mode of ["local", "aws"] as const) {
         new CliConsumer(api, {
           group,
           topic,
-          subExpression: "*",
+          filter: { type: "TAG", expression: "*" },
           from: "first",
           signal: stop.signal,
           onMessage: (m) => {

@@ -75,6 +75,12 @@ describe("SDK examples (docs/examples)", () => {
     assert.ok(committed >= 10, `committed ${committed} messages`);
   });
 
+  it("sql filter: only the orders of 100 and more from eu; a bad expression refused at subscribe", async () => {
+    const lines = (await runExample("sql-filter")).trim().split("\n");
+    assert.deepEqual(lines.slice(0, -1).sort(), ["order-2 amount=150 region=eu", "order-4 amount=300 region=eu"]);
+    assert.equal(lines.at(-1), "refused: SQL92 filter: unexpected end of expression at position 8");
+  });
+
   it("orderly consumer: each order's steps in order, a suspended message again before the next step", async () => {
     const lines = (await runExample("orderly-consumer")).trim().split("\n");
     const steps = new Map<string, string[]>();

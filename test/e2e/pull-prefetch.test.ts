@@ -10,8 +10,8 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PullLoop } from "../../lib/client/consumer/pull-loop.js";
 import { NimbusApi, type PullRequest, type PullResponse } from "../../lib/client/transport/index.js";
+import { compileFilter } from "../../lib/core/filter/index.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
-import { parseSubExpression } from "../../lib/core/subscription.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
 
@@ -68,7 +68,7 @@ describe("pull loop prefetch", () => {
         api,
         consumerGroup: "CG",
         mq: new MessageQueue(topic, "broker-a", 0),
-        subscription: () => parseSubExpression("*"),
+        subscription: () => compileFilter({ type: "TAG", expression: "*" }),
         pullBatchSize: 10,
         pullInterval,
         idleBackoffMillis: 1000,

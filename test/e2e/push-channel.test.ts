@@ -254,7 +254,7 @@ for (const mode of ["local", "aws"] as const) {
       const consumer = new CliConsumer(api(), {
         group,
         topic,
-        subExpression: "*",
+        filter: { type: "TAG", expression: "*" },
         from: "last",
         idleFirstMs: 60_000,
         signal: stop.signal,

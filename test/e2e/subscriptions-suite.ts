@@ -54,7 +54,7 @@ export function subscriptionCases(mode: ServerMode): void {
       const replaced = ok(
         await ctx.http.put<Info>(`/subscriptions/${group}`, {
           topic,
-          filterExpression: { type: "TAG", expression: "TagA || TagB" },
+          filterExpression: { type: "SQL92", expression: "region = 'eu' AND amount > 10" },
           target: { type: "lambda", functionArn },
           batchSize: 32,
           ordering: "queue",
@@ -96,6 +96,8 @@ export function subscriptionCases(mode: ServerMode): void {
         { topic, target: http, filterExpression: { type: "XPATH", expression: "a" } },
         { topic, target: http, filterExpression: { type: "TAG", expression: "" } },
         { topic, target: http, filterExpression: { type: "TAG", expression: "x".repeat(4097) } },
+        { topic, target: http, filterExpression: { type: "SQL92", expression: "a > " } },
+        { topic, target: http, filterExpression: { type: "SQL92", expression: "region = 'eu' AND" } },
         { topic, target: http, unknownField: 1 },
       ];
       for (const body of bad) {

@@ -2,6 +2,7 @@
  * @module Producer and consumer heartbeats per group, as RocketMQ's ProducerManager/ConsumerManager. A
  * client is live while its last heartbeat is under 120 s old; the table's TTL only tidies up, hours late.
  */
+import { compileFilter, type FilterExpression } from "../../core/filter/index.js";
 import { LIVENESS_EXPIRY_MS } from "../../core/topology.js";
 import {
   type ConsumerInfo,
@@ -11,6 +12,7 @@ import {
   type OffsetReset,
   OffsetResetSchema,
   type ProducerInfo,
+  type SubscriptionData,
   type TransactionCheck,
 } from "../../protocol/index.js";
 import type { Item, Table } from "../../storage/table.js";
@@ -45,6 +47,8 @@ export class ClientService {
     const consumers = hb.consumerDataSet ?? [];
     const lastHeartbeat = this.now();
     const expiresAt = Math.floor(lastHeartbeat / 1000) + TTL_SECONDS;
+    // Every filter compiles before anything is written: a bad one is PARAMETER_ILLEGAL and registers nothing.
+    for (const c of consumers) for (const s of c.subscriptionDataSet ?? []) compileFilter(filterOf(s));
     // Unconditional puts: a heartbeat replaces the client's previous one.
     await Promise.all([
       ...producers.map((p) =>
@@ -66,7 +70,7 @@ export class ClientService {
           consumeType: c.consumeType ?? "CONSUME_PASSIVELY",
           messageModel: c.messageModel ?? "CLUSTERING",
           consumeFromWhere: c.consumeFromWhere ?? "CONSUME_FROM_LAST_OFFSET",
-          subscriptionDataSet: (c.subscriptionDataSet ?? []).map((s) => ({ topic: s.topic, subString: s.subString })),
+          subscriptionDataSet: (c.subscriptionDataSet ?? []).map(reportedSubscription),
           // Stored as text: it is only ever read back whole (consumerStatus).
           ...(c.runningInfo === undefined ? {} : { runningInfo: JSON.stringify(c.runningInfo) }),
           lastHeartbeat,
@@ -165,7 +169,11 @@ export class ClientService {
     const subs = items.map((i) =>
       (Array.isArray(i.subscriptionDataSet) ? i.subscriptionDataSet : []).map((s) => {
         const sub = s as Record<string, unknown>;
-        return { topic: String(sub.topic), subString: String(sub.subString) };
+        return reportedSubscription({
+          topic: String(sub.topic),
+          subString: String(sub.subString),
+          ...(sub.expressionType === "SQL92" ? { expressionType: "SQL92" as const } : {}),
+        });
       }),
     );
     const groupSubscription = majority(subs.map(subscriptionKey));
@@ -221,8 +229,24 @@ export class ClientService {
   }
 }
 
-/** A subscription as one comparable string: its topics and expressions, sorted by topic. */
-function subscriptionKey(subs: readonly { topic: string; subString: string }[]): string {
+/** A subscription's filter; no `expressionType` is RocketMQ's default, TAG. */
+function filterOf(s: SubscriptionData): FilterExpression {
+  return { type: s.expressionType ?? "TAG", expression: s.subString };
+}
+
+/** A subscription as stored and reported: `expressionType` only when it is not TAG, so TAG rows stay as they were. */
+function reportedSubscription(s: SubscriptionData): StoredSubscription {
+  return {
+    topic: s.topic,
+    subString: s.subString,
+    ...(s.expressionType === "SQL92" ? { expressionType: "SQL92" as const } : {}),
+  };
+}
+
+type StoredSubscription = { topic: string; subString: string; expressionType?: "SQL92" };
+
+/** A subscription as one comparable string: its topics, expression types and expressions, sorted by topic. */
+function subscriptionKey(subs: readonly StoredSubscription[]): string {
   return JSON.stringify([...subs].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0)));
 }
 

@@ -1,13 +1,14 @@
 /**
  * @module Pull: check the queue is readable (a readable broker, `queueId < readQueueNums`), read from the
- * queue log with the group's tag subscription, and answer RocketMQ's PullResponse. Pulling deletes nothing,
+ * queue log with the subscription's filter (a tag expression, or SQL92 over each message's properties), and
+ * answer RocketMQ's PullResponse. Pulling deletes nothing,
  * and no call waits for messages: an empty queue answers NO_NEW_MSG at once (clients back off and poll).
  */
 
 import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { compileFilter } from "../../core/filter/index.js";
 import { MessageConst } from "../../core/message.js";
 import { PermName } from "../../core/perm-name.js";
-import { matchesTag, parseSubExpression } from "../../core/subscription.js";
 import type { PulledMessage, PullRequest, PullResponse } from "../../protocol/index.js";
 import type { RouteCache } from "../names/index.js";
 import { queueDataOn } from "../names/index.js";
@@ -20,7 +21,8 @@ export class PullService {
   ) {}
 
   async pull(req: PullRequest): Promise<PullResponse> {
-    const sub = parseSubExpression(req.subExpression);
+    // PARAMETER_ILLEGAL for a bad expression before anything is read.
+    const filter = compileFilter({ type: req.expressionType ?? "TAG", expression: req.subExpression ?? "*" });
     const route = await this.routes.get(req.topic);
     const qd = queueDataOn(route, req.topic, req.brokerName);
     if (!PermName.isReadable(qd.perm)) {
@@ -38,7 +40,7 @@ export class PullService {
     const queue = { topic: req.topic, brokerName: req.brokerName, queueId: req.queueId };
     const result = await this.queueLog.read(queue, req.queueOffset, {
       maxMessages: req.maxMsgNums,
-      ...(sub.all ? {} : { filter: (m) => matchesTag(sub, m.tags) }),
+      ...(filter.matchesEverything ? {} : { filter: (m) => filter.matches(m) }),
     });
     return {
       pullStatus: result.status,

@@ -24,7 +24,7 @@ export { LambdaTarget } from "./lambda-target.js";
 export type { PopFilter, PopPort, PoppedMessage, PopReceive } from "./pop-port.js";
 export { backoffMs } from "./settle.js";
 export {
-  checkTagFilter,
+  checkFilterExpression,
   type FilterCheck,
   type Subscription,
   SubscriptionStore,

@@ -4,7 +4,7 @@
  * answers the secret). The list is one partition query, bounded by MAX_SUBSCRIPTIONS.
  */
 import { ErrorCode, NimbusError } from "../../core/errors.js";
-import { parseSubExpression } from "../../core/subscription.js";
+import { compileFilter } from "../../core/filter/index.js";
 import {
   MAX_SUBSCRIPTIONS,
   type SubscriptionDefinition,
@@ -24,13 +24,13 @@ export interface Subscription extends SubscriptionDefinition {
 }
 
 /**
- * Checks a filter expression beyond its shape, throwing PARAMETER_ILLEGAL: tags with RocketMQ's parser here,
- * SQL92 with the filter compiler the broker is given (`compileFilter` of lib/core/filter once it exists).
+ * Checks a filter expression beyond its shape, throwing PARAMETER_ILLEGAL with a bounded message: RocketMQ's tag
+ * rules or SQL92 (lib/core/filter's `compileFilter`). Injectable for tests of refusals.
  */
 export type FilterCheck = (filter: SubscriptionDefinition["filterExpression"]) => void;
 
-export const checkTagFilter: FilterCheck = (filter) => {
-  if (filter.type === "TAG") parseSubExpression(filter.expression);
+export const checkFilterExpression: FilterCheck = (filter) => {
+  compileFilter(filter);
 };
 
 export class SubscriptionStore {

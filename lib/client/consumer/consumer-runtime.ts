@@ -12,6 +12,7 @@
  */
 import os from "node:os";
 import path from "node:path";
+import type { FilterExpression } from "../../core/filter/index.js";
 import type { MessageQueue } from "../../core/message-queue.js";
 import type { HeartbeatData, QueueHintFrame } from "../../protocol/index.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "../client-id.js";
@@ -26,6 +27,7 @@ import {
 import { computePullFromWhere, type QueueBounds, type StartOffset } from "./consume-from-where.js";
 import type { ConsumerBaseOptions, ResolvedBaseOptions } from "./consumer-options.js";
 import { Handover, type Turn } from "./handover.js";
+import { subscriptionData } from "./message-selector.js";
 import { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
 import { RebalanceImpl } from "./rebalance.js";
 
@@ -34,8 +36,8 @@ export const DEFAULT_OFFSET_STORE_DIR = path.join(os.homedir(), ".nimbus_offsets
 
 export interface RuntimeHooks {
   consumeType: "CONSUME_ACTIVELY" | "CONSUME_PASSIVELY";
-  /** The subscriptions to announce and rebalance: topic to tag expression. */
-  subscriptions(): ReadonlyMap<string, string>;
+  /** The subscriptions to announce and rebalance: topic to filter. */
+  subscriptions(): ReadonlyMap<string, FilterExpression>;
   startQueue(mq: MessageQueue, start: StartOffset, turn: Turn): void;
   stopQueue(mq: MessageQueue): Promise<void>;
   /** The periodic commit. */
@@ -297,7 +299,9 @@ export class ConsumerRuntime {
           consumeType: this.hooks.consumeType,
           messageModel: r.messageModel,
           consumeFromWhere: r.consumeFromWhere,
-          subscriptionDataSet: [...this.hooks.subscriptions()].map(([topic, subString]) => ({ topic, subString })),
+          subscriptionDataSet: [...this.hooks.subscriptions()].map(([topic, filter]) =>
+            subscriptionData(topic, filter),
+          ),
           ...(this.#runningInfo === undefined ? {} : { runningInfo: this.#runningInfo }),
         },
       ],

@@ -9,6 +9,14 @@ export type {
   PushConsumerOptions,
 } from "./consumer-options.js";
 export { LitePullConsumer } from "./lite-pull-consumer.js";
+export {
+  compileSubscription,
+  EVERY_MESSAGE,
+  MessageSelector,
+  pullFilterFields,
+  type Subscription,
+  subscriptionData,
+} from "./message-selector.js";
 export { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
 export { PushConsumer } from "./push-consumer.js";
 export { restoreRetryTopic, sendBackTo } from "./retry.js";

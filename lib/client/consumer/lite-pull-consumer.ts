@@ -18,8 +18,8 @@
  * }
  */
 import { ErrorCode, NimbusError } from "../../core/errors.js";
+import type { MessageFilter } from "../../core/filter/index.js";
 import { MessageQueue } from "../../core/message-queue.js";
-import { parseSubExpression, type TagSubscription } from "../../core/subscription.js";
 import type { MessageExt } from "../message.js";
 import { sleep } from "../schedule.js";
 import { QueueBounds, type StartOffset } from "./consume-from-where.js";
@@ -27,6 +27,7 @@ import { checkRange, type LitePullConsumerOptions, resolveBaseOptions } from "./
 import { ConsumerRuntime } from "./consumer-runtime.js";
 import type { Turn } from "./handover.js";
 import { LitePullQueues } from "./lite-pull-queues.js";
+import { compileSubscription, EVERY_MESSAGE, type Subscription } from "./message-selector.js";
 import { readableQueues } from "./rebalance.js";
 
 type ServiceState = "CREATE_JUST" | "RUNNING" | "SHUTDOWN_ALREADY";
@@ -34,7 +35,7 @@ type ServiceState = "CREATE_JUST" | "RUNNING" | "SHUTDOWN_ALREADY";
 export class LitePullConsumer {
   readonly #runtime: ConsumerRuntime;
   readonly #queues: LitePullQueues;
-  readonly #subscriptions = new Map<string, TagSubscription>();
+  readonly #subscriptions = new Map<string, MessageFilter>();
   readonly #autoCommit: boolean;
   readonly #autoCommitInterval: number;
   readonly #pollTimeout: number;
@@ -56,7 +57,7 @@ export class LitePullConsumer {
     this.#pollTimeout = checkRange("pollTimeoutMillis", options.pollTimeoutMillis ?? 5000, 0, 2 ** 31 - 1);
     this.#runtime = new ConsumerRuntime(options, resolved, {
       consumeType: "CONSUME_ACTIVELY",
-      subscriptions: () => new Map([...this.#subscriptions].map(([topic, sub]) => [topic, sub.subString])),
+      subscriptions: () => this.#subscriptions,
       startQueue: (mq, start, turn) => this.#startQueue(mq, start, turn),
       stopQueue: (mq) => this.#stopQueue(mq),
       persist: () => this.#runtime.store.persistAll(this.#committable()),
@@ -76,7 +77,7 @@ export class LitePullConsumer {
       resolved,
       pullThresholdForAll: checkRange("pullThresholdForAll", options.pullThresholdForAll ?? 10_000, 1, 2 ** 31 - 1),
       consumeMaxSpan: checkRange("consumeMaxSpan", options.consumeMaxSpan ?? 2000, 1, 65535),
-      subscription: (topic) => this.#subscriptions.get(topic) ?? parseSubExpression("*"),
+      subscription: (topic) => this.#subscriptions.get(topic) ?? EVERY_MESSAGE,
     });
   }
 
@@ -94,12 +95,17 @@ export class LitePullConsumer {
     return this.#mode === "ASSIGN" ? [...this.#assignment] : this.#runtime.rebalance.assignedQueues();
   }
 
-  /** Group-managed consumption of a topic's messages matching `subExpression`. Not with `assign`. */
-  subscribe(topic: string, subExpression = "*"): void {
+  /**
+   * Group-managed consumption of a topic's messages matching `subscription`: a tag expression ("*", or tags
+   * joined by "||") or a `MessageSelector` (`MessageSelector.bySql(...)`), compiled here (PARAMETER_ILLEGAL
+   * when bad). Not with `assign`.
+   */
+  subscribe(topic: string, subscription: Subscription = "*"): void {
     if (this.#mode === "ASSIGN") throw illegal("subscribe and assign are exclusive");
     if (typeof topic !== "string" || topic.length === 0) throw illegal("topic is empty");
+    const filter = compileSubscription(subscription);
     this.#mode = "SUBSCRIBE";
-    this.#subscriptions.set(topic, parseSubExpression(subExpression));
+    this.#subscriptions.set(topic, filter);
     if (this.#state === "RUNNING") this.#runtime.subscriptionChanged(topic);
   }
 

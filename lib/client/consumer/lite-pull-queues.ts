@@ -9,8 +9,9 @@
  * queues.start(mq, 0);
  * const batch = await queues.take(5000);
  */
+
+import type { MessageFilter } from "../../core/filter/index.js";
 import type { MessageQueue } from "../../core/message-queue.js";
-import type { TagSubscription } from "../../core/subscription.js";
 import type { MessageExt } from "../message.js";
 import { sleep } from "../schedule.js";
 import type { NimbusApi } from "../transport/index.js";
@@ -26,7 +27,7 @@ export interface LiteQueueSettings {
   resolved: ResolvedBaseOptions;
   pullThresholdForAll: number;
   consumeMaxSpan: number;
-  subscription(topic: string): TagSubscription;
+  subscription(topic: string): MessageFilter;
 }
 
 interface LiteQueue {

@@ -16,18 +16,20 @@
  * loop.start();
  * await loop.stop();
  */
+
+import type { MessageFilter } from "../../core/filter/index.js";
 import type { MessageQueue } from "../../core/message-queue.js";
-import { matchesTag, type TagSubscription } from "../../core/subscription.js";
 import { type MessageExt, toMessageExt } from "../message.js";
 import { sleep } from "../schedule.js";
 import type { NimbusApi, PullResponse } from "../transport/index.js";
+import { pullFilterFields } from "./message-selector.js";
 
 export interface PullLoopConfig {
   api: NimbusApi;
   consumerGroup: string;
   mq: MessageQueue;
   /** Read at each pull, so a new subscribe of the topic applies at once. */
-  subscription(): TagSubscription;
+  subscription(): MessageFilter;
   pullBatchSize: number;
   /** Wait after a pull that found messages. */
   pullInterval: number;
@@ -196,7 +198,8 @@ export class PullLoop {
       queueId: mq.queueId,
       queueOffset: this.#nextOffset,
       maxMsgNums: pullBatchSize,
-      subExpression: subscription.all ? "*" : subscription.subString,
+      // `expressionType` only when not TAG: TAG is the default, and an older broker refuses a field it does not know.
+      ...pullFilterFields(subscription),
     });
   }
 
@@ -206,9 +209,10 @@ export class PullLoop {
       case "FOUND": {
         this.#nextOffset = res.nextBeginOffset;
         this.#idleDelay = 0;
-        // The broker filters by tag already; compare again as RocketMQ's client does (processPullResult).
+        // The broker filters already; compare again as RocketMQ's client does for tags (processPullResult),
+        // and for SQL92 too: a subscribe that changed the filter since this pull was sent applies at once.
         const sub = this.config.subscription();
-        const msgs = res.messages.filter((m) => matchesTag(sub, m.tags)).map(toMessageExt);
+        const msgs = res.messages.filter((m) => sub.matches(m)).map(toMessageExt);
         if (msgs.length > 0) this.config.onFound(msgs, res.nextBeginOffset);
         else this.config.onNothing(res.nextBeginOffset);
         return this.config.pullInterval;

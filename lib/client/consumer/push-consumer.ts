@@ -21,9 +21,9 @@
  * await consumer.shutdown();
  */
 import { ErrorCode, NimbusError } from "../../core/errors.js";
+import type { MessageFilter } from "../../core/filter/index.js";
 import type { MessageQueue } from "../../core/message-queue.js";
 import { retryTopic } from "../../core/names.js";
-import { parseSubExpression, type TagSubscription } from "../../core/subscription.js";
 import type { MessageExt } from "../message.js";
 import type { ConsumerRunningInfo } from "../transport/index.js";
 import { ConsumeMessageConcurrentlyService } from "./consume-concurrently.js";
@@ -31,6 +31,7 @@ import type { MessageListenerOrderly } from "./consume-orderly.js";
 import { type MessageListenerConcurrently, type PushConsumerOptions, resolveBaseOptions } from "./consumer-options.js";
 import { ConsumerRuntime } from "./consumer-runtime.js";
 import { runningInfoOf } from "./consumer-status.js";
+import { compileSubscription, EVERY_MESSAGE, type Subscription } from "./message-selector.js";
 import { OrderlyMode } from "./orderly-mode.js";
 import type { PullCauses } from "./pull-loop.js";
 import { PushQueues } from "./push-queues.js";
@@ -42,7 +43,7 @@ type ServiceState = "CREATE_JUST" | "RUNNING" | "SHUTDOWN_ALREADY";
 export class PushConsumer {
   readonly #options: PushConsumerOptions;
   readonly #runtime: ConsumerRuntime;
-  readonly #subscriptions = new Map<string, TagSubscription>();
+  readonly #subscriptions = new Map<string, MessageFilter>();
   readonly #queues: PushQueues;
   readonly #settings;
   #listener: MessageListenerConcurrently | undefined;
@@ -57,7 +58,7 @@ export class PushConsumer {
     this.#settings = resolvePushSettings(options);
     this.#runtime = new ConsumerRuntime(options, resolved, {
       consumeType: "CONSUME_PASSIVELY",
-      subscriptions: () => new Map([...this.#allSubscriptions()].map(([topic, sub]) => [topic, sub.subString])),
+      subscriptions: () => this.#allSubscriptions(),
       startQueue: (mq, start, turn) => this.#queues.start(mq, start, turn),
       stopQueue: (mq) => this.#queues.stop(mq),
       // Queues taken without a release are not committed while their previous owner may still write them,
@@ -87,10 +88,10 @@ export class PushConsumer {
   }
 
   /** The user's subscriptions, and for CLUSTERING the group's retry topic (every tag), as RocketMQ adds it. */
-  #allSubscriptions(): Map<string, TagSubscription> {
+  #allSubscriptions(): Map<string, MessageFilter> {
     const all = new Map(this.#subscriptions);
     if (this.#runtime?.resolved.messageModel !== "BROADCASTING") {
-      all.set(retryTopic(this.#options.consumerGroup), parseSubExpression("*"));
+      all.set(retryTopic(this.#options.consumerGroup), EVERY_MESSAGE);
     }
     return all;
   }
@@ -166,13 +167,15 @@ export class PushConsumer {
   }
 
   /**
-   * Subscribes to a topic's messages whose tag matches `subExpression` ("*", or tags joined by "||").
-   * Subscribing again replaces the expression. Allowed after `start()`: the group rebalances at once.
+   * Subscribes to a topic's messages that match `subscription`: a tag expression ("*", or tags joined by "||")
+   * or a `MessageSelector` (`MessageSelector.bySql("a > 5")`, `MessageSelector.byTag("TagA")`), compiled here:
+   * a bad one throws PARAMETER_ILLEGAL. Subscribing again replaces it. Allowed after `start()`: the group
+   * rebalances at once.
    */
-  subscribe(topic: string, subExpression = "*"): void {
+  subscribe(topic: string, subscription: Subscription = "*"): void {
     if (typeof topic !== "string" || topic.length === 0)
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "topic is empty");
-    this.#subscriptions.set(topic, parseSubExpression(subExpression));
+    this.#subscriptions.set(topic, compileSubscription(subscription));
     if (this.#state === "RUNNING") this.#runtime.subscriptionChanged(topic);
   }
 

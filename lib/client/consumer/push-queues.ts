@@ -4,8 +4,9 @@
  * it stopped and releases it (the handover), or hands it over under the orderly lock; offset resets restart
  * the queues they move. Pulls are counted by cause for the push channel's statistics.
  */
+
+import type { MessageFilter } from "../../core/filter/index.js";
 import { MessageQueue } from "../../core/message-queue.js";
-import type { TagSubscription } from "../../core/subscription.js";
 import type { QueueHintFrame } from "../../protocol/index.js";
 import { sleep } from "../schedule.js";
 import type { OffsetReset } from "../transport/index.js";
@@ -40,7 +41,7 @@ export interface PushQueuesContext {
   runtime: ConsumerRuntime;
   settings: ReturnType<typeof resolvePushSettings>;
   /** The subscription of a topic (the user's, or the retry topic's). */
-  subscription(topic: string): TagSubscription | undefined;
+  subscription(topic: string): MessageFilter | undefined;
   running(): boolean;
   service(): Pick<ConsumeMessageConcurrentlyService, "submitConsumeRequest"> | undefined;
   orderly(): OrderlyMode | undefined;

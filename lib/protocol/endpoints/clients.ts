@@ -9,7 +9,18 @@ import {
   MAX_SUBSCRIPTIONS_PER_GROUP,
 } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
-import { brokerName, clientId, groupName, queueId, queueOffset, success, timestamp, topicName } from "../fields.js";
+import {
+  brokerName,
+  checkFilter,
+  clientId,
+  expressionType,
+  groupName,
+  queueId,
+  queueOffset,
+  success,
+  timestamp,
+  topicName,
+} from "../fields.js";
 
 export const CONSUME_TYPES = ["CONSUME_ACTIVELY", "CONSUME_PASSIVELY", "CONSUME_POP"] as const;
 export const MESSAGE_MODELS = ["CLUSTERING", "BROADCASTING"] as const;
@@ -20,9 +31,23 @@ export const CONSUME_FROM_WHERE = [
   "CONSUME_FROM_TIMESTAMP",
 ] as const;
 
+/** RocketMQ's SubscriptionData: a topic and its filter, refused (400) when the filter does not compile. */
 export const SubscriptionDataSchema = z
-  .object({ topic: topicName, subString: z.string().max(MAX_SUB_EXPRESSION_LENGTH) })
+  .object({
+    topic: topicName,
+    subString: z.string().max(MAX_SUB_EXPRESSION_LENGTH),
+    /** How `subString` reads: `TAG` (default) or `SQL92`. */
+    expressionType: expressionType.optional(),
+  })
+  .superRefine((sub, ctx) => checkFilter(sub.expressionType, sub.subString, ctx, "subString"))
   .meta({ id: "SubscriptionData" });
+export type SubscriptionData = z.output<typeof SubscriptionDataSchema>;
+
+/** A subscription as the broker reports a member's (`expressionType` only when not TAG). */
+export const ReportedSubscriptionSchema = z
+  .object({ topic: z.string(), subString: z.string(), expressionType: expressionType.optional() })
+  .meta({ id: "ReportedSubscription" });
+export type ReportedSubscription = z.output<typeof ReportedSubscriptionSchema>;
 
 /** One queue a consumer works on, as its heartbeat reports it (RocketMQ's ProcessQueueInfo, in part). */
 export const QueueRunningInfoSchema = z
@@ -128,10 +153,10 @@ export const ConsumerInfoSchema = z
     consumeType: z.string(),
     messageModel: z.enum(MESSAGE_MODELS),
     consumeFromWhere: z.string(),
-    subscriptionDataSet: z.array(z.object({ topic: z.string(), subString: z.string() })),
+    subscriptionDataSet: z.array(ReportedSubscriptionSchema),
     lastHeartbeat: timestamp,
     /**
-     * False when this member's subscription (topics and tag expressions) differs from the group's: the one
+     * False when this member's subscription (topics and filter expressions) differs from the group's: the one
      * most live members share (ties: the one of the member heard from first). RocketMQ requires one.
      */
     subscriptionConsistent: z.boolean(),
@@ -232,7 +257,7 @@ export const ConsumerStatusSchema = z
   .object({
     clientId: z.string(),
     lastHeartbeat: timestamp,
-    subscriptionDataSet: z.array(z.object({ topic: z.string(), subString: z.string() })),
+    subscriptionDataSet: z.array(ReportedSubscriptionSchema),
     subscriptionConsistent: z.boolean(),
     runningInfo: ConsumerRunningInfoSchema.optional(),
   })

@@ -4,7 +4,17 @@ import { groupPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
 import { MAX_PULL_MESSAGES, MAX_SUB_EXPRESSION_LENGTH } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
-import { brokerName, bytes, groupName, queueId, queueOffset, timestamp, topicName } from "../fields.js";
+import {
+  brokerName,
+  bytes,
+  checkFilter,
+  expressionType,
+  groupName,
+  queueId,
+  queueOffset,
+  timestamp,
+  topicName,
+} from "../fields.js";
 
 export const PullRequestSchema = z
   .object({
@@ -15,10 +25,13 @@ export const PullRequestSchema = z
     queueOffset,
     /** Default `DEFAULT_PULL_MESSAGES` (32). */
     maxMsgNums: z.number().int().min(1).max(MAX_PULL_MESSAGES).optional(),
-    /** `*` or empty: every message; `TagA || TagB`: those tags. */
+    /** TAG: `*` or empty, every message; `TagA || TagB`, those tags. SQL92: a condition (docs/filters.md). */
     subExpression: z.string().max(MAX_SUB_EXPRESSION_LENGTH).optional(),
+    /** How `subExpression` reads: `TAG` (default) or `SQL92`. */
+    expressionType: expressionType.optional(),
   })
   .strict()
+  .superRefine((req, ctx) => checkFilter(req.expressionType, req.subExpression, ctx, "subExpression"))
   .meta({ id: "PullRequest" });
 export type PullRequest = z.output<typeof PullRequestSchema>;
 
@@ -62,7 +75,7 @@ export const pull = endpoint({
   method: "POST",
   path: "/pull",
   service: "Pull",
-  summary: "Reads up to maxMsgNums messages of one queue from an offset, filtered by tags; deletes nothing.",
+  summary: "Reads up to maxMsgNums messages of one queue from an offset, filtered by tags or SQL92; deletes nothing.",
   body: PullRequestSchema,
   response: PullResponseSchema,
   errors: [
