@@ -16,6 +16,7 @@ import { addMessageCommands } from "./message-commands.js";
 import { escapeControls } from "./output.js";
 import { addProducerCommands } from "./producer-commands.js";
 import { addSendCommand } from "./send-command.js";
+import { addSubscriptionCommands } from "./subscription-commands.js";
 import { addTopicCommands } from "./topic-commands.js";
 
 const program = new Command("nimbus")
@@ -27,6 +28,7 @@ addDevCommand(program);
 addTopicCommands(program);
 addConsumerCommands(program);
 addGroupAdminCommands(program);
+addSubscriptionCommands(program);
 addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);
