@@ -9,7 +9,13 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { deliveryBody, HttpTarget, LambdaTarget } from "../../lib/broker/subscriptions/index.js";
-import { DELIVERY_SIGNATURE_HEADER, signDelivery, verifyDeliverySignature } from "../../lib/client/index.js";
+import {
+  DELIVERY_SIGNATURE_HEADER,
+  type NimbusBatchResponse,
+  type NimbusEvent,
+  signDelivery,
+  verifyDeliverySignature,
+} from "../../lib/client/index.js";
 import { type InvokeApiServer, startInvokeApiServer } from "../support/invoke-api-server.js";
 
 const SECRET = "whsec-0123456789abcdef";
@@ -136,8 +142,10 @@ describe("the Lambda target through the AWS SDK's Lambda client", () => {
     invoke = await startInvokeApiServer({
       ok: async () => ({}),
       partial: async (event) => {
-        const records = (event as { Records: { messageId: string }[] }).Records;
-        return { batchItemFailures: [{ itemIdentifier: records[0]?.messageId }] };
+        // The SDK's typed event, as a subscriber function reads it.
+        const { Records } = event as NimbusEvent;
+        const response: NimbusBatchResponse = { batchItemFailures: [{ itemIdentifier: Records[0]?.messageId ?? "" }] };
+        return response;
       },
       throws: async () => {
         throw new TypeError("cannot read order");
