@@ -57,8 +57,8 @@ export {
   TransactionProducer,
   type TransactionSendResult,
 } from "./producer/index.js";
-export type { NimbusBatchResponse, NimbusEvent, NimbusHandler, NimbusRecord } from "./subscriptions/nimbus-event.js";
-export { recordBody, recordBytes } from "./subscriptions/nimbus-event.js";
+export type { NimbusBatchResponse, NimbusEvent, NimbusHandler, NimbusRecord } from "./subscriptions/index.js";
+export { recordBody, recordBytes } from "./subscriptions/index.js";
 export * from "./transport/index.js";
 export {
   type Credentials,
