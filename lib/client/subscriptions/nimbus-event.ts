@@ -39,7 +39,7 @@ export interface NimbusBatchResponse {
 export type NimbusHandler = (
   event: NimbusEvent,
   context?: unknown,
-) => Promise<NimbusBatchResponse | undefined | void> | NimbusBatchResponse | undefined | void;
+) => Promise<NimbusBatchResponse | undefined> | NimbusBatchResponse | undefined;
 
 /** A record's body as bytes. */
 export const recordBytes = (record: NimbusRecord): Uint8Array => new Uint8Array(Buffer.from(record.body, "base64"));
