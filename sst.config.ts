@@ -22,6 +22,7 @@ export default $config({
     await import("./infra/api.js");
     await import("./infra/schedules.js");
     await import("./infra/channel.js");
+    await import("./infra/grpc.js");
     const { outputs } = await import("./infra/outputs.js");
     return outputs;
   },

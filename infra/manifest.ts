@@ -24,9 +24,21 @@ export const TABLES: readonly TableSpec[] = [
   { name: "clients", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "transactions", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "connections", sortKeyType: "string", ttlAttribute: "expiresAt" },
-  { name: "acl", sortKeyType: "string" },
+  { name: "acl", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" },
+  { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
+
+/**
+ * The gRPC proxy (infra/grpc.ts, `nimbus proxy` on ECS): the tables its RPCs touch, as the functions of the
+ * same HTTP counterparts: routes (QueryRoute, sends), queue-index and the bucket (sends, receives), timers
+ * (delay messages), transactions (half messages, ends, check-backs), clients (registrations, check-backs),
+ * acl (signatures and ACLs). Nothing else: it serves no admin route, keeps no offsets, posts no push hints.
+ */
+export const GRPC_PROXY = {
+  tables: ["routes", "queue-index", "timers", "transactions", "clients", "acl"],
+  bucket: true,
+} as const;
 
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
 export interface FunctionSpec {
@@ -72,11 +84,13 @@ export const API_FUNCTIONS = {
     bucket: true,
     channel: true,
   },
+  // POP receives, acks and invisible-time changes keep their checkpoints in the pop table; a receive may
+  // wait up to 20 s (long polling) and move a message past its max attempts to %DLQ% (routes, queue-index).
   Pull: {
     handler: "functions/pull.handler",
     memoryMb: 512,
-    timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "timers"],
+    timeoutSeconds: 25,
+    tables: ["routes", "queue-index", "timers", "pop"],
     bucket: true,
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.

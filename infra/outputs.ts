@@ -4,6 +4,7 @@ import { api } from "./api.js";
 import { channelApi } from "./channel-api.js";
 import { settings } from "./config.js";
 import { consoleSite } from "./console.js";
+import { grpcEndpoint } from "./grpc.js";
 import { bucket, tableNamesJson, tableRegionsJson } from "./storage.js";
 
 export const outputs = {
@@ -20,4 +21,6 @@ export const outputs = {
   tables: tableNamesJson,
   /** What a slave cell's settings name (`replicaOf`, `nameServer`) and a master's `replicas[].bucket`. */
   tableRegions: tableRegionsJson,
+  /** RocketMQ 5 clients' `endpoints` (with TLS), when the stage sets `grpc` (docs/grpc.md). */
+  grpc: grpcEndpoint?.url ?? "off",
 };

@@ -19,6 +19,7 @@ import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
 import { RequestAuth } from "../../lib/http/authorize.js";
 import type { HandlerContext } from "../../lib/http/context.js";
+import { DurableNonces } from "../../lib/http/replay-guard.js";
 import { createAwsStorage } from "../../lib/storage/aws/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { managementApiGateway } from "./management-api.js";
@@ -69,6 +70,8 @@ function requestAuth(env: z.output<typeof Env>, storage: Storage): RequestAuth {
     throw new Error("NIMBUS_AUTH=acl needs NIMBUS_ACL_MASTER_KEY (sst secret set NimbusAclMasterKey)");
   return new RequestAuth({
     store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(parseMasterKey(env.NIMBUS_ACL_MASTER_KEY))),
+    // Mutating admin and ACL routes are replay-proof across containers (one conditional write each).
+    nonces: new DurableNonces(storage.table(ACL_TABLE)),
     root:
       env.NIMBUS_ROOT_PASSWORD === undefined
         ? undefined

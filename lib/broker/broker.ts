@@ -15,6 +15,7 @@ import {
   QueueLockService,
 } from "./consume/index.js";
 import { type BrokerRegistration, NameServer, RouteCache, TopicService } from "./names/index.js";
+import { DEFAULT_POP_OPTIONS, type PopOptions, PopService } from "./pop/index.js";
 import { SendService } from "./produce/index.js";
 import { PushChannel } from "./push/index.js";
 import type { QueueRef } from "./queue-log/index.js";
@@ -24,6 +25,7 @@ import {
   CLIENTS_TABLE,
   CONNECTIONS_TABLE,
   OFFSETS_TABLE,
+  POP_TABLE,
   ROUTES_TABLE,
   TIMERS_TABLE,
   TRANSACTIONS_TABLE,
@@ -70,6 +72,8 @@ export interface BrokerOptions {
   timerSweepIntervalMs?: number;
   /** Checks a subscription's filter beyond its shape (tags here; SQL92 with the filter compiler). */
   checkFilter?: FilterCheck;
+  /** POP consumption: max delivery attempts, FIFO groups, long polling bounds (docs/pop.md). */
+  pop?: Partial<Omit<PopOptions, "retentionMs">>;
   now?: () => number;
 }
 
@@ -108,6 +112,8 @@ export class Broker {
   readonly sendBack: SendBackService;
   /** Subscriptions: a group's messages pushed to a Lambda function or an HTTPS endpoint (docs/subscriptions.md). */
   readonly subscriptions: SubscriptionStore;
+  /** POP consumption (RocketMQ 5's SimpleConsumer): receive, ack, invisible time. */
+  readonly pop: PopService;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
   readonly #storage: Storage;
@@ -152,17 +158,30 @@ export class Broker {
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
-    this.channel = new PushChannel(storage.table(CONNECTIONS_TABLE), this.clients, {
-      ...(options.channelCoalesceMs === undefined ? {} : { coalesceMs: options.channelCoalesceMs }),
-      now,
-    });
-    this.queueLog.onAppended = (q, maxOffset) => this.channel.queueAppended(q, maxOffset);
-    this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     this.locks = new QueueLockService(
       storage.table(CLIENTS_TABLE),
       { ...DEFAULT_QUEUE_LOCK_OPTIONS, ...options.queueLocks },
       now,
     );
+    this.channel = new PushChannel(storage.table(CONNECTIONS_TABLE), this.clients, {
+      ...(options.channelCoalesceMs === undefined ? {} : { coalesceMs: options.channelCoalesceMs }),
+      now,
+      locks: this.locks,
+    });
+    this.pop = new PopService(
+      storage.table(POP_TABLE),
+      this.routeCache,
+      this.queueLog,
+      this.sendBack,
+      { ...DEFAULT_POP_OPTIONS, ...options.pop, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS },
+      now,
+    );
+    // The write path's hint: the push channel's notifications and the POP receives waiting in this process.
+    this.queueLog.onAppended = (q, maxOffset) => {
+      this.channel.queueAppended(q, maxOffset);
+      this.pop.queueAppended(q);
+    };
+    this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     const transactionTable = storage.table(TRANSACTIONS_TABLE);
     this.transactions = new TransactionService(
       transactionTable,

@@ -12,6 +12,7 @@
  * - `transactions/`: half messages, commit/rollback, check-backs
  * - `push/`: the push channel's registrations and hints
  * - `security/`: users and ACLs, sealed secrets
+ * - `pop/`: POP consumption (RocketMQ 5's SimpleConsumer): receive, ack, invisible time, checkpoints
  */
 export {
   Broker,
@@ -20,3 +21,13 @@ export {
   DEFAULT_TIMER_MAX_DELAY_MS,
   type RetentionReport,
 } from "./broker.js";
+export {
+  type AckCode,
+  DEFAULT_POP_MAX_DELIVERY_ATTEMPTS,
+  type FilterExpression,
+  type FilterType,
+  type PopOptions,
+  type PoppedMessage,
+  type PopReceiveRequest,
+  PopService,
+} from "./pop/index.js";

@@ -8,6 +8,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { ACL_ACTIONS, type AclAction, DECISIONS, USER_STATUSES, USER_TYPES } from "../core/acl.js";
 import { type AclInfo, endpoints, type UserInfo } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, connect } from "./common.js";
+import { clusterOption, refuseOptions, STAGE_WIDE_BROKER } from "./mqadmin-compat.js";
 import { formatTable, print, printJson } from "./output.js";
 
 interface UserOptions extends ApiOptions {
@@ -39,10 +40,24 @@ function actionList(value: string): AclAction[] {
 }
 
 const userType = () => new Option("-t, --userType <type>", "Super or Normal").choices(USER_TYPES);
+/** mqadmin's `-b <brokerAddr>` and `-c <clusterName>` on every user and ACL command. */
+function aclCommand(program: Command, name: string, description: string): Command {
+  return clusterOption(
+    refuseOptions(apiCommand(program, name, description), [
+      { flags: "-b, --brokerAddr <addr>", hint: STAGE_WIDE_BROKER },
+    ]),
+    "checked; users and ACLs are stage-wide in Nimbus",
+  );
+}
+
+const SOURCE_IP = {
+  flags: "-i, --sourceIp <ips>",
+  hint: "Nimbus's ACLs have no source-IP condition: limit who reaches the stage's API instead (docs/security.md)",
+};
 const password = "password: the user's secret key (8 to 128 printable characters)";
 
 export function addAclCommands(program: Command): void {
-  apiCommand(program, "createUser", "create a user: its name is its access key, its password its secret key")
+  aclCommand(program, "createUser", "create a user: its name is its access key, its password its secret key")
     .requiredOption("-u, --username <name>", "user name")
     .requiredOption("-p, --password <password>", password)
     .addOption(userType().default("Normal"))
@@ -51,7 +66,7 @@ export function addAclCommands(program: Command): void {
       printUser(o, await connect(o).call(endpoints.createUser, { body }));
     });
 
-  apiCommand(program, "updateUser", "change a user's password, type or status")
+  aclCommand(program, "updateUser", "change a user's password, type or status")
     .requiredOption("-u, --username <name>", "user name")
     .option("-p, --password <password>", password)
     .addOption(userType())
@@ -65,7 +80,7 @@ export function addAclCommands(program: Command): void {
       printUser(o, await connect(o).call(endpoints.updateUser, { params: { username: o.username }, body }));
     });
 
-  apiCommand(program, "deleteUser", "delete a user and its ACL")
+  aclCommand(program, "deleteUser", "delete a user and its ACL")
     .requiredOption("-u, --username <name>", "user name")
     .action(async (o: UserOptions) => {
       await connect(o).call(endpoints.deleteUser, { params: { username: o.username } });
@@ -73,13 +88,13 @@ export function addAclCommands(program: Command): void {
       else print(`delete user ${o.username} success.\n`);
     });
 
-  apiCommand(program, "getUser", "show a user (never its secret)")
+  aclCommand(program, "getUser", "show a user (never its secret)")
     .requiredOption("-u, --username <name>", "user name")
     .action(async (o: UserOptions) =>
       printUser(o, await connect(o).call(endpoints.getUser, { params: { username: o.username } })),
     );
 
-  apiCommand(program, "listUser", "list the users")
+  aclCommand(program, "listUser", "list the users")
     .option("-f, --filter <text>", "only users whose name contains this")
     .action(async (o: ApiOptions & { filter?: string }) => {
       const { users } = await connect(o).call(endpoints.listUsers, { query: { filter: o.filter } });
@@ -91,7 +106,7 @@ export function addAclCommands(program: Command): void {
     ["createAcl", "grant (Allow) or deny actions on resources to a subject, adding to its ACL"],
     ["updateAcl", "replace an existing ACL's entries for these resources"],
   ] as const) {
-    apiCommand(program, name, description)
+    refuseOptions(aclCommand(program, name, description), [SOURCE_IP])
       .requiredOption("-s, --subject <subject>", "User:<name>")
       .requiredOption("-r, --resources <list>", "Topic:<name|prefix*|*>, Group:<...>, Cluster; comma-separated", list)
       .requiredOption("-a, --actions <list>", `${ACL_ACTIONS.join(",")}; comma-separated`, actionList)
@@ -102,7 +117,7 @@ export function addAclCommands(program: Command): void {
       });
   }
 
-  apiCommand(program, "deleteAcl", "delete a subject's ACL, or its entries for one resource")
+  aclCommand(program, "deleteAcl", "delete a subject's ACL, or its entries for one resource")
     .requiredOption("-s, --subject <subject>", "User:<name>")
     .option("-r, --resources <resource>", "only the entries of this resource")
     .action(async (o: ApiOptions & { subject: string; resources?: string }) => {
@@ -111,13 +126,13 @@ export function addAclCommands(program: Command): void {
       else print(`delete acl of ${o.subject} success.\n`);
     });
 
-  apiCommand(program, "getAcl", "show a subject's ACL")
+  aclCommand(program, "getAcl", "show a subject's ACL")
     .requiredOption("-s, --subject <subject>", "User:<name>")
     .action(async (o: ApiOptions & { subject: string }) =>
       printAcl(o, await connect(o).call(endpoints.getAcl, { params: { subject: o.subject } })),
     );
 
-  apiCommand(program, "listAcl", "list the ACLs")
+  aclCommand(program, "listAcl", "list the ACLs")
     .option("-s, --subject <text>", "only subjects containing this")
     .option("-r, --resource <text>", "only entries whose resource contains this")
     .action(async (o: ApiOptions & { subject?: string; resource?: string }) => {

@@ -3,7 +3,7 @@
  * parsers, usage errors (exit 2) and the one-line rendering of failures (exit 1).
  */
 import { type Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import type { IamAuth, NimbusCredentials } from "../client/transport/index.js";
+import type { IamAuth, NimbusCredentials, PulledMessage, PullResponse } from "../client/transport/index.js";
 import { NimbusApi } from "../client/transport/index.js";
 import { isNimbusError } from "../core/errors.js";
 
@@ -147,11 +147,14 @@ export function oneLine(text: string): string {
   return text.trim().replace(/\s*\n\s*/g, " ");
 }
 
-/** One line for a failure: `TOPIC_NOT_EXIST: <message>` for API errors, the reason for unreachable brokers. */
+/**
+ * One line for a failure: `TOPIC_NOT_EXIST: <message>` for API errors; for an API nothing answers,
+ * `cannot reach the Nimbus API (connect ECONNREFUSED ...)` without the SDK's retryable code.
+ */
 export function describeFailure(err: unknown): string {
   if (isNimbusError(err)) {
-    const reason = networkReason(err.cause);
-    return reason === undefined ? `${err.code}: ${err.message}` : `${err.code}: ${reason}`;
+    // A refused connection is not flow control: no SYSTEM_BUSY (which a RocketMQ user reads as "back off").
+    return networkReason(err.cause) ?? `${err.code}: ${err.message}`;
   }
   if (err instanceof CommanderError) return err.message.replace(/^error: /, "");
   return err instanceof Error ? err.message : String(err);
@@ -170,4 +173,28 @@ function networkReason(cause: unknown): string | undefined {
   const inner = cause.cause as (Error & { code?: string }) | undefined;
   const detail = (inner instanceof Error && (inner.message || inner.code)) || cause.message;
   return `cannot reach the Nimbus API (${detail}); is the broker running (nimbus dev) and is -n/--namesrv or NIMBUS_URL right?`;
+}
+
+/** The consumer group the admin tools read with (mqadmin's TOOLS_CONSUMER): it commits nothing. */
+export const TOOLS_GROUP = "TOOLS_CONSUMER";
+
+/**
+ * The one message stored at `offset` of a queue, read as the admin tools read (TOOLS_CONSUMER, one message),
+ * or undefined with the pull's answer (its min and max offsets) when there is none there.
+ */
+export async function messageAt(
+  api: NimbusApi,
+  where: { topic: string; brokerName: string; queueId: number; offset: number },
+): Promise<{ message: PulledMessage | undefined; pulled: PullResponse }> {
+  const pulled = await api.pull({
+    consumerGroup: TOOLS_GROUP,
+    topic: where.topic,
+    brokerName: where.brokerName,
+    queueId: where.queueId,
+    queueOffset: where.offset,
+    maxMsgNums: 1,
+  });
+  const m = pulled.messages[0];
+  const found = pulled.pullStatus === "FOUND" && m !== undefined && m.queueOffset === where.offset;
+  return { message: found ? m : undefined, pulled };
 }

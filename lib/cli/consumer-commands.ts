@@ -3,12 +3,18 @@
  * committed offset, the diff) and `consumerConnection` (the group's live consumers).
  */
 import type { Command } from "commander";
+import type { NimbusApi } from "../client/transport/index.js";
+import type { ProgressRow } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, connect } from "./common.js";
+import { clusterBrokers, clusterOption, refuseOptions, STAGE_WIDE_BROKER } from "./mqadmin-compat.js";
 import { formatTable, formatTime, note, print, printJson } from "./output.js";
 
 interface ProgressOptions extends ApiOptions {
   groupName: string;
   topic?: string;
+  clusterName?: string;
+  /** mqadmin's `-s`: the client holding each queue (its last committer), as RocketMQ's Client IP column. */
+  showClientIP?: boolean;
 }
 
 interface ConnectionOptions extends ApiOptions {
@@ -16,20 +22,36 @@ interface ConnectionOptions extends ApiOptions {
 }
 
 export function addConsumerCommands(program: Command): void {
-  apiCommand(program, "consumerProgress", "show a group's progress per queue: broker offset, consumer offset, diff")
-    .requiredOption("-g, --groupName <group>", "consumer group")
-    .option("-t, --topic <topic>", "only this topic (default: every topic the group has offsets for)")
-    .action(consumerProgress);
+  clusterOption(
+    apiCommand(program, "consumerProgress", "show a group's progress per queue: broker offset, consumer offset, diff")
+      .requiredOption("-g, --groupName <group>", "consumer group")
+      .option("-t, --topic <topic>", "only this topic (default: every topic the group has offsets for)")
+      .option("-s, --showClientIP", "show the client holding each queue (the last to commit its offset)"),
+    "only the queues of this cluster's brokers",
+  ).action(consumerProgress);
 
-  apiCommand(program, "consumerConnection", "list a group's live consumers and their subscriptions")
-    .requiredOption("-g, --groupName <group>", "consumer group")
-    .action(consumerConnection);
+  refuseOptions(
+    apiCommand(program, "consumerConnection", "list a group's live consumers and their subscriptions").requiredOption(
+      "-g, --groupName <group>",
+      "consumer group",
+    ),
+    [{ flags: "-b, --brokerAddr <addr>", hint: STAGE_WIDE_BROKER }],
+  ).action(consumerConnection);
 }
 
 async function consumerProgress(opts: ProgressOptions): Promise<void> {
-  const rows = await connect(opts).progress(opts.groupName, opts.topic);
-  if (opts.json) return printJson({ group: opts.groupName, rows });
+  const api = connect(opts);
+  const all = await api.progress(opts.groupName, opts.topic);
+  const inCluster = opts.clusterName === undefined ? undefined : new Set(await clusterBrokers(api, opts.clusterName));
+  const rows = inCluster === undefined ? all : all.filter((r) => inCluster.has(r.brokerName));
+  const clients = opts.showClientIP ? await holders(api, opts.groupName, rows) : undefined;
+  if (opts.json) {
+    const withClients =
+      clients === undefined ? rows : rows.map((r) => ({ ...r, clientId: clients.get(queueKey(r)) ?? "" }));
+    return printJson({ group: opts.groupName, rows: withClients });
+  }
   const diffTotal = rows.reduce((sum, r) => sum + r.diff, 0);
+  const clientColumn = clients === undefined ? [] : [{ header: "Client IP" }];
   print(
     formatTable(
       [
@@ -39,6 +61,7 @@ async function consumerProgress(opts: ProgressOptions): Promise<void> {
         { header: "QID", align: "right" },
         { header: "Broker Offset", align: "right" },
         { header: "Consumer Offset", align: "right" },
+        ...clientColumn,
         { header: "Diff", align: "right" },
         { header: "LastTime", align: "left" },
       ],
@@ -49,6 +72,7 @@ async function consumerProgress(opts: ProgressOptions): Promise<void> {
         r.queueId,
         r.brokerOffset,
         r.consumerOffset,
+        ...(clients === undefined ? [] : [clients.get(queueKey(r)) || "N/A"]),
         r.diff,
         formatTime(r.lastTimestamp),
       ]),
@@ -57,6 +81,20 @@ async function consumerProgress(opts: ProgressOptions): Promise<void> {
   print(`\nDiff Total: ${diffTotal}\n`);
   if (rows.length === 0)
     note(`group ${opts.groupName} has no committed offsets${opts.topic ? ` on ${opts.topic}` : ""}`);
+}
+
+const queueKey = (q: { topic: string; brokerName: string; queueId: number }) =>
+  `${q.topic}/${q.brokerName}/${q.queueId}`;
+
+/** Who holds each queue of the rows: its offset record's last committer, one read per topic. */
+async function holders(api: NimbusApi, group: string, rows: readonly ProgressRow[]): Promise<Map<string, string>> {
+  const held = new Map<string, string>();
+  for (const topic of new Set(rows.map((r) => r.topic))) {
+    for (const q of await api.queueOwners(group, topic)) {
+      if (!q.released) held.set(queueKey({ topic, ...q }), q.owner);
+    }
+  }
+  return held;
 }
 
 async function consumerConnection(opts: ConnectionOptions): Promise<void> {

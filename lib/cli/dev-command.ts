@@ -1,4 +1,5 @@
 /** @module `nimbus dev`: the local broker on 127.0.0.1:9876, on the embedded store or on DynamoDB/S3 endpoints. */
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { parseNimbusConfig } from "../config/nimbus-config.js";
@@ -7,7 +8,7 @@ import { parseDelayLevels } from "../core/delay-levels.js";
 import type { LocalAuthOptions, LocalServer, ServerRole, StorageChoice } from "../dev/local-server.js";
 import { loadMasterKey } from "../dev/master-key.js";
 
-interface DevOptions {
+export interface DevOptions {
   port: number;
   host: string;
   dataDir: string;
@@ -29,6 +30,9 @@ interface DevOptions {
   rootUser?: string;
   rootPassword?: string;
   insecure?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  grpcPort?: number;
 }
 
 const count = (value: string): number => {
@@ -61,10 +65,18 @@ export function addDevCommand(program: Command): void {
         .default(0)
         .argParser(count),
     )
+    .addOption(
+      new Option(
+        "--grpc-port <port>",
+        "serve RocketMQ 5's gRPC protocol here too (docs/grpc.md): default 8081, a free port with --port 0; 0 turns it off",
+      ).argParser(port),
+    )
     .action(async (opts: DevOptions) => {
       const servers = await startServers(opts, { kind: "all" });
       console.log(`nimbus: local broker listening on ${servers[0]?.url} (${describe(opts)}); Ctrl-C stops it`);
       console.log(`nimbus: console at ${servers[0]?.url}/console/`);
+      const grpc = servers[0]?.grpc;
+      if (grpc) console.log(`nimbus: RocketMQ 5 gRPC endpoint on ${grpc.endpoint}`);
       for (const slave of servers.slice(1)) {
         const role = slave.context.role;
         if (role.kind === "broker")
@@ -103,7 +115,7 @@ export function addDevCommand(program: Command): void {
 }
 
 /** The options every server command takes: address, store, stage and transaction timings. */
-function serverOptions(command: Command, defaultPort: number): Command {
+export function serverOptions(command: Command, defaultPort: number): Command {
   return command
     .addOption(new Option("--port <port>", "port to listen on (0: any free port)").default(defaultPort).argParser(port))
     .option("--host <host>", "address to listen on", "127.0.0.1")
@@ -117,7 +129,7 @@ function serverOptions(command: Command, defaultPort: number): Command {
       new Option("--storage <kind>", "where messages and metadata live").choices(["local", "aws"]).default("local"),
     )
     .option("--region <region>", "AWS region (--storage aws)", "us-east-1")
-    .option("--bucket <name>", "S3 bucket for message batches (--storage aws)")
+    .addOption(new Option("--bucket <name>", "S3 bucket for message batches (--storage aws)").env("NIMBUS_BUCKET"))
     .option("--table-prefix <prefix>", "DynamoDB table name prefix (--storage aws)", "nimbus-")
     .option("--dynamo-endpoint <url>", "DynamoDB endpoint, e.g. an emulator (--storage aws)")
     .option("--s3-endpoint <url>", "S3 endpoint, e.g. an emulator (--storage aws)")
@@ -136,6 +148,11 @@ function serverOptions(command: Command, defaultPort: number): Command {
       ),
     )
     .option("--insecure", "serve a non-loopback --host without --auth (anyone who reaches it may do anything)", false)
+    .option(
+      "--tls-cert <file>",
+      "serve HTTPS with this PEM certificate (required with --auth on a non-loopback --host)",
+    )
+    .option("--tls-key <file>", "the PEM private key of --tls-cert")
     .addOption(
       new Option(
         "--transaction-timeout <ms>",
@@ -184,21 +201,13 @@ function serverOptions(command: Command, defaultPort: number): Command {
 async function startServers(opts: DevOptions & { clusterName?: string }, role: ServerRole): Promise<LocalServer[]> {
   // Loaded here, not at the top: the server (AWS SDK, SQLite) would add ~0.4 s to every other command.
   const { startLocalServer, serveOn, ReplayGuard } = await import("../dev/local-server.js");
-  const config = parseNimbusConfig({
-    ...stageSettings(opts.stage).nimbus,
-    ...(opts.clusterName === undefined ? {} : { cluster: opts.clusterName }),
-    ...(opts.transactionTimeout === undefined ? {} : { transactionTimeoutMs: opts.transactionTimeout }),
-    ...(opts.transactionCheckInterval === undefined
-      ? {}
-      : { transactionCheckIntervalMs: opts.transactionCheckInterval }),
-    ...(opts.messageDelayLevel === undefined ? {} : { messageDelayLevel: opts.messageDelayLevel }),
-    ...(opts.timerMaxDelaySec === undefined ? {} : { timerMaxDelaySec: opts.timerMaxDelaySec }),
-  });
+  const config = stageConfig(opts);
   opts.auth = opts.auth === true || authFromEnv(process.env.NIMBUS_AUTH);
   // One nonce cache for the master and its --slaves: a request one of them accepted is a replay on another.
   const guard = {
     ...(opts.auth ? { auth: { ...localAuth(opts), replay: new ReplayGuard() } } : {}),
     insecure: opts.insecure === true,
+    tls: tlsFiles(opts),
   };
   const main = await startLocalServer({
     port: opts.port,
@@ -206,6 +215,7 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
     storage: storageChoice(opts),
     config,
     role,
+    ...(role.kind === "all" ? grpcPortOf(opts) : {}),
     ...guard,
   });
   const servers = [main];
@@ -229,11 +239,39 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
   return servers;
 }
 
+/** `--grpc-port`: given (0: off), else 8081 beside a fixed --port and a free port beside --port 0. */
+function grpcPortOf(opts: DevOptions): { grpcPort?: number } {
+  if (opts.grpcPort === undefined) return { grpcPort: opts.port === 0 ? 0 : 8081 };
+  return opts.grpcPort === 0 ? {} : { grpcPort: opts.grpcPort };
+}
+
+/** The stage's settings with the command line's timings over them. */
+export function stageConfig(opts: DevOptions & { clusterName?: string }) {
+  return parseNimbusConfig({
+    ...stageSettings(opts.stage).nimbus,
+    ...(opts.clusterName === undefined ? {} : { cluster: opts.clusterName }),
+    ...(opts.transactionTimeout === undefined ? {} : { transactionTimeoutMs: opts.transactionTimeout }),
+    ...(opts.transactionCheckInterval === undefined
+      ? {}
+      : { transactionCheckIntervalMs: opts.transactionCheckInterval }),
+    ...(opts.messageDelayLevel === undefined ? {} : { messageDelayLevel: opts.messageDelayLevel }),
+    ...(opts.timerMaxDelaySec === undefined ? {} : { timerMaxDelaySec: opts.timerMaxDelaySec }),
+  });
+}
+
 /**
  * `--auth`: the root user from --root-user/--root-password (or NIMBUS_ROOT_USER/NIMBUS_ROOT_PASSWORD), and the
  * master key that seals users' secrets from NIMBUS_ACL_MASTER_KEY or `<data-dir>/acl-master.key` (made once,
  * readable by its owner only).
  */
+/** The certificate and key of --tls-cert/--tls-key, read once; both or neither. */
+function tlsFiles(opts: DevOptions): { cert: Buffer; key: Buffer } | undefined {
+  if (opts.tlsCert === undefined && opts.tlsKey === undefined) return undefined;
+  if (opts.tlsCert === undefined || opts.tlsKey === undefined)
+    throw new InvalidArgumentError("--tls-cert and --tls-key go together");
+  return { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey) };
+}
+
 /** NIMBUS_AUTH: 1/true/on/acl turn auth on, 0/false/off or unset leave it off; anything else is refused. */
 export function authFromEnv(value: string | undefined): boolean {
   const v = (value ?? "").trim().toLowerCase();
@@ -242,7 +280,7 @@ export function authFromEnv(value: string | undefined): boolean {
   throw new InvalidArgumentError(`NIMBUS_AUTH is on or off (1/true/on, 0/false/off), not ${JSON.stringify(value)}`);
 }
 
-function localAuth(opts: DevOptions): LocalAuthOptions {
+export function localAuth(opts: DevOptions): LocalAuthOptions {
   if (!opts.rootPassword)
     throw new InvalidArgumentError("--auth needs --root-password (or NIMBUS_ROOT_PASSWORD) for the root user");
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(opts.rootUser ?? ""))
@@ -253,7 +291,7 @@ function localAuth(opts: DevOptions): LocalAuthOptions {
   };
 }
 
-function storageChoice(opts: DevOptions): StorageChoice {
+export function storageChoice(opts: DevOptions): StorageChoice {
   if (opts.storage === "local") return { kind: "local", dataDir: resolve(opts.dataDir), flush: opts.flush };
   if (!opts.bucket) throw new InvalidArgumentError("--storage aws needs --bucket");
   return {
@@ -267,7 +305,7 @@ function storageChoice(opts: DevOptions): StorageChoice {
   };
 }
 
-function describe(opts: DevOptions): string {
+export function describe(opts: DevOptions): string {
   const store =
     opts.storage === "local"
       ? `embedded store in ${resolve(opts.dataDir)}, --flush ${opts.flush}`
@@ -276,7 +314,7 @@ function describe(opts: DevOptions): string {
   return `${store}, ${auth ? `auth on, root user ${opts.rootUser}` : opts.insecure ? "NO AUTH, --insecure" : "no auth"}`;
 }
 
-function stopOnSignals(servers: LocalServer[]): void {
+export function stopOnSignals(servers: readonly { close(): Promise<void> }[]): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -9,11 +9,10 @@ import type { PulledMessage } from "../client/transport/index.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { MessageConst } from "../core/message.js";
 import { dlqTopic } from "../core/names.js";
-import { type ApiOptions, apiCommand, connect, intIn } from "./common.js";
+import { type ApiOptions, apiCommand, connect, intIn, messageAt } from "./common.js";
 import { formatFields, print, printJson } from "./output.js";
 
 /** RocketMQ's MixAll.TOOLS_CONSUMER_GROUP: admin reads commit nothing. */
-const TOOLS_GROUP = "TOOLS_CONSUMER";
 
 interface ResendOptions extends ApiOptions {
   groupName: string;
@@ -36,16 +35,13 @@ export function addDlqCommands(program: Command): void {
 async function resendDlqMsg(opts: ResendOptions): Promise<void> {
   const api = connect(opts);
   const topic = dlqTopic(opts.groupName);
-  const res = await api.pull({
-    consumerGroup: TOOLS_GROUP,
+  const { message: m, pulled: res } = await messageAt(api, {
     topic,
     brokerName: opts.brokerName,
     queueId: 0,
-    queueOffset: opts.offset,
-    maxMsgNums: 1,
+    offset: opts.offset,
   });
-  const m = res.messages[0];
-  if (res.pullStatus !== "FOUND" || m === undefined || m.queueOffset !== opts.offset) {
+  if (m === undefined) {
     throw new NimbusError(
       ErrorCode.QUERY_NOT_FOUND,
       `no message at offset ${opts.offset} of ${topic} on ${opts.brokerName} (max offset ${res.maxOffset})`,

@@ -4,8 +4,9 @@
  * poll, no restart) and `consumerStatus` (per live member: its queues, locks, process-queue sizes and last
  * pull/consume times, as its heartbeats report them).
  */
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { type ApiOptions, apiCommand, connect } from "./common.js";
+import { clusterOption, refuseOptions, STAGE_WIDE_BROKER } from "./mqadmin-compat.js";
 import { formatTable, formatTime, note, print, printJson } from "./output.js";
 
 interface ResetOptions extends ApiOptions {
@@ -16,7 +17,12 @@ interface ResetOptions extends ApiOptions {
 
 interface StatusOptions extends ApiOptions {
   groupName: string;
+  /** mqadmin's `-i`: only this client. */
+  clientId?: string;
 }
+
+/** mqadmin's `-f <force>`: Nimbus always resets, as mqadmin's default `true`. */
+const force = () => new Option("-f, --force <bool>", "mqadmin's force: Nimbus always resets (true)").choices(["true"]);
 
 /**
  * mqadmin's `-s`: ms since the epoch, `yyyy-MM-dd#HH:mm:ss:SSS` (local time), `now` or `first`.
@@ -36,8 +42,10 @@ export function parseResetTime(value: string): number | "now" | "first" {
   throw new InvalidArgumentError("expected ms since the epoch, yyyy-MM-dd#HH:mm:ss:SSS, now or first");
 }
 
+const ONE_QUEUE = "Nimbus resets every queue of the topic by time (-s); one message: queryMsgByOffset -t -b -i -o";
+
 export function addGroupAdminCommands(program: Command): void {
-  apiCommand(
+  const reset = apiCommand(
     program,
     "resetOffsetByTime",
     "move a group's offsets of a topic to the first message stored at or after a time (live consumers follow)",
@@ -49,11 +57,38 @@ export function addGroupAdminCommands(program: Command): void {
       "ms since the epoch, yyyy-MM-dd#HH:mm:ss:SSS (local time), now or first",
       parseResetTime,
     )
-    .action(resetOffsetByTime);
+    .addOption(force());
+  refuseOptions(reset, [
+    { flags: "-b, --broker <name>", hint: ONE_QUEUE },
+    { flags: "-q, --queue <id>", hint: ONE_QUEUE },
+    { flags: "-o, --offset <offset>", hint: ONE_QUEUE },
+    { flags: "-c, --cplus", hint: "every Nimbus client follows a reset; the reset is stage-wide (no cluster)" },
+  ]).action(resetOffsetByTime);
 
-  apiCommand(program, "consumerStatus", "per live member: queues, locks, cached messages, last pull and consume")
-    .requiredOption("-g, --groupName <group>", "consumer group")
-    .action(consumerStatus);
+  clusterOption(
+    apiCommand(
+      program,
+      "skipAccumulatedMessage",
+      "move a group's offsets of a topic to the end (resetOffsetByTime -s now)",
+    )
+      .requiredOption("-g, --groupName <group>", "consumer group")
+      .requiredOption("-t, --topic <topic>", "topic")
+      .addOption(force()),
+    "checked; the offsets are stage-wide",
+  ).action((opts: Omit<ResetOptions, "timestamp">) => resetOffsetByTime({ ...opts, timestamp: "now" }));
+
+  refuseOptions(
+    apiCommand(program, "consumerStatus", "per live member: queues, locks, cached messages, last pull and consume")
+      .requiredOption("-g, --groupName <group>", "consumer group")
+      .option("-i, --clientId <id>", "only this client"),
+    [
+      { flags: "-b, --brokerAddr <addr>", hint: STAGE_WIDE_BROKER },
+      {
+        flags: "-s, --jstack",
+        hint: "Nimbus's clients are not JVMs: consumerStatus shows each one's queues and caches",
+      },
+    ],
+  ).action(consumerStatus);
 }
 
 async function resetOffsetByTime(opts: ResetOptions): Promise<void> {
@@ -69,7 +104,8 @@ async function resetOffsetByTime(opts: ResetOptions): Promise<void> {
 }
 
 async function consumerStatus(opts: StatusOptions): Promise<void> {
-  const members = await connect(opts).consumerStatus(opts.groupName);
+  const all = await connect(opts).consumerStatus(opts.groupName);
+  const members = opts.clientId === undefined ? all : all.filter((m) => m.clientId === opts.clientId);
   if (opts.json) return printJson({ group: opts.groupName, consumers: members });
   const rows = members.flatMap((m) => {
     const queues = m.runningInfo?.queues ?? [];
@@ -102,7 +138,8 @@ async function consumerStatus(opts: StatusOptions): Promise<void> {
       rows,
     ),
   );
-  if (members.length === 0) note(`group ${opts.groupName} has no live consumer`);
+  if (members.length === 0)
+    note(`group ${opts.groupName} has no live consumer${opts.clientId === undefined ? "" : ` ${opts.clientId}`}`);
   for (const m of members) {
     if (!m.subscriptionConsistent)
       note(`${m.clientId}: its subscription differs from the group's (${JSON.stringify(m.subscriptionDataSet)})`);

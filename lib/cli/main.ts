@@ -13,8 +13,12 @@ import { addDevCommand } from "./dev-command.js";
 import { addDlqCommands } from "./dlq-commands.js";
 import { addGroupAdminCommands } from "./group-admin-commands.js";
 import { addMessageCommands } from "./message-commands.js";
+import { addMissingCommands } from "./mqadmin-compat.js";
+import { MISSING_COMMANDS } from "./mqadmin-missing.js";
 import { escapeControls } from "./output.js";
 import { addProducerCommands } from "./producer-commands.js";
+import { addProxyCommand } from "./proxy-command.js";
+import { addReceiveCommand } from "./receive-command.js";
 import { addSendCommand } from "./send-command.js";
 import { addSubscriptionCommands } from "./subscription-commands.js";
 import { addTopicCommands } from "./topic-commands.js";
@@ -25,6 +29,7 @@ const program = new Command("nimbus")
   .showSuggestionAfterError();
 configureErrors(program);
 addDevCommand(program);
+addProxyCommand(program);
 addTopicCommands(program);
 addConsumerCommands(program);
 addGroupAdminCommands(program);
@@ -32,8 +37,10 @@ addSubscriptionCommands(program);
 addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);
+addReceiveCommand(program);
 addAclCommands(program);
 addDlqCommands(program);
+addMissingCommands(program, MISSING_COMMANDS);
 program.addHelpText(
   "after",
   "\nEvery API command takes -n/--namesrv <url> (default http://127.0.0.1:9876, or NIMBUS_URL) and --json.",

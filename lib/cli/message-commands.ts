@@ -7,12 +7,12 @@ import { type Command, Option } from "commander";
 import type { PulledMessage } from "../client/transport/index.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { CliConsumer } from "./cli-consumer.js";
-import { type ApiOptions, apiCommand, connect, describeFailure, intIn } from "./common.js";
+import { type ApiOptions, apiCommand, connect, describeFailure, intIn, messageAt } from "./common.js";
+import { refuseOptions } from "./mqadmin-compat.js";
 import { bodyText, formatBody, formatFields, formatRate, formatTime, note, print, printJson } from "./output.js";
 import { Progress } from "./progress.js";
 
 /** RocketMQ's MixAll.TOOLS_CONSUMER_GROUP: the group admin tools read with (a pull commits nothing). */
-const TOOLS_GROUP = "TOOLS_CONSUMER";
 
 interface QueryOptions extends ApiOptions {
   topic: string;
@@ -35,12 +35,17 @@ interface ConsumeOptions extends ApiOptions {
 }
 
 export function addMessageCommands(program: Command): void {
-  apiCommand(program, "queryMsgByOffset", "show the message at an offset of a queue")
+  const queryCommand = apiCommand(program, "queryMsgByOffset", "show the message at an offset of a queue")
     .requiredOption("-t, --topic <topic>", "topic")
     .requiredOption("-b, --brokerName <broker>", "broker name")
     .requiredOption("-i, --queueId <id>", "queue id", intIn(0))
-    .requiredOption("-o, --offset <offset>", "queue offset", intIn(0))
-    .action(queryMsgByOffset);
+    .requiredOption("-o, --offset <offset>", "queue offset", intIn(0));
+  refuseOptions(queryCommand, [
+    {
+      flags: "-f, --bodyFormat <format>",
+      hint: "a body prints as UTF-8 text or escaped bytes; --json gives it in base64",
+    },
+  ]).action(queryMsgByOffset);
 
   apiCommand(program, "consume", "consume a topic as a member of a group, printing each message")
     .requiredOption("-g, --groupName <group>", "consumer group")
@@ -77,16 +82,8 @@ export function addMessageCommands(program: Command): void {
 }
 
 async function queryMsgByOffset(opts: QueryOptions): Promise<void> {
-  const res = await connect(opts).pull({
-    consumerGroup: TOOLS_GROUP,
-    topic: opts.topic,
-    brokerName: opts.brokerName,
-    queueId: opts.queueId,
-    queueOffset: opts.offset,
-    maxMsgNums: 1,
-  });
-  const m = res.messages[0];
-  if (res.pullStatus !== "FOUND" || m === undefined || m.queueOffset !== opts.offset) {
+  const { message: m, pulled: res } = await messageAt(connect(opts), opts);
+  if (m === undefined) {
     throw new NimbusError(
       ErrorCode.QUERY_NOT_FOUND,
       `no message at offset ${opts.offset} of ${opts.topic} ${opts.brokerName} queue ${opts.queueId} (min offset ${res.minOffset}, max offset ${res.maxOffset})`,

@@ -10,6 +10,10 @@ interface ConnectionOptions extends ApiOptions {
 export function addProducerCommands(program: Command): void {
   apiCommand(program, "producerConnection", "list a group's live producers: client id, address, language, version")
     .requiredOption("-g, --groupName <group>", "producer group")
+    .option(
+      "-t, --topic <topic>",
+      "mqadmin's topic (it finds the brokers there); Nimbus's producers register stage-wide",
+    )
     .action(producerConnection);
 }
 

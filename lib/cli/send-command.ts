@@ -11,6 +11,7 @@ import { ErrorCode, isNimbusError } from "../core/errors.js";
 import { sleep } from "../core/sleep.js";
 import { MAX_BATCH_MESSAGES } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, byteSize, collect, connect, intIn, usage } from "./common.js";
+import { refuseOptions } from "./mqadmin-compat.js";
 import { formatBytes, formatRate, formatTable, note, print, printJson } from "./output.js";
 import { Progress } from "./progress.js";
 
@@ -35,14 +36,19 @@ const MAX_BATCH_BYTES = 3 * 1024 * 1024;
 const ATTEMPTS = 4;
 
 export function addSendCommand(program: Command): void {
-  apiCommand(program, "send", "send messages: one (--body, --file) or many (--count, --size) with progress")
+  const sendCommand = apiCommand(
+    program,
+    "send",
+    "send messages: one (--body, --file) or many (--count, --size) with progress",
+  )
+    .alias("sendMessage")
     .requiredOption("-t, --topic <topic>", "topic (an unknown topic is auto-created unless that is turned off)")
     .option("-b, --brokerName <broker>", "send to this broker (default: the broker picks a writable queue)")
     .option("-i, --queueId <id>", "send to this queue of the broker (needs -b)", intIn(0))
-    .option("--tags <tags>", "the message tag, e.g. TagA")
-    .option("--keys <keys>", "message keys, separated by spaces or commas")
+    .option("-c, --tags <tags>", "the message tag, e.g. TagA")
+    .option("-k, --keys <keys>", "message keys, separated by spaces or commas")
     .option("--property <key=value>", "a user property (repeatable)", collect)
-    .option("--body <text>", "the body, as UTF-8 text")
+    .option("-p, --body <text>", "the body, as UTF-8 text")
     .option("--file <path>", "the body, read from a file ('-' reads stdin)")
     .option("--size <bytes>", "generated bodies of this size, e.g. 128, 4k, 1m", byteSize)
     .option("--count <n>", "how many messages to send", intIn(1), 1)
@@ -55,9 +61,14 @@ export function addSendCommand(program: Command): void {
     .option("--concurrency <c>", "requests in flight when --count > 1", intIn(1, 256), 4)
     .addHelpText(
       "after",
-      "\nExamples:\n  nimbus send -t TopicTest --tags TagA --keys order-1 --body Hello\n  nimbus send -t TopicTest --count 100000 --size 128",
-    )
-    .action(send);
+      "\nExamples:\n  nimbus send -t TopicTest --tags TagA --keys order-1 --body Hello\n  nimbus sendMessage -t TopicTest -p Hello -c TagA -k order-1   (mqadmin's letters)\n  nimbus send -t TopicTest --count 100000 --size 128",
+    );
+  refuseOptions(sendCommand, [
+    {
+      flags: "-m, --msgTraceEnable <bool>",
+      hint: "Nimbus has no message traces yet; the message's fields: queryMsgByOffset",
+    },
+  ]).action(send);
 }
 
 async function send(opts: SendOptions, cmd: Command): Promise<void> {

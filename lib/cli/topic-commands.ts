@@ -4,17 +4,30 @@
  * as the API's JSON.
  */
 import type { Command } from "commander";
-import { ErrorCode, NimbusError } from "../core/errors.js";
 import { PermName } from "../core/perm-name.js";
 import { MASTER_ID } from "../core/topology.js";
 import type { TopicRouteData } from "../protocol/index.js";
 import { DEFAULT_QUEUE_NUMS, MAX_QUEUE_NUMS } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, connect, intIn, usage } from "./common.js";
+import { brokerNamesOf, clusterBrokers, clusterOption, refuseOptions } from "./mqadmin-compat.js";
 import { formatTable, formatTime, note, print, printJson } from "./output.js";
 
 interface TopicOptions extends ApiOptions {
   topic: string;
+  clusterName?: string;
 }
+
+interface ClusterListOptions extends ApiOptions {
+  clusterName?: string;
+}
+
+interface TopicListOptions extends ApiOptions {
+  /** mqadmin's `-c` (clusterModel): the cluster of each topic too. */
+  clusterModel?: boolean;
+}
+
+/** Topic routes read at once by `topicList -c` (one request each). */
+const ROUTE_READS_IN_FLIGHT = 4;
 
 interface UpdateTopicOptions extends TopicOptions {
   brokerName?: string;
@@ -25,11 +38,27 @@ interface UpdateTopicOptions extends TopicOptions {
 }
 
 export function addTopicCommands(program: Command): void {
-  apiCommand(program, "clusterList", "list the live brokers of every cluster").action(clusterList);
+  refuseOptions(
+    apiCommand(program, "clusterList", "list the live brokers of every cluster").option(
+      "-c, --clusterName <cluster>",
+      "only this cluster",
+    ),
+    [
+      {
+        flags: "-m, --moreStats",
+        hint: "Nimbus keeps no per-broker TPS counters; topicStatus -t T and consumerProgress show offsets and lag",
+      },
+      { flags: "-i, --interval <seconds>", hint: "repeat it with watch -n <seconds> nimbus clusterList" },
+    ],
+  ).action(clusterList);
 
-  apiCommand(program, "updateTopic", "create or update a topic's queues on brokers (other brokers keep theirs)")
+  const updateTopicCommand = apiCommand(
+    program,
+    "updateTopic",
+    "create or update a topic's queues on brokers (other brokers keep theirs)",
+  )
     .requiredOption("-t, --topic <topic>", "topic name")
-    .option("-b, --brokerName <names>", "broker name(s), comma-separated")
+    .option("-b, --brokerName <names>", "broker name(s) or address(es), comma-separated")
     .option("-c, --clusterName <cluster>", "every master broker of this cluster")
     .option(
       "-r, --readQueueNums <n>",
@@ -42,29 +71,58 @@ export function addTopicCommands(program: Command): void {
       intIn(1, MAX_QUEUE_NUMS),
     )
     .option("-p, --perm <perm>", "permission bits: 2 write, 4 read, 6 read+write (default 6)", intIn(0, 15))
-    .addHelpText("after", "\nExample:\n  nimbus updateTopic -t TopicTest -b broker-a -r 2 -w 2")
-    .action(updateTopic);
+    .addHelpText("after", "\nExample:\n  nimbus updateTopic -t TopicTest -b broker-a -r 2 -w 2");
+  refuseOptions(updateTopicCommand, [
+    {
+      flags: "-a, --attributes <attributes>",
+      hint: "Nimbus topics have no attributes: a message's type (delay, transaction) is per message",
+    },
+    {
+      flags: "-o, --order <bool>",
+      hint: "every Nimbus queue keeps its order: send with a queue selector for ordered messages (docs/client.md)",
+    },
+    { flags: "-u, --unit <bool>", hint: "Nimbus has no units" },
+    { flags: "-s, --hasUnitSub <bool>", hint: "Nimbus has no units" },
+  ]).action(updateTopic);
 
-  apiCommand(program, "deleteTopic", "delete a topic's route (its messages stay until retention)")
+  clusterOption(
+    apiCommand(program, "deleteTopic", "delete a topic's route (its messages stay until retention)").requiredOption(
+      "-t, --topic <topic>",
+      "topic name",
+    ),
+    "checked; the route is deleted from the whole stage, as mqadmin does for a cluster",
+  ).action(deleteTopic);
+
+  apiCommand(program, "topicList", "list the topics")
+    .option("-c, --clusterModel", "print each topic's cluster(s) too (one route read per topic)")
+    .action(topicList);
+
+  apiCommand(program, "topicClusterList", "show the cluster(s) a topic has queues in")
     .requiredOption("-t, --topic <topic>", "topic name")
-    .action(deleteTopic);
-
-  apiCommand(program, "topicList", "list the topics").action(topicList);
+    .action(topicClusterList);
 
   apiCommand(program, "topicRoute", "show a topic's queues per broker (its route)")
     .requiredOption("-t, --topic <topic>", "topic name")
+    .option("-l, --list", "mqadmin's list format: the same table")
     .action(topicRoute);
 
-  apiCommand(program, "topicStatus", "show every queue's min and max offset and last update")
-    .requiredOption("-t, --topic <topic>", "topic name")
-    .action(topicStatus);
+  clusterOption(
+    apiCommand(program, "topicStatus", "show every queue's min and max offset and last update").requiredOption(
+      "-t, --topic <topic>",
+      "topic name",
+    ),
+    "only the queues of this cluster's brokers",
+  ).action(topicStatus);
 }
 
-async function clusterList(opts: ApiOptions): Promise<void> {
-  const info = await connect(opts).clusterInfo();
+async function clusterList(opts: ClusterListOptions): Promise<void> {
+  const api = connect(opts);
+  const info = await api.clusterInfo();
+  const clusters = opts.clusterName === undefined ? Object.keys(info.clusterAddrTable).sort() : [opts.clusterName];
+  if (opts.clusterName !== undefined) await clusterBrokers(api, opts.clusterName, info);
   if (opts.json) return printJson(info);
   const rows: (string | number)[][] = [];
-  for (const cluster of Object.keys(info.clusterAddrTable).sort()) {
+  for (const cluster of clusters) {
     for (const brokerName of [...(info.clusterAddrTable[cluster] ?? [])].sort()) {
       const addrs = info.brokerAddrTable[brokerName]?.brokerAddrs ?? {};
       for (const [id, addr] of Object.entries(addrs).sort(([a], [b]) => Number(a) - Number(b))) {
@@ -84,22 +142,18 @@ async function updateTopic(opts: UpdateTopicOptions, cmd: Command): Promise<void
   const api = connect(opts);
   let brokerNames: string[];
   if (opts.clusterName !== undefined) {
-    const info = await api.clusterInfo();
-    const members = info.clusterAddrTable[opts.clusterName];
-    if (members === undefined || members.length === 0) {
-      const known = Object.keys(info.clusterAddrTable).join(", ") || "none";
-      throw new NimbusError(
-        ErrorCode.PARAMETER_ILLEGAL,
-        `cluster ${opts.clusterName} has no live broker (live clusters: ${known})`,
-      );
-    }
-    brokerNames = [...members].sort();
+    brokerNames = await clusterBrokers(api, opts.clusterName);
   } else {
     brokerNames = (opts.brokerName ?? "")
       .split(",")
       .map((b) => b.trim())
       .filter((b) => b.length > 0);
     if (brokerNames.length === 0) usage(cmd, "-b needs a broker name");
+    // mqadmin's -b is a broker's address: the broker serving there is meant.
+    if (brokerNames.some((b) => /[:/]/.test(b))) {
+      const info = await api.clusterInfo();
+      brokerNames = [...new Set(brokerNames.flatMap((b) => brokerNamesOf(info, b)))];
+    }
   }
   const route = await api.updateTopic(opts.topic, {
     brokerNames,
@@ -123,11 +177,37 @@ async function deleteTopic(opts: TopicOptions): Promise<void> {
   print(`delete topic [${opts.topic}] success.\n`);
 }
 
-async function topicList(opts: ApiOptions): Promise<void> {
-  const topics = await connect(opts).listTopics();
-  if (opts.json) return printJson({ topics });
+async function topicList(opts: TopicListOptions): Promise<void> {
+  const api = connect(opts);
+  const topics = await api.listTopics();
+  if (!opts.clusterModel) {
+    if (opts.json) return printJson({ topics });
+    if (topics.length === 0) note("no topics");
+    return print(topics.map((t) => `${t}\n`).join(""));
+  }
+  const clusters = new Map<string, string[]>();
+  const queue = [...topics];
+  const worker = async () => {
+    for (let topic = queue.shift(); topic !== undefined; topic = queue.shift()) {
+      clusters.set(topic, clustersOf(await api.topicRoute(topic)));
+    }
+  };
+  await Promise.all(Array.from({ length: ROUTE_READS_IN_FLIGHT }, worker));
+  const rows = topics.flatMap((t) => (clusters.get(t) ?? []).map((c) => [c, t]));
+  if (opts.json) return printJson({ topics: rows.map(([cluster, topic]) => ({ cluster, topic })) });
   if (topics.length === 0) note("no topics");
-  print(topics.map((t) => `${t}\n`).join(""));
+  print(formatTable([{ header: "Cluster Name" }, { header: "Topic" }], rows));
+}
+
+/** The clusters of a route's brokers, sorted. */
+function clustersOf(route: TopicRouteData): string[] {
+  return [...new Set(route.brokerDatas.map((b) => b.cluster))].sort();
+}
+
+async function topicClusterList(opts: TopicOptions): Promise<void> {
+  const clusters = clustersOf(await connect(opts).topicRoute(opts.topic));
+  if (opts.json) return printJson({ topic: opts.topic, clusters });
+  print(clusters.map((c) => `${c}\n`).join(""));
 }
 
 async function topicRoute(opts: TopicOptions): Promise<void> {
@@ -173,7 +253,10 @@ export function formatRoute(route: TopicRouteData): string {
 }
 
 async function topicStatus(opts: TopicOptions): Promise<void> {
-  const queues = await connect(opts).topicStatus(opts.topic);
+  const api = connect(opts);
+  const all = await api.topicStatus(opts.topic);
+  const inCluster = opts.clusterName === undefined ? undefined : new Set(await clusterBrokers(api, opts.clusterName));
+  const queues = inCluster === undefined ? all : all.filter((q) => inCluster.has(q.brokerName));
   if (opts.json) return printJson({ queues });
   const rows = queues.map((q) => [
     q.brokerName,

@@ -34,13 +34,18 @@ export type {
   PushConsumerOptions,
 } from "./consumer/index.js";
 export {
+  FilterExpression,
+  type FilterType,
   LitePullConsumer,
   LocalFileOffsetStore,
   MessageSelector,
+  type MessageView,
   type OffsetStore,
   PushConsumer,
   RemoteBrokerOffsetStore,
   restoreRetryTopic,
+  SimpleConsumer,
+  type SimpleConsumerOptions,
   type Subscription,
   sendBackTo,
 } from "./consumer/index.js";

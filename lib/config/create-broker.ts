@@ -28,6 +28,11 @@ export function createBroker(
     messageDelayLevel: config.messageDelayLevel,
     timerMaxDelayMs: config.timerMaxDelaySec * 1000,
     timerSweepIntervalMs: config.timerSweepIntervalMs,
+    pop: {
+      maxDeliveryAttempts: config.popMaxDeliveryAttempts,
+      fifoGroups: config.popFifoGroups,
+      maxLongPollMs: config.popMaxLongPollMs,
+    },
     newMessageId: options.newMessageId,
     objectReplicationGraceMs: options.objectReplicationGraceMs,
     ...(options.now ? { now: options.now } : {}),

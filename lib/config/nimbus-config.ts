@@ -94,6 +94,18 @@ export const NimbusConfigSchema = z
      * move them), and how often the local broker's timer job runs.
      */
     timerSweepIntervalMs: z.number().int().min(20).max(60_000).default(500),
+    /** POP: deliveries of a message before it goes to %DLQ%<group> (RocketMQ 5: 1 + 16 retries). */
+    popMaxDeliveryAttempts: z.number().int().min(1).max(1000).default(17),
+    /** POP: consumer groups whose receives are FIFO (one message of each message group in flight). */
+    popFifoGroups: z
+      .array(z.string().regex(/^[%|a-zA-Z0-9_-]{1,255}$/))
+      .max(1000)
+      .default([]),
+    /**
+     * POP: the longest a receive waits for a message. On Lambda a held receive is billed for its wait and is
+     * woken only by sends its own container serves (docs/pop.md): keep it short there.
+     */
+    popMaxLongPollMs: z.number().int().min(0).max(20_000).default(20_000),
   })
   .strict()
   // A half message must outlive its last check (retention trims half queues like any queue).

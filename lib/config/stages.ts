@@ -55,6 +55,22 @@ const LimitsSchema = z
   })
   .strict();
 
+/**
+ * The gRPC endpoint on AWS (docs/grpc.md, docs/deploy.md): an ECS Fargate service (arm64, 0.25 vCPU, 0.5 GB)
+ * running `nimbus proxy` behind a Network Load Balancer that ends TLS (ALPN h2) with the stage's ACM
+ * certificate for `domain`. The one part of Nimbus billed by the hour, not per request: off unless set.
+ */
+const GrpcSchema = z
+  .object({
+    /** The host name clients dial (`endpoints: "<domain>:443"`), covered by `certificateArn`. */
+    domain: z.string().regex(/^[a-z0-9.-]{1,253}$/, "a DNS name such as mq.example.com"),
+    /** An ACM certificate in the stage's region for `domain`. */
+    certificateArn: z.string().regex(/^arn:aws:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]{36}$/),
+    /** Proxy tasks (each one 0.25 vCPU, 0.5 GB). */
+    tasks: z.number().int().min(1).max(10).default(1),
+  })
+  .strict();
+
 /** A browser origin: scheme and host (and port), no path, as the `Origin` header carries it. */
 const origin = z.string().regex(/^https?:\/\/[^/\s]+$/, "an origin such as https://console.example.com");
 
@@ -84,6 +100,8 @@ export const StageSettingsSchema = z
     replicas: z.array(ReplicaSchema).default([]),
     /** Set when this stage is a slave cell of another stage's broker. */
     cell: CellSchema.optional(),
+    /** RocketMQ 5's gRPC endpoint as a container service; absent: none (the default). */
+    grpc: GrpcSchema.optional(),
   })
   .strict()
   .refine(
@@ -98,6 +116,7 @@ export const StageSettingsSchema = z
   .refine((s) => s.replicas.every((r) => r.region !== s.region), "a replica is in another region");
 
 export type CellSettings = z.output<typeof CellSchema>;
+export type GrpcSettings = z.output<typeof GrpcSchema>;
 
 export type StageSettings = z.output<typeof StageSettingsSchema>;
 export type StageSettingsInput = z.input<typeof StageSettingsSchema>;

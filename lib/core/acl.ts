@@ -155,3 +155,8 @@ export const clusterPermission = (...actions: AclAction[]): Permission => ({
   resource: { type: "Cluster", name: "" },
   actions,
 });
+/** What reading a topic's messages for a consumer group needs (pull, send-back): `Sub` on the topic, then the group. */
+export const consumePermissions = (body: { topic: string; consumerGroup: string }): Permission[] => [
+  topicPermission(body.topic, "Sub"),
+  groupPermission(body.consumerGroup, "Sub"),
+];

@@ -21,6 +21,8 @@ export const ErrorCode = {
   // RocketMQ 5 (apache/rocketmq-apis Code) names
   /** A message body (or a batch) over the size limit. */
   MESSAGE_BODY_TOO_LARGE: "MESSAGE_BODY_TOO_LARGE",
+  /** A POP receipt handle that is forged, stale (redelivered or changed since), expired or already acked. */
+  INVALID_RECEIPT_HANDLE: "INVALID_RECEIPT_HANDLE",
   // RocketMQ 5 (apache/rocketmq-apis Code UNAUTHORIZED): no valid signature; NO_PERMISSION is a known caller refused.
   /** A request without a valid signature: missing, malformed, tampered, expired, replayed, or an unknown key. */
   UNAUTHENTICATED: "UNAUTHENTICATED",

@@ -97,6 +97,17 @@ export function validateGroup(group: string): void {
   validateName(group, "group", GROUP_MAX_LENGTH, "the");
 }
 
+/**
+ * The longest consumer group: its `%RETRY%` topic (the longer of its two derived topics) must be a valid topic,
+ * so every route that derives a topic from a group can store and read it (RocketMQ leaves this unchecked).
+ */
+export const CONSUMER_GROUP_MAX_LENGTH = TOPIC_MAX_LENGTH - RETRY_GROUP_TOPIC_PREFIX.length;
+
+/** `validateGroup`, for a consumer group: at most 120 characters, so `%RETRY%<group>` is a topic. */
+export function validateConsumerGroup(group: string): void {
+  validateName(group, "consumer group", CONSUMER_GROUP_MAX_LENGTH, "the");
+}
+
 /** Throws `PARAMETER_ILLEGAL` unless `brokerName` is 1 to 127 characters of `^[%|a-zA-Z0-9_-]+$`. */
 export function validateBrokerName(brokerName: string): void {
   validateName(brokerName, "brokerName", BROKER_NAME_MAX_LENGTH, "The");

@@ -77,6 +77,9 @@ export interface ReceivedRequest {
   body: Uint8Array;
 }
 
+/** A Host header a signature can cover: a DNS name or IPv4 address, or a bracketed IPv6 one, and a port. */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
 const unauthenticated = (message: string) => new NimbusError(ErrorCode.UNAUTHENTICATED, message);
 
 /** The claim of a request's signature headers, or UNAUTHENTICATED saying what is missing or malformed. */
@@ -102,6 +105,8 @@ export function parseSignature(request: ReceivedRequest, now: number): Signature
   const signedHeaders = names.split(";");
   for (const required of ["host", "x-amz-date", "x-amz-content-sha256", NONCE_HEADER])
     if (!signedHeaders.includes(required)) throw unauthenticated(`the signature must cover the ${required} header`);
+  // Checked before the user is looked up, so a malformed Host answers the same for every access key.
+  if (!HOST.test(request.host)) throw unauthenticated("the Host header is not a host name or address with a port");
   const nonce = request.header(NONCE_HEADER) ?? "";
   if (!/^[0-9A-Za-z-]{16,64}$/.test(nonce)) throw unauthenticated(`${NONCE_HEADER} is missing or malformed`);
   return { accessKey, signedHeaders, signature, signedAt, nonce };
@@ -126,6 +131,7 @@ export function signatureMatches(
     if (name !== "x-amz-date" && name !== "x-amz-content-sha256") headers[name] = value;
   }
   const query = request.rawQueryString === "" ? "" : `?${request.rawQueryString}`;
+  if (!HOST.test(request.host)) return false;
   const parts = signatureParts({
     method: request.method,
     url: `http://${request.host}${request.rawPath}${query}`,

@@ -10,7 +10,7 @@ import type { AclUser } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { RequestAuth } from "../http/authorize.js";
 import { HTTP_STATUS } from "../protocol/index.js";
-import { isLoopbackOrigin } from "./browser-guard.js";
+import { isLoopbackOrigin, refuseForeignPage } from "./browser-guard.js";
 
 export type ChannelAuthResult =
   | { ok: true; user: AclUser | undefined }
@@ -27,11 +27,21 @@ const refusal = (code: ErrorCode, message: string): ChannelAuthResult => ({
 export async function authorizeChannel(
   req: IncomingMessage,
   auth: RequestAuth | undefined,
+  boundToLoopback = true,
 ): Promise<ChannelAuthResult> {
   const origin = req.headers.origin;
   if (origin !== undefined && !isLoopbackOrigin(origin))
     return refusal(ErrorCode.NO_PERMISSION, `origin ${origin} may not open the channel`);
-  if (auth === undefined) return { ok: true, user: undefined };
+  if (auth === undefined) {
+    // The HTTP API's rule for an open broker: a loopback server answers loopback names only (DNS rebinding).
+    try {
+      refuseForeignPage(req, boundToLoopback);
+    } catch (err) {
+      if (err instanceof NimbusError) return refusal(err.code, err.message);
+      throw err;
+    }
+    return { ok: true, user: undefined };
+  }
   const target = req.url ?? "/";
   const q = target.indexOf("?");
   try {

@@ -29,6 +29,18 @@ export function consoleBuildDir(): string {
 }
 
 /**
+ * What a browser may do with the console's pages: run only the console's own scripts and styles, call only
+ * its own origin (the API), never be framed by another page (clickjacking), and never sniff a type.
+ */
+export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' http: https: ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; object-src 'none'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
+/**
  * Answers a request for the console and says true, or says false when the request is not for it. Only
  * GET and HEAD, only the build folder's own files (no `..`, no sub-folders): anything else under
  * /console is a 404 with the API's error shape.
@@ -58,7 +70,12 @@ export async function serveConsole(req: IncomingMessage, res: ServerResponse, di
     notFound(res, 404, `no console file ${pathname} (is the console built? npm run build:console)`);
     return true;
   }
-  res.writeHead(200, { "content-type": type, "content-length": body.length, "cache-control": "no-cache" });
+  res.writeHead(200, {
+    "content-type": type,
+    "content-length": body.length,
+    "cache-control": "no-cache",
+    ...CONSOLE_HEADERS,
+  });
   res.end(req.method === "HEAD" ? undefined : body);
   return true;
 }

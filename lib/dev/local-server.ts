@@ -9,7 +9,8 @@
  * // ... await server.close();
  */
 import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
 import { BROKER_TABLES } from "../broker/store/index.js";
@@ -17,12 +18,15 @@ import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
+import { type GrpcServer, startGrpcServer, type TelemetryOptions } from "../grpc/index.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
-import type { ReplayGuard } from "../http/replay-guard.js";
+import { LoadShedder, type LoadSheddingOptions } from "../http/load-shedder.js";
+import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
 
+import type { ApiAnswer } from "../http/api-types.js";
 import { createRequestHandler } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { CHANNEL_PATH } from "../protocol/index.js";
@@ -63,14 +67,27 @@ export interface LocalServerOptions {
   retentionIntervalMs?: number;
   /** Signatures and ACLs on every route but `GET /health` (`nimbus dev --auth`); absent: open, loopback only. */
   auth?: LocalAuthOptions | undefined;
+  /** HTTPS (and wss:// for the channel) with this certificate and key, PEM (`--tls-cert`, `--tls-key`). */
+  tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
   /** Serve a non-loopback `host` without auth (`--insecure`). */
   insecure?: boolean | undefined;
   /** Request bytes read or answered at once; past it SYSTEM_BUSY. Default 4 maximal requests (24 MiB). */
   maxInFlightBytes?: number | undefined;
   /** Time a request's body has to arrive once its headers did; a slower one is dropped. Default 30 s. */
   bodyTimeoutMs?: number | undefined;
+  /** Time a client has to read an answer while it reads nothing; a client silent longer is dropped. Default 30 s. */
+  answerTimeoutMs?: number | undefined;
   /** How often the local timer job moves due delayed messages. Default the config's timerSweepIntervalMs. */
   delayedDeliveryIntervalMs?: number;
+  /**
+   * Requests running at once and how long one may wait for its turn before SYSTEM_BUSY (default 64 and
+   * 200 ms: lib/http/load-shedder.ts; `nimbus dev --max-wait-ms`).
+   */
+  loadShedding?: LoadSheddingOptions | undefined;
+  /** Also serve RocketMQ 5's gRPC protocol (docs/grpc.md) on this port (0: a free one), same host and auth. */
+  grpcPort?: number | undefined;
+  /** Bounds of the gRPC endpoint's Telemetry streams (tests make them small). */
+  grpcTelemetry?: Partial<TelemetryOptions> | undefined;
 }
 
 export interface LocalAuthOptions {
@@ -95,6 +112,10 @@ export interface LocalServer {
   readonly channelSockets: () => number;
   /** Request bytes admitted and not yet answered (see `maxInFlightBytes`). */
   readonly inFlightBytes: number;
+  /** The request path's load shedder (its counts of running, waiting and refused requests). */
+  readonly shedder: LoadShedder;
+  /** The gRPC endpoint, when `grpcPort` was given. */
+  readonly grpc: GrpcServer | undefined;
   close(): Promise<void>;
 }
 
@@ -144,15 +165,19 @@ export async function serveOn(
   const config = options.config ?? parseNimbusConfig({});
   const role = options.role ?? { kind: "all" };
   const host = options.host ?? "127.0.0.1";
-  checkOpenBinding(host, options.auth !== undefined, options.insecure === true);
+  checkOpenBinding(host, options.auth !== undefined, options.insecure === true, options.tls !== undefined);
   let context: HandlerContext | undefined;
-  const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext);
+  const shedder = new LoadShedder(options.loadShedding);
+  const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext, { shedder });
 
   // Requests being answered: close() waits for them before it closes the store they use.
   const inFlight = new Set<Promise<void>>();
   const bytes = new InFlightBytes(options.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES);
   const consoleDir = consoleBuildDir();
-  const server: Server = createServer((req, res) => {
+  const answerTimeoutMs = options.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
+    // The wait bound counts from here: reading the body is part of the wait.
+    const receivedAt = shedder.now();
     const answered = Promise.resolve()
       .then(() => (context?.auth ? undefined : refuseForeignPage(req, isLoopback(host))))
       .then(() => serveConsole(req, res, consoleDir))
@@ -163,44 +188,71 @@ export async function serveOn(
           timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
           precheck: context?.auth && ((r) => checkSignedHeaders(context?.auth, r)),
         });
+        let answer: ApiAnswer;
         try {
-          writeAnswer(res, await handler(toApiRequest(req, held.body)));
-        } finally {
+          answer = await handler({ ...toApiRequest(req, held.body), receivedAt });
+        } catch (err) {
           held.release();
+          throw err;
         }
+        // The request's bytes and the answer's stay counted until the answer is sent (or its socket is gone), not
+        // when it is handed to the socket: a client that never reads holds the budget, so new requests get
+        // SYSTEM_BUSY instead of piling answers up in memory; and it is dropped once it stops reading for long.
+        const answerBytes = byteLengthOf(answer.body);
+        bytes.hold(answerBytes);
+        res.once("close", () => {
+          held.release();
+          bytes.release(answerBytes);
+        });
+        res.setTimeout(answerTimeoutMs, () => res.destroy());
+        writeAnswer(res, answer);
       })
       .catch((err: unknown) => answerUnread(req, res, err))
       .finally(() => inFlight.delete(answered));
     inFlight.add(answered);
-  });
+  };
+  const server: Server = options.tls ? createTlsServer({ ...options.tls }, serve) : createServer(serve);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 9876, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${advertisedHost(host)}:${port}`;
+  const scheme = options.tls ? "https" : "http";
+  const url = `${scheme}://${advertisedHost(host)}:${port}`;
   const broker = createBroker(
     storage,
     { ...config, brokers: registrations(config, role) },
     { apiUrl: url, newMessageId },
   );
-  const channelUrl = `ws://${host}:${port}${CHANNEL_PATH}`;
+  const channelUrl = `${options.tls ? "wss" : "ws"}://${host}:${port}${CHANNEL_PATH}`;
   const auth = options.auth;
   const ctx: HandlerContext = {
     broker,
     role,
     channelUrl,
-    ...(auth && {
-      auth: new RequestAuth({
-        store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
-        root: auth.root,
-        cacheMs: auth.cacheMs,
-        replay: auth.replay,
-      }),
-    }),
+    ...(auth && { auth: requestAuth(storage, auth) }),
   };
   context = ctx;
-  const channel = servePushChannel(server, broker, ctx.auth);
+  const channel = servePushChannel(server, broker, ctx.auth, isLoopback(host));
+  let grpc: GrpcServer | undefined;
+  try {
+    grpc =
+      options.grpcPort === undefined
+        ? undefined
+        : await startGrpcServer(broker, {
+            host,
+            port: options.grpcPort,
+            auth: ctx.auth,
+            advertisedHost: advertisedHost(host),
+            telemetry: options.grpcTelemetry,
+            pop: broker.pop,
+          });
+  } catch (err) {
+    // The gRPC port is taken: nothing half-started keeps running.
+    await channel.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  }
 
   // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
   // every process registers what it serves; the name server (or the all-in-one process) runs the others.
@@ -237,8 +289,11 @@ export async function serveOn(
     get inFlightBytes() {
       return bytes.used;
     },
+    shedder,
+    grpc,
     async close() {
       for (const t of timers) clearInterval(t);
+      await grpc?.close();
       await Promise.all(running.values());
       await channel.close();
       // No new connection; the requests already in the handlers finish before the store closes.
@@ -252,6 +307,23 @@ export async function serveOn(
       if (ownsStorage) await storage.close();
     },
   };
+}
+
+/** Default time an answer may sit unread by a client that reads nothing (then its connection is dropped). */
+export const DEFAULT_ANSWER_TIMEOUT_MS = 30_000;
+
+const byteLengthOf = (body: string | Uint8Array): number =>
+  typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
+
+/** The auth gate of a local process: its users in the store's ACL table, their secrets sealed with the master key. */
+export function requestAuth(storage: Storage, auth: LocalAuthOptions): RequestAuth {
+  return new RequestAuth({
+    store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
+    nonces: new DurableNonces(storage.table(ACL_TABLE)),
+    root: auth.root,
+    cacheMs: auth.cacheMs,
+    replay: auth.replay,
+  });
 }
 
 function logJobError(job: string) {

@@ -26,7 +26,12 @@ export interface PushSockets {
 }
 
 /** Serves the channel on `server`; with `auth`, connects are signed and registrations authorized. */
-export function servePushChannel(server: Server, broker: Broker, auth?: RequestAuth): PushSockets {
+export function servePushChannel(
+  server: Server,
+  broker: Broker,
+  auth?: RequestAuth,
+  boundToLoopback = true,
+): PushSockets {
   const prefix = randomUUID().slice(0, 8);
   let next = 0;
   const sockets = new Map<string, WebSocket>();
@@ -55,7 +60,7 @@ export function servePushChannel(server: Server, broker: Broker, auth?: RequestA
       return;
     }
     socket.on("error", () => socket.destroy());
-    const decided = authorizeChannel(req, auth).then((decision) => {
+    const decided = authorizeChannel(req, auth, boundToLoopback).then((decision) => {
       if (!decision.ok) {
         const body = JSON.stringify({ code: decision.code, message: decision.message });
         socket.end(

@@ -14,8 +14,17 @@ export function isLoopback(host: string): boolean {
   return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
-/** Refuses an open (no auth) server on a non-loopback address unless `insecure`. */
-export function checkOpenBinding(host: string, auth: boolean, insecure: boolean): void {
+/**
+ * Refuses an open (no auth) server on a non-loopback address unless `insecure`, and an auth server on one without
+ * TLS: user and ACL administration carries passwords (`createUser`), which must not cross a network in clear.
+ */
+export function checkOpenBinding(host: string, auth: boolean, insecure: boolean, tls = false): void {
+  if (auth && !tls && !isLoopback(host))
+    throw new NimbusError(
+      ErrorCode.PARAMETER_ILLEGAL,
+      `refusing to serve ${host} with --auth over plain HTTP: passwords of createUser and updateUser would cross the ` +
+        "network in clear. Give --tls-cert and --tls-key (PEM files), or serve a loopback --host",
+    );
   if (auth || insecure || isLoopback(host)) return;
   throw new NimbusError(
     ErrorCode.PARAMETER_ILLEGAL,
@@ -54,6 +63,11 @@ export class InFlightBytes {
     if (this.#used + size > this.cap) return false;
     this.#used += size;
     return true;
+  }
+
+  /** Counts `size` bytes whether or not they fit (an answer already made): later requests see the cap reached. */
+  hold(size: number): void {
+    this.#used += size;
   }
 
   release(size: number): void {

@@ -20,6 +20,8 @@ export interface ApiRequest {
   header(name: string): string | undefined;
   /** The raw body; undefined or empty when there is none. */
   body: Uint8Array | undefined;
+  /** When the request arrived, on the load shedder's clock (`LoadShedder.now()`); default when it reaches the handler. */
+  receivedAt?: number | undefined;
 }
 
 /** An answer: JSON text, or a binary batch's bytes. */

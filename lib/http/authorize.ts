@@ -6,6 +6,7 @@
  * UNAUTHENTICATED (401) and NO_PERMISSION (403), thrown before the route runs, so nothing is written.
  */
 
+import { randomBytes } from "node:crypto";
 import type { AclStore, StoredUser } from "../broker/security/index.js";
 import {
   type Acl,
@@ -18,10 +19,13 @@ import {
   topicPermission,
 } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import { parseSignature, type ReceivedRequest, signatureMatches } from "../core/request-signing.js";
+import { NONCE_HEADER, parseSignature, type ReceivedRequest, signatureMatches } from "../core/request-signing.js";
 import type { AnyEndpoint, EndpointInput } from "../protocol/index.js";
 import type { ApiRequest } from "./api-types.js";
-import { MAX_NONCES, ReplayGuard } from "./replay-guard.js";
+import { type DurableNonces, MAX_NONCES, ReplayGuard } from "./replay-guard.js";
+
+/** A resource name the raw-body check reads: a name longer than any valid one is left to decoding. */
+const MAX_RESOURCE_NAME = 255;
 
 export interface AuthOptions {
   store: AclStore;
@@ -32,6 +36,8 @@ export interface AuthOptions {
   now?: (() => number) | undefined;
   /** The nonces seen; pass one guard to every server of a process so none accepts another's request again. */
   replay?: ReplayGuard | undefined;
+  /** The nonces of replay-proof routes, shared by every process of the stage (its ACL table). */
+  nonces?: DurableNonces | undefined;
 }
 
 export class RequestAuth {
@@ -40,6 +46,8 @@ export class RequestAuth {
   readonly #cache = new Map<string, { at: number; user: StoredUser | undefined }>();
   readonly #acls = new Map<string, { at: number; acl: Acl | undefined }>();
   readonly #replay: ReplayGuard;
+  /** The secret an unknown user's signature is checked against (it never matches: nobody knows it). */
+  readonly #decoy = randomBytes(24).toString("base64url");
 
   constructor(options: AuthOptions) {
     this.#options = options;
@@ -56,8 +64,10 @@ export class RequestAuth {
     const now = this.#now();
     const claim = parseSignature(request, now);
     const user = await this.#user(claim.accessKey, now);
-    // The same refusal for an unknown user and a wrong signature: a caller cannot probe for user names.
-    if (!user || !signatureMatches(request, claim, user.secret))
+    // The same refusal, and the same work (the HMAC with a decoy secret), for an unknown user and a wrong
+    // signature: a caller can probe for user names neither by the answer nor by its time.
+    const matches = signatureMatches(request, claim, user?.secret ?? this.#decoy);
+    if (!user || !matches)
       throw new NimbusError(
         ErrorCode.UNAUTHENTICATED,
         "the signature does not match (unknown access key, wrong secret, or a changed request)",
@@ -65,6 +75,32 @@ export class RequestAuth {
     if (user.userStatus === "disable")
       throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
     this.#replay.admit(`${claim.accessKey}/${claim.nonce}`, now);
+    return user;
+  }
+
+  /**
+   * Records the nonce of an authenticated, authorized request of a replay-proof route (isReplayProof) in the store,
+   * so that no other process accepts it again; UNAUTHENTICATED if one did. Called just before the route runs, so a
+   * refused request writes nothing.
+   */
+  async admitEverywhere(request: ReceivedRequest, user: AclUser): Promise<void> {
+    const nonce = request.header(NONCE_HEADER) ?? "";
+    await this.#options.nonces?.admit(`${user.username}/${nonce}`, this.#now());
+  }
+
+  /**
+   * The enabled user `accessKey` names if `matches` accepts its secret (another protocol's signature, as the
+   * gRPC endpoint's MQv2-HMAC-SHA1), or UNAUTHENTICATED with the same refusal as a bad Nimbus signature.
+   */
+  async authenticateWith(accessKey: string, matches: (secret: string) => boolean): Promise<AclUser> {
+    const user = await this.#user(accessKey, this.#now());
+    if (!user || !matches(user.secret))
+      throw new NimbusError(
+        ErrorCode.UNAUTHENTICATED,
+        "the signature does not match (unknown access key, wrong secret, or a changed request)",
+      );
+    if (user.userStatus === "disable")
+      throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
     return user;
   }
 
@@ -77,13 +113,19 @@ export class RequestAuth {
     const now = this.#now();
     const claim = parseSignature(request, now);
     const user = await this.#user(claim.accessKey, now);
-    if (!user || !signatureMatches(request, claim, user.secret, true))
+    const matches = signatureMatches(request, claim, user?.secret ?? this.#decoy, true);
+    if (!user || !matches)
       throw new NimbusError(
         ErrorCode.UNAUTHENTICATED,
         "the signature does not match (unknown access key, wrong secret, or a changed request)",
       );
     if (user.userStatus === "disable")
       throw new NimbusError(ErrorCode.UNAUTHENTICATED, `the user ${user.username} is disabled`);
+  }
+
+  /** Whether `username` is the configured (not stored) root user's. */
+  isRoot(username: string): boolean {
+    return this.#options.root?.username === username;
   }
 
   /** Drops a user and its ACL from this process's cache at once (a change that went through this process). */
@@ -110,6 +152,30 @@ export class RequestAuth {
     if (access === undefined || access === "super")
       throw new NimbusError(ErrorCode.NO_PERMISSION, `only a Super user may call ${endpoint.method} ${endpoint.path}`);
     await this.authorizePermissions(user, access(input));
+  }
+
+  /**
+   * NO_PERMISSION, before the body is decoded, when `user` may not call `endpoint` at all (a Super user's
+   * endpoint) or lacks a permission its rule names on the raw (parsed, undecoded) body. A body the rule cannot
+   * read (not an object, a name that is not a string) passes here: decoding refuses it, `authorize` decides after.
+   */
+  async preauthorize(
+    user: AclUser,
+    endpoint: AnyEndpoint,
+    raw: { params: unknown; query: unknown; body: unknown },
+  ): Promise<void> {
+    if (user.userType === "Super") return;
+    const access = endpoint.access;
+    if (access === undefined || access === "super")
+      throw new NimbusError(ErrorCode.NO_PERMISSION, `only a Super user may call ${endpoint.method} ${endpoint.path}`);
+    let needs: Permission[];
+    try {
+      needs = access(raw as EndpointInput<AnyEndpoint>);
+    } catch {
+      return;
+    }
+    if (!needs.every((p) => typeof p.resource.name === "string" && p.resource.name.length <= MAX_RESOURCE_NAME)) return;
+    await this.authorizePermissions(user, needs);
   }
 
   /** NO_PERMISSION naming the resource and action unless `user` has every one of `needs` (a channel frame). */

@@ -7,6 +7,7 @@ import type { Broker } from "../broker/index.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { ClientFrameSchema, type RegisterFrame, registerAccess, type ServerFrame } from "../protocol/index.js";
 import type { RequestAuth } from "./authorize.js";
+import { parseJsonBody } from "./json-body.js";
 
 /**
  * Handles `text` from `connectionId`; the answer to post back, if any. With `auth` (a deployment that checks
@@ -22,9 +23,11 @@ export async function handleChannelFrame(
 ): Promise<ServerFrame | undefined> {
   let json: unknown;
   try {
-    json = JSON.parse(text);
-  } catch {
-    return { type: "error", code: ErrorCode.PARAMETER_ILLEGAL, message: "a channel frame is a JSON object" };
+    // The HTTP API's JSON rules: no `__proto__`, the shape bounds, no lone surrogates.
+    json = parseJsonBody(text);
+  } catch (err) {
+    const message = err instanceof NimbusError ? err.message : "a channel frame is a JSON object";
+    return { type: "error", code: ErrorCode.PARAMETER_ILLEGAL, message: `bad channel frame: ${message}` };
   }
   const parsed = ClientFrameSchema.safeParse(json);
   if (!parsed.success) {
@@ -39,8 +42,8 @@ export async function handleChannelFrame(
   const frame = parsed.data;
   try {
     if (frame.type === "ping") {
-      await broker.channel.ping(connectionId);
-      return undefined;
+      // A ping renews the registration; with none left (expired, removed) the client is asked for it again.
+      return (await broker.channel.ping(connectionId)) ? undefined : { type: "register-again" };
     }
     if (auth !== undefined) await authorizeRegistration(broker, auth, connectionId, frame);
     await broker.channel.register(connectionId, frame);

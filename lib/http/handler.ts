@@ -5,6 +5,7 @@
  */
 import type { ApiAnswer, ApiEvent, ApiRequest, ApiResult } from "./api-types.js";
 import type { RequestAuth } from "./authorize.js";
+import { LoadShedder, type LoadSheddingOptions } from "./load-shedder.js";
 import { createRequestHandler, errorAnswer, jsonAnswer } from "./request-handler.js";
 import type { Route } from "./route.js";
 
@@ -50,8 +51,12 @@ export function fromApiEvent(event: ApiEvent): ApiRequest {
 export function createApiHandler<C extends { auth?: RequestAuth | undefined }>(
   routes: Route<C>[],
   context: () => Promise<C>,
+  loadShedding: LoadSheddingOptions = {},
 ): (event: ApiEvent) => Promise<ApiResult> {
-  const handle = createRequestHandler(routes, context);
+  // One request at a time per container is Lambda's own model; the bound still holds any burst a container
+  // is given (and the same code path as the local server's).
+  const shedder = new LoadShedder(loadShedding);
+  const handle = createRequestHandler(routes, context, { shedder });
   return async (event) => {
     try {
       return toApiResult(await handle(fromApiEvent(event)));

@@ -18,12 +18,17 @@ import {
   BINARY_RESPONSES,
   HTTP_STATUS,
   isBatchMediaType,
+  MAX_ISSUE_LENGTH,
+  MAX_REPORTED_ISSUES,
+  MAX_REQUEST_BYTES,
   METHOD_NOT_ALLOWED,
   pathParamNames,
 } from "../protocol/index.js";
 import type { ApiAnswer, ApiRequest } from "./api-types.js";
 import { type RequestAuth, receivedRequest } from "./authorize.js";
-import { parseJsonBody } from "./json-body.js";
+import { checkJsonShape, parseJsonText } from "./json-body.js";
+import type { LoadShedder } from "./load-shedder.js";
+import { isReplayProof } from "./replay-guard.js";
 import type { Route } from "./route.js";
 
 export const JSON_TYPE = "application/json";
@@ -38,11 +43,20 @@ export function errorAnswer(err: unknown): ApiAnswer {
   return jsonAnswer(500, { code: ErrorCode.SYSTEM_ERROR, message: "internal error" });
 }
 
+/**
+ * The first MAX_REPORTED_ISSUES issues, each cut to MAX_ISSUE_LENGTH characters, and how many more there were:
+ * an error answer stays a few hundred bytes whatever the request held.
+ */
 export function describeZodError(err: z.ZodError, where = "body"): string {
-  return err.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : where}: ${i.message}`).join("; ");
+  const shown = err.issues.slice(0, MAX_REPORTED_ISSUES).map((i) => {
+    const text = `${i.path.length > 0 ? i.path.slice(0, 8).join(".") : where}: ${i.message}`;
+    return text.length > MAX_ISSUE_LENGTH ? `${text.slice(0, MAX_ISSUE_LENGTH)}...` : text;
+  });
+  const more = err.issues.length - shown.length;
+  return more > 0 ? `${shown.join("; ")}; and ${more} more issue${more === 1 ? "" : "s"}` : shown.join("; ");
 }
 
-/** `value` decoded by `schema`, or PARAMETER_ILLEGAL naming every issue (`where` names the part of the request). */
+/** `value` decoded by `schema`, or PARAMETER_ILLEGAL naming its first issues (`where` names the part of the request). */
 export function decodeOrThrow<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
   const result = schema.safeParse(value);
   if (!result.success) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, describeZodError(result.error, where));
@@ -70,9 +84,11 @@ export type RequestHandler = (req: ApiRequest) => Promise<ApiAnswer>;
 export function createRequestHandler<C extends { auth?: RequestAuth | undefined; caller?: AclUser | undefined }>(
   routes: Route<C>[],
   context: () => Promise<C>,
+  options: { shedder?: LoadShedder | undefined } = {},
 ): RequestHandler {
   const compiled = routes.map(compile);
   return async (req) => {
+    let release: (() => void) | undefined;
     try {
       const asked = req.method.toUpperCase();
       // HEAD is GET without the body (HTTP's rule), so probes may use either.
@@ -96,6 +112,9 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined;
           message: `${method} is not allowed on ${path}`,
         });
       const { endpoint } = hit.c.route;
+      // Writes and pulls wait their turn, and are refused (SYSTEM_BUSY, before anything runs) past the bound;
+      // reads (health, admin) never wait here.
+      if (method !== "GET" && options.shedder) release = await options.shedder.enter(req.receivedAt);
       const ctx = await context();
       const gate = endpoint.auth === "required" ? ctx.auth : undefined;
       const user = gate && (await gate.authenticate(receivedRequest(req)));
@@ -104,12 +123,17 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined;
       hit.c.names.forEach((name, i) => {
         rawParams[name] = decodePathSegment(hit.m[i + 1] ?? "");
       });
-      const input = {
-        params: decodeOrThrow(endpoint.params, rawParams, "path"),
-        query: decodeOrThrow(endpoint.query, req.query, "query"),
-        body: decodeBody(endpoint.id, endpoint.body, req),
-      };
-      if (gate && user) await gate.authorize(user, endpoint, input);
+      const params = decodeOrThrow(endpoint.params, rawParams, "path");
+      const query = decodeOrThrow(endpoint.query, req.query, "query");
+      const json = readBody(endpoint.id, req);
+      // Who may not call the endpoint at all, or not on the resources the raw body names, is refused before the
+      // body is decoded: a refused caller never costs a decode (the full check runs again on the decoded input).
+      if (gate && user) await gate.preauthorize(user, endpoint, { params, query, body: json.raw });
+      const input = { params, query, body: json.decode(endpoint.body) };
+      if (gate && user) {
+        await gate.authorize(user, endpoint, input);
+        if (isReplayProof(endpoint)) await gate.admitEverywhere(receivedRequest(req), user);
+      }
       // The route sees who signed, for the checks it decides on stored state (PUT /topics: Create or Update).
       const answer = await hit.c.route.handle(input, user ? { ...ctx, caller: user } : ctx);
       if (asked === "HEAD") return { status: 200, contentType: JSON_TYPE, body: "" };
@@ -120,24 +144,47 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined;
       return jsonAnswer(200, z.encode(endpoint.response, answer));
     } catch (err) {
       return errorAnswer(err);
+    } finally {
+      release?.();
     }
   };
 }
 
-/** The body decoded: a binary batch for an endpoint that takes one, else JSON by the endpoint's schema. */
-function decodeBody(endpointId: string, schema: z.ZodType, req: ApiRequest): unknown {
+/** A body read but not yet decoded: its parsed JSON (undefined for a binary batch) and how to decode it. */
+interface ReadBody {
+  raw: unknown;
+  decode(schema: z.ZodType): unknown;
+}
+
+/**
+ * The body, sized and parsed but not decoded: a binary batch for an endpoint that takes one, else JSON
+ * (shape-checked) for the endpoint's schema. Over MAX_REQUEST_BYTES is refused before anything is parsed.
+ */
+function readBody(endpointId: string, req: ApiRequest): ReadBody {
   const body = req.body;
+  if (body !== undefined && body.byteLength > MAX_REQUEST_BYTES)
+    throw new NimbusError(
+      ErrorCode.MESSAGE_BODY_TOO_LARGE,
+      `the request body is ${body.byteLength} bytes, over the limit of ${MAX_REQUEST_BYTES}`,
+    );
   const binary = BINARY_BODIES[endpointId];
   if (isBatchMediaType(req.header("content-type"))) {
     if (!binary) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `this endpoint takes no ${BATCH_MEDIA_TYPE} body`);
-    return binary(body ?? new Uint8Array(0));
+    return { raw: undefined, decode: () => binary(body ?? new Uint8Array(0)) };
   }
-  return decodeOrThrow(schema, jsonOf(body), "body");
+  const raw = jsonOf(body);
+  return {
+    raw,
+    decode: (schema) => {
+      checkJsonShape(raw);
+      return decodeOrThrow(schema, raw, "body");
+    },
+  };
 }
 
 function jsonOf(body: Uint8Array | undefined): unknown {
   if (body === undefined || body.byteLength === 0) return undefined;
-  return parseJsonBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
+  return parseJsonText(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
 }
 
 /** No prototype games: a `__proto__` query parameter is refused, not dropped. */

@@ -31,9 +31,9 @@ import { z } from "zod";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { MessageRecord } from "../core/message.js";
 import { decodeBatch, encodeBatch } from "../core/message-codec.js";
-import { PULL_STATUSES, type PulledMessage, type PullResponse } from "./endpoints/pull.js";
+import { MAX_LIST_ITEMS } from "./bounds.js";
+import { type PulledMessage, PulledMessageSchema, type PullResponse, PullResponseSchema } from "./endpoints/pull.js";
 import { type SendMessage, SendMessageSchema, type SendRequest, SendRequestSchema } from "./endpoints/send.js";
-import { queueId, queueOffset, timestamp } from "./fields.js";
 
 /** The media type of a binary batch frame, in `content-type` (a send) and `accept` (a pull). */
 export const BATCH_MEDIA_TYPE = "application/vnd.nimbus.batch";
@@ -79,28 +79,21 @@ const SendMessageRestSchema = SendMessageSchema.omit(RECORD_FIELDS);
 const SendMessageMetaSchema = SendMessageSchema.omit({ body: true });
 
 export const SendFrameHeaderSchema = SendRequestSchema.omit({ messages: true })
-  .extend({ messages: z.array(SendMessageRestSchema).optional() })
+  .extend({ messages: z.array(SendMessageRestSchema).max(MAX_LIST_ITEMS).optional() })
   .strict();
 
-const PulledMetaSchema = z
-  .object({
-    msgId: z.string(),
-    topic: z.string(),
-    brokerName: z.string(),
-    queueId,
-    queueOffset,
-    storeTimestamp: timestamp,
-  })
-  .strict();
+/** A pulled message's fields the header carries; the rest stands in its record. */
+const PulledMetaSchema = PulledMessageSchema.pick({
+  msgId: true,
+  topic: true,
+  brokerName: true,
+  queueId: true,
+  queueOffset: true,
+  storeTimestamp: true,
+}).strict();
 
-export const PullFrameHeaderSchema = z
-  .object({
-    pullStatus: z.enum(PULL_STATUSES),
-    nextBeginOffset: queueOffset,
-    minOffset: queueOffset,
-    maxOffset: queueOffset,
-    messages: z.array(PulledMetaSchema),
-  })
+export const PullFrameHeaderSchema = PullResponseSchema.omit({ messages: true })
+  .extend({ messages: z.array(PulledMetaSchema).max(MAX_LIST_ITEMS) })
   .strict();
 
 function encodeFrame(header: unknown, batch: Uint8Array): Uint8Array {

@@ -12,8 +12,12 @@ export { BROKER_NAME_MAX_LENGTH, GROUP_MAX_LENGTH, TOPIC_MAX_LENGTH };
 export const MAX_BATCH_MESSAGES = 1024;
 /** RocketMQ's maxMessageSize: one message body at most 4 MiB. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
-/** A whole batch, encoded, at most 4 MiB (RocketMQ checks a batch against maxMessageSize too). */
-export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+/**
+ * A whole batch, encoded: one maximal message (a MAX_BODY_BYTES body with MAX_PROPERTIES_BYTES of properties)
+ * and the codec's framing fit, so the documented body limit is sendable (RocketMQ checks a batch against
+ * maxMessageSize too). 4 MiB + 64 KiB.
+ */
+export const MAX_BATCH_BYTES = 4 * 1024 * 1024 + 64 * 1024;
 /** User properties of one message, names and values in UTF-8, at most 32 KiB (RocketMQ's short property length). */
 export const MAX_PROPERTIES_BYTES = 32 * 1024;
 /** A tag: at most 255 bytes of UTF-8. */
@@ -27,6 +31,18 @@ export const DEFAULT_PULL_MESSAGES = 32;
 export const MAX_PULL_MESSAGES = 1024;
 /** A subscription expression (`TagA || TagB`, or SQL92), in characters: the filters' own bound. */
 export const MAX_SUB_EXPRESSION_LENGTH = MAX_FILTER_EXPRESSION_LENGTH;
+
+/** Messages one POP receive hands out at most (RocketMQ 5's SimpleConsumer allows 32 per receive). */
+export const MAX_RECEIVE_MESSAGES = 32;
+/** The longest a POP receive waits for a message (RocketMQ 5's longPollingTimeout, 0 to 20 s). */
+export const MAX_LONG_POLL_MS = 20_000;
+/** A received message's invisible time: 1 s to 12 h (RocketMQ 5 allows 10 s to 12 h; 1 s for tests and short work). */
+export const MIN_INVISIBLE_MS = 1000;
+export const MAX_INVISIBLE_MS = 12 * 3600_000;
+/** Receipt handles in one `POST /ack`. */
+export const MAX_ACK_HANDLES = 64;
+/** A receipt handle, in characters. */
+export const MAX_RECEIPT_HANDLE_LENGTH = 512;
 
 /** Offsets in one commit: a group holds one per queue. */
 export const MAX_OFFSETS_PER_COMMIT = 1024;
@@ -66,3 +82,33 @@ export const MAX_SUBSCRIPTION_URL_LENGTH = 2048;
 export const MAX_SUBSCRIPTION_FILTER_LENGTH = MAX_FILTER_EXPRESSION_LENGTH;
 /** An HTTPS target's answer, read at most this far (the failed ids of a partial failure). */
 export const MAX_TARGET_ANSWER_BYTES = 256 * 1024;
+/**
+ * The shape of any JSON body, checked before a schema sees it (lib/http/json-body.ts), so that no decoder
+ * walks attacker-sized input: an array at most 4096 items, an object at most 1024 keys, nesting at most 16
+ * deep, at most 262,144 values in all. Each schema's own maximum is at most these.
+ */
+export const MAX_JSON_ARRAY_ITEMS = 4096;
+export const MAX_JSON_OBJECT_KEYS = 1024;
+export const MAX_JSON_DEPTH = 16;
+export const MAX_JSON_VALUES = 256 * 1024;
+/** User properties of one message, by count (their bytes are bounded by MAX_PROPERTIES_BYTES too). */
+export const MAX_PROPERTY_COUNT = 1024;
+/** An error answer names at most this many issues, then how many more there were. */
+export const MAX_REPORTED_ISSUES = 5;
+/** One issue's text in an error answer, in characters (a longer one is cut). */
+export const MAX_ISSUE_LENGTH = 300;
+
+/** A name in an answer (a topic, group, broker, cluster, client id, address, user, message id), in characters. */
+export const MAX_NAME_LENGTH = 255;
+/** Free text in a request or an answer (a subscription expression, a key, an error message), in characters. */
+export const MAX_TEXT_LENGTH = 4096;
+/** A list in an answer (topics, users, ACLs, brokers, queues, offsets, clients); a request's lists are smaller. */
+export const MAX_LIST_ITEMS = 65_536;
+/** A map in an answer (brokers by name, addresses by broker id). */
+export const MAX_MAP_ENTRIES = 65_536;
+/** One property value, in characters (over MAX_PROPERTIES_BYTES in all is the broker's 413). */
+export const MAX_PROPERTY_VALUE_LENGTH = 64 * 1024;
+/** Keys of one message. */
+export const MAX_KEYS_PER_MESSAGE = 1024;
+/** A message body as base64 text: whatever fits in one request (a body over MAX_BODY_BYTES is the broker's 413). */
+export const MAX_BASE64_LENGTH = 6 * 1024 * 1024;

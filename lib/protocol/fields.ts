@@ -8,16 +8,28 @@ import { isNimbusError } from "../core/errors.js";
 import { compileFilter, FILTER_TYPES, type FilterType } from "../core/filter/index.js";
 import {
   BROKER_NAME_MAX_LENGTH,
+  CONSUMER_GROUP_MAX_LENGTH,
   GROUP_MAX_LENGTH,
   TOPIC_MAX_LENGTH,
   VALID_NAME_PATTERN,
   validateBrokerName,
+  validateConsumerGroup,
   validateGroup,
   validateTopic,
   validateUserTopic,
 } from "../core/names.js";
 import { PermName } from "../core/perm-name.js";
-import { MAX_CLIENT_ID_LENGTH, MAX_QUEUE_ID, MAX_QUEUE_NUMS } from "./bounds.js";
+import {
+  MAX_BASE64_LENGTH,
+  MAX_CLIENT_ID_LENGTH,
+  MAX_KEYS_PER_MESSAGE,
+  MAX_MAP_ENTRIES,
+  MAX_PROPERTY_COUNT,
+  MAX_PROPERTY_VALUE_LENGTH,
+  MAX_QUEUE_ID,
+  MAX_QUEUE_NUMS,
+  MAX_TEXT_LENGTH,
+} from "./bounds.js";
 
 /** A string checked by one of core's name validators, whose RocketMQ message becomes the issue's. */
 function named(validate: (name: string) => void, description: string, maxLength: number) {
@@ -42,7 +54,13 @@ export const userTopicName = named(
   "A topic that is not a system topic (TBW102, %RETRY%..., %DLQ%..., rmq_sys_...)",
   TOPIC_MAX_LENGTH,
 );
-export const groupName = named(validateGroup, "A producer or consumer group", GROUP_MAX_LENGTH);
+export const groupName = named(validateGroup, "A producer group", GROUP_MAX_LENGTH);
+/** A consumer group: at most 120 characters, so that its `%RETRY%` and `%DLQ%` topics are topics. */
+export const consumerGroupName = named(
+  validateConsumerGroup,
+  "A consumer group (at most 120 characters: %RETRY%<group> is a topic)",
+  CONSUMER_GROUP_MAX_LENGTH,
+);
 export const brokerName = named(validateBrokerName, "A broker name", BROKER_NAME_MAX_LENGTH);
 
 export const queueId = z.number().int().min(0).max(MAX_QUEUE_ID);
@@ -72,6 +90,18 @@ export const clientId = z
   .regex(/^\S+$/, "a client id has no blanks")
   .meta({ description: "RocketMQ's client id, `ip@instance[@unit]`" });
 
+/**
+ * A map of strings to `value` with at most `max` entries (zod's record has no maximum of its own: the count is
+ * refined, and stated as `maxProperties` in the OpenAPI document). Requests reach it after the JSON shape check
+ * (lib/http/json-body.ts), so it never walks more than MAX_JSON_OBJECT_KEYS entries.
+ */
+export function boundedMap<V extends z.ZodType>(value: V, max = MAX_MAP_ENTRIES): z.ZodRecord<z.ZodString, V> {
+  return z
+    .record(z.string().max(MAX_TEXT_LENGTH), value)
+    .refine((m) => Object.keys(m).length <= max, `at most ${max} entries`)
+    .meta({ maxProperties: max });
+}
+
 /** RocketMQ's `SubscriptionData.expressionType`: how a subscription expression reads; `TAG` when absent. */
 export const expressionType = z
   .enum(FILTER_TYPES)
@@ -95,10 +125,20 @@ export function checkFilter(
   }
 }
 
-/** A queue of a topic, as RocketMQ's MessageQueue. */
-export const messageQueue = z.object({ topic: z.string(), brokerName: z.string(), queueId });
+/** A message's properties: at most MAX_PROPERTY_COUNT (their bytes are the broker's check, 413 past 32 KiB). */
+export const messageProperties = boundedMap(z.string().max(MAX_PROPERTY_VALUE_LENGTH), MAX_PROPERTY_COUNT);
 
-const base64Text = z.string().meta({ description: "Standard base64 (RFC 4648), padded", contentEncoding: "base64" });
+/** A queue of a topic, as RocketMQ's MessageQueue. */
+export const messageQueue = z.object({
+  topic: z.string().max(MAX_TEXT_LENGTH),
+  brokerName: z.string().max(MAX_TEXT_LENGTH),
+  queueId,
+});
+
+const base64Text = z
+  .string()
+  .max(MAX_BASE64_LENGTH)
+  .meta({ description: "Standard base64 (RFC 4648), padded", contentEncoding: "base64" });
 
 /**
  * Bytes, carried as strict standard base64: what decodes must encode back to the same text. A round trip
@@ -119,13 +159,16 @@ export const bytes = z.codec(base64Text, byteArray, {
 });
 
 /** Message keys: one string or a list on the wire, always a list in code. */
-export const messageKeys = z.codec(z.union([z.string(), z.array(z.string())]), z.array(z.string()), {
+const keyList = z.array(z.string().max(MAX_TEXT_LENGTH)).max(MAX_KEYS_PER_MESSAGE);
+export const messageKeys = z.codec(z.union([z.string().max(MAX_TEXT_LENGTH), keyList]), keyList, {
   decode: (keys) => (typeof keys === "string" ? [keys] : keys),
   encode: (keys) => keys,
 });
 
 /** Every failure's body: a RocketMQ ResponseCode name and a message. */
-export const errorBody = z.object({ code: z.string(), message: z.string() }).meta({ id: "Error" });
+export const errorBody = z
+  .object({ code: z.string().max(MAX_TEXT_LENGTH), message: z.string().max(MAX_TEXT_LENGTH) })
+  .meta({ id: "Error" });
 
 /** `{"code":"SUCCESS"}`, RocketMQ's answer to a command that returns nothing. */
 export const success = z.object({ code: z.literal("SUCCESS") });

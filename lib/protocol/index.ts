@@ -27,6 +27,7 @@ import {
   releaseQueues,
   resetOffsetByTime,
 } from "./endpoints/offsets.js";
+import { ack, changeInvisibleDuration, receive } from "./endpoints/pop.js";
 import { pull } from "./endpoints/pull.js";
 import { send } from "./endpoints/send.js";
 import { sendBack } from "./endpoints/send-back.js";
@@ -47,6 +48,7 @@ export * from "./endpoints/clients.js";
 export * from "./endpoints/locks.js";
 export * from "./endpoints/name-server.js";
 export * from "./endpoints/offsets.js";
+export * from "./endpoints/pop.js";
 export * from "./endpoints/pull.js";
 export * from "./endpoints/send.js";
 export * from "./endpoints/send-back.js";
@@ -71,6 +73,9 @@ export const endpoints = {
   send,
   sendBack,
   pull,
+  receive,
+  ack,
+  changeInvisibleDuration,
   queryOffsets,
   commitOffsets,
   releaseQueues,

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { ErrorCode } from "../core/errors.js";
 import { BATCH_MEDIA_TYPE, BINARY_BODIES, BINARY_RESPONSES } from "./binary-batch.js";
+import { MAX_REQUEST_BYTES } from "./bounds.js";
 import { type AnyEndpoint, NO_BODY, NO_PARAMS, pathParamNames, routeKey } from "./endpoint.js";
 import { HTTP_STATUS } from "./http-status.js";
 import { ENDPOINTS } from "./index.js";
@@ -67,6 +68,8 @@ function binaryBatch(what: string): JsonSchema {
     schema: {
       type: "string",
       contentMediaType: BATCH_MEDIA_TYPE,
+      // A request's or an answer's bytes: both within Lambda's 6 MB payload.
+      maxLength: MAX_REQUEST_BYTES,
       description: `The ${what} as a binary batch frame: "NMBF", version 1, u32 header length, JSON header, batch codec bytes (docs/api.md, "Binary batches")`,
     },
   };

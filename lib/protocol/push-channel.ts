@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { type Permission, topicPermission } from "../core/acl.js";
-import { MAX_GROUPS_PER_HEARTBEAT } from "./bounds.js";
+import { MAX_GROUPS_PER_HEARTBEAT, MAX_TEXT_LENGTH } from "./bounds.js";
 import { HeartbeatSchema, heartbeatAccess } from "./endpoints/clients.js";
 import { brokerName, groupName, queueId, topicName } from "./fields.js";
 
@@ -62,7 +62,11 @@ export type ClientFrame = z.output<typeof ClientFrameSchema>;
 
 /** The answer to a registration or a ping: the broker has it (and the groups it changed were told). */
 export const RegisteredFrameSchema = z
-  .object({ type: z.literal("registered"), connectionId: z.string(), queues: z.number().int().min(0) })
+  .object({
+    type: z.literal("registered"),
+    connectionId: z.string().max(MAX_TEXT_LENGTH),
+    queues: z.number().int().min(0),
+  })
   .strict();
 
 /** Queue `topic/brokerName/queueId` holds messages below `maxOffset` (the next append's offset). */
@@ -77,9 +81,15 @@ export const MembersFrameSchema = z.object({ type: z.literal("members"), consume
 /** Check-backs wait for this producer in `producerGroup`: heartbeat now to take them. */
 export const ChecksFrameSchema = z.object({ type: z.literal("checks"), producerGroup: groupName }).strict();
 
+/**
+ * The answer to a ping when the broker holds no registration for the connection (it expired or was removed
+ * while the socket stayed open): register again, or the client is no longer in its groups.
+ */
+export const RegisterAgainFrameSchema = z.object({ type: z.literal("register-again") }).strict();
+
 /** A frame the broker refused (bad JSON or schema), with the API's `{code, message}`; nothing was written. */
 export const ChannelErrorFrameSchema = z
-  .object({ type: z.literal("error"), code: z.string(), message: z.string() })
+  .object({ type: z.literal("error"), code: z.string().max(MAX_TEXT_LENGTH), message: z.string().max(MAX_TEXT_LENGTH) })
   .strict();
 
 export const ServerFrameSchema = z.discriminatedUnion("type", [
@@ -87,6 +97,7 @@ export const ServerFrameSchema = z.discriminatedUnion("type", [
   QueueHintFrameSchema,
   MembersFrameSchema,
   ChecksFrameSchema,
+  RegisterAgainFrameSchema,
   ChannelErrorFrameSchema,
 ]);
 export type ServerFrame = z.output<typeof ServerFrameSchema>;
@@ -102,6 +113,7 @@ export const CHANNEL_FRAMES = {
     queue: QueueHintFrameSchema,
     members: MembersFrameSchema,
     checks: ChecksFrameSchema,
+    "register-again": RegisterAgainFrameSchema,
     error: ChannelErrorFrameSchema,
   },
 } as const;

@@ -21,7 +21,8 @@ export interface RequestCounts {
   objectDeletes: number;
 }
 
-const ZERO: RequestCounts = {
+/** No request at all: what a fresh counter holds, and the base of an expected count. */
+export const NO_REQUESTS: Readonly<RequestCounts> = {
   tableReads: 0,
   tableWrites: 0,
   readUnits: 0,
@@ -34,7 +35,7 @@ const ZERO: RequestCounts = {
 };
 
 export class RequestCounter {
-  #counts: RequestCounts = { ...ZERO };
+  #counts: RequestCounts = { ...NO_REQUESTS };
 
   /** One read of `bytes` (the items returned; a query of nothing still costs one unit). */
   tableRead(bytes: number, consistent: boolean): void {
@@ -75,13 +76,13 @@ export class RequestCounter {
   }
 
   reset(): void {
-    this.#counts = { ...ZERO };
+    this.#counts = { ...NO_REQUESTS };
   }
 }
 
 /** The difference `after - before`, for measuring one operation. */
 export function diffCounts(after: RequestCounts, before: RequestCounts): RequestCounts {
-  const out = { ...ZERO };
+  const out = { ...NO_REQUESTS };
   for (const k of Object.keys(out) as (keyof RequestCounts)[]) out[k] = after[k] - before[k];
   return out;
 }

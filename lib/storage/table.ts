@@ -43,7 +43,19 @@ export interface TableSpec {
  * It guarantees the put creates and never overwrites: of concurrent puts under one key, at most one
  * succeeds.
  */
-export type Condition = { exists: false };
+export type Condition = { exists: false } | { versionIs: number };
+
+/**
+ * Whether `stored` (the item under the put's key, if any) meets `condition`. `{ versionIs: n }`: an item is
+ * stored and its numeric `version` attribute is `n` (an item without one counts as version 0), which guarantees
+ * a read-modify-write is applied to the item it read: of concurrent updates from one version, at most one succeeds.
+ */
+export function meetsCondition(condition: Condition, stored: Item | undefined): boolean {
+  if ("exists" in condition) return stored === undefined;
+  if (stored === undefined) return false;
+  const version = stored.version ?? 0;
+  return version === condition.versionIs;
+}
 
 /** Which sort keys a query reads, as DynamoDB's KeyConditionExpression on the sort key (`<=` or `>`). */
 export type SortKeyRange = { lte: SortKey } | { gt: SortKey };
@@ -61,6 +73,17 @@ export interface PutOptions {
    * one consistent get, so callers see the same thing everywhere.
    */
   returnExistingOnFailure?: boolean;
+}
+
+/**
+ * The condition an `add` can carry: `{ exists: true }`, an item has this key (`attribute_exists(pk)`). It
+ * guarantees the add changes an item that was created on purpose and never creates one: a missing item
+ * fails with `ConditionFailedError` and nothing is written.
+ */
+export type AddCondition = { exists: true };
+
+export interface AddOptions {
+  condition?: AddCondition;
 }
 
 export interface QueryOptions {
@@ -89,6 +112,13 @@ export interface Table {
   get(key: ItemKey, options?: GetOptions): Promise<Item | undefined>;
   /** Writes the whole item. Throws `ConditionFailedError` (code CONDITION_FAILED) when the condition fails. */
   put(item: Item, options?: PutOptions): Promise<void>;
+  /**
+   * Atomically adds `delta` (an integer) to the number attribute `attribute` of one item and answers its
+   * new value, as DynamoDB's `UpdateItem` with `ADD` and `ReturnValues: UPDATED_NEW`: concurrent adds never
+   * lose one another, so each caller owns `[new - delta, new)`. A missing attribute counts as 0; a missing
+   * item is created unless `condition` says `{ exists: true }`. Other attributes are left as they are.
+   */
+  add(key: ItemKey, attribute: string, delta: number, options?: AddOptions): Promise<number>;
   /** Deletes the item; deleting a missing item is not an error. */
   delete(key: ItemKey): Promise<void>;
   /** Reads one partition in sort-key order. */

@@ -7,6 +7,7 @@ import { ErrorCode, NimbusError } from "../core/errors.js";
 import { itemSize } from "./item-size.js";
 import { type ByteRange, type ListOptions, MAX_OBJECT_KEY_BYTES, OBJECT_KEY_PATTERN } from "./object-store.js";
 import {
+  type AddOptions,
   type AttrValue,
   type Condition,
   type Item,
@@ -137,17 +138,40 @@ export function checkItem(spec: TableSpec, item: Item): void {
   }
 }
 
-/** A put's condition: absent, or exactly `{ exists: false }`. */
+/** A put's condition: absent, `{ exists: false }`, or `{ versionIs: n }`. */
 export function checkCondition(condition: Condition | undefined): void {
   if (condition === undefined) return;
-  if (
-    typeof condition !== "object" ||
-    condition === null ||
-    Object.keys(condition).length !== 1 ||
-    condition.exists !== false
-  ) {
-    throw illegal("the only condition is { exists: false }");
+  const keys = typeof condition === "object" && condition !== null ? Object.keys(condition) : [];
+  const valid =
+    keys.length === 1 &&
+    (("exists" in condition && condition.exists === false) ||
+      ("versionIs" in condition && Number.isSafeInteger(condition.versionIs) && condition.versionIs >= 0));
+  if (!valid) throw illegal("a condition is { exists: false } or { versionIs: n } (n a non-negative integer)");
+}
+
+/** A condition that is absent or exactly `{ exists: <exists> }`. */
+function checkExistsCondition(condition: unknown, exists: boolean, message: string): void {
+  if (condition === undefined) return;
+  const ok =
+    typeof condition === "object" &&
+    condition !== null &&
+    Object.keys(condition).length === 1 &&
+    (condition as { exists?: unknown }).exists === exists;
+  if (!ok) throw illegal(message);
+}
+
+/**
+ * An `add`: a valid key, an attribute other than the key's, a safe integer delta, and a condition that is
+ * absent or exactly `{ exists: true }`.
+ */
+export function checkAdd(spec: TableSpec, key: ItemKey, attribute: string, delta: number, options: AddOptions): void {
+  checkKey(spec, key);
+  if (typeof attribute !== "string" || attribute === "pk" || attribute === "sk") {
+    throw illegal("add: the attribute must be a name other than pk and sk");
   }
+  checkAttrName(attribute, "add");
+  if (!Number.isSafeInteger(delta)) throw illegal(`add: the delta must be a safe integer, got ${String(delta)}`);
+  checkExistsCondition(options.condition, true, "the only add condition is { exists: true }");
 }
 
 /** Sort key order as DynamoDB's: numbers numerically, strings by their UTF-8 bytes. */

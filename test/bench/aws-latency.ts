@@ -71,6 +71,7 @@ export function withAwsLatencies(storage: Storage, latencies: AwsLatencies): Sto
       counter: inner.counter,
       get: slow(latencies.dynamo, (...args) => inner.get(...args)),
       put: slow(latencies.dynamo, (...args) => inner.put(...args)),
+      add: slow(latencies.dynamo, (...args) => inner.add(...args)),
       delete: slow(latencies.dynamo, (...args) => inner.delete(...args)),
       query: slow(latencies.dynamo, (...args) => inner.query(...args)),
     };

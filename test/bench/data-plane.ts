@@ -67,7 +67,7 @@ export const GROUP = "bench_consumer";
 /** Stop a phase early after this many failed calls: something is broken, the numbers would mean nothing. */
 export const MAX_ERRORS = 20;
 
-function phase(
+export function phase(
   messages: number,
   requests: number,
   errors: number,

@@ -5,15 +5,20 @@
 import type { CommitResult, IdlePollResult } from "./consumer-overhead.js";
 import type { CaseResult, PhaseResult } from "./data-plane.js";
 import { type DelayedResult, formatDelayed } from "./delayed.js";
+import type { GrpcResult } from "./grpc.js";
+import { formatPop, type PopBenchResult } from "./pop.js";
 import type { PushBenchResult } from "./push-latency.js";
 
 export interface ModeResult {
   mode: "local" | "aws";
   description: string;
   cases: CaseResult[];
+  /** The official RocketMQ Node.js client over gRPC (one message per send), beside the HTTP cases. */
+  grpc: GrpcResult;
   idlePoll: IdlePollResult;
   commit: CommitResult;
   delayed: DelayedResult;
+  pop: PopBenchResult;
 }
 
 const HEADERS = [
@@ -76,6 +81,7 @@ export function formatMode(result: ModeResult): string {
     rows.push(row(c.batch, "produce", c.produce));
     rows.push(row(c.batch, `consume(${c.maxMsgNums})`, c.consume));
   }
+  rows.push(row(1, "gRPC produce", result.grpc.produce));
   const notes = result.cases.flatMap((c) => {
     const out: string[] = [];
     if (c.lostRaces > 0) out.push(`batch ${c.batch}: ${c.lostRaces} lost append races (one extra write each)`);
@@ -104,6 +110,7 @@ export function formatMode(result: ModeResult): string {
     idle,
     commit,
     formatDelayed(result.delayed),
+    formatPop(result.mode, result.pop),
   ].join("\n");
 }
 

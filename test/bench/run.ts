@@ -19,12 +19,16 @@ import { availableParallelism, cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 import type { FlushMode } from "../../lib/storage/local/index.js";
+import type { DynamoBackend } from "../support/emulators.js";
 import { parseProfile } from "./aws-latency.js";
 import { benchStorage } from "./bench-storage.js";
 import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
 import { formatDelayed, runDelayed } from "./delayed.js";
+import { runGrpcProduce } from "./grpc.js";
+import { formatRow, runLambdaConcurrency, TABLE_HEADER } from "./lambda-concurrency.js";
 import { runPeerSuite } from "./peer-run.js";
+import { formatPop, runPop } from "./pop.js";
 import { type PushBenchResult, runPushLatency } from "./push-latency.js";
 import { formatMode, formatPush, type ModeResult } from "./report.js";
 import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
@@ -55,6 +59,10 @@ const { values } = parseArgs({
     url: { type: "string" },
     rate: { type: "string" },
     "e2e-seconds": { type: "string" },
+    backends: { type: "string", default: "dynamodb-local,dynalite" },
+    writers: { type: "string", default: "1,2,4,8,16,32,64" },
+    shapes: { type: "string", default: "hot,topic" },
+    stretch: { type: "string" },
   },
   strict: true,
 });
@@ -106,6 +114,7 @@ async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): 
     // Registration and retention run only when the benchmark says (between phases), never inside one.
     server = await startLocalServer({
       port: 0,
+      grpcPort: 0,
       storage,
       registerIntervalMs: 3_600_000,
       retentionIntervalMs: 3_600_000,
@@ -120,11 +129,22 @@ async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): 
       );
       cases.push(result);
     }
+    const grpc = await runGrpcProduce(server, `BenchGrpc${mode}${runId}`, { ...settings, batch: 1 });
+    console.error(
+      `bench ${mode} gRPC (official Node.js client): produced ${grpc.produce.messages} (${grpc.produce.msgsPerSec}/s)`,
+    );
     const last = cases[cases.length - 1];
     if (last === undefined) throw new Error("no case ran");
     const idlePoll = await runIdlePolls(server, last.topic, last.queueEnds, settings.idlePolls, settings.idleBudgetMs);
     const perClient = Math.max(1, Math.ceil(settings.queues / settings.consumers));
     const commit = await runCommits(server, last.topic, last.queueEnds, settings.commits, perClient);
+    const pop = await runPop(server, `Bench${mode}${runId}Pop`, {
+      messages: quick ? 2048 : 16_384,
+      batch: 32,
+      clients: settings.consumers,
+      queues: settings.queues,
+    });
+    console.error(formatPop(mode, pop));
     await server.close();
     server = undefined;
     const delayed = await runDelayed(storage, runId, {
@@ -135,7 +155,7 @@ async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): 
       sweepIntervalMs: 500,
     });
     console.error(formatDelayed(delayed));
-    return { mode, description, cases, idlePoll, commit, delayed };
+    return { mode, description, cases, grpc, idlePoll, commit, delayed, pop };
   } finally {
     await server?.close();
     await cleanup();
@@ -162,7 +182,23 @@ async function main(): Promise<void> {
     await runPeerSuite({ modes, flush: flushes[0] ?? "async", url: values.url, options: peer, runId, machine });
     return;
   }
-  if (values.suite !== "data") throw new Error(`--suite must be data or peer, got ${values.suite}`);
+  if (values.suite === "lambda-concurrency") {
+    const options = {
+      backends: values.backends.split(",") as DynamoBackend[],
+      writers: values.writers.split(",").map((w) => Math.floor(positive("writers", w, 1))),
+      shapes: values.shapes.split(",") as ("hot" | "topic")[],
+      seconds: positive("seconds", values.seconds, quick ? 2 : 6),
+      stretch: positive("stretch", values.stretch, 1),
+      dynamo: parseProfile(values.dynamo, "dynamo"),
+    };
+    console.error(`bench lambda-concurrency: ${JSON.stringify({ ...options, machine })}`);
+    console.log(TABLE_HEADER);
+    const rows = await runLambdaConcurrency(options, runId);
+    for (const row of rows) console.log(formatRow(row));
+    console.log(`BENCH_JSON ${JSON.stringify({ suite: "lambda-concurrency", options, machine, rows })}`);
+    return;
+  }
+  if (values.suite !== "data") throw new Error(`--suite must be data, peer or lambda-concurrency, got ${values.suite}`);
   console.error(
     `bench: ${modes.join(" + ")}, batches ${batches.join("/")}, ${settings.bodyBytes} B bodies, ` +
       `${settings.producers} producers / ${settings.consumers} consumers, ${settings.queues} queues, ` +

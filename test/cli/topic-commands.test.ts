@@ -36,11 +36,11 @@ describe("nimbus: help, cluster and topic commands (the built CLI)", () => {
   it("lists every command in --help, and every command has its own --help", async () => {
     const top = await nimbus(["--help"]);
     assert.equal(top.code, 0, top.stderr);
-    for (const name of COMMANDS) assert.match(top.stdout, new RegExp(`^  ${name} `, "m"), name);
+    for (const name of COMMANDS) assert.match(top.stdout, new RegExp(`^  ${name}[ |]`, "m"), name);
     const helps = await Promise.all(COMMANDS.map((name) => nimbus([name, "--help"])));
     helps.forEach((h, i) => {
       assert.equal(h.code, 0, `${COMMANDS[i]}: ${h.stderr}`);
-      assert.match(h.stdout, new RegExp(`^Usage: nimbus ${COMMANDS[i]} `, "m"));
+      assert.match(h.stdout, new RegExp(`^Usage: nimbus ${COMMANDS[i]}[ |]`, "m"));
       if (COMMANDS[i] !== "dev") {
         const flat = h.stdout.replace(/\s+/g, " ");
         assert.match(flat, / -n, --namesrv <url> .*\(default: "http:\/\/127\.0\.0\.1:9876", env: NIMBUS_URL\)/);
@@ -188,10 +188,7 @@ describe("nimbus: help, cluster and topic commands (the built CLI)", () => {
     await closed.close();
     const r = await nimbus(["topicList"], { url: deadUrl });
     assert.equal(r.code, 1);
-    assert.match(
-      r.stderr,
-      /^nimbus: SYSTEM_BUSY: cannot reach the Nimbus API \(.*ECONNREFUSED.*\); is the broker running/,
-    );
+    assert.match(r.stderr, /^nimbus: cannot reach the Nimbus API \(.*ECONNREFUSED.*\); is the broker running/);
     assert.equal(r.stderr.split("\n").length, 2);
   });
 });

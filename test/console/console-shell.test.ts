@@ -6,44 +6,19 @@
  * console.test.ts. Skipped (with the reason) only when /usr/bin/chromium is missing.
  */
 import assert from "node:assert/strict";
-import path from "node:path";
-import { after, before, describe, it } from "node:test";
-import type { Page } from "playwright-core";
+import { describe, it } from "node:test";
 import { NimbusApi } from "../../lib/client/index.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
-import {
-  chromiumMissing,
-  launchChromium,
-  removeScreenshotFolder,
-  screenshotFolder,
-  type TestBrowser,
-} from "./browser.js";
-
-const skip = chromiumMissing();
-const wait = { timeout: TEST_TIMEOUT_MS };
+import { CONSOLE_SKIP as skip, useConsolePage, WAIT as wait } from "./browser.js";
 
 describe("the console's shell in Chromium", { skip }, () => {
   const ctx = useTestServer("local");
   const topic = uniqueName("ConsoleTx");
   const producerGroup = uniqueName("consoleTxProducers");
-  const SHOTS = screenshotFolder();
-  let browser: TestBrowser;
-  let page: Page;
-  const consoleUrl = (hash: string) => `${ctx.server.url}/console/${hash}`;
+  const session = useConsolePage(() => ctx.server.url);
+  const { consoleUrl, shot } = session;
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
-  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-
-  before(async () => {
-    browser = await launchChromium();
-    page = await browser.context.newPage();
-    page.setDefaultTimeout(TEST_TIMEOUT_MS);
-  });
-
-  after(async () => {
-    await browser?.close();
-    removeScreenshotFolder(SHOTS);
-  });
 
   it("serves the console at /console and refuses other paths under it with the API's error shape", async () => {
     const index = await fetch(`${ctx.server.url}/console/`);
@@ -62,15 +37,15 @@ describe("the console's shell in Chromium", { skip }, () => {
   });
 
   it("connection: with AWS keys or a Nimbus user's keys every API request carries their signature", async () => {
-    await page.goto(consoleUrl("#/connection"));
-    await page.getByLabel("Auth").selectOption("sigv4");
-    await page.getByLabel("Region").fill("eu-west-1");
-    await page.getByLabel("Access key id").fill("AKIDCONSOLETEST");
-    await page.getByLabel("Secret access key").fill("secret");
-    await page.getByRole("button", { name: "Connect" }).click();
-    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
-    const signed = page.waitForRequest((r) => r.url().endsWith("/brokers"), wait);
-    await page.goto(consoleUrl("#/cluster"));
+    await session.page.goto(consoleUrl("#/connection"));
+    await session.page.getByLabel("Auth").selectOption("sigv4");
+    await session.page.getByLabel("Region").fill("eu-west-1");
+    await session.page.getByLabel("Access key id").fill("AKIDCONSOLETEST");
+    await session.page.getByLabel("Secret access key").fill("secret");
+    await session.page.getByRole("button", { name: "Connect" }).click();
+    await session.page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
+    const signed = session.page.waitForRequest((r) => r.url().endsWith("/brokers"), wait);
+    await session.page.goto(consoleUrl("#/cluster"));
     const headers = (await signed).headers();
     assert.match(
       headers.authorization ?? "",
@@ -78,14 +53,14 @@ describe("the console's shell in Chromium", { skip }, () => {
     );
     assert.match(headers["x-amz-date"] ?? "", /^\d{8}T\d{6}Z$/);
     // A Nimbus user's keys: the Nimbus signature (service and region "nimbus", a nonce).
-    await page.goto(consoleUrl("#/connection"));
-    await page.getByLabel("Auth").selectOption("nimbus");
-    await page.getByLabel("Access key (user name)").fill("console-user");
-    await page.getByLabel("Secret key (password)").fill("s3cret-of-the-user");
-    await page.getByRole("button", { name: "Connect" }).click();
-    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
-    const nimbusSigned = page.waitForRequest((r) => r.url().endsWith("/brokers"), wait);
-    await page.goto(consoleUrl("#/cluster"));
+    await session.page.goto(consoleUrl("#/connection"));
+    await session.page.getByLabel("Auth").selectOption("nimbus");
+    await session.page.getByLabel("Access key (user name)").fill("console-user");
+    await session.page.getByLabel("Secret key (password)").fill("s3cret-of-the-user");
+    await session.page.getByRole("button", { name: "Connect" }).click();
+    await session.page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
+    const nimbusSigned = session.page.waitForRequest((r) => r.url().endsWith("/brokers"), wait);
+    await session.page.goto(consoleUrl("#/cluster"));
     const nimbusHeaders = (await nimbusSigned).headers();
     assert.match(
       nimbusHeaders.authorization ?? "",
@@ -93,15 +68,15 @@ describe("the console's shell in Chromium", { skip }, () => {
     );
     assert.match(nimbusHeaders["x-nimbus-nonce"] ?? "", /^[0-9a-f-]{36}$/);
     // Back to no signing for the rest (the local broker does not check signatures).
-    await page.goto(consoleUrl("#/connection"));
-    await page.getByLabel("Auth").selectOption("none");
-    await page.getByRole("button", { name: "Connect" }).click();
-    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
+    await session.page.goto(consoleUrl("#/connection"));
+    await session.page.getByLabel("Auth").selectOption("none");
+    await session.page.getByRole("button", { name: "Connect" }).click();
+    await session.page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
   });
 
   it("transactions: an unknown id shows the API's refusal; a committed one its state and delivered message", async () => {
-    await page.goto(consoleUrl(`#/transactions?id=nope&group=${producerGroup}`));
-    const refusal = page.getByRole("alert").first();
+    await session.page.goto(consoleUrl(`#/transactions?id=nope&group=${producerGroup}`));
+    const refusal = session.page.getByRole("alert").first();
     await refusal.waitFor(wait);
     assert.match(await refusal.innerText(), /^QUERY_NOT_FOUND: /);
 
@@ -111,25 +86,25 @@ describe("the console's shell in Chromium", { skip }, () => {
       message: { body: new TextEncoder().encode("half-body"), tags: "tx" },
     });
     const ended = await api().endTransaction(half.transactionId, { producerGroup, commitOrRollback: "COMMIT_MESSAGE" });
-    await page.goto(consoleUrl(`#/transactions?id=${half.transactionId}&group=${producerGroup}`));
-    const info = page.getByTestId("transaction");
+    await session.page.goto(consoleUrl(`#/transactions?id=${half.transactionId}&group=${producerGroup}`));
+    const info = session.page.getByTestId("transaction");
     await info.filter({ hasText: "COMMITTED" }).waitFor(wait);
     assert.match(await info.innerText(), new RegExp(`offset ${ended.queueOffset}`));
-    await page.getByText("half-body").waitFor(wait);
+    await session.page.getByText("half-body").waitFor(wait);
     await shot("transactions");
   });
 
   it("keyboard: Tab reaches the views and Enter opens one", async () => {
-    await page.goto(consoleUrl("#/cluster"));
-    await page.getByTestId("broker-row").first().waitFor(wait);
+    await session.page.goto(consoleUrl("#/cluster"));
+    await session.page.getByTestId("broker-row").first().waitFor(wait);
     let focused = "";
     for (let i = 0; i < 10 && focused !== "Topics"; i++) {
-      await page.keyboard.press("Tab");
-      focused = String(await page.evaluate('document.activeElement?.textContent ?? ""'));
+      await session.page.keyboard.press("Tab");
+      focused = String(await session.page.evaluate('document.activeElement?.textContent ?? ""'));
     }
     assert.equal(focused, "Topics");
-    await page.keyboard.press("Enter");
-    await page.getByRole("heading", { name: "Topics", exact: true }).waitFor(wait);
+    await session.page.keyboard.press("Enter");
+    await session.page.getByRole("heading", { name: "Topics", exact: true }).waitFor(wait);
   });
 });
 

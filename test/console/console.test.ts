@@ -10,8 +10,7 @@
  */
 import assert from "node:assert/strict";
 import path from "node:path";
-import { after, before, describe, it } from "node:test";
-import type { Page } from "playwright-core";
+import { after, describe, it } from "node:test";
 import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
 import { Message } from "../../lib/client/message.js";
 import { Producer } from "../../lib/client/producer/producer.js";
@@ -19,17 +18,7 @@ import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { fastTimings, waitUntil } from "../support/consumer-helpers.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
-import {
-  chromiumMissing,
-  launchChromium,
-  removeScreenshotFolder,
-  screenshotFolder,
-  type TestBrowser,
-} from "./browser.js";
-
-const skip = chromiumMissing();
-const SHOTS = screenshotFolder();
-const wait = { timeout: TEST_TIMEOUT_MS };
+import { CONSOLE_SKIP as skip, useConsolePage, WAIT as wait } from "./browser.js";
 
 describe("the console in Chromium", { skip }, () => {
   const ctx = useTestServer("local");
@@ -37,8 +26,6 @@ describe("the console in Chromium", { skip }, () => {
   const group = uniqueName("consoleGroup");
   const producerGroup = uniqueName("consoleProducers");
   const sent: { msgId: string; brokerName: string; queueId: number; queueOffset: number; n: number }[] = [];
-  let browser: TestBrowser;
-  let page: Page;
   let producer: Producer;
   let consumer: PushConsumer | undefined;
   let releaseHeld: () => void = () => {};
@@ -46,27 +33,19 @@ describe("the console in Chromium", { skip }, () => {
     releaseHeld = resolve;
   });
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
-  const consoleUrl = (hash: string) => `${ctx.server.url}/console/${hash}`;
-  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-
-  before(async () => {
-    browser = await launchChromium();
-    page = await browser.context.newPage();
-    page.setDefaultTimeout(TEST_TIMEOUT_MS);
-  });
+  const session = useConsolePage(() => ctx.server.url);
+  const { consoleUrl, shot } = session;
 
   after(async () => {
     releaseHeld();
     await consumer?.shutdown();
     await producer?.shutdown();
-    await browser?.close();
-    removeScreenshotFolder(SHOTS);
   });
 
   it("cluster: both brokers, master, address and live", async () => {
-    await page.goto(consoleUrl("#/cluster"));
-    await page.getByTestId("broker-row").nth(1).waitFor(wait);
-    const rows = await page.getByTestId("broker-row").allInnerTexts();
+    await session.page.goto(consoleUrl("#/cluster"));
+    await session.page.getByTestId("broker-row").nth(1).waitFor(wait);
+    const rows = await session.page.getByTestId("broker-row").allInnerTexts();
     assert.equal(rows.length, 2);
     for (const [i, name] of ["broker-a", "broker-b"].entries()) {
       assert.match(rows[i] ?? "", new RegExp(`${name}\\s+0 \\(master\\)\\s+${ctx.server.url.replace(/\./g, "\\.")}`));
@@ -76,8 +55,8 @@ describe("the console in Chromium", { skip }, () => {
   });
 
   it("topics: a refused create shows the API's message; a good one opens the topic with its route", async () => {
-    await page.goto(consoleUrl("#/topics"));
-    const form = page.getByRole("form", { name: "Create topic" });
+    await session.page.goto(consoleUrl("#/topics"));
+    const form = session.page.getByRole("form", { name: "Create topic" });
     await form.getByLabel("Topic", { exact: true }).fill(topic);
     await form.getByLabel("Read queues").fill("5000");
     await form.getByRole("button", { name: "Create topic" }).click();
@@ -89,8 +68,8 @@ describe("the console in Chromium", { skip }, () => {
     await form.getByLabel("Read queues").fill("2");
     await form.getByLabel("Write queues").fill("2");
     await form.getByRole("button", { name: "Create topic" }).click();
-    await page.getByTestId("route-row").nth(1).waitFor(wait);
-    const route = await page.getByTestId("route-row").allInnerTexts();
+    await session.page.getByTestId("route-row").nth(1).waitFor(wait);
+    const route = await session.page.getByTestId("route-row").allInnerTexts();
     assert.match(route[0] ?? "", /broker-a\s+2\s+2\s+RW- \(6\)/);
     assert.match(route[1] ?? "", /broker-b\s+2\s+2\s+RW- \(6\)/);
   });
@@ -98,25 +77,25 @@ describe("the console in Chromium", { skip }, () => {
   it("topic: update (read-only perm) and delete through the forms", async () => {
     const other = uniqueName("ConsoleScratch");
     await api().updateTopic(other, { readQueueNums: 1, writeQueueNums: 1 });
-    await page.goto(consoleUrl(`#/topics/${other}`));
+    await session.page.goto(consoleUrl(`#/topics/${other}`));
     // The page shows the new topic's route (1 queue per broker) before the form is used.
-    await page.waitForFunction(
+    await session.page.waitForFunction(
       '[...document.querySelectorAll("[data-testid=route-row]")].some((r) => /^broker-a\\t1\\t1\\t/.test(r.innerText))',
       undefined,
       wait,
     );
-    const update = page.getByRole("form", { name: "Update topic" });
+    const update = session.page.getByRole("form", { name: "Update topic" });
     await update.getByLabel("Perm").fill("4");
     await update.getByRole("button", { name: "Update topic" }).click();
-    await page.getByTestId("route-row").filter({ hasText: "R-- (4)" }).nth(1).waitFor(wait);
+    await session.page.getByTestId("route-row").filter({ hasText: "R-- (4)" }).nth(1).waitFor(wait);
     assert.deepEqual(
       (await api().topicRoute(other)).queueDatas.map((q) => q.perm),
       [4, 4],
     );
 
-    await page.getByRole("button", { name: "Delete topic…" }).click();
-    await page.getByRole("button", { name: `Delete ${other} now` }).click();
-    await page.getByRole("heading", { name: "Topics", exact: true }).waitFor(wait);
+    await session.page.getByRole("button", { name: "Delete topic…" }).click();
+    await session.page.getByRole("button", { name: `Delete ${other} now` }).click();
+    await session.page.getByRole("heading", { name: "Topics", exact: true }).waitFor(wait);
     assert.equal((await api().listTopics()).includes(other), false);
   });
 
@@ -148,18 +127,20 @@ describe("the console in Chromium", { skip }, () => {
     const lag = async () => (await api().progress(group, topic)).reduce((sum, r) => sum + r.diff, 0);
     await waitUntil(async () => (await api().progress(group, topic)).length === 4 && (await lag()) === 0, "lag 0");
     // Open the group now, so the chart samples lag 0 before the held messages arrive.
-    await page.goto(consoleUrl(`#/groups/${group}`));
-    await page.getByTestId("total-lag").filter({ hasText: /^0$/ }).waitFor(wait);
+    await session.page.goto(consoleUrl(`#/groups/${group}`));
+    await session.page.getByTestId("total-lag").filter({ hasText: /^0$/ }).waitFor(wait);
     for (let n = 8; n < 12; n++) await send(n, "hold");
     await waitUntil(async () => (await lag()) === 4, "lag 4");
   });
 
   it("group: members, the consumerProgress table, total lag and the lag chart", async () => {
-    await page.getByTestId("total-lag").filter({ hasText: /^4$/ }).waitFor(wait);
-    const member = page.getByTestId("member-row");
+    await session.page.getByTestId("total-lag").filter({ hasText: /^4$/ }).waitFor(wait);
+    const member = session.page.getByTestId("member-row");
     await member.first().waitFor(wait);
     assert.match(await member.first().innerText(), new RegExp(`${consumer?.clientId}.*CLUSTERING.*${topic}: \\*`, "s"));
-    const rows = (await page.getByTestId("progress-row").allInnerTexts()).filter((r) => r.startsWith(`${topic}\t`));
+    const rows = (await session.page.getByTestId("progress-row").allInnerTexts()).filter((r) =>
+      r.startsWith(`${topic}\t`),
+    );
     assert.equal(rows.length, 4);
     const diffs = rows.map((r) => Number(r.split("\t")[5]));
     assert.equal(
@@ -167,16 +148,16 @@ describe("the console in Chromium", { skip }, () => {
       4,
     );
     // The chart has sampled both the 0 and the 4.
-    const chart = page.getByTestId("lag-chart");
-    await page.waitForFunction(
+    const chart = session.page.getByTestId("lag-chart");
+    await session.page.waitForFunction(
       'Number(document.querySelector("[data-testid=lag-chart]")?.getAttribute("data-samples")) >= 2',
       undefined,
       wait,
     );
     assert.ok(await chart.locator("canvas").count(), "uPlot drew a canvas");
-    const caption = await page.locator("figure.chart figcaption").innerText();
+    const caption = await session.page.locator("figure.chart figcaption").innerText();
     assert.match(caption, /latest lag 4/);
-    const stored = (await page.evaluate(
+    const stored = (await session.page.evaluate(
       `Object.entries(localStorage).filter(([k]) => k.startsWith("nimbus-console-lag:"))
         .flatMap(([, v]) => JSON.parse(v).map((s) => s.lag))`,
     )) as number[];
@@ -185,13 +166,13 @@ describe("the console in Chromium", { skip }, () => {
   });
 
   it("topics page: the list filter and per-queue offsets", async () => {
-    await page.goto(consoleUrl("#/topics"));
-    await page.getByLabel("Filter").fill(topic.slice(0, -2));
-    await page.getByRole("link", { name: topic }).waitFor(wait);
+    await session.page.goto(consoleUrl("#/topics"));
+    await session.page.getByLabel("Filter").fill(topic.slice(0, -2));
+    await session.page.getByRole("link", { name: topic }).waitFor(wait);
     await shot("topics");
-    await page.getByRole("link", { name: topic }).click();
-    await page.getByTestId("queue-row").nth(3).waitFor(wait);
-    const queues = await page.getByTestId("queue-row").allInnerTexts();
+    await session.page.getByRole("link", { name: topic }).click();
+    await session.page.getByTestId("queue-row").nth(3).waitFor(wait);
+    const queues = await session.page.getByTestId("queue-row").allInnerTexts();
     const maxOffsets = queues.map((q) => Number(q.split("\t")[3]));
     assert.equal(
       maxOffsets.reduce((a, b) => a + b, 0),
@@ -204,38 +185,38 @@ describe("the console in Chromium", { skip }, () => {
     const first = sent[0];
     assert.ok(first);
     // A topic alone lists its queues; its queue's link browses its last 20 messages (all of them here).
-    await page.goto(consoleUrl(`#/messages?topic=${topic}`));
-    await page.getByRole("link", { name: `${first.brokerName}/${first.queueId}`, exact: true }).click();
-    await page.getByTestId("message-row").first().waitFor(wait);
+    await session.page.goto(consoleUrl(`#/messages?topic=${topic}`));
+    await session.page.getByRole("link", { name: `${first.brokerName}/${first.queueId}`, exact: true }).click();
+    await session.page.getByTestId("message-row").first().waitFor(wait);
     const inQueue = sent.filter((s) => s.brokerName === first.brokerName && s.queueId === first.queueId);
-    assert.equal(await page.getByTestId("message-row").count(), inQueue.length);
-    await page.getByLabel("Find msgId or key in this range").fill(`order-${first.n}`);
-    await page.getByTestId("message-row").filter({ hasText: first.msgId }).waitFor(wait);
-    assert.equal(await page.getByTestId("message-row").count(), 1);
+    assert.equal(await session.page.getByTestId("message-row").count(), inQueue.length);
+    await session.page.getByLabel("Find msgId or key in this range").fill(`order-${first.n}`);
+    await session.page.getByTestId("message-row").filter({ hasText: first.msgId }).waitFor(wait);
+    assert.equal(await session.page.getByTestId("message-row").count(), 1);
     await shot("messages");
 
-    await page.getByRole("link", { name: String(first.queueOffset), exact: true }).click();
-    const headers = page.getByTestId("message-headers");
+    await session.page.getByRole("link", { name: String(first.queueOffset), exact: true }).click();
+    const headers = session.page.getByTestId("message-headers");
     await headers.waitFor(wait);
     const text = await headers.innerText();
     assert.match(text, new RegExp(first.msgId));
     assert.match(text, /done/);
     assert.match(text, new RegExp(`order-${first.n}`));
-    const props = await page.getByTestId("property-row").allInnerTexts();
+    const props = await session.page.getByTestId("property-row").allInnerTexts();
     assert.ok(
       props.some((p) => /region\s+eu/.test(p)),
       props.join("|"),
     );
-    const body = page.getByTestId("message-body");
+    const body = session.page.getByTestId("message-body");
     assert.equal(await body.innerText(), JSON.stringify({ order: first.n, item: "widget", qty: first.n % 3 }));
-    await page.getByRole("tab", { name: "Hex" }).click();
+    await session.page.getByRole("tab", { name: "Hex" }).click();
     assert.match(await body.innerText(), /^00000000 {2}7b 22 6f 72 64 65 72/);
-    await page.getByRole("tab", { name: "JSON" }).click();
+    await session.page.getByRole("tab", { name: "JSON" }).click();
     assert.equal(await body.innerText(), JSON.stringify({ order: first.n, item: "widget", qty: first.n % 3 }, null, 2));
     await shot("message");
 
-    await page.getByRole("button", { name: "Re-send message" }).click();
-    const result = page.getByTestId("resend-result");
+    await session.page.getByRole("button", { name: "Re-send message" }).click();
+    const result = session.page.getByTestId("resend-result");
     await result.waitFor(wait);
     const [, newId, broker, queue, offset] =
       /Sent as (\S+) to (\S+)\/(\d+) at offset (\d+)/.exec(await result.innerText()) ?? [];
@@ -261,7 +242,7 @@ describe("the console in Chromium", { skip }, () => {
     );
 
     // A system topic as the target: the API's refusal, as the API words it.
-    const resend = page.getByRole("form", { name: "Re-send" });
+    const resend = session.page.getByRole("form", { name: "Re-send" });
     await resend.getByLabel("To topic").fill("TBW102");
     await resend.getByRole("button", { name: "Re-send message" }).click();
     const refusal = resend.getByRole("alert");
@@ -270,26 +251,26 @@ describe("the console in Chromium", { skip }, () => {
   });
 
   it("group: consumer status shows the live member, its assigned queues, and consistent subscriptions", async () => {
-    await page.goto(consoleUrl(`#/groups/${group}`));
-    const member = page.getByTestId("status-member").filter({ hasText: consumer?.clientId ?? "?" });
+    await session.page.goto(consoleUrl(`#/groups/${group}`));
+    const member = session.page.getByTestId("status-member").filter({ hasText: consumer?.clientId ?? "?" });
     await member.waitFor(wait);
     // Its four queues of the topic, as its heartbeat reports them (the held batch is cached on one of them).
-    await page.waitForFunction(
+    await session.page.waitForFunction(
       `document.querySelectorAll("[data-testid=status-queue-row]").length >= 4`,
       undefined,
       wait,
     );
     assert.match(await member.getByTestId("status-assigned").innerText(), new RegExp(topic));
-    assert.equal(await page.getByTestId("subscriptions-consistent").innerText(), "consistent");
-    assert.equal(await page.getByTestId("status-inconsistent").count(), 0);
+    assert.equal(await session.page.getByTestId("subscriptions-consistent").innerText(), "consistent");
+    assert.equal(await session.page.getByTestId("status-inconsistent").count(), 0);
   });
 
   it("dead letters: a message sent back with delayLevel -1 shows in the group's DLQ view and its message view", async () => {
     const deadGroup = uniqueName("consoleDead");
     const first = sent[0];
     assert.ok(first);
-    await page.goto(consoleUrl(`#/groups/${deadGroup}`));
-    await page
+    await session.page.goto(consoleUrl(`#/groups/${deadGroup}`));
+    await session.page
       .getByTestId("dead-letter-total")
       .filter({ hasText: /No dead letters/ })
       .waitFor(wait);
@@ -302,23 +283,23 @@ describe("the console in Chromium", { skip }, () => {
       delayLevel: -1,
     });
     assert.equal(back.result, "DLQ");
-    await page.reload();
-    await page
+    await session.page.reload();
+    await session.page
       .getByTestId("dead-letter-total")
       .filter({ hasText: new RegExp(`^1 in %DLQ%${deadGroup}$`) })
       .waitFor(wait);
     await shot("dead-letters");
-    await page.getByRole("link", { name: `Browse dead letters ${back.brokerName}/${back.queueId}` }).click();
-    const row = page.getByTestId("message-row").filter({ hasText: back.msgId });
+    await session.page.getByRole("link", { name: `Browse dead letters ${back.brokerName}/${back.queueId}` }).click();
+    const row = session.page.getByTestId("message-row").filter({ hasText: back.msgId });
     await row.waitFor(wait);
-    await page.getByRole("link", { name: String(back.queueOffset), exact: true }).click();
-    const headers = page.getByTestId("message-headers");
+    await session.page.getByRole("link", { name: String(back.queueOffset), exact: true }).click();
+    const headers = session.page.getByTestId("message-headers");
     await headers.waitFor(wait);
     assert.match(await headers.innerText(), new RegExp(`%DLQ%${deadGroup}`));
-    const body = page.getByTestId("message-body");
+    const body = session.page.getByTestId("message-body");
     assert.equal(await body.innerText(), JSON.stringify({ order: first.n, item: "widget", qty: first.n % 3 }));
     // Re-send goes back to the topic the message came from (its RETRY_TOPIC property) by default.
-    const resend = page.getByRole("form", { name: "Re-send" });
+    const resend = session.page.getByRole("form", { name: "Re-send" });
     assert.equal(await resend.getByLabel("To topic").inputValue(), topic);
   });
 
@@ -332,10 +313,10 @@ describe("the console in Chromium", { skip }, () => {
       queues.map((q) => ({ brokerName: q.brokerName, queueId: q.queueId, offset: q.maxOffset })),
     );
     const count = queues.reduce((n, q) => n + q.maxOffset - q.minOffset, 0);
-    await page.goto(consoleUrl(`#/groups/${resetGroup}`));
-    await page.getByTestId("total-lag").filter({ hasText: /^0$/ }).waitFor(wait);
+    await session.page.goto(consoleUrl(`#/groups/${resetGroup}`));
+    await session.page.getByTestId("total-lag").filter({ hasText: /^0$/ }).waitFor(wait);
 
-    const form = page.getByRole("form", { name: "Reset offset by time" });
+    const form = session.page.getByRole("form", { name: "Reset offset by time" });
     await form.getByLabel("Topic", { exact: true }).fill("NoSuchConsoleTopic");
     await form.locator("select[name=resetTarget]").selectOption("first");
     await form.getByRole("button", { name: "Reset offsets" }).click();
@@ -345,12 +326,12 @@ describe("the console in Chromium", { skip }, () => {
 
     await form.getByLabel("Topic", { exact: true }).fill(topic);
     await form.getByRole("button", { name: "Reset offsets" }).click();
-    await page.getByTestId("reset-result").waitFor(wait);
-    await page
+    await session.page.getByTestId("reset-result").waitFor(wait);
+    await session.page
       .getByTestId("total-lag")
       .filter({ hasText: new RegExp(`^${count}$`) })
       .waitFor(wait);
-    const rows = await page.getByTestId("progress-row").allInnerTexts();
+    const rows = await session.page.getByTestId("progress-row").allInnerTexts();
     assert.equal(rows.length, queues.length);
     for (const r of rows) {
       const cells = r.split("\t");
@@ -361,15 +342,15 @@ describe("the console in Chromium", { skip }, () => {
   });
 
   it("producers: the SDK producer's heartbeat shows in its group", async () => {
-    await page.goto(consoleUrl(`#/producers/${producerGroup}`));
-    const row = page.getByTestId("producer-row").first();
+    await session.page.goto(consoleUrl(`#/producers/${producerGroup}`));
+    const row = session.page.getByTestId("producer-row").first();
     await row.waitFor(wait);
     assert.match(await row.innerText(), /TYPESCRIPT/);
     await shot("producers");
   });
 
   it("phone width: no view is wider than the screen", async () => {
-    const phone = await browser.context.newPage();
+    const phone = await session.browser.context.newPage();
     try {
       await phone.setViewportSize({ width: 390, height: 844 });
       for (const [hash, ready] of [
@@ -382,7 +363,7 @@ describe("the console in Chromium", { skip }, () => {
         const width = Number(await phone.evaluate("document.documentElement.scrollWidth"));
         assert.ok(width <= 390, `${hash} is ${width} px wide`);
       }
-      await phone.screenshot({ path: path.join(SHOTS, "phone-topic.png"), fullPage: true });
+      await phone.screenshot({ path: path.join(session.shots, "phone-topic.png"), fullPage: true });
     } finally {
       await phone.close();
     }

@@ -17,6 +17,7 @@ import { holdEmulators, useEmulatorOptions } from "../support/shared-emulators.j
 import { fidelityCases } from "./aws-fidelity-cases.js";
 import { queueLogContract } from "./queue-log-contract.js";
 import { queueLogAppendersContract } from "./queue-log-contract-appenders.js";
+import { queueLogRangesContract } from "./queue-log-contract-ranges.js";
 import { storageContract } from "./storage-contract.js";
 import { rejectsWith } from "./storage-contract-helpers.js";
 
@@ -33,6 +34,7 @@ export function awsContract(backend: DynamoBackend): void {
     storageContract(label, open);
     queueLogContract(label, open);
     queueLogAppendersContract(label, open);
+    queueLogRangesContract(label, open);
     provisioningCases(backend);
     fidelityCases(backend);
   });

@@ -14,12 +14,14 @@ import type { Storage } from "../../lib/storage/storage.js";
 import { openLocalFixture } from "../support/local-fixture.js";
 import { queueLogContract } from "./queue-log-contract.js";
 import { queueLogAppendersContract } from "./queue-log-contract-appenders.js";
+import { queueLogRangesContract } from "./queue-log-contract-ranges.js";
 import { storageContract } from "./storage-contract.js";
 import { rejectsWith } from "./storage-contract-helpers.js";
 
 storageContract("local (SQLite + files)", openLocalFixture);
 queueLogContract("local (SQLite + files)", openLocalFixture);
 queueLogAppendersContract("local (SQLite + files)", openLocalFixture);
+queueLogRangesContract("local (SQLite + files)", openLocalFixture);
 
 describe("local storage specifics", () => {
   let dataDir = "";

@@ -2,22 +2,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ErrorCode } from "../../lib/core/errors.js";
-import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";
+import { diffCounts, NO_REQUESTS as NONE, type RequestCounts } from "../../lib/storage/request-counter.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import type { OpenFixture } from "../support/storage-fixture.js";
 import { NUMBER_TABLE, rejectsWith, unique, useFixture } from "./storage-contract-helpers.js";
-
-const NONE: RequestCounts = {
-  tableReads: 0,
-  tableWrites: 0,
-  readUnits: 0,
-  writeUnits: 0,
-  objectPuts: 0,
-  objectGets: 0,
-  objectBytesRead: 0,
-  objectLists: 0,
-  objectDeletes: 0,
-};
 
 /** Runs `fn` and returns what it added to the storage's counter. */
 async function counted(storage: Storage, fn: () => Promise<unknown>): Promise<RequestCounts> {

@@ -1,4 +1,7 @@
-/** @module Contract cases: the put condition `{ exists: false }` (pass, fail, nothing written), `existing`, races. */
+/**
+ * @module Contract cases: the put condition `{ exists: false }` (pass, fail, nothing written), `existing`, races;
+ * the atomic `add` (new values, `{ exists: true }`, concurrent adds from two storages never lost).
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ErrorCode, isNimbusError } from "../../lib/core/errors.js";
@@ -58,6 +61,60 @@ export function writeCases(open: OpenFixture): void {
       for (const r of results) {
         if (r.status === "rejected") assert.ok(isNimbusError(r.reason, ErrorCode.CONDITION_FAILED));
       }
+    });
+  });
+
+  describe("writes: atomic add", () => {
+    const fx = useFixture(open);
+    const table = () => fx().storage.table(NUMBER_TABLE);
+
+    it("add creates a missing item at 0, answers the new value, and keeps the other attributes", async () => {
+      const pk = unique("add");
+      assert.equal(await table().add({ pk, sk: 0 }, "next", 3), 3);
+      await table().put({ pk, sk: 1, next: 10, keep: "yes" });
+      assert.equal(await table().add({ pk, sk: 1 }, "next", 5), 15);
+      assert.equal(await table().add({ pk, sk: 1 }, "other", 2), 2, "a missing attribute counts as 0");
+      assertItem(await table().get({ pk, sk: 1 }, { consistent: true }), {
+        pk,
+        sk: 1,
+        next: 15,
+        other: 2,
+        keep: "yes",
+      });
+    });
+
+    it("add with exists: true on a missing item fails and creates nothing", async () => {
+      const pk = unique("add");
+      await failsWith(table().add({ pk, sk: 0 }, "next", 1, { condition: { exists: true } }));
+      assert.equal(await table().get({ pk, sk: 0 }, { consistent: true }), undefined);
+      await table().put({ pk, sk: 0, next: 7 });
+      assert.equal(await table().add({ pk, sk: 0 }, "next", 1, { condition: { exists: true } }), 8);
+    });
+
+    it("concurrent adds from two storages: every caller owns a disjoint range, none is lost", async () => {
+      const pk = unique("add-race");
+      const other = (await fx().reopen()).table(NUMBER_TABLE);
+      const deltas = Array.from({ length: 24 }, (_, i) => 1 + (i % 3));
+      const ends = await Promise.all(deltas.map((d, i) => (i % 2 ? other : table()).add({ pk, sk: 0 }, "next", d)));
+      const ranges = ends.map((end, i) => [end - (deltas[i] as number), end] as const).sort((a, b) => a[0] - b[0]);
+      let expected = 0;
+      for (const [start, end] of ranges) {
+        assert.equal(start, expected, "ranges tile [0, total) with no overlap");
+        expected = end;
+      }
+      assert.equal(
+        expected,
+        deltas.reduce((a, b) => a + b, 0),
+      );
+    });
+
+    it("refuses a bad add and writes nothing", async () => {
+      const pk = unique("add");
+      await rejectsWith(table().add({ pk, sk: 0 }, "sk", 1), ErrorCode.PARAMETER_ILLEGAL);
+      await rejectsWith(table().add({ pk, sk: 0 }, "n", 0.5), ErrorCode.PARAMETER_ILLEGAL);
+      await table().put({ pk, sk: 0, s: "text" });
+      await rejectsWith(table().add({ pk, sk: 0 }, "s", 1), ErrorCode.PARAMETER_ILLEGAL);
+      assertItem(await table().get({ pk, sk: 0 }, { consistent: true }), { pk, sk: 0, s: "text" });
     });
   });
 }

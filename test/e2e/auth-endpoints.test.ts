@@ -24,6 +24,8 @@ interface Sample {
 }
 
 const tx: { first: string; second: string } = { first: "", second: "" };
+/** A receipt handle of group G on T, received in `before` (a change of invisible time needs a live one). */
+const pop = { handle: "" };
 
 const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   clusterInfo: { request: () => ({ method: "GET", path: "/cluster" }), grants: ["Cluster|Get"] },
@@ -52,6 +54,26 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
       method: "POST",
       path: "/send-back",
       body: { consumerGroup: "G", topic: "T", brokerName: A, queueId: 0, queueOffset: 0 },
+    }),
+    grants: ["Topic:T|Sub", "Group:G|Sub"],
+  },
+  receive: {
+    request: () => ({
+      method: "POST",
+      path: "/receive",
+      body: { consumerGroup: "G", topic: "T", invisibleDurationMs: 10_000 },
+    }),
+    grants: ["Topic:T|Sub", "Group:G|Sub"],
+  },
+  ack: {
+    request: () => ({ method: "POST", path: "/ack", body: { consumerGroup: "G", topic: "T", receiptHandles: ["h"] } }),
+    grants: ["Topic:T|Sub", "Group:G|Sub"],
+  },
+  changeInvisibleDuration: {
+    request: () => ({
+      method: "POST",
+      path: "/change-invisible-duration",
+      body: { consumerGroup: "G", topic: "T", receiptHandle: pop.handle, invisibleDurationMs: 10_000 },
     }),
     grants: ["Topic:T|Sub", "Group:G|Sub"],
   },
@@ -207,11 +229,17 @@ describe("auth on every endpoint (nimbus dev --auth)", () => {
     t = await startAuthServer();
     url = t.server.url;
     await ok({ method: "PUT", path: "/topics/T", body: {} });
+    const receive = { consumerGroup: "G", topic: "T", invisibleDurationMs: 600_000 };
+    await ok({ method: "POST", path: "/receive", body: receive }); // group G's POP start: the queues' end
     await ok({
       method: "POST",
       path: "/send",
       body: { topic: "T", queueId: 0, brokerName: A, messages: [{ body: b64("m") }] },
     });
+    const received = (await ok({ method: "POST", path: "/receive", body: receive })) as {
+      messages: { receiptHandle: string }[];
+    };
+    pop.handle = received.messages[0]?.receiptHandle ?? "";
     for (const key of ["first", "second"] as const) {
       const half = (await ok({
         method: "POST",

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { MAX_BATCH_BYTES } from "../../lib/protocol/index.js";
 import { type Api, b64, expectError, ok, writesNothing } from "../support/http.js";
 import { type ServerMode, uniqueName, useTestServer } from "../support/server-fixture.js";
 import { pullFrom, sendTo } from "./queues-suite.js";
@@ -121,9 +122,9 @@ export function dataErrorCases(mode: ServerMode): void {
       });
     });
 
-    it("a batch over 4 MiB of bodies each under it: 413 MESSAGE_BODY_TOO_LARGE", async () => {
+    it("a batch over MAX_BATCH_BYTES of bodies each under 4 MiB: 413 MESSAGE_BODY_TOO_LARGE", async () => {
       await unchanged(async () => {
-        const half = b64(Buffer.alloc(FOUR_MIB / 2 + 1024, 0x62));
+        const half = b64(Buffer.alloc(MAX_BATCH_BYTES / 2 + 1024, 0x62));
         expectError(
           await ctx.http.post("/send", { topic, messages: [{ body: half }, { body: half }] }),
           413,

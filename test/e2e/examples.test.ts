@@ -126,4 +126,23 @@ describe("SDK examples (docs/examples)", () => {
     const delivered = route.queues.reduce((sum, q) => sum + q.maxOffset, 0);
     assert.equal(delivered, 2, "order-1 and order-3 delivered, order-2 not");
   });
+
+  it("simple consumer: receives and acks the tagged jobs, one after changeInvisibleDuration", async () => {
+    const lines = (await runExample("simple-consumer")).trim().split("\n");
+    assert.equal(lines.at(-1), "acked 4", lines.join("\n"));
+    const jobs = lines.slice(0, -1);
+    assert.equal(jobs.length, 4);
+    for (const l of jobs) assert.match(l, /^TagA job [0134] \(attempt 1\)$/);
+  });
+
+  it("lambda worker: invocations drain the jobs, the bad one left unacked", async () => {
+    const lines = (await runExample("lambda-worker")).trim().split("\n");
+    assert.equal(lines.at(-1), "processed 10", lines.join("\n"));
+    const results = lines.slice(0, -1).map((l) => JSON.parse(l.replace(/^invocation \d+: /, "")) as { failed: number });
+    assert.equal(
+      results.reduce((n, r) => n + r.failed, 0),
+      1,
+      lines.join("\n"),
+    );
+  });
 });

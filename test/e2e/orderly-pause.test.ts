@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { createTopic, report, waitUntil } from "../support/consumer-helpers.js";
+import { ORDERLY_TEST_TIMINGS } from "../support/consumer-process.js";
 import { MODE_LABEL, uniqueName, useTestServer } from "../support/server-fixture.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
 
@@ -99,14 +100,7 @@ for (const mode of ["local", "aws"] as const) {
         consumerGroup: group,
         endpoints: ctx.server.url,
         timeoutMs: TEST_TIMEOUT_MS,
-        membershipPollInterval: 200,
-        rebalanceInterval: 1000,
-        persistConsumerOffsetInterval: 200,
-        heartbeatInterval: 300,
-        lockRenewIntervalMillis: 300,
-        pullIdleBackoffMillis: 20,
-        pullIdleBackoffMaxMillis: 200,
-        pushChannel: false,
+        ...ORDERLY_TEST_TIMINGS,
         onError: () => undefined,
       });
       open.push(b);

@@ -10,9 +10,9 @@ import { afterEach, describe, it } from "node:test";
 import { LitePullConsumer } from "../../lib/client/consumer/lite-pull-consumer.js";
 import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
-import { createTopic, fastTimings, waitUntil } from "../support/consumer-helpers.js";
+import { fastTimings, freshTopicOnBrokerA, waitUntil } from "../support/consumer-helpers.js";
 import { expectError, ok, snapshot } from "../support/http.js";
-import { uniqueName, useTestServer } from "../support/server-fixture.js";
+import { useTestServer } from "../support/server-fixture.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
 
 describe("orderly consumption: SUSPEND and bad input", () => {
@@ -23,24 +23,21 @@ describe("orderly consumption: SUSPEND and bad input", () => {
   });
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
 
+  /** The cases' consumer options: the group from its first offset, fast timings. */
+  const firstOffsetOptions = (group: string) => ({
+    consumerGroup: group,
+    endpoints: ctx.server.url,
+    timeoutMs: TEST_TIMEOUT_MS,
+    ...fastTimings(),
+    consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET" as const,
+  });
+
   it("SUSPEND redelivers the same batch, holds the queue and its offset, and keeps retrying without maxReconsumeTimes", async () => {
-    const topic = uniqueName("Suspend");
-    const group = uniqueName("gSuspend");
-    await createTopic(api(), topic, 1, ["broker-a"]);
-    await api().send({
-      topic,
-      brokerName: "broker-a",
-      queueId: 0,
-      messages: Array.from({ length: 8 }, (_, i) => ({ body: new TextEncoder().encode(String(i)) })),
-    });
+    const { topic, group } = await freshTopicOnBrokerA(api(), "Suspend", 1, 8);
     const deliveries: [number, number][] = [];
     let failing = true;
     const consumer = new PushConsumer({
-      consumerGroup: group,
-      endpoints: ctx.server.url,
-      timeoutMs: TEST_TIMEOUT_MS,
-      ...fastTimings(),
-      consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
+      ...firstOffsetOptions(group),
       suspendCurrentQueueTimeMillis: 20,
     });
     open.push(consumer);
@@ -81,22 +78,10 @@ describe("orderly consumption: SUSPEND and bad input", () => {
   });
 
   it("past maxReconsumeTimes the suspended message goes to %DLQ%<group> and the queue moves on", async () => {
-    const topic = uniqueName("OrderlyDlq");
-    const group = uniqueName("gOrderlyDlq");
-    await createTopic(api(), topic, 1, ["broker-a"]);
-    await api().send({
-      topic,
-      brokerName: "broker-a",
-      queueId: 0,
-      messages: Array.from({ length: 6 }, (_, i) => ({ body: new TextEncoder().encode(String(i)) })),
-    });
+    const { topic, group } = await freshTopicOnBrokerA(api(), "OrderlyDlq", 1, 6);
     const deliveries: [number, number][] = [];
     const consumer = new PushConsumer({
-      consumerGroup: group,
-      endpoints: ctx.server.url,
-      timeoutMs: TEST_TIMEOUT_MS,
-      ...fastTimings(),
-      consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
+      ...firstOffsetOptions(group),
       suspendCurrentQueueTimeMillis: 20,
       maxReconsumeTimes: 2,
     });
@@ -139,9 +124,7 @@ describe("orderly consumption: SUSPEND and bad input", () => {
   });
 
   it("a running LitePullConsumer follows resetOffsetByTime: it polls exactly what was stored after the time", async () => {
-    const topic = uniqueName("LiteReset");
-    const group = uniqueName("gLiteReset");
-    await createTopic(api(), topic, 2, ["broker-a"]);
+    const { topic, group } = await freshTopicOnBrokerA(api(), "LiteReset", 2);
     const send = (body: string) =>
       Promise.all(
         [0, 1].map((queueId) =>
@@ -180,9 +163,7 @@ describe("orderly consumption: SUSPEND and bad input", () => {
   });
 
   it("bad input to the lock, unlock, locks, reset and status endpoints: 4xx, nothing written", async () => {
-    const topic = uniqueName("BadOrderly");
-    const group = uniqueName("gBadOrderly");
-    await createTopic(api(), topic, 2, ["broker-a"]);
+    const { topic, group } = await freshTopicOnBrokerA(api(), "BadOrderly", 2);
     const http = ctx.http;
     const before = await snapshot(http, [topic], [group]);
     const locksBefore = ok(await http.get(`/offsets/${group}/${topic}/locks`));

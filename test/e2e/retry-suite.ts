@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MessageConst } from "../../lib/core/message.js";
 import { dlqTopic, retryTopic } from "../../lib/core/names.js";
-import { createTopic, waitUntil } from "../support/consumer-helpers.js";
+import { createTopic, freshTopicOnBrokerA, waitUntil } from "../support/consumer-helpers.js";
 import { b64, expectError, ok, writesNothing } from "../support/http.js";
 import { uniqueName } from "../support/server-fixture.js";
 
@@ -16,9 +16,7 @@ import { type Delivery, type RetryDelayFixture, WAIT_MS } from "./retry-delay-fi
 
 export function retryCases({ ctx, api, consumer, record, sendOne, committed }: RetryDelayFixture): void {
   it("RECONSUME_LATER twice, then success: 3 deliveries, reconsumeTimes 0,1,2, the original queue's offset moves on", async () => {
-    const topic = uniqueName("Retry");
-    const group = uniqueName("gRetry");
-    await createTopic(api(), topic, 1, ["broker-a"]);
+    const { topic, group } = await freshTopicOnBrokerA(api(), "Retry");
     const seen: Delivery[] = [];
     const c = consumer(group, topic, (m) => {
       seen.push(record(m));
@@ -52,9 +50,7 @@ export function retryCases({ ctx, api, consumer, record, sendOne, committed }: R
   });
 
   it("always RECONSUME_LATER with maxReconsumeTimes 2: in %DLQ%<group> after the third try, with its topic, body and msgId", async () => {
-    const topic = uniqueName("Dlq");
-    const group = uniqueName("gDlq");
-    await createTopic(api(), topic, 1, ["broker-a"]);
+    const { topic, group } = await freshTopicOnBrokerA(api(), "Dlq");
     const seen: Delivery[] = [];
     const c = consumer(
       group,
@@ -112,9 +108,7 @@ export function retryCases({ ctx, api, consumer, record, sendOne, committed }: R
   });
 
   it("a consumer restarted while its failed message waits in the retry topic loses nothing", async () => {
-    const topic = uniqueName("Restart");
-    const group = uniqueName("gRestart");
-    await createTopic(api(), topic, 1, ["broker-a"]);
+    const { topic, group } = await freshTopicOnBrokerA(api(), "Restart");
     const first: Delivery[] = [];
     const c1 = consumer(group, topic, (m) => {
       first.push(record(m));
@@ -144,9 +138,7 @@ export function retryCases({ ctx, api, consumer, record, sendOne, committed }: R
   });
 
   it("BROADCASTING drops a failed message and reports it, sending nothing back", async () => {
-    const topic = uniqueName("BroadcastFail");
-    const group = uniqueName("gBroadcastFail");
-    await createTopic(api(), topic, 1, ["broker-a"]);
+    const { topic, group } = await freshTopicOnBrokerA(api(), "BroadcastFail");
     const errors: string[] = [];
     const seen: Delivery[] = [];
     const { mkdtempSync, rmSync } = await import("node:fs");

@@ -4,6 +4,7 @@
  */
 import { describe, it } from "node:test";
 import { fuzzCodec } from "./codec-fuzz.js";
+import { fuzzHostile } from "./hostile-fuzz.js";
 import { fuzzHttp } from "./http-fuzz.js";
 import { withFuzzServer } from "./server.js";
 
@@ -15,6 +16,13 @@ describe("fuzz (short run)", () => {
   it("HTTP surface: random and mutated requests answer 2xx or a 4xx {code, message} that wrote nothing", async (t) => {
     const tally = await withFuzzServer((server) =>
       fuzzHttp({ url: server.url, counter: server.storage.counter, runs: 1500 }),
+    );
+    t.diagnostic(JSON.stringify(tally));
+  });
+
+  it("hostile shapes (issue 26): huge arrays and maps, malformed hosts, long groups: no 5xx, small refusals, no write", async (t) => {
+    const tally = await withFuzzServer((server) =>
+      fuzzHostile({ url: server.url, counter: server.storage.counter, runs: 60 }),
     );
     t.diagnostic(JSON.stringify(tally));
   });

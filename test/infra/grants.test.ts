@@ -194,6 +194,22 @@ describe("each function is granted exactly the resources it uses", () => {
     });
     await call("GET /topics/{topic}/status", "/topics/Orders/status");
 
+    // POP: a receive sets the group's start, a second one takes a message, which is changed and acked.
+    const pop = { consumerGroup: "PopG", topic: "Orders", invisibleDurationMs: 10_000 };
+    await call("POST /receive", "/receive", pop);
+    await call("POST /send", "/send", small);
+    const got = (await call("POST /receive", "/receive", pop)) as { messages: { receiptHandle: string }[] };
+    const handle = got.messages[0]?.receiptHandle ?? "";
+    const changed = (await call("POST /change-invisible-duration", "/change-invisible-duration", {
+      ...pop,
+      receiptHandle: handle,
+    })) as { receiptHandle: string };
+    await call("POST /ack", "/ack", {
+      consumerGroup: "PopG",
+      topic: "Orders",
+      receiptHandles: [changed.receiptHandle],
+    });
+
     // A delayed message (large: its batch goes to the bucket when it moves) and a consumed one sent back.
     await call("POST /send", "/send", {
       ...large,
@@ -273,9 +289,9 @@ describe("each function is granted exactly the resources it uses", () => {
     await registerBrokers(registration);
     await call("POST /send", "/send", small);
     const report = await applyRetention(contextOf("Retention"));
-    // Orders: the four old batches (two sends, the delayed message and the committed transaction) but never the
-    // newest; the two half messages and the retry are each the newest of their queue.
-    assert.equal(report.deletedBatches, 4, "retention trimmed the old batches");
+    // Orders: the five old batches (three sends, the delayed message and the committed transaction) but never
+    // the newest; the two half messages and the retry are each the newest of their queue.
+    assert.equal(report.deletedBatches, 5, "retention trimmed the old batches");
 
     await call("DELETE /topics/{topic}", "/topics/Orders");
 

@@ -94,6 +94,9 @@ describe("layers", () => {
         `import { createLocalStorage } from "../storage/local/index.js";`,
         "only wiring picks adapters",
       ],
+      ["lib/grpc/x.ts", `import { createLocalStorage } from "../storage/local/index.js";`, "gRPC picks no adapter"],
+      ["lib/http/x.ts", `import { startGrpcServer } from "../grpc/index.js";`, "HTTP does not import gRPC"],
+      ["lib/broker/x.ts", `import { ROCKET_CODE } from "../grpc/codes.js";`, "the broker knows no protocol"],
       [
         "lib/dev/x.ts",
         `import { handler } from "../../functions/send.js";`,

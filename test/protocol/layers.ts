@@ -17,6 +17,7 @@ export type Layer =
   | "broker"
   | "config"
   | "http"
+  | "grpc"
   | "dev"
   | "cli"
   | "console"
@@ -34,6 +35,7 @@ const LAYER_OF_PREFIX: [string, Layer][] = [
   ["lib/broker/", "broker"],
   ["lib/config/", "config"],
   ["lib/http/", "http"],
+  ["lib/grpc/", "grpc"],
   ["lib/dev/", "dev"],
   ["lib/cli/", "cli"],
   ["lib/console/", "console"],
@@ -54,8 +56,10 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
   // The config maps settings to broker options (create-broker.ts); the broker never reads the config.
   config: ["core", "protocol", "storage", "broker"],
   http: ["core", "protocol", "storage", "broker"],
+  // The gRPC door beside the HTTP one: the same shape, and the HTTP side's auth gate (users, signatures' cache).
+  grpc: ["core", "protocol", "storage", "broker", "http"],
   // The local server wires the adapters, like functions/ on AWS.
-  dev: ["core", "protocol", "storage", "storage-local", "storage-aws", "broker", "config", "http"],
+  dev: ["core", "protocol", "storage", "storage-local", "storage-aws", "broker", "config", "http", "grpc"],
   cli: ["core", "protocol", "client", "config", "dev"],
   // The web console runs in a browser: the protocol's types and paths, core's names and codes, nothing else.
   console: ["core", "protocol"],

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { type NimbusCredentials, signNimbusRequest } from "../../lib/core/request-signing.js";
-import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
+import { type LocalServer, type LocalServerOptions, startLocalServer } from "../../lib/dev/local-server.js";
 import { openBacking, type ServerMode } from "./server-fixture.js";
 
 export const ROOT: NimbusCredentials = { accessKey: "root", secretKey: "root-secret-123" };
@@ -17,7 +17,10 @@ export interface AuthServer {
 }
 
 /** On the embedded store ("local") or on the AWS adapters over the emulators ("aws": dynalite + s3rver). */
-export async function startAuthServer(mode: ServerMode = "local"): Promise<AuthServer> {
+export async function startAuthServer(
+  mode: ServerMode = "local",
+  extra: Partial<LocalServerOptions> = {},
+): Promise<AuthServer> {
   const backing = await openBacking(mode);
   const server = await startLocalServer({
     port: 0,
@@ -30,6 +33,7 @@ export async function startAuthServer(mode: ServerMode = "local"): Promise<AuthS
       masterKey: new Uint8Array(randomBytes(32)),
       cacheMs: 0,
     },
+    ...extra,
   });
   return {
     server,

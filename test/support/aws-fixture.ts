@@ -20,7 +20,16 @@ import {
 } from "../../lib/storage/aws/index.js";
 import { createDynamoClient, createS3Client } from "../../lib/storage/aws/provision.js";
 import type { Storage } from "../../lib/storage/storage.js";
-import type { GetOptions, Item, ItemKey, PutOptions, QueryOptions, Table, TableSpec } from "../../lib/storage/table.js";
+import type {
+  AddOptions,
+  GetOptions,
+  Item,
+  ItemKey,
+  PutOptions,
+  QueryOptions,
+  Table,
+  TableSpec,
+} from "../../lib/storage/table.js";
 import { type DynamoBackend, EMULATOR_CREDENTIALS } from "./emulators.js";
 import { acquireEmulators } from "./shared-emulators.js";
 import type { OpenFixture, StorageFixture } from "./storage-fixture.js";
@@ -133,6 +142,10 @@ function lazyTable(table: Table, ready: () => Promise<void>): Table {
     async put(item: Item, options?: PutOptions) {
       await ready();
       return table.put(item, options);
+    },
+    async add(key: ItemKey, attribute: string, delta: number, options?: AddOptions) {
+      await ready();
+      return table.add(key, attribute, delta, options);
     },
     async delete(key: ItemKey) {
       await ready();

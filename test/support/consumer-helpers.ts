@@ -13,6 +13,7 @@ import type { ConsumerBaseOptions, MessageListenerConcurrently } from "../../lib
 import type { MessageExt } from "../../lib/client/message.js";
 import type { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
+import { uniqueName } from "./server-fixture.js";
 
 /** Polls `condition` until it holds; throws after `timeoutMs` (default 30 s) naming `what`. */
 export async function waitUntil(
@@ -47,6 +48,26 @@ export function fastTimings(): Partial<ConsumerBaseOptions> {
       if (process.env.DEBUG_CONSUMER) console.warn(what, err);
     },
   };
+}
+
+/**
+ * A fresh topic and group named after `name` (`<name>`, `g<name>`), the topic with `perBroker` queues on
+ * broker-a only, and `count` messages "0", "1", ... sent to its queue 0.
+ */
+export async function freshTopicOnBrokerA(
+  api: NimbusApi,
+  name: string,
+  perBroker = 1,
+  count = 0,
+): Promise<{ topic: string; group: string }> {
+  const topic = uniqueName(name);
+  const group = uniqueName(`g${name}`);
+  await createTopic(api, topic, perBroker, ["broker-a"]);
+  if (count > 0) {
+    const messages = Array.from({ length: count }, (_, i) => ({ body: new TextEncoder().encode(String(i)) }));
+    await api.send({ topic, brokerName: "broker-a", queueId: 0, messages });
+  }
+  return { topic, group };
 }
 
 /** Creates `topic` with `perBroker` read/write queues on each named broker (default both local ones). */

@@ -94,6 +94,7 @@ function faultyTable(table: Table, options: FaultStorageOptions): Table {
       if (name === "queue-index") options.beforeIndexPut?.(item);
       return faulty(options, `${name}.put`, true, () => table.put(item, o));
     },
+    add: (key, attribute, delta, o) => faulty(options, `${name}.add`, true, () => table.add(key, attribute, delta, o)),
     delete: (key) => faulty(options, `${name}.delete`, true, () => table.delete(key)),
     query: (pk, o) => faulty(options, `${name}.query`, false, () => table.query(pk, o)),
   };

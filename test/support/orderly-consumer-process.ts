@@ -6,28 +6,16 @@
  * same machine's as the test's). The parent pauses it with SIGSTOP/SIGCONT and ends it with SIGKILL.
  */
 import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
+import { consumerProcessArgs, ORDERLY_TEST_TIMINGS } from "./consumer-process.js";
 import { TEST_TIMEOUT_MS } from "./timeouts.js";
 
-const [url, group, topic] = process.argv.slice(2);
-if (!url || !group || !topic || !process.send)
-  throw new Error("usage: fork(orderly-consumer-process.ts, [url, group, topic])");
-const send = process.send.bind(process);
-process.on("disconnect", () => process.exit(0));
+const { url, group, topic, send } = consumerProcessArgs("orderly-consumer-process.ts");
 const consumer = new PushConsumer({
   consumerGroup: group,
   endpoints: url,
   timeoutMs: TEST_TIMEOUT_MS,
   consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
-  membershipPollInterval: 200,
-  rebalanceInterval: 1000,
-  persistConsumerOffsetInterval: 200,
-  heartbeatInterval: 300,
-  lockRenewIntervalMillis: 300,
-  pullIdleBackoffMillis: 20,
-  pullIdleBackoffMaxMillis: 200,
-  // The test models A's heartbeat expiry with an HTTP unregister: a polling client. (With the push channel a
-  // paused process keeps its socket, and an unregistered one is not told to register again: docs/push-channel.md.)
-  pushChannel: false,
+  ...ORDERLY_TEST_TIMINGS,
   onError: () => undefined,
 });
 consumer.subscribe(topic, "*");

@@ -6,14 +6,10 @@
  * The parent may instead kill it with SIGKILL (a crash).
  */
 import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
+import { consumerProcessArgs } from "./consumer-process.js";
 import { TEST_TIMEOUT_MS } from "./timeouts.js";
 
-const [url, group, topic] = process.argv.slice(2);
-if (!url || !group || !topic || !process.send)
-  throw new Error("usage: fork(push-consumer-process.ts, [url, group, topic])");
-const send = process.send.bind(process);
-// The parent gone (a failed test), this process goes too.
-process.on("disconnect", () => process.exit(0));
+const { url, group, topic, send } = consumerProcessArgs("push-consumer-process.ts");
 const consumer = new PushConsumer({
   consumerGroup: group,
   endpoints: url,

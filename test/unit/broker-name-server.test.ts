@@ -26,6 +26,22 @@ async function get(t: TestBroker, path: string): Promise<{ status: number; body:
 const rejectsWithCode = (promise: Promise<unknown>, code: string) =>
   assert.rejects(promise, (err: unknown) => isNimbusError(err) && err.code === code);
 
+/** broker-a's queue 0 of Orders from its first offset, through the broker's pull service. */
+function pullFromBrokerA(t: TestBroker) {
+  return t.broker.puller.pull({
+    consumerGroup: "CG",
+    topic: "Orders",
+    brokerName: "broker-a",
+    queueId: 0,
+    queueOffset: 0,
+  });
+}
+
+/** One message to broker-a's queue 0 of Orders, through the broker's send service. */
+function sendToBrokerA(t: TestBroker): Promise<unknown> {
+  return t.broker.sender.send({ topic: "Orders", brokerName: "broker-a", queueId: 0, messages: [{ body: body("m") }] });
+}
+
 describe("broker expiry (fake clock)", () => {
   let t: TestBroker;
   beforeEach(async () => {
@@ -37,12 +53,7 @@ describe("broker expiry (fake clock)", () => {
   it("a master that stops registering leaves the routes after 120 s; its slave stays, read-only", async () => {
     const slave = { cluster: "DefaultCluster", brokerName: "broker-a", brokerId: 1, address: "http://slave-a:1" };
     await t.broker.nameServer.register([slave]);
-    await t.broker.sender.send({
-      topic: "Orders",
-      brokerName: "broker-a",
-      queueId: 0,
-      messages: [{ body: body("m") }],
-    });
+    await sendToBrokerA(t);
     t.clock.advance(EXPIRY_MS);
     // Only the slave (and broker-b's master, registered again) still registers.
     await t.broker.nameServer.register([
@@ -55,13 +66,7 @@ describe("broker expiry (fake clock)", () => {
     assert.deepEqual(a?.brokerAddrs, { "1": "http://slave-a:1" }, "broker-a has only its slave's address");
     const qd = route.queueDatas.find((q) => q.brokerName === "broker-a");
     assert.equal(qd?.perm, PermName.PERM_READ, "a broker without a live master is read-only");
-    const pulled = await t.broker.puller.pull({
-      consumerGroup: "CG",
-      topic: "Orders",
-      brokerName: "broker-a",
-      queueId: 0,
-      queueOffset: 0,
-    });
+    const pulled = await pullFromBrokerA(t);
     assert.equal(pulled.messages.length, 1, "its messages are still read");
     await rejectsWithCode(
       t.broker.sender.send({ topic: "Orders", brokerName: "broker-a", queueId: 0, messages: [{ body: body("n") }] }),
@@ -94,12 +99,7 @@ describe("broker expiry (fake clock)", () => {
 
   it("unregistered for 120 s: gone from /cluster and routes; sends and pulls stop; the next registration brings it back", async () => {
     const before = await get(t, "/topics/Orders/route");
-    await t.broker.sender.send({
-      topic: "Orders",
-      brokerName: "broker-a",
-      queueId: 0,
-      messages: [{ body: body("m") }],
-    });
+    await sendToBrokerA(t);
 
     t.clock.advance(EXPIRY_MS);
     assert.deepEqual(await get(t, "/cluster"), { status: 200, body: { brokerAddrTable: {}, clusterAddrTable: {} } });
@@ -130,13 +130,7 @@ describe("broker expiry (fake clock)", () => {
       [1, 0, 0, 0],
       "the refused send stored nothing",
     );
-    const pulled = await t.broker.puller.pull({
-      consumerGroup: "CG",
-      topic: "Orders",
-      brokerName: "broker-a",
-      queueId: 0,
-      queueOffset: 0,
-    });
+    const pulled = await pullFromBrokerA(t);
     assert.equal(pulled.pullStatus, "FOUND");
   });
 

@@ -27,6 +27,8 @@ const TTL_SECONDS = 24 * 3600;
 export class ClientService {
   /** Told when a check-back waits for a producer client (the push channel hints it). */
   onCheckAdded: ((group: string, clientId: string) => void) | undefined;
+  /** Told as well when a check-back waits for a producer client (the gRPC endpoint pushes it on its stream). */
+  readonly checkListeners = new Set<(group: string, clientId: string) => void>();
 
   constructor(
     private readonly clients: Table,
@@ -113,6 +115,7 @@ export class ClientService {
       expiresAt,
     });
     this.onCheckAdded?.(check.producerGroup, clientId);
+    for (const listener of this.checkListeners) listener(check.producerGroup, clientId);
   }
 
   /** Live producers of the group (only those answering check-backs with `transactional`), the most recently heard from first. */

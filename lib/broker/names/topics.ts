@@ -4,6 +4,7 @@
  */
 
 import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { validateTopic } from "../../core/names.js";
 import { DEFAULT_PERM, PermName } from "../../core/perm-name.js";
 import { MASTER_ID } from "../../core/topology.js";
 import { DEFAULT_QUEUE_NUMS, type QueueStatus, type TopicConfig } from "../../protocol/index.js";
@@ -92,6 +93,9 @@ export class TopicService {
    * first use), so operators can read it and retention trims it. Returns the queue.
    */
   async ensureSystemQueue(topic: string, brokerName: string): Promise<QueueRef> {
+    // A topic derived from a group (`%RETRY%`, `%DLQ%`) is checked before anything is written: a name no pull
+    // could read is refused here, whichever door the request came through.
+    validateTopic(topic);
     const existing = await this.routes.get({ pk: keys.topicRoute(topic), sk: brokerName }, { consistent: true });
     if (existing === undefined) {
       await this.#createQueueData(topic, brokerName, 1);

@@ -126,10 +126,11 @@ export class SendService {
       }
       // Set by the broker: tags and keys have fields; the rest mark transactional, retried and stored messages.
       checkClientProperties(i, properties);
-      properties[MessageConst.UNIQ_KEY] ??= this.options.newMessageId();
+      // What the client sent counts (a UNIQ_KEY it chose included), not the id the broker adds.
       const propBytes = Object.entries(properties).reduce((n, [k, v]) => n + utf8Length(k) + utf8Length(v) + 2, 0);
       if (propBytes > MAX_PROPERTIES_BYTES)
         throw tooLarge(`message ${i}: properties are over ${MAX_PROPERTIES_BYTES} bytes`);
+      properties[MessageConst.UNIQ_KEY] ??= this.options.newMessageId();
       if (Object.keys(properties).some((k) => k.length === 0)) throw illegal(`message ${i}: a property name is empty`);
       return { bornTimestamp, flag: m.flag ?? 0, tags, keys, properties, body: m.body, reconsumeTimes: 0 };
     });
@@ -150,6 +151,26 @@ export class SendService {
       this.routes.set(topic, route);
       return route;
     }
+  }
+
+  /**
+   * The queue of a message group (RocketMQ 5's FIFO messages, as its proxy picks it): one writable queue
+   * per group, by a hash of the group over the topic's writable queues, so the group's messages keep
+   * their order in it while the route stays the same.
+   */
+  async queueOfGroup(topic: string, group: string): Promise<QueueRef> {
+    const route = await this.#route(topic);
+    const writable = route.queueDatas
+      .filter((q) => PermName.isWriteable(q.perm) && q.writeQueueNums > 0)
+      .sort((a, b) => (a.brokerName < b.brokerName ? -1 : a.brokerName > b.brokerName ? 1 : 0))
+      .flatMap((qd) =>
+        Array.from({ length: qd.writeQueueNums }, (_, queueId) => ({ brokerName: qd.brokerName, queueId })),
+      );
+    let hash = 0;
+    for (let i = 0; i < group.length; i++) hash = (Math.imul(hash, 31) + group.charCodeAt(i)) | 0;
+    const picked = writable[(hash >>> 0) % Math.max(1, writable.length)];
+    if (!picked) throw new NimbusError(ErrorCode.NO_PERMISSION, `topic ${topic} has no writable queue`);
+    return { topic, ...picked };
   }
 
   #pickQueue(req: SendRequest, route: TopicRouteData): QueueRef {

@@ -13,6 +13,7 @@ import type { HeartbeatData, RegisterFrame, ServerFrame } from "../../protocol/i
 import { CHANNEL_LEASE_MS } from "../../protocol/index.js";
 import type { Table } from "../../storage/table.js";
 import type { ClientService } from "../clients/index.js";
+import type { QueueLockService } from "../consume/index.js";
 import type { QueueRef } from "../queue-log/index.js";
 import { queryAll } from "../store/index.js";
 
@@ -29,6 +30,8 @@ export interface PushChannelOptions {
   coalesceMs?: number;
   now?: () => number;
   onError?: (err: unknown, what: string) => void;
+  /** The queue locks: a closed connection's client gives up its locks at once (RocketMQ's channel close). */
+  locks?: QueueLockService;
 }
 
 /** Rows stay a day past their last registration, then TTL removes them (a connection lives 2 h at most on AWS). */
@@ -59,6 +62,7 @@ export class PushChannel {
   readonly #onError: (err: unknown, what: string) => void;
   readonly #windows = new Map<string, Coalescing>();
   readonly #inFlight = new Set<Promise<void>>();
+  readonly #options: PushChannelOptions;
   /** Hints sent (one per post), and notifications made (one connections query each), for tests and the bench. */
   readonly stats = { notifications: 0, posts: 0, coalesced: 0 };
 
@@ -69,6 +73,7 @@ export class PushChannel {
   ) {
     this.#coalesceMs = options.coalesceMs ?? 25;
     this.#now = options.now ?? Date.now;
+    this.#options = options;
     this.#onError = options.onError ?? ((err, what) => console.error(`nimbus: push channel: ${what}:`, err));
   }
 
@@ -118,6 +123,7 @@ export class PushChannel {
       clientId: hb.clientId,
       keys: [...wanted],
       heartbeat: JSON.stringify(hb),
+      queues: JSON.stringify(frame.queues),
       expiresAt,
     });
     await this.clients.heartbeat(hb, { liveUntil: this.#now() + CHANNEL_LEASE_MS, takeChecks: false });
@@ -170,9 +176,12 @@ export class PushChannel {
     // A client that reconnected has registered again under its new connection: it stays in the group.
     const stillThere = async (pk: string) =>
       (await queryAll(this.table, pk)).some((r) => r.sk !== connectionId && r.clientId === hb.clientId);
+    const queues = typeof reg.queues === "string" ? (JSON.parse(reg.queues) as QueueRef[]) : [];
     await Promise.all([
       ...consumerGroups.map(async (g) => {
-        if (!(await stillThere(channelKeys.group(g)))) await this.clients.unregister(hb.clientId, { consumerGroup: g });
+        if (await stillThere(channelKeys.group(g))) return;
+        await this.clients.unregister(hb.clientId, { consumerGroup: g });
+        await this.#releaseLocks(g, hb.clientId, queues);
       }),
       ...producerGroups.map(async (g) => {
         if (!(await stillThere(channelKeys.producer(g, hb.clientId))))
@@ -180,6 +189,19 @@ export class PushChannel {
       }),
     ]);
     await Promise.all(consumerGroups.map((g) => this.#tellGroup(g, connectionId)));
+  }
+
+  /**
+   * Ends the locks `clientId` holds in `group` on the queues its connection registered, as RocketMQ's broker
+   * unlocks a channel's queues when the channel closes: an orderly consumer that crashed does not block its
+   * queues for a lease. Only leases this client holds are ended (QueueLockService.unlock).
+   */
+  async #releaseLocks(group: string, clientId: string, queues: readonly QueueRef[]): Promise<void> {
+    const locks = this.#options.locks;
+    if (locks === undefined || queues.length === 0) return;
+    const byTopic = new Map<string, QueueRef[]>();
+    for (const q of queues) byTopic.set(q.topic, [...(byTopic.get(q.topic) ?? []), q]);
+    await Promise.all([...byTopic].map(([topic, qs]) => locks.unlock(group, topic, clientId, qs)));
   }
 
   /**

@@ -1,9 +1,9 @@
 /**
  * @module The queue log's write path: appends to one queue from one process wait in line and go out
  * one index put at a time. Batches waiting together are merged (group commit): into one inline item while
- * they fit the inline threshold, else into one object and its one item. Each index put follows the chain
- * rule with an append id, so a put whose reply was lost is recognised as ours.
- * See docs/queue-log.md ("Append").
+ * they fit the inline threshold, else into one object and its one item. Each index item fills a range
+ * reserved from the queue's counter (no race between writers of different processes), with an append id,
+ * so a put whose reply was lost is recognised as ours. See docs/queue-log.md ("Append").
  */
 import { randomBytes } from "node:crypto";
 import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
@@ -20,16 +20,17 @@ export interface AppendResult {
   storeTimestamp: number;
 }
 
-export interface ChainWriterOptions {
+export interface RangeWriterOptions {
   index: Table;
   /** Wall clock (ms since epoch): stamps the batches. */
   wallNow: () => number;
-  /** The tail offset of a queue: the cached one, or a consistent read when `fresh`. */
-  tailEnd: (pk: string, fresh: boolean) => Promise<number>;
-  /** Remembers a tail offset just learned. */
+  /** Reserves `count` offsets of queue `pk` and answers the first (`reserveRange`). */
+  reserve: (pk: string, count: number) => Promise<number>;
+  /** Told after each reservation, before the fill (tests stop a writer here, as if its container died). */
+  afterReserve?: ((pk: string, start: number, count: number) => void | Promise<void>) | undefined;
+  /** Remembers the end of a batch just written (a max offset this process has seen). */
   learnTail: (pk: string, tail: number) => void;
   maxAppendMs: number;
-  walkBeforeReread: number;
   /**
    * Stores a (merged) batch: inline bytes up to the inline threshold, else one object written first. Its
    * location goes into the index item.
@@ -48,12 +49,12 @@ interface PendingAppend {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export class ChainWriter {
-  readonly #options: ChainWriterOptions;
+export class RangeWriter {
+  readonly #options: RangeWriterOptions;
   /** Appends waiting per queue; a queue has an entry while its line is being drained. */
   readonly #lines = new Map<string, PendingAppend[]>();
 
-  constructor(options: ChainWriterOptions) {
+  constructor(options: RangeWriterOptions) {
     this.#options = options;
   }
 
@@ -64,8 +65,7 @@ export class ChainWriter {
 
   /**
    * Appends an encoded batch of `count` messages to queue `pk`. Appends to one queue from this process go
-   * out one after another, never racing each other (the conditional put only has to guard against other
-   * processes); those that wait together are merged into one batch, one object at most and one index put,
+   * out one after another; those that wait together are merged into one batch, one object at most and one index put,
    * and each caller is answered its own offsets (in line order) once that put has landed.
    */
   append(pk: string, batch: Uint8Array, count: number): Promise<AppendResult> {
@@ -89,7 +89,7 @@ export class ChainWriter {
         const merged =
           group.length === 1 ? (group[0] as PendingAppend).batch : concatBatches(group.map((p) => p.batch));
         const loc = await this.#options.store(merged);
-        const { queueOffset, storeTimestamp } = await this.#putChained(pk, loc, sumCounts(group));
+        const { queueOffset, storeTimestamp } = await this.#fill(pk, loc, sumCounts(group));
         let offset = queueOffset;
         for (const p of group) {
           p.resolve({ queueOffset: offset, storeTimestamp });
@@ -117,65 +117,73 @@ export class ChainWriter {
   }
 
   /**
-   * Puts one index item at the end of the chain (the chain rule) and answers where it landed. The item
-   * carries a fresh append id: when a put's outcome is unknown (a lost reply, a timeout, the SDK retrying a
-   * put that had landed) the item found in the slot tells whether it is ours.
+   * Reserves a range for one index item (an `ADD` on the queue's counter: no race with other writers) and
+   * fills it with the item by a conditional put. The item carries a fresh append id: when a put's outcome is
+   * unknown (a lost reply, a timeout, the SDK retrying a put that had landed) the item found in the slot
+   * tells whether it is ours. A range a reader sealed meanwhile (this writer took longer than the lease) is
+   * given up and a new one reserved: nothing was acknowledged yet.
    */
-  async #putChained(pk: string, loc: BatchLocation, count: number): Promise<AppendResult> {
-    const { index, maxAppendMs, walkBeforeReread } = this.#options;
+  async #fill(pk: string, loc: BatchLocation, count: number): Promise<AppendResult> {
+    const { index, maxAppendMs } = this.#options;
     const appendId = randomBytes(12).toString("base64url");
-    let tail = await this.#options.tailEnd(pk, false);
-    let unknownOutcome: NimbusError | undefined;
     // Real time, not the injectable wall clock (that one stamps batches, and tests may freeze it).
     const deadline = performance.now() + maxAppendMs;
-    for (let attempt = 1; attempt === 1 || performance.now() < deadline; attempt++) {
-      const entry: IndexEntry = { start: tail, count, storeTimestamp: this.#options.wallNow(), loc };
-      let holder: Item | undefined;
-      try {
-        // Condition `attribute_not_exists(pk)` on (queue, sk = tail): no batch starts at this offset yet.
-        // Every offset we try is the end of an item we have seen, so a success extends the chain with no
-        // gap, and no two batches can ever share an offset.
-        await index.put(
-          { ...toItem(pk, entry), [APPEND_ID_ATTRIBUTE]: appendId },
-          { condition: { exists: false }, returnExistingOnFailure: true },
-        );
-        this.#options.learnTail(pk, end(entry));
-        return { queueOffset: tail, storeTimestamp: entry.storeTimestamp };
-      } catch (err) {
-        if (err instanceof ConditionFailedError) {
-          holder = err.existing;
-        } else if (isNimbusError(err) && err.retryable) {
-          // Outcome unknown: the put may have landed. The slot says. Not landed: the same put again
-          // (same slot, same id: at most one of them can ever land).
-          unknownOutcome = err;
-          holder = await this.#readSlot(pk, tail);
-          if (holder === undefined) {
-            await sleep(Math.random() * 5);
-            continue;
+    let unknownOutcome: NimbusError | undefined;
+    for (;;) {
+      const start = await this.#options.reserve(pk, count);
+      await this.#options.afterReserve?.(pk, start, count);
+      for (;;) {
+        // Stamped after the reservation: a reader may take this time as an upper bound of when every range
+        // below this one was reserved (the lease of docs/queue-log.md).
+        const entry: IndexEntry = { start, count, storeTimestamp: this.#options.wallNow(), loc };
+        let holder: Item | undefined;
+        try {
+          // Condition `attribute_not_exists(pk)` on (queue, sk = start): the range is ours alone (the counter
+          // handed it out once), so the only item that can be there first is a reader's seal, or our own
+          // earlier try whose answer was lost. Never two batches at one offset.
+          await index.put(
+            { ...toItem(pk, entry), [APPEND_ID_ATTRIBUTE]: appendId },
+            { condition: { exists: false }, returnExistingOnFailure: true },
+          );
+          this.#options.learnTail(pk, end(entry));
+          return { queueOffset: start, storeTimestamp: entry.storeTimestamp };
+        } catch (err) {
+          if (err instanceof ConditionFailedError) {
+            holder = err.existing;
+          } else if (isNimbusError(err) && err.retryable) {
+            // Outcome unknown: the put may have landed. The slot says. Not landed: the same put again
+            // (same slot, same id: at most one of them can ever land).
+            unknownOutcome = err;
+            holder = await this.#readSlot(pk, start);
+            if (holder === undefined) {
+              if (performance.now() >= deadline) throw unknownOutcome;
+              await sleep(Math.random() * 5);
+              continue;
+            }
+          } else {
+            throw err;
           }
-        } else {
-          throw err;
         }
+        if (holder?.[APPEND_ID_ATTRIBUTE] === appendId) {
+          // Our own item: an earlier try of this append landed and its answer was lost.
+          const ours = fromItem(holder);
+          this.#options.learnTail(pk, end(ours));
+          return { queueOffset: ours.start, storeTimestamp: ours.storeTimestamp };
+        }
+        if (holder === undefined || fromItem(holder).loc.kind !== "sealed") {
+          throw new NimbusError(
+            ErrorCode.SYSTEM_ERROR,
+            `queue ${pk}: offset ${start}, reserved from its counter, holds another batch (is a writer of the old chain rule still running?)`,
+          );
+        }
+        break; // sealed: reserve again
       }
-      if (holder?.[APPEND_ID_ATTRIBUTE] === appendId) {
-        // Our own item: an earlier try of this append landed and its answer was lost.
-        const ours = fromItem(holder);
-        this.#options.learnTail(pk, end(ours));
-        return { queueOffset: ours.start, storeTimestamp: ours.storeTimestamp };
-      }
-      // Somebody else holds this slot: the chain goes on at the end of their batch.
-      const next = holder ? end(fromItem(holder)) : await this.#options.tailEnd(pk, true);
-      if (attempt % walkBeforeReread === 0) {
-        // Contended: many writers chase the same tail in lock step. A short random pause breaks the
-        // convoy, and a fresh tail read skips the items appended meanwhile. The pause does not grow with
-        // the attempts: a writer that has lost often must not wait longer than the others (starvation).
-        await sleep(Math.random() * 5);
-        tail = Math.max(next, await this.#options.tailEnd(pk, true));
-      } else {
-        tail = next;
+      if (performance.now() >= deadline) {
+        throw (
+          unknownOutcome ?? new NimbusError(ErrorCode.SYSTEM_BUSY, `queue ${pk}: the append took too long, try again`)
+        );
       }
     }
-    throw unknownOutcome ?? new NimbusError(ErrorCode.SYSTEM_BUSY, `queue ${pk} is too contended, try again`);
   }
 
   /** The item in slot `sk` of queue `pk` (consistent), or undefined when the slot is empty or unreadable now. */

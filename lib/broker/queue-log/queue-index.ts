@@ -1,7 +1,9 @@
 /**
  * @module The queue index: its table, and the index item that says where a batch of messages lives.
- * One item per appended batch, `pk` = the queue, `sk` = the batch's first queue offset; the items of a
- * queue form a gap-free chain (each starts where the previous one ends). See docs/queue-log.md.
+ * One item per appended batch, `pk` = the queue, `sk` = the batch's first queue offset, each filling a
+ * range of offsets reserved from the queue's counter item; a range whose writer never filled it is sealed
+ * by an empty item, and retention leaves a trimmed marker at the top of what it deleted. See
+ * docs/queue-log.md.
  */
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import type { Item } from "../../storage/table.js";
@@ -15,10 +17,33 @@ export interface QueueRef {
   readonly queueId: number;
 }
 
-/** Where a batch's bytes live: inline in the index item, or a byte range of an object. */
+/**
+ * Where a batch's bytes live: inline in the index item, or a byte range of an object. Two items hold no
+ * messages: `sealed` (one offset of a reserved range its writer never filled: no message will ever be
+ * there) and `trimmed` (retention deleted the messages below its end).
+ */
 export type BatchLocation =
   | { kind: "inline"; bytes: Uint8Array }
-  | { kind: "object"; objectKey: string; byteOffset: number; byteLength: number };
+  | { kind: "object"; objectKey: string; byteOffset: number; byteLength: number }
+  | { kind: "sealed" }
+  | { kind: "trimmed" };
+
+/** The index item's attribute naming an item without messages: `"sealed"` or `"trimmed"`. */
+const EMPTY_ATTRIBUTE = "e";
+
+/** The counter item of a queue: `next` is the first offset no writer has reserved yet. */
+export const COUNTER_ATTRIBUTE = "next";
+
+/**
+ * The key of a queue's counter item: a partition of its own (`<queue pk>#seq`, which no queue pk can be:
+ * those hold exactly two `#`), so the counter's writes do not share the index partition's write ceiling.
+ */
+export function counterKey(pk: string): { pk: string; sk: number } {
+  return { pk: `${pk}#seq`, sk: 0 };
+}
+
+/** An item holds messages (inline or in an object), as opposed to a seal or a trimmed marker. */
+export const holdsMessages = (entry: IndexEntry): boolean => entry.loc.kind === "inline" || entry.loc.kind === "object";
 
 export interface IndexEntry {
   /** First queue offset of the batch. */
@@ -39,13 +64,17 @@ export function queuePk(q: QueueRef): string {
 
 export function toItem(pk: string, entry: IndexEntry): Item {
   const base = { pk, sk: entry.start, n: entry.count, t: entry.storeTimestamp };
-  if (entry.loc.kind === "inline") return { ...base, d: entry.loc.bytes };
-  return { ...base, ok: entry.loc.objectKey, oo: entry.loc.byteOffset, ol: entry.loc.byteLength };
+  const loc = entry.loc;
+  if (loc.kind === "inline") return { ...base, d: loc.bytes };
+  if (loc.kind === "sealed" || loc.kind === "trimmed") return { ...base, [EMPTY_ATTRIBUTE]: loc.kind };
+  return { ...base, ok: loc.objectKey, oo: loc.byteOffset, ol: loc.byteLength };
 }
 
 export function fromItem(item: Item): IndexEntry {
-  const { sk, n, t, d, ok, oo, ol } = item;
+  const { sk, n, t, d, ok, oo, ol, [EMPTY_ATTRIBUTE]: empty } = item;
   if (typeof sk !== "number" || typeof n !== "number" || typeof t !== "number") throw corrupt(item);
+  if (empty === "sealed" || empty === "trimmed")
+    return { start: sk, count: n, storeTimestamp: t, loc: { kind: empty } };
   if (d instanceof Uint8Array) return { start: sk, count: n, storeTimestamp: t, loc: { kind: "inline", bytes: d } };
   if (typeof ok === "string" && typeof oo === "number" && typeof ol === "number") {
     return {

@@ -9,17 +9,21 @@ import { encodeBatch } from "../../core/message-codec.js";
 import type { ObjectStore } from "../../storage/object-store.js";
 import type { Storage } from "../../storage/storage.js";
 import type { Table } from "../../storage/table.js";
-import { type AppendResult, ChainWriter } from "./append.js";
+import { type AppendResult, RangeWriter } from "./append.js";
 import {
   BATCH_OBJECT_PREFIX,
   type BatchLocation,
+  counterKey,
   end,
   fromItem,
+  holdsMessages,
   type IndexEntry,
   QUEUE_INDEX_TABLE,
   type QueueRef,
   queuePk,
+  toItem,
 } from "./queue-index.js";
+import { reserveRange, sealOffset } from "./ranges.js";
 import { type ReadOptions, type ReadResult, readQueue } from "./read.js";
 
 export type { AppendResult };
@@ -41,12 +45,21 @@ export interface QueueLogOptions {
    */
   retentionMs?: number;
   /**
-   * How long an append may keep losing races for its slot before it gives up with SYSTEM_BUSY. Under
-   * n-way contention on one queue each conditional put wins about one time in n, so the number of tries
-   * has a long geometric tail (20 writers: a few hundred tries now and then); a time budget bounds the
-   * wait instead. Default 2500 ms, under the SDK's 3 s send timeout.
+   * How long an append may keep trying (puts whose outcome was unknown, ranges sealed under it) before it
+   * gives up with SYSTEM_BUSY. Default 2500 ms, under the SDK's 3 s send timeout.
    */
   maxAppendMs?: number;
+  /**
+   * How long a reserved range may stay unfilled before a reader seals it (an empty item: no message will
+   * appear there, and a writer that comes later reserves again). Far above `maxAppendMs`, so a live writer
+   * is practically never sealed out. Default 5000 ms (`DEFAULT_RESERVATION_LEASE_MS`).
+   */
+  reservationLeaseMs?: number;
+  /**
+   * Told after each reservation (the queue's pk, the range), before the range is filled: tests stop a
+   * writer there, as a container that died.
+   */
+  afterReserve?: (pk: string, start: number, count: number) => void | Promise<void>;
   /**
    * Group commit: appends to one queue waiting in line together are merged into one batch of at most this
    * many bytes (inline when it fits `inlineThresholdBytes`, else one object), written with one index put.
@@ -54,8 +67,6 @@ export interface QueueLogOptions {
    * bounds the bytes one pull may move to deliver a few messages.
    */
   mergeLimitBytes?: number;
-  /** Walk this many items along the chain before a short random pause and a fresh tail read. Default 4. */
-  walkBeforeReread?: number;
   /** Wall clock (ms since epoch) for store timestamps and retention, for tests. Default `Date.now`. */
   now?: () => number;
   /**
@@ -87,6 +98,9 @@ export interface TrimResult {
  */
 export const DEFAULT_MERGE_LIMIT_BYTES = 256 * 1024;
 
+/** How long a reserved range may stay unfilled before readers seal it (see `reservationLeaseMs`). */
+export const DEFAULT_RESERVATION_LEASE_MS = 5000;
+
 /** DynamoDB items are at most 400 KB; leave room for the other attributes. */
 const MAX_INLINE_BYTES = 350 * 1024;
 
@@ -105,7 +119,8 @@ export class QueueLog {
   readonly #minRetentionMs: number;
   readonly #now: () => number;
   readonly #monotonicNow: () => number;
-  readonly #writer: ChainWriter;
+  readonly #writer: RangeWriter;
+  readonly #leaseMs: number;
   readonly #retentionMs: number | undefined;
   readonly #replicationGraceMs: number;
   readonly #tails = new Map<string, Cached>();
@@ -128,13 +143,14 @@ export class QueueLog {
     if (this.#minRetentionMs < 2 * this.#tailCacheMs) {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "minRetentionMs must be at least twice tailCacheMs");
     }
-    this.#writer = new ChainWriter({
+    this.#leaseMs = options.reservationLeaseMs ?? DEFAULT_RESERVATION_LEASE_MS;
+    this.#writer = new RangeWriter({
       index: this.#index,
       wallNow: this.#now,
-      tailEnd: (pk, fresh) => this.#tailEnd(pk, fresh),
-      learnTail: (pk, tail) => this.#learn(this.#tails, pk, tail),
+      reserve: (pk, count) => reserveRange(this.#index, pk, count),
+      afterReserve: options.afterReserve,
+      learnTail: (pk, tail) => this.#learnTail(pk, tail),
       maxAppendMs: options.maxAppendMs ?? 2500,
-      walkBeforeReread: options.walkBeforeReread ?? 4,
       store: (batch) => this.#store(batch),
       mergeLimitBytes: Math.max(this.#inlineThreshold, options.mergeLimitBytes ?? DEFAULT_MERGE_LIMIT_BYTES),
     });
@@ -147,7 +163,7 @@ export class QueueLog {
 
   /**
    * Appends an encoded batch of `count` messages (made by `encodeBatch` from messages the caller checked). The
-   * batch gets consecutive offsets, once, even when a reply is lost on the way (see `ChainWriter`). An
+   * batch gets consecutive offsets, once, even when a reply is lost on the way (see `RangeWriter`). An
    * object written for a batch whose index put never succeeded is garbage no reader can reach (the bucket's
    * lifecycle rule, or the embedded store's `collectGarbage`, removes it). A SYSTEM_BUSY given up after an
    * unknown outcome may still have landed: the client's retry then stores the messages twice (same UNIQ_KEY).
@@ -179,13 +195,15 @@ export class QueueLog {
         minOffset: (fresh) => this.#minOffset(pk, fresh),
         now: this.#now,
         replicationGraceMs: this.#replicationGraceMs,
+        // A replica (a slave cell) never seals: it waits for the master's seals to replicate.
+        ...(this.#replicationGraceMs > 0 ? {} : { seal: { leaseMs: this.#leaseMs, now: this.#now } }),
         ...(this.#retentionMs === undefined ? {} : { expiredBefore: this.#now() - this.#retentionMs }),
       },
       pk,
       offset,
       options,
     );
-    this.#learn(this.#tails, pk, result.maxOffset);
+    this.#learnTail(pk, result.maxOffset);
     return result;
   }
 
@@ -219,7 +237,10 @@ export class QueueLog {
 
   /**
    * Retention: deletes the batches stored before `olderThan` (ms since epoch), oldest first, stopping at
-   * the first younger one, and never the newest batch of the queue (the chain rule: writers may hold its end).
+   * the first younger one, and never the newest batch of the queue (it holds the max offset). The last batch
+   * deleted is replaced by a trimmed marker (the min offset is its end) and the marker below it deleted, so
+   * the queue's bottom is never mistaken for a range not filled yet. Unfilled ranges among old batches (their
+   * writers died an hour ago or more) are sealed first.
    */
   async trim(q: QueueRef, olderThan: number): Promise<TrimResult> {
     if (olderThan > this.#now() - this.#minRetentionMs) {
@@ -229,14 +250,28 @@ export class QueueLog {
     let deletedBatches = 0;
     let deletedMessages = 0;
     for (;;) {
-      const page = await this.#index.query(pk, { limit: 2, consistent: true });
-      const [oldest, next] = page.items.map(fromItem);
-      if (!oldest || !next || oldest.storeTimestamp >= olderThan) break;
-      // Unconditional delete: index items are immutable, and a newer item (`next`) exists, so this is not the tail.
-      await this.#index.delete({ pk, sk: oldest.start });
-      if (oldest.loc.kind === "object") await this.#objects.delete([oldest.loc.objectKey]);
-      deletedBatches++;
-      deletedMessages += oldest.count;
+      const [oldest, next, third] = (await this.#index.query(pk, { limit: 3, consistent: true })).items.map(fromItem);
+      if (!oldest || !next) break;
+      const marked = oldest.loc.kind === "trimmed";
+      // The batch to replace by a marker: the oldest (no marker yet), or the one above the marker.
+      const victim = marked ? next : oldest;
+      const above = marked ? third : next;
+      if (!above || victim.storeTimestamp >= olderThan) break;
+      const from = marked ? end(oldest) : await this.#minOffset(pk, true);
+      if (victim.start > from) {
+        // An unfilled range under an old batch: its writer is long gone. Sealed, stamped as old as the batch.
+        await sealOffset(this.#index, pk, from, victim.storeTimestamp);
+        continue;
+      }
+      const marker: IndexEntry = { ...victim, loc: { kind: "trimmed" } };
+      // Unconditional: it replaces an old batch that is not the newest; a reader sees the batch or the marker.
+      await this.#index.put(toItem(pk, marker));
+      if (marked) await this.#index.delete({ pk, sk: oldest.start });
+      if (victim.loc.kind === "object") await this.#objects.delete([victim.loc.objectKey]);
+      if (holdsMessages(victim)) {
+        deletedBatches++;
+        deletedMessages += victim.count;
+      }
     }
     const minOffset = await this.#minOffset(pk, true);
     return { deletedBatches, deletedMessages, minOffset };
@@ -267,13 +302,30 @@ export class QueueLog {
     return page.items[0] && fromItem(page.items[0]);
   }
 
+  /**
+   * The end of the trimmed marker at the queue's bottom; 0 when retention never trimmed it (a first batch
+   * above 0 then sits on a range not filled yet). A queue of the chain rule that retention trimmed before it
+   * had a counter has neither: its first batch's start.
+   */
   async #minOffset(pk: string, fresh: boolean): Promise<number> {
     const cached = this.#mins.get(pk);
     if (!fresh && cached && this.#monotonicNow() - cached.at < this.#minCacheMs) return cached.value;
     const page = await this.#index.query(pk, { limit: 1, consistent: true });
-    const value = page.items[0] ? fromItem(page.items[0]).start : 0;
+    const first = page.items[0] && fromItem(page.items[0]);
+    let value = 0;
+    if (first?.loc.kind === "trimmed") value = end(first);
+    else if (first !== undefined && first.start > 0) {
+      const counter = await this.#index.get(counterKey(pk), { consistent: true });
+      value = counter === undefined ? first.start : 0;
+    }
     this.#learn(this.#mins, pk, value);
     return value;
+  }
+
+  /** A max offset seen: a cached one is only ever raised (batches of lower ranges may land later). */
+  #learnTail(pk: string, tail: number): void {
+    const known = this.#tails.get(pk);
+    this.#learn(this.#tails, pk, Math.max(tail, known?.value ?? 0));
   }
 
   #learn(cache: Map<string, Cached>, pk: string, value: number): void {

@@ -12,6 +12,7 @@ import { DEFAULT_PULL_MESSAGES, MAX_PULL_MESSAGES, type PullStatus } from "../..
 import type { ObjectStore } from "../../storage/object-store.js";
 import type { Table } from "../../storage/table.js";
 import { end, fromItem, type IndexEntry } from "./queue-index.js";
+import { sealOffset } from "./ranges.js";
 
 export type { PullStatus };
 
@@ -67,6 +68,12 @@ export interface ReadContext {
   replicationGraceMs?: number;
   /** The queue's min offset (cached unless `fresh`). */
   minOffset(fresh: boolean): Promise<number>;
+  /**
+   * Sealing of ranges left unfilled longer than `leaseMs` (wall clock `now`); absent on a replica, which
+   * only waits for the master's seals (a seal written to a replica could win over the master's fill when
+   * the regions' writes meet: global tables resolve by last writer, not by condition).
+   */
+  seal?: { leaseMs: number; now: () => number };
 }
 
 export async function readQueue(
@@ -107,87 +114,158 @@ export async function readQueue(
     return { status: "OFFSET_ILLEGAL", messages: [], nextBeginOffset, minOffset, maxOffset };
   }
 
-  const holder = offset >= tail.start ? tail : await findHolder(ctx.index, pk, offset);
-  if (!holder) {
+  const below = offset >= tail.start ? tail : await findAtOrBefore(ctx.index, pk, offset);
+  if (below?.loc.kind === "trimmed" && offset < end(below)) return offsetIllegal(await ctx.minOffset(true));
+  const inside = below !== undefined && end(below) > offset;
+  let gapStart = offset;
+  if (!inside) {
+    // Not in any item: below the min offset (retention), or in a reserved range not filled yet.
     const minOffset = await ctx.minOffset(true);
-    return { status: "OFFSET_ILLEGAL", messages: [], nextBeginOffset: minOffset, minOffset, maxOffset };
+    if (offset < minOffset) return offsetIllegal(minOffset);
+    gapStart = below === undefined ? minOffset : end(below);
   }
 
   const messages: StoredMessage[] = [];
   let examined = 0;
   let bytes = 0;
+  let seals = 0;
   let nextBeginOffset = offset;
-  let entries: IndexEntry[] = [holder];
-  while (entries.length > 0) {
-    const want = options.filter ? Number.POSITIVE_INFINITY : maxMessages - messages.length;
-    const batch = takeCovering(entries, nextBeginOffset, want);
-    const payloads = await Promise.all(batch.map((e) => payload(ctx, e)));
-    for (const [i, entry] of batch.entries()) {
-      const batchBytes = payloads[i];
-      if (batchBytes === undefined) {
-        // Past retention the bucket's lifecycle rule may have removed the object of a queue's newest batch
-        // (retention never deletes that index item): its messages are gone, as expired ones are.
-        examined += end(entry) - Math.max(nextBeginOffset, entry.start);
-        nextBeginOffset = end(entry);
-        continue;
-      }
-      const records = decodeBatch(batchBytes);
-      if (records.length !== entry.count) {
-        throw new NimbusError(
-          ErrorCode.DATA_CORRUPTED,
-          `batch ${pk}@${entry.start} holds ${records.length} messages, index says ${entry.count}`,
-        );
-      }
-      for (let j = Math.max(0, nextBeginOffset - entry.start); j < records.length; j++) {
-        const record = records[j] as MessageRecord;
-        const matches = !options.filter || options.filter(record);
-        // The answer must fit a Lambda response (6 MB, bodies travel as base64): stop before a message that
-        // would overflow it, but always hand out at least one, so a queue never sticks.
-        const size = wireSize(record);
-        if (matches && messages.length > 0 && bytes + size > maxBytes) return done();
-        examined++;
-        nextBeginOffset = entry.start + j + 1;
-        if (matches) {
-          messages.push({ ...record, queueOffset: entry.start + j, storeTimestamp: entry.storeTimestamp });
-          bytes += size;
+  let entries: IndexEntry[] = inside ? [below] : [];
+  // The item the walk stands on (the last one read), or where it starts when `offset` is in a gap.
+  let last: IndexEntry | undefined = inside ? undefined : below;
+  for (;;) {
+    while (entries.length > 0) {
+      const want = options.filter ? Number.POSITIVE_INFINITY : maxMessages - messages.length;
+      const batch = takeCovering(entries, nextBeginOffset, want);
+      const payloads = await Promise.all(batch.map((e) => payload(ctx, e)));
+      for (const [i, entry] of batch.entries()) {
+        const batchBytes = payloads[i];
+        if (batchBytes === undefined) {
+          // No messages here: a sealed range, a trimmed marker, or (past retention) a batch whose object the
+          // bucket's lifecycle rule removed (retention never deletes a queue's newest index item): skipped.
+          examined += end(entry) - Math.max(nextBeginOffset, entry.start);
+          nextBeginOffset = end(entry);
+          continue;
         }
-        if (messages.length >= maxMessages || examined >= maxScan) return done();
+        const records = decodeBatch(batchBytes);
+        if (records.length !== entry.count) {
+          throw new NimbusError(
+            ErrorCode.DATA_CORRUPTED,
+            `batch ${pk}@${entry.start} holds ${records.length} messages, index says ${entry.count}`,
+          );
+        }
+        for (let j = Math.max(0, nextBeginOffset - entry.start); j < records.length; j++) {
+          const record = records[j] as MessageRecord;
+          const matches = !options.filter || options.filter(record);
+          // The answer must fit a Lambda response (6 MB, bodies travel as base64): stop before a message that
+          // would overflow it, but always hand out at least one, so a queue never sticks.
+          const size = wireSize(record);
+          if (matches && messages.length > 0 && bytes + size > maxBytes) return done();
+          examined++;
+          nextBeginOffset = entry.start + j + 1;
+          if (matches) {
+            messages.push({ ...record, queueOffset: entry.start + j, storeTimestamp: entry.storeTimestamp });
+            bytes += size;
+          }
+          if (messages.length >= maxMessages || examined >= maxScan) return done();
+        }
       }
+      last = batch[batch.length - 1] as IndexEntry;
+      entries = entries.slice(batch.length);
     }
-    const last = batch[batch.length - 1] as IndexEntry;
-    if (last.start >= tail.start) break;
-    const rest = entries.slice(batch.length);
     // Batches appended after we read the tail wait for the next pull, so maxOffset stays true.
-    entries = rest.length > 0 ? rest : (await followChain(ctx.index, pk, last)).filter((e) => e.start <= tail.start);
+    if (last !== undefined && last.start >= tail.start) break;
+    const from = last === undefined ? gapStart : end(last);
+    const page = await followChain(ctx.index, pk, last?.start ?? -1, from);
+    entries = page.entries.filter((e) => e.start <= tail.start);
+    if (entries.length > 0 || page.after === undefined) {
+      if (entries.length === 0) break;
+      continue;
+    }
+    // A reserved range not filled yet at `from`, with a batch after it. Never passed unfilled: wait (stop
+    // here; the next pull looks again) until its writer fills it, or seal it once it is older than the lease.
+    if (messages.length > 0 || ctx.seal === undefined || seals >= MAX_SEALS_PER_READ) break;
+    const sealed = await sealRange(ctx, pk, from, page.after, MAX_SEALS_PER_READ - seals);
+    if (sealed === undefined) break;
+    seals += sealed.count;
+    if (sealed.last !== undefined) {
+      nextBeginOffset = Math.max(nextBeginOffset, end(sealed.last));
+      last = sealed.last;
+    }
+    // The writer of the next offset filled it first: its batch is read like any other.
+    if (sealed.landed !== undefined) entries = [sealed.landed];
   }
   return done();
 
+  function offsetIllegal(minOffset: number): ReadResult {
+    return { status: "OFFSET_ILLEGAL", messages: [], nextBeginOffset: minOffset, minOffset, maxOffset };
+  }
+
   async function done(): Promise<ReadResult> {
     const minOffset = await ctx.minOffset(false);
-    const status: PullStatus = messages.length > 0 ? "FOUND" : "NO_MATCHED_MSG";
+    const moved = nextBeginOffset > offset;
+    const status: PullStatus = messages.length > 0 ? "FOUND" : moved ? "NO_MATCHED_MSG" : "NO_NEW_MSG";
     return { status, messages, nextBeginOffset, minOffset, maxOffset };
   }
 }
 
-/** The batch holding `offset`: the newest item starting at or before it. */
-async function findHolder(index: Table, pk: string, offset: number): Promise<IndexEntry | undefined> {
-  const page = await index.query(pk, { sk: { lte: offset }, descending: true, limit: 1, consistent: true });
-  const item = page.items[0] && fromItem(page.items[0]);
-  return item && end(item) > offset ? item : undefined;
+/** The most seals one read writes (a dead writer's batch of n messages leaves n offsets to seal). */
+export const MAX_SEALS_PER_READ = 64;
+
+/**
+ * Seals the unfilled offsets `[from, after.start)` once they are older than the lease: every one of them was
+ * reserved before `after`'s range, and `after` was stamped after its own reservation, so `after`'s store time
+ * bounds their age. One conditional put per offset, in order: each seal starts at the end of an item, so it
+ * can never land inside another writer's range (docs/queue-log.md, the proof). Undefined while the range is
+ * younger than the lease; else how many seals were written, the last seal, and the batch found instead of a
+ * seal (its writer filled it first), if any.
+ */
+async function sealRange(
+  ctx: ReadContext,
+  pk: string,
+  from: number,
+  after: IndexEntry,
+  most: number,
+): Promise<{ count: number; last?: IndexEntry; landed?: IndexEntry } | undefined> {
+  const seal = ctx.seal;
+  if (seal === undefined || seal.now() - after.storeTimestamp < seal.leaseMs) return undefined;
+  let count = 0;
+  let last: IndexEntry | undefined;
+  for (let at = from; at < after.start && count < most; count++) {
+    const holder = await sealOffset(ctx.index, pk, at, seal.now());
+    if (holder.loc.kind !== "sealed") return { count, ...(last ? { last } : {}), landed: holder };
+    last = holder;
+    at = end(holder);
+  }
+  return { count, ...(last ? { last } : {}) };
 }
 
-/** The next items of the chain after `last`, cut at the first gap (a batch not yet visible). */
-async function followChain(index: Table, pk: string, last: IndexEntry): Promise<IndexEntry[]> {
-  const page = await index.query(pk, { sk: { gt: last.start }, limit: PAGE_ITEMS, consistent: true });
-  const out: IndexEntry[] = [];
-  let expected = end(last);
+/** The newest item starting at or before `offset`. */
+async function findAtOrBefore(index: Table, pk: string, offset: number): Promise<IndexEntry | undefined> {
+  const page = await index.query(pk, { sk: { lte: offset }, descending: true, limit: 1, consistent: true });
+  return page.items[0] && fromItem(page.items[0]);
+}
+
+/**
+ * The items after sort key `afterSk` that continue the chain at `from`, cut at the first gap (a reserved
+ * range not filled yet); `after` is the item beyond that gap, if the page shows one.
+ */
+async function followChain(
+  index: Table,
+  pk: string,
+  afterSk: number,
+  from: number,
+): Promise<{ entries: IndexEntry[]; after?: IndexEntry }> {
+  const page = await index.query(pk, { sk: { gt: afterSk }, limit: PAGE_ITEMS, consistent: true });
+  const entries: IndexEntry[] = [];
+  let expected = from;
   for (const item of page.items) {
     const entry = fromItem(item);
-    if (entry.start !== expected) break;
-    out.push(entry);
+    if (entry.start !== expected) return { entries, after: entry };
+    entries.push(entry);
     expected = end(entry);
   }
-  return out;
+  return { entries };
 }
 
 /** The leading entries that hold at least `want` messages at or after `from` (all of them if fewer). */
@@ -217,6 +295,7 @@ export const OBJECT_REPLICATION_GRACE_MS = 15 * 60_000;
 async function payload(ctx: ReadContext, entry: IndexEntry): Promise<Uint8Array | undefined> {
   const loc = entry.loc;
   if (loc.kind === "inline") return loc.bytes;
+  if (loc.kind === "sealed" || loc.kind === "trimmed") return undefined;
   try {
     return await ctx.objects.get(loc.objectKey, { offset: loc.byteOffset, length: loc.byteLength });
   } catch (err) {

@@ -14,6 +14,7 @@ import {
   type UserType,
 } from "../../core/acl.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { sleep } from "../../core/sleep.js";
 import type { Item, Table } from "../../storage/table.js";
 import type { SecretSealer } from "./secret-sealer.js";
 
@@ -56,15 +57,31 @@ export class AclStore {
     username: string,
     change: { password?: string | undefined; userType?: UserType | undefined; userStatus?: UserStatus | undefined },
   ): Promise<AclUser> {
-    const current = await this.user(username);
-    if (!current) throw notFound(`the user ${username} does not exist`);
-    const next: AclUser = {
-      username,
-      userType: change.userType ?? current.userType,
-      userStatus: change.userStatus ?? current.userStatus,
-    };
-    await this.table.put(this.#userItem(next, change.password ?? current.secret));
-    return next;
+    for (let attempt = 1; ; attempt++) {
+      const item = await this.table.get({ pk: USERS, sk: username }, { consistent: true });
+      if (!item) throw notFound(`the user ${username} does not exist`);
+      const current = userOf(item);
+      const next: AclUser = {
+        username,
+        userType: change.userType ?? current.userType,
+        userStatus: change.userStatus ?? current.userStatus,
+      };
+      const secret = change.password ?? this.sealer.open(username, String(item.secret));
+      const version = Number(item.version ?? 0);
+      try {
+        // Condition: the user is still stored at the version read: a concurrent update is not overwritten, and
+        // a user deleted meanwhile is not re-created.
+        await this.table.put(
+          { ...this.#userItem(next, secret), version: version + 1 },
+          { condition: { versionIs: version } },
+        );
+        return next;
+      } catch (err) {
+        if (!(err instanceof NimbusError && err.code === ErrorCode.CONDITION_FAILED)) throw err;
+        if (attempt >= MAX_ACL_ATTEMPTS) throw busy(`User:${username}`);
+        await backOff(attempt);
+      }
+    }
   }
 
   async deleteUser(username: string): Promise<void> {
@@ -106,17 +123,43 @@ export class AclStore {
    * those resources; `mustExist` (updateAcl) refuses a subject without an ACL.
    */
   async applyAcl(change: AclChange, mustExist: boolean): Promise<Acl> {
-    const current = await this.acl(change.subject);
-    if (mustExist && !current) throw notFound(`${change.subject} has no ACL`);
-    const kept = (current?.entries ?? []).filter((e) => !change.resources.includes(e.resource));
-    const added: AclEntry[] = change.resources.map((resource) => ({
-      resource,
-      actions: [...change.actions],
-      decision: change.decision,
-    }));
-    const acl: Acl = { subject: change.subject, entries: [...kept, ...added] };
-    await this.table.put({ pk: ACLS, sk: acl.subject, entries: JSON.stringify(acl.entries) });
-    return acl;
+    return this.#rewriteAcl(change.subject, (current) => {
+      if (mustExist && !current) throw notFound(`${change.subject} has no ACL`);
+      const kept = (current?.entries ?? []).filter((e) => !change.resources.includes(e.resource));
+      const added: AclEntry[] = change.resources.map((resource) => ({
+        resource,
+        actions: [...change.actions],
+        decision: change.decision,
+      }));
+      return [...kept, ...added];
+    });
+  }
+
+  /**
+   * Reads the subject's ACL, computes its next entries with `next`, and writes them only onto the version read
+   * (a conditional put): two changes at once never lose one; the loser reads again and re-applies its change.
+   */
+  async #rewriteAcl(subject: string, next: (current: Acl | undefined) => AclEntry[]): Promise<Acl> {
+    for (let attempt = 1; ; attempt++) {
+      const item = await this.table.get({ pk: ACLS, sk: subject }, { consistent: true });
+      const current = item ? aclOf(item) : undefined;
+      const entries = next(current);
+      const version = item ? Number(item.version ?? 0) : 0;
+      try {
+        // Condition: a new ACL is created only if none exists, and an existing one is replaced only at the
+        // version read, so a concurrent change in between fails this put instead of being overwritten.
+        await this.table.put(
+          { pk: ACLS, sk: subject, entries: JSON.stringify(entries), version: version + 1 },
+          { condition: item ? { versionIs: version } : { exists: false } },
+        );
+        return { subject, entries };
+      } catch (err) {
+        const lost = err instanceof NimbusError && err.code === ErrorCode.CONDITION_FAILED;
+        if (!lost) throw err;
+        if (attempt >= MAX_ACL_ATTEMPTS) throw busy(subject);
+        await backOff(attempt);
+      }
+    }
   }
 
   /** Deletes the subject's ACL, or only its entries for `resource`. */
@@ -124,9 +167,12 @@ export class AclStore {
     const current = await this.acl(subject);
     if (!current) throw notFound(`${subject} has no ACL`);
     if (resource === undefined) return this.table.delete({ pk: ACLS, sk: subject });
-    const entries = current.entries.filter((e) => e.resource !== resource);
-    if (entries.length === current.entries.length) throw notFound(`${subject} has no entry for ${resource}`);
-    await this.table.put({ pk: ACLS, sk: subject, entries: JSON.stringify(entries) });
+    await this.#rewriteAcl(subject, (latest) => {
+      if (!latest) throw notFound(`${subject} has no ACL`);
+      const entries = latest.entries.filter((e) => e.resource !== resource);
+      if (entries.length === latest.entries.length) throw notFound(`${subject} has no entry for ${resource}`);
+      return entries;
+    });
   }
 
   #userItem(user: AclUser, secret: string): Item {
@@ -139,6 +185,15 @@ export class AclStore {
     };
   }
 }
+
+/** Tries of a contended ACL change before SYSTEM_BUSY (each loses only to another change that landed). */
+const MAX_ACL_ATTEMPTS = 16;
+
+/** A random wait before trying again, growing with the attempt (at most ~100 ms): losers do not retry in step. */
+const backOff = (attempt: number) => sleep(Math.random() * Math.min(100, 5 * attempt));
+
+const busy = (subject: string) =>
+  new NimbusError(ErrorCode.SYSTEM_BUSY, `the ACL of ${subject} is being changed by others; retry`);
 
 function notFound(message: string): NimbusError {
   return new NimbusError(ErrorCode.QUERY_NOT_FOUND, message);

@@ -15,7 +15,8 @@ export const QUEUE_INDEX_TABLE: TableSpec = {
 };
 
 /** Users (`user` / name) and ACLs (`acl` / subject): lib/broker/security. */
-export const ACL_TABLE: TableSpec = { name: "acl", sortKeyType: "string" };
+/** Users, ACLs and the nonces of replay-proof requests (which expire by TTL). */
+export const ACL_TABLE: TableSpec = { name: "acl", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
 /** Topic routes (`topic:<T>` / brokerName), the topic list (`topics` / topic), brokers (`brokers` / cluster:name:id). */
 export const ROUTES_TABLE: TableSpec = { name: "routes", sortKeyType: "string" };
@@ -44,6 +45,12 @@ export const CONNECTIONS_TABLE: TableSpec = { name: "connections", sortKeyType: 
  */
 export const TIMERS_TABLE: TableSpec = { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
+/**
+ * POP consumption's state per (group, queue) (`pop:<G>:<T>:<broker>:<queueId>`): checkpoints by start offset,
+ * their rounds and acks (`<start>#r<n>`, `<start>#a<nonce>`) and the `lowwater` mark (lib/broker/pop/checkpoints.ts).
+ */
+export const POP_TABLE: TableSpec = { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" };
+
 /** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
 export const BROKER_TABLES: readonly TableSpec[] = [
   QUEUE_INDEX_TABLE,
@@ -54,6 +61,7 @@ export const BROKER_TABLES: readonly TableSpec[] = [
   CONNECTIONS_TABLE,
   ACL_TABLE,
   TIMERS_TABLE,
+  POP_TABLE,
 ];
 
 export const keys = {

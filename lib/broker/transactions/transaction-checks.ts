@@ -187,7 +187,8 @@ export class TransactionChecker {
           return m.queueOffset;
         }
       }
-      if (page.messages.length === 0 || page.nextBeginOffset <= offset) return undefined;
+      // Sealed ranges move the offset without messages; only a read that cannot move on ends the search.
+      if (page.nextBeginOffset <= offset) return undefined;
       offset = page.nextBeginOffset;
     }
   }

@@ -20,3 +20,10 @@ export {
 export { LocalFileOffsetStore, type OffsetStore, RemoteBrokerOffsetStore } from "./offset-store.js";
 export { PushConsumer } from "./push-consumer.js";
 export { restoreRetryTopic, sendBackTo } from "./retry.js";
+export {
+  FilterExpression,
+  type FilterType,
+  type MessageView,
+  SimpleConsumer,
+  type SimpleConsumerOptions,
+} from "./simple-consumer.js";

@@ -22,6 +22,7 @@ import type { MessageFilter } from "../../core/filter/index.js";
 import { MessageQueue } from "../../core/message-queue.js";
 import type { MessageExt } from "../message.js";
 import { sleep } from "../schedule.js";
+import type { ServiceState } from "../service-state.js";
 import { QueueBounds, type StartOffset } from "./consume-from-where.js";
 import { checkRange, type LitePullConsumerOptions, resolveBaseOptions } from "./consumer-options.js";
 import { ConsumerRuntime } from "./consumer-runtime.js";
@@ -29,8 +30,6 @@ import type { Turn } from "./handover.js";
 import { LitePullQueues } from "./lite-pull-queues.js";
 import { compileSubscription, EVERY_MESSAGE, type Subscription } from "./message-selector.js";
 import { readableQueues } from "./rebalance.js";
-
-type ServiceState = "CREATE_JUST" | "RUNNING" | "SHUTDOWN_ALREADY";
 
 export class LitePullConsumer {
   readonly #runtime: ConsumerRuntime;

@@ -25,6 +25,7 @@ import type { MessageFilter } from "../../core/filter/index.js";
 import type { MessageQueue } from "../../core/message-queue.js";
 import { retryTopic } from "../../core/names.js";
 import type { MessageExt } from "../message.js";
+import type { ServiceState } from "../service-state.js";
 import type { ConsumerRunningInfo } from "../transport/index.js";
 import { ConsumeMessageConcurrentlyService } from "./consume-concurrently.js";
 import type { MessageListenerOrderly } from "./consume-orderly.js";
@@ -37,8 +38,6 @@ import type { PullCauses } from "./pull-loop.js";
 import { PushQueues } from "./push-queues.js";
 import { resolvePushSettings } from "./push-settings.js";
 import { sendBackTo } from "./retry.js";
-
-type ServiceState = "CREATE_JUST" | "RUNNING" | "SHUTDOWN_ALREADY";
 
 export class PushConsumer {
   readonly #options: PushConsumerOptions;

@@ -20,8 +20,17 @@ import { validateGroup, validateUserTopic } from "../../core/names.js";
 import { HTTP_STATUS, MAX_BODY_BYTES } from "../../protocol/index.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "../client-id.js";
 import type { Message, SendResult } from "../message.js";
-import type { IamAuth, NimbusCredentials } from "../transport/index.js";
-import { type HeartbeatResponse, NimbusApi, type SendMessage, type SendResponse } from "../transport/index.js";
+import type { ServiceState } from "../service-state.js";
+import {
+  type HeartbeatResponse,
+  type IamAuth,
+  isUnreachable,
+  NimbusApi,
+  type NimbusCredentials,
+  type SendMessage,
+  type SendResponse,
+} from "../transport/index.js";
+
 import { ClientInstance } from "./client-instance.js";
 import { isMessageQueueSelector, type MessageQueueSelector, selectMessageQueue } from "./message-queue-selector.js";
 import { type BatchingOptions, resultAt, SendBatcher } from "./send-batcher.js";
@@ -65,7 +74,14 @@ export type ProducerErrorSource = "heartbeat" | "route" | "oneway" | "unregister
  */
 const startedGroups = new Set<string>();
 
-type ServiceState = "CREATE_JUST" | "RUNNING" | "SHUTDOWN_ALREADY";
+/** The first retry after a SYSTEM_BUSY answer waits up to this long (jittered), the next up to twice as long. */
+export const BUSY_BACKOFF_MS = 50;
+
+/** The broker answered SYSTEM_BUSY (it shed the request): not a network failure or a timeout of ours. */
+function isBusyAnswer(err: unknown): boolean {
+  return isNimbusError(err, ErrorCode.SYSTEM_BUSY) && !isUnreachable(err);
+}
+
 /** Where a send goes: round robin over the publish queues, a given queue, or the queue a selector picks. */
 type Target =
   | { kind: "any" }
@@ -270,6 +286,13 @@ export class Producer {
       } catch (err) {
         if (!isRetryable(err)) throw err;
         lastError = err;
+        // A broker that shed the send (SYSTEM_BUSY answered, not a network failure) gets a moment: a jittered,
+        // doubling pause before the next try (on another broker where there is one), as RocketMQ's client
+        // backs off a busy broker. Never past the send's own timeout.
+        if (times + 1 < attempts && isBusyAnswer(err)) {
+          const pause = Math.random() * BUSY_BACKOFF_MS * 2 ** times;
+          await new Promise((resolve) => setTimeout(resolve, Math.min(pause, timeoutMs - (Date.now() - begin))));
+        }
       }
     }
     const code = isNimbusError(lastError) ? lastError.code : ErrorCode.SYSTEM_ERROR;

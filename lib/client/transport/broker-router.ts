@@ -50,6 +50,25 @@ export class BrokerRouter {
     if (this.brokers.candidates(brokerName, access).length === 0) await this.learnRoute(where.topic);
     const candidates = this.brokers.candidates(brokerName, access);
     if (candidates.length === 0) return run(options);
+    try {
+      return await this.#atFirstAnswering(candidates, options, run);
+    } catch (err) {
+      if (!isNimbusError(err, ErrorCode.WRONG_BROKER)) throw err;
+      // 421: that address serves another broker now (the route moved, as after a restart on another address):
+      // refresh the route once and go where it says, as RocketMQ's client refreshes its route on such an answer.
+      await this.learnRoute(where.topic);
+      const fresh = this.brokers.candidates(brokerName, access);
+      if (fresh.length === 0 || fresh.join(" ") === candidates.join(" ")) throw err;
+      return this.#atFirstAnswering(fresh, options, run);
+    }
+  }
+
+  /** `run` at the first of `candidates` that answers (the others marked down), or the last failure. */
+  async #atFirstAnswering<T>(
+    candidates: string[],
+    options: RequestOptions | undefined,
+    run: (options: RequestOptions | undefined) => Promise<T>,
+  ): Promise<T> {
     let lastError: unknown;
     for (const baseUrl of candidates) {
       try {

@@ -61,12 +61,26 @@ export class PushChannelClient {
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   #pingTimer: ReturnType<typeof setInterval> | undefined;
   #lastRegistration = "";
+  #connectionId: string | undefined;
   /** Counters for tests and metrics. */
-  readonly stats = { connects: 0, registrations: 0, pings: 0, hints: 0, membersHints: 0, checksHints: 0 };
+  readonly stats = {
+    connects: 0,
+    registrations: 0,
+    reregistrations: 0,
+    pings: 0,
+    hints: 0,
+    membersHints: 0,
+    checksHints: 0,
+  };
 
   constructor(private readonly options: PushChannelClientOptions) {
     this.#url = options.url;
     this.#reconnectDelay = options.reconnectMillis ?? 1000;
+  }
+
+  /** The broker's id of the connection, once registered (for logs and tests). */
+  get connectionId(): string | undefined {
+    return this.#connectionId;
   }
 
   /** True while the broker holds this connection's current registration. */
@@ -185,6 +199,7 @@ export class PushChannelClient {
     const h = this.options.handlers;
     switch (frame.type) {
       case "registered":
+        this.#connectionId = frame.connectionId;
         this.#reconnectDelay = this.options.reconnectMillis ?? 1000;
         this.#up = true;
         h.up();
@@ -200,6 +215,12 @@ export class PushChannelClient {
       case "checks":
         this.stats.checksHints++;
         h.checks(frame.producerGroup);
+        return;
+      case "register-again":
+        // The broker lost this connection's registration while the socket stayed open: send it again.
+        this.stats.reregistrations++;
+        this.#setDown();
+        this.registrationChanged(true);
         return;
       case "error":
         this.options.onError(new Error(`${frame.code}: ${frame.message}`), "push channel");

@@ -18,6 +18,9 @@ function storeOf(ctx: HandlerContext): AclStore {
 
 export const aclRoutes = serviceRoutes<HandlerContext>("Acl", [
   route(endpoints.createUser, async ({ body }, ctx) => {
+    // The configured root is matched before stored users: a stored namesake could never sign in, yet be listed.
+    if (ctx.auth?.isRoot(body.username))
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `${body.username} is the configured root user's name`);
     const user = await storeOf(ctx).createUser(
       { username: body.username, userType: body.userType ?? "Normal", userStatus: body.userStatus ?? "enable" },
       body.password,

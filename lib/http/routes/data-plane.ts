@@ -10,6 +10,7 @@ import { endpoints } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
 import { servedBroker } from "./broker-scope.js";
+import { popRoutes } from "./pop.js";
 
 export const sendRoutes = serviceRoutes<HandlerContext>("Send", [
   route(endpoints.send, async ({ body }, ctx) => {
@@ -50,4 +51,5 @@ export const pullRoutes = serviceRoutes<HandlerContext>("Pull", [
     }
     return answer;
   }),
+  ...popRoutes,
 ]);

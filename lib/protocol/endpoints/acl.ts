@@ -5,30 +5,41 @@
 import { z } from "zod";
 import { ACL_ACTIONS, DECISIONS, USER_STATUSES, USER_TYPES, USERNAME_PATTERN } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
+import { MAX_LIST_ITEMS, MAX_TEXT_LENGTH } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
 import { success } from "../fields.js";
 
 export const username = z
   .string()
+  .max(64)
   .regex(USERNAME_PATTERN, "a user name is 1 to 64 letters, digits, - and _")
   .meta({ description: "A user name: its access key" });
 /** `User:<name>`. */
 export const subject = z
   .string()
+  .max(69)
   .regex(/^User:[a-zA-Z0-9_-]{1,64}$/, "a subject is User:<name>")
   .meta({ description: "User:<name>" });
 export const resourcePattern = z
   .string()
+  .max(262)
   .regex(
     /^(Cluster|Cluster:\*|(Topic|Group):(\*|[%|a-zA-Z0-9_-]{1,255}\*?))$/,
     "a resource is Topic:<name|prefix*|*>, Group:<name|prefix*|*> or Cluster",
   )
   .meta({ description: "Topic:<name|prefix*|*>, Group:<name|prefix*|*> or Cluster" });
 // A secret is printable ASCII without blanks: it is typed into terminals and environment variables.
-const password = z.string().regex(/^[!-~]{8,128}$/, "a password is 8 to 128 printable characters, no blanks");
+const password = z
+  .string()
+  .max(128)
+  .regex(/^[!-~]{8,128}$/, "a password is 8 to 128 printable characters, no blanks");
 
 export const UserInfoSchema = z
-  .object({ username: z.string(), userType: z.enum(USER_TYPES), userStatus: z.enum(USER_STATUSES) })
+  .object({
+    username: z.string().max(MAX_TEXT_LENGTH),
+    userType: z.enum(USER_TYPES),
+    userStatus: z.enum(USER_STATUSES),
+  })
   .meta({ id: "UserInfo" });
 export type UserInfo = z.output<typeof UserInfoSchema>;
 
@@ -42,7 +53,7 @@ export const AclEntrySchema = z
   .meta({ id: "AclEntry" });
 
 export const AclInfoSchema = z
-  .object({ subject: z.string(), entries: z.array(AclEntrySchema) })
+  .object({ subject: z.string().max(MAX_TEXT_LENGTH), entries: z.array(AclEntrySchema).max(MAX_LIST_ITEMS) })
   .meta({ id: "AclInfo" });
 export type AclInfo = z.output<typeof AclInfoSchema>;
 
@@ -130,7 +141,7 @@ export const listUsers = endpoint({
   summary: "Every user, optionally those whose name contains `filter` (mqadmin listUser).",
   access: "super",
   query: z.object({ filter: z.string().max(64).optional() }).strict(),
-  response: z.object({ users: z.array(UserInfoSchema) }),
+  response: z.object({ users: z.array(UserInfoSchema).max(MAX_LIST_ITEMS) }),
   errors: ACL_ERRORS,
 });
 
@@ -194,6 +205,6 @@ export const listAcls = endpoint({
   query: z
     .object({ subjectFilter: z.string().max(80).optional(), resourceFilter: z.string().max(300).optional() })
     .strict(),
-  response: z.object({ acls: z.array(AclInfoSchema) }),
+  response: z.object({ acls: z.array(AclInfoSchema).max(MAX_LIST_ITEMS) }),
   errors: ACL_ERRORS,
 });

@@ -4,15 +4,18 @@ import { groupPermission, type Permission, topicPermission } from "../../core/ac
 import { ErrorCode } from "../../core/errors.js";
 import {
   MAX_GROUPS_PER_HEARTBEAT,
+  MAX_LIST_ITEMS,
   MAX_OFFSETS_PER_COMMIT,
   MAX_SUB_EXPRESSION_LENGTH,
   MAX_SUBSCRIPTIONS_PER_GROUP,
+  MAX_TEXT_LENGTH,
 } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
 import {
   brokerName,
   checkFilter,
   clientId,
+  consumerGroupName,
   expressionType,
   groupName,
   queueId,
@@ -45,7 +48,11 @@ export type SubscriptionData = z.output<typeof SubscriptionDataSchema>;
 
 /** A subscription as the broker reports a member's (`expressionType` only when not TAG). */
 export const ReportedSubscriptionSchema = z
-  .object({ topic: z.string(), subString: z.string(), expressionType: expressionType.optional() })
+  .object({
+    topic: z.string().max(MAX_TEXT_LENGTH),
+    subString: z.string().max(MAX_TEXT_LENGTH),
+    expressionType: expressionType.optional(),
+  })
   .meta({ id: "ReportedSubscription" });
 export type ReportedSubscription = z.output<typeof ReportedSubscriptionSchema>;
 
@@ -85,7 +92,7 @@ export type ConsumerRunningInfo = z.output<typeof ConsumerRunningInfoSchema>;
 /** Unknown fields are accepted and dropped, so RocketMQ-shaped heartbeats with more fields still pass. */
 export const ConsumerDataSchema = z
   .object({
-    groupName,
+    groupName: consumerGroupName,
     consumeType: z.enum(CONSUME_TYPES).optional(),
     messageModel: z.enum(MESSAGE_MODELS).optional(),
     consumeFromWhere: z.enum(CONSUME_FROM_WHERE).optional(),
@@ -121,24 +128,28 @@ export type HeartbeatData = z.output<typeof HeartbeatSchema>;
 
 /** A check-back for a producer: "what became of this transaction?" (RocketMQ's CHECK_TRANSACTION_STATE). */
 export const TransactionCheckSchema = z
-  .object({ transactionId: z.string(), producerGroup: z.string(), checkTimes: z.number().int().min(1) })
+  .object({
+    transactionId: z.string().max(MAX_TEXT_LENGTH),
+    producerGroup: z.string().max(MAX_TEXT_LENGTH),
+    checkTimes: z.number().int().min(1),
+  })
   .meta({ id: "TransactionCheck" });
 export type TransactionCheck = z.output<typeof TransactionCheckSchema>;
 
 /** A heartbeat's answer: success, and the check-backs waiting for this client (producers only). */
 export const HeartbeatResponseSchema = z
-  .object({ code: z.literal("SUCCESS"), transactionChecks: z.array(TransactionCheckSchema) })
+  .object({ code: z.literal("SUCCESS"), transactionChecks: z.array(TransactionCheckSchema).max(MAX_LIST_ITEMS) })
   .meta({ id: "HeartbeatResponse" });
 export type HeartbeatResponse = z.output<typeof HeartbeatResponseSchema>;
 
 /** A live producer of a group (mqadmin's producerConnection). */
 export const ProducerInfoSchema = z
   .object({
-    clientId: z.string(),
+    clientId: z.string().max(MAX_TEXT_LENGTH),
     /** The client's IP, from its client id (`ip@instance`). */
-    clientAddr: z.string(),
-    language: z.string(),
-    version: z.string(),
+    clientAddr: z.string().max(MAX_TEXT_LENGTH),
+    language: z.string().max(MAX_TEXT_LENGTH),
+    version: z.string().max(MAX_TEXT_LENGTH),
     /** It answers transaction check-backs. */
     transactional: z.boolean(),
     lastHeartbeat: timestamp,
@@ -149,11 +160,11 @@ export type ProducerInfo = z.output<typeof ProducerInfoSchema>;
 /** A live consumer of a group, as its last heartbeat described it. */
 export const ConsumerInfoSchema = z
   .object({
-    clientId: z.string(),
-    consumeType: z.string(),
+    clientId: z.string().max(MAX_TEXT_LENGTH),
+    consumeType: z.string().max(MAX_TEXT_LENGTH),
     messageModel: z.enum(MESSAGE_MODELS),
-    consumeFromWhere: z.string(),
-    subscriptionDataSet: z.array(ReportedSubscriptionSchema),
+    consumeFromWhere: z.string().max(MAX_TEXT_LENGTH),
+    subscriptionDataSet: z.array(ReportedSubscriptionSchema).max(MAX_LIST_ITEMS),
     lastHeartbeat: timestamp,
     /**
      * False when this member's subscription (topics and filter expressions) differs from the group's: the one
@@ -167,9 +178,11 @@ export type ConsumerInfo = z.output<typeof ConsumerInfoSchema>;
 /** An offset reset of the group (`resetOffsetByTime`): live consumers move their queues of the topic there. */
 export const OffsetResetSchema = z
   .object({
-    topic: z.string(),
+    topic: z.string().max(MAX_TEXT_LENGTH),
     resetAt: timestamp,
-    offsetTable: z.array(z.object({ brokerName: z.string(), queueId, offset: queueOffset })),
+    offsetTable: z
+      .array(z.object({ brokerName: z.string().max(MAX_TEXT_LENGTH), queueId, offset: queueOffset }))
+      .max(MAX_LIST_ITEMS),
   })
   .meta({ id: "OffsetReset" });
 export type OffsetReset = z.output<typeof OffsetResetSchema>;
@@ -177,12 +190,12 @@ export type OffsetReset = z.output<typeof OffsetResetSchema>;
 /** The ids (RocketMQ's consumerIdList) and each consumer's details (an extension). */
 export const ConsumerConnectionSchema = z
   .object({
-    consumerIdList: z.array(z.string()),
-    consumers: z.array(ConsumerInfoSchema),
+    consumerIdList: z.array(z.string().max(MAX_TEXT_LENGTH)).max(MAX_LIST_ITEMS),
+    consumers: z.array(ConsumerInfoSchema).max(MAX_LIST_ITEMS),
     /** Every live member has the group's subscription. */
     subscriptionsConsistent: z.boolean(),
     /** The group's latest offset reset per topic, which consumers apply once, when they first see it. */
-    offsetResets: z.array(OffsetResetSchema),
+    offsetResets: z.array(OffsetResetSchema).max(MAX_LIST_ITEMS),
   })
   .meta({ id: "ConsumerConnection" });
 export type ConsumerConnection = z.output<typeof ConsumerConnectionSchema>;
@@ -223,7 +236,9 @@ export const unregister = endpoint({
   path: "/unregister",
   service: "Clients",
   summary: "Removes a client from its groups at once, so a rebalance need not wait 120 s (UNREGISTER_CLIENT).",
-  body: z.object({ clientId, producerGroup: groupName.optional(), consumerGroup: groupName.optional() }).strict(),
+  body: z
+    .object({ clientId, producerGroup: groupName.optional(), consumerGroup: consumerGroupName.optional() })
+    .strict(),
   response: success,
   errors: [ErrorCode.PARAMETER_ILLEGAL],
 });
@@ -235,7 +250,7 @@ export const consumerConnection = endpoint({
   path: "/groups/{group}/consumers",
   service: "Clients",
   summary: "The group's live consumers with their subscriptions (GET_CONSUMER_LIST_BY_GROUP, consumerConnection).",
-  params: z.object({ group: groupName }),
+  params: z.object({ group: consumerGroupName }),
   response: ConsumerConnectionSchema,
   errors: [ErrorCode.PARAMETER_ILLEGAL],
 });
@@ -248,16 +263,16 @@ export const producerConnection = endpoint({
   service: "Clients",
   summary: "The group's live producers (GET_PRODUCER_CONNECTION_LIST, mqadmin's producerConnection).",
   params: z.object({ group: groupName }),
-  response: z.object({ producers: z.array(ProducerInfoSchema) }),
+  response: z.object({ producers: z.array(ProducerInfoSchema).max(MAX_LIST_ITEMS) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL],
 });
 
 /** A live member with what it reported in its last heartbeat (`runningInfo` absent: it reports nothing). */
 export const ConsumerStatusSchema = z
   .object({
-    clientId: z.string(),
+    clientId: z.string().max(MAX_TEXT_LENGTH),
     lastHeartbeat: timestamp,
-    subscriptionDataSet: z.array(ReportedSubscriptionSchema),
+    subscriptionDataSet: z.array(ReportedSubscriptionSchema).max(MAX_LIST_ITEMS),
     subscriptionConsistent: z.boolean(),
     runningInfo: ConsumerRunningInfoSchema.optional(),
   })
@@ -272,7 +287,7 @@ export const consumerStatus = endpoint({
   access: ({ params }) => [groupPermission(params.group, "Get", "Sub")],
   summary:
     "Per live member: assigned queues, locks, process-queue sizes, last pull and consume times, as its last heartbeat reported (consumerStatus).",
-  params: z.object({ group: groupName }),
-  response: z.object({ consumers: z.array(ConsumerStatusSchema) }),
+  params: z.object({ group: consumerGroupName }),
+  response: z.object({ consumers: z.array(ConsumerStatusSchema).max(MAX_LIST_ITEMS) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL],
 });

@@ -2,13 +2,14 @@
 import { z } from "zod";
 import { clusterPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
+import { MAX_LIST_ITEMS, MAX_TEXT_LENGTH } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
-import { perm, queueNums, timestamp, topicName } from "../fields.js";
+import { boundedMap, perm, queueNums, timestamp, topicName } from "../fields.js";
 
 /** A topic's queues on one broker. Queue ids run from 0 on every broker. */
 export const QueueDataSchema = z
   .object({
-    brokerName: z.string(),
+    brokerName: z.string().max(MAX_TEXT_LENGTH),
     readQueueNums: queueNums,
     writeQueueNums: queueNums,
     /** PermName bits; the broker's own permission is already applied. */
@@ -20,23 +21,27 @@ export type QueueData = z.output<typeof QueueDataSchema>;
 
 /** A broker's addresses by brokerId ("0" is the master). */
 export const BrokerDataSchema = z
-  .object({ cluster: z.string(), brokerName: z.string(), brokerAddrs: z.record(z.string(), z.string()) })
+  .object({
+    cluster: z.string().max(MAX_TEXT_LENGTH),
+    brokerName: z.string().max(MAX_TEXT_LENGTH),
+    brokerAddrs: boundedMap(z.string().max(MAX_TEXT_LENGTH)),
+  })
   .meta({ id: "BrokerData" });
 export type BrokerData = z.output<typeof BrokerDataSchema>;
 
 export const TopicRouteDataSchema = z
   .object({
     /** Sorted by brokerName. */
-    queueDatas: z.array(QueueDataSchema),
-    brokerDatas: z.array(BrokerDataSchema),
+    queueDatas: z.array(QueueDataSchema).max(MAX_LIST_ITEMS),
+    brokerDatas: z.array(BrokerDataSchema).max(MAX_LIST_ITEMS),
   })
   .meta({ id: "TopicRouteData" });
 export type TopicRouteData = z.output<typeof TopicRouteDataSchema>;
 
 export const ClusterInfoSchema = z
   .object({
-    brokerAddrTable: z.record(z.string(), BrokerDataSchema),
-    clusterAddrTable: z.record(z.string(), z.array(z.string())),
+    brokerAddrTable: boundedMap(BrokerDataSchema),
+    clusterAddrTable: boundedMap(z.array(z.string().max(MAX_TEXT_LENGTH)).max(MAX_LIST_ITEMS)),
   })
   .meta({ id: "ClusterInfo" });
 export type ClusterInfo = z.output<typeof ClusterInfoSchema>;
@@ -44,11 +49,11 @@ export type ClusterInfo = z.output<typeof ClusterInfoSchema>;
 /** A broker's last registration, live or not (the console's cluster view; an extension of RocketMQ). */
 export const BrokerRegistrationSchema = z
   .object({
-    cluster: z.string(),
-    brokerName: z.string(),
+    cluster: z.string().max(MAX_TEXT_LENGTH),
+    brokerName: z.string().max(MAX_TEXT_LENGTH),
     /** 0 is the master. */
     brokerId: z.number().int().min(0),
-    address: z.string(),
+    address: z.string().max(MAX_TEXT_LENGTH),
     /** The broker's permission (PermName bits). */
     perm,
     registeredAt: timestamp,
@@ -70,7 +75,9 @@ export const health = endpoint({
 });
 
 /** Where the push channel is (docs/push-channel.md); `url` null when the deployment serves none. */
-export const ChannelInfoSchema = z.object({ url: z.string().nullable() }).meta({ id: "ChannelInfo" });
+export const ChannelInfoSchema = z
+  .object({ url: z.string().max(MAX_TEXT_LENGTH).nullable() })
+  .meta({ id: "ChannelInfo" });
 
 export const channelInfo = endpoint({
   id: "channelInfo",
@@ -102,7 +109,7 @@ export const brokerList = endpoint({
   path: "/brokers",
   service: "NameServer",
   summary: "Every broker ever registered with its last registration time and liveness (one partition query).",
-  response: z.object({ brokers: z.array(BrokerRegistrationSchema) }),
+  response: z.object({ brokers: z.array(BrokerRegistrationSchema).max(MAX_LIST_ITEMS) }),
   errors: [],
 });
 
@@ -125,6 +132,6 @@ export const openApi = endpoint({
   path: "/openapi.json",
   service: "NameServer",
   summary: "This API's OpenAPI 3.1 document, generated from lib/protocol (docs/openapi.json is a copy).",
-  response: z.record(z.string(), z.unknown()).meta({ description: "An OpenAPI 3.1 document" }),
+  response: boundedMap(z.unknown()).meta({ description: "An OpenAPI 3.1 document" }),
   errors: [],
 });

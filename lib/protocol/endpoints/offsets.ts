@@ -5,9 +5,18 @@
 import { z } from "zod";
 import { groupPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
-import { MAX_OFFSETS_PER_COMMIT } from "../bounds.js";
+import { MAX_LIST_ITEMS, MAX_OFFSETS_PER_COMMIT, MAX_TEXT_LENGTH } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
-import { brokerName, clientId, groupName, queueId, queueOffset, success, timestamp, topicName } from "../fields.js";
+import {
+  brokerName,
+  clientId,
+  consumerGroupName,
+  queueId,
+  queueOffset,
+  success,
+  timestamp,
+  topicName,
+} from "../fields.js";
 
 export const OffsetEntrySchema = z
   .object({ brokerName, queueId, offset: queueOffset })
@@ -18,8 +27,8 @@ export type OffsetEntry = z.output<typeof OffsetEntrySchema>;
 /** A row of RocketMQ's consumerProgress. */
 export const ProgressRowSchema = z
   .object({
-    topic: z.string(),
-    brokerName: z.string(),
+    topic: z.string().max(MAX_TEXT_LENGTH),
+    brokerName: z.string().max(MAX_TEXT_LENGTH),
     queueId,
     brokerOffset: queueOffset,
     consumerOffset: queueOffset,
@@ -36,14 +45,14 @@ export type ProgressRow = z.output<typeof ProgressRowSchema>;
  */
 export const QueueOwnerSchema = z
   .object({
-    brokerName: z.string(),
+    brokerName: z.string().max(MAX_TEXT_LENGTH),
     queueId,
     offset: queueOffset,
     /** The client id of the last commit or release; "" when the commit named no client (an admin reset). */
-    owner: z.string(),
+    owner: z.string().max(MAX_TEXT_LENGTH),
     released: z.boolean(),
     /** Released to this client (the owner's view of the next allocation); "" when not released or unknown. */
-    successor: z.string(),
+    successor: z.string().max(MAX_TEXT_LENGTH),
     updatedAt: timestamp,
   })
   .meta({ id: "QueueOwner" });
@@ -56,8 +65,8 @@ export const ReleaseEntrySchema = z
   .meta({ id: "ReleaseEntry" });
 export type ReleaseEntry = z.output<typeof ReleaseEntrySchema>;
 
-const groupTopic = z.object({ group: groupName, topic: topicName });
-const offsetTable = z.object({ offsetTable: z.array(OffsetEntrySchema) });
+const groupTopic = z.object({ group: consumerGroupName, topic: topicName });
+const offsetTable = z.object({ offsetTable: z.array(OffsetEntrySchema).max(MAX_LIST_ITEMS) });
 
 export const queryOffsets = endpoint({
   id: "queryOffsets",
@@ -116,7 +125,7 @@ export const queueOwners = endpoint({
   service: "Offsets",
   summary: "Per queue of the topic with an offset: its offset, its owner and whether the owner released it.",
   params: groupTopic,
-  response: z.object({ queues: z.array(QueueOwnerSchema) }),
+  response: z.object({ queues: z.array(QueueOwnerSchema).max(MAX_LIST_ITEMS) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL],
 });
 
@@ -131,9 +140,9 @@ export const consumerProgress = endpoint({
   path: "/groups/{group}/progress",
   service: "Offsets",
   summary: "Broker and consumer offset, lag and last consumed time per queue (mqadmin's consumerProgress).",
-  params: z.object({ group: groupName }),
+  params: z.object({ group: consumerGroupName }),
   query: z.object({ topic: topicName.optional() }).strict(),
-  response: z.object({ rows: z.array(ProgressRowSchema) }),
+  response: z.object({ rows: z.array(ProgressRowSchema).max(MAX_LIST_ITEMS) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
 });
 
@@ -154,6 +163,6 @@ export const resetOffsetByTime = endpoint({
     "Sets every queue's offset to the first message stored at or after a time (mqadmin's resetOffsetByTime); live consumers move there at their next membership read.",
   params: groupTopic,
   body: z.object({ timestamp: ResetTimeSchema }).strict(),
-  response: z.object({ resetAt: timestamp, offsetTable: z.array(OffsetEntrySchema) }),
+  response: z.object({ resetAt: timestamp, offsetTable: z.array(OffsetEntrySchema).max(MAX_LIST_ITEMS) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
 });

@@ -1,15 +1,23 @@
 /** @module The consumer's endpoint: `POST /pull` (RocketMQ's PULL_MESSAGE, answered at once: no long polling). */
 import { z } from "zod";
-import { groupPermission, topicPermission } from "../../core/acl.js";
+import { consumePermissions } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
-import { MAX_PULL_MESSAGES, MAX_SUB_EXPRESSION_LENGTH } from "../bounds.js";
+import {
+  MAX_KEYS_PER_MESSAGE,
+  MAX_LIST_ITEMS,
+  MAX_PULL_MESSAGES,
+  MAX_SUB_EXPRESSION_LENGTH,
+  MAX_TEXT_LENGTH,
+} from "../bounds.js";
 import { endpoint } from "../endpoint.js";
 import {
   brokerName,
   bytes,
   checkFilter,
+  consumerGroupName,
   expressionType,
   groupName,
+  messageProperties,
   queueId,
   queueOffset,
   timestamp,
@@ -18,7 +26,7 @@ import {
 
 export const PullRequestSchema = z
   .object({
-    consumerGroup: groupName,
+    consumerGroup: consumerGroupName,
     topic: topicName,
     brokerName,
     queueId,
@@ -41,14 +49,14 @@ export type PullStatus = (typeof PULL_STATUSES)[number];
 /** A message as a pull hands it out (RocketMQ's MessageExt fields). `msgId` is the UNIQ_KEY. */
 export const PulledMessageSchema = z
   .object({
-    msgId: z.string(),
-    topic: z.string(),
-    brokerName: z.string(),
+    msgId: z.string().max(MAX_TEXT_LENGTH),
+    topic: z.string().max(MAX_TEXT_LENGTH),
+    brokerName: z.string().max(MAX_TEXT_LENGTH),
     queueId,
     queueOffset,
-    tags: z.string(),
-    keys: z.array(z.string()),
-    properties: z.record(z.string(), z.string()),
+    tags: z.string().max(MAX_TEXT_LENGTH),
+    keys: z.array(z.string().max(MAX_TEXT_LENGTH)).max(MAX_KEYS_PER_MESSAGE),
+    properties: messageProperties,
     body: bytes,
     flag: z.number().int(),
     bornTimestamp: timestamp,
@@ -64,14 +72,14 @@ export const PullResponseSchema = z
     nextBeginOffset: queueOffset,
     minOffset: queueOffset,
     maxOffset: queueOffset,
-    messages: z.array(PulledMessageSchema),
+    messages: z.array(PulledMessageSchema).max(MAX_LIST_ITEMS),
   })
   .meta({ id: "PullResponse" });
 export type PullResponse = z.output<typeof PullResponseSchema>;
 
 export const pull = endpoint({
   id: "pull",
-  access: ({ body }) => [topicPermission(body.topic, "Sub"), groupPermission(body.consumerGroup, "Sub")],
+  access: ({ body }) => consumePermissions(body),
   method: "POST",
   path: "/pull",
   service: "Pull",

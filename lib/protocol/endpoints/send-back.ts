@@ -5,17 +5,18 @@
  * `maxReconsumeTimes` times (or when `delayLevel` is -1).
  */
 import { z } from "zod";
-import { groupPermission, topicPermission } from "../../core/acl.js";
+import { consumePermissions } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
+import { MAX_TEXT_LENGTH } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
-import { brokerName, groupName, queueId, queueOffset, timestamp, topicName } from "../fields.js";
+import { brokerName, consumerGroupName, queueId, queueOffset, timestamp, topicName } from "../fields.js";
 
 /** RocketMQ's default maxReconsumeTimes of a concurrent consumer. */
 export const DEFAULT_MAX_RECONSUME_TIMES = 16;
 
 export const SendBackRequestSchema = z
   .object({
-    consumerGroup: groupName,
+    consumerGroup: consumerGroupName,
     /** Where the failed message is stored: the queue it was pulled from (a topic's or the retry topic's). */
     topic: topicName,
     brokerName,
@@ -34,7 +35,7 @@ export const SendBackResponseSchema = z
   .object({
     /** RETRY: waiting in the retry topic for `deliverTimeMs`; DLQ: stored in the dead-letter queue. */
     result: z.enum(["RETRY", "DLQ"]),
-    msgId: z.string(),
+    msgId: z.string().max(MAX_TEXT_LENGTH),
     topic: topicName,
     brokerName,
     queueId,
@@ -51,7 +52,7 @@ export type SendBackResponse = z.output<typeof SendBackResponseSchema>;
 export const sendBack = endpoint({
   id: "sendBack",
   // Reads the failed message as a pull does and writes only into the group's own retry or dead-letter topic.
-  access: ({ body }) => [topicPermission(body.topic, "Sub"), groupPermission(body.consumerGroup, "Sub")],
+  access: ({ body }) => consumePermissions(body),
   method: "POST",
   path: "/send-back",
   service: "Send",

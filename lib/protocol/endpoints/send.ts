@@ -2,13 +2,14 @@
 import { z } from "zod";
 import { topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
-import { MAX_BATCH_MESSAGES } from "../bounds.js";
+import { MAX_BATCH_MESSAGES, MAX_JSON_ARRAY_ITEMS, MAX_LIST_ITEMS, MAX_TAG_BYTES, MAX_TEXT_LENGTH } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
 import {
   brokerName,
   bytes,
   groupName,
   messageKeys,
+  messageProperties,
   messageQueue,
   queueId,
   queueOffset,
@@ -19,10 +20,10 @@ import {
 export const SendMessageSchema = z
   .object({
     body: bytes,
-    tags: z.string().optional(),
+    tags: z.string().max(MAX_TAG_BYTES).optional(),
     keys: messageKeys.optional(),
     /** User properties; `UNIQ_KEY` (the message id) is kept when given, so a retried send keeps its ids. */
-    properties: z.record(z.string(), z.string()).optional(),
+    properties: messageProperties.optional(),
     flag: z.number().int().min(-0x80000000).max(0x7fffffff).optional(),
     /**
      * RocketMQ's delay level (1 to the deployment's level count; 0 or absent: no delay), the same as the
@@ -50,7 +51,10 @@ export const SendRequestSchema = z
     messages: z
       .array(SendMessageSchema)
       .min(1)
-      .meta({ description: `1 to ${MAX_BATCH_MESSAGES} messages (more: 400 MESSAGE_ILLEGAL)` }),
+      .max(MAX_JSON_ARRAY_ITEMS)
+      .meta({
+        description: `1 to ${MAX_BATCH_MESSAGES} messages (${MAX_BATCH_MESSAGES + 1} to ${MAX_JSON_ARRAY_ITEMS}: 400 MESSAGE_ILLEGAL from the broker, more: 400 PARAMETER_ILLEGAL)`,
+      }),
   })
   .strict()
   .meta({ id: "SendRequest" });
@@ -63,13 +67,13 @@ export const SendResponseSchema = z
     /** Offset of the batch's first message; the others follow consecutively. */
     queueOffset,
     /** Each message's UNIQ_KEY. */
-    msgIds: z.array(z.string()),
+    msgIds: z.array(z.string().max(MAX_TEXT_LENGTH)).max(MAX_LIST_ITEMS),
     storeTimestamp: timestamp,
     /**
      * Delayed messages only: when each is due. They wait in the timer store and are appended to
      * `messageQueue` when due; `queueOffset` is then 0 (the offset is known only at delivery).
      */
-    deliverTimeMs: z.array(timestamp).optional(),
+    deliverTimeMs: z.array(timestamp).max(MAX_LIST_ITEMS).optional(),
   })
   .meta({ id: "SendResponse" });
 export type SendResponse = z.output<typeof SendResponseSchema>;

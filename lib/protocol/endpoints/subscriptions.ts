@@ -20,17 +20,10 @@ import {
 } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
 import { groupName, success, timestamp, userTopicName } from "../fields.js";
+import { FilterExpressionSchema } from "./pop.js";
 
 export const SUBSCRIPTION_ORDERINGS = ["none", "queue", "messageGroup"] as const;
 export type SubscriptionOrdering = (typeof SUBSCRIPTION_ORDERINGS)[number];
-
-export const FilterExpressionSchema = z
-  .object({
-    type: z.enum(["TAG", "SQL92"]),
-    expression: z.string().min(1).max(MAX_SUBSCRIPTION_FILTER_LENGTH),
-  })
-  .strict()
-  .meta({ id: "FilterExpression" });
 
 /**
  * An HTTPS URL without credentials or fragment. Plain http only to a loopback host (a local webhook under

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { clusterPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
+import { MAX_LIST_ITEMS, MAX_TEXT_LENGTH } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
 import {
   brokerName,
@@ -21,7 +22,7 @@ export const TopicConfigSchema = z
     writeQueueNums: queueNums.optional(),
     perm: topicPerm.optional(),
     /** Brokers to set the QueueData on; default every live master. Other brokers' QueueData stays as it was. */
-    brokerNames: z.array(brokerName).min(1).optional(),
+    brokerNames: z.array(brokerName).max(MAX_LIST_ITEMS).min(1).optional(),
   })
   .strict()
   .meta({ id: "TopicConfig" });
@@ -29,7 +30,7 @@ export type TopicConfig = z.output<typeof TopicConfigSchema>;
 
 export const QueueStatusSchema = z
   .object({
-    brokerName: z.string(),
+    brokerName: z.string().max(MAX_TEXT_LENGTH),
     queueId,
     minOffset: queueOffset,
     maxOffset: queueOffset,
@@ -45,7 +46,7 @@ export const listTopics = endpoint({
   path: "/topics",
   service: "Topics",
   summary: "Every topic (one partition query, never a scan).",
-  response: z.object({ topics: z.array(z.string()) }),
+  response: z.object({ topics: z.array(z.string().max(MAX_TEXT_LENGTH)).max(MAX_LIST_ITEMS) }),
   errors: [],
 });
 
@@ -71,7 +72,7 @@ export const deleteTopic = endpoint({
   service: "Topics",
   summary: "Deletes the topic's route at once; its messages stay until retention.",
   params: z.object({ topic: userTopicName }),
-  response: z.object({ topic: z.string(), deleted: z.literal(true) }),
+  response: z.object({ topic: z.string().max(MAX_TEXT_LENGTH), deleted: z.literal(true) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
 });
 
@@ -83,6 +84,6 @@ export const topicStatus = endpoint({
   service: "Topics",
   summary: "Min and max offset and last store time of every queue of the topic on every broker.",
   params: z.object({ topic: topicName }),
-  response: z.object({ queues: z.array(QueueStatusSchema) }),
+  response: z.object({ queues: z.array(QueueStatusSchema).max(MAX_LIST_ITEMS) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
 });

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { groupPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode } from "../../core/errors.js";
+import { MAX_TEXT_LENGTH } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
 import { groupName, messageQueue, queueOffset, timestamp } from "../fields.js";
 import { PulledMessageSchema } from "./pull.js";
@@ -42,7 +43,7 @@ export const HalfMessageResponseSchema = z
   .object({
     sendStatus: z.literal("SEND_OK"),
     transactionId,
-    msgId: z.string(),
+    msgId: z.string().max(MAX_TEXT_LENGTH),
     /** The queue the message goes to on commit. */
     messageQueue,
     /** The half message's offset in its broker's half queue (RMQ_SYS_TRANS_HALF_TOPIC). */
@@ -66,7 +67,7 @@ export type EndTransactionRequest = z.output<typeof EndTransactionRequestSchema>
 export const TransactionInfoSchema = z
   .object({
     transactionId,
-    producerGroup: z.string(),
+    producerGroup: z.string().max(MAX_TEXT_LENGTH),
     state: z.enum(TRANSACTION_STATES),
     /** Check-backs sent so far. */
     checkTimes: z.number().int().min(0),

@@ -10,10 +10,13 @@ import {
   PutItemCommand,
   QueryCommand,
   type QueryCommandOutput,
+  UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
+import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { itemSize } from "../item-size.js";
 import type { RequestCounter } from "../request-counter.js";
 import {
+  type AddOptions,
   ConditionFailedError,
   type GetOptions,
   type Item,
@@ -24,12 +27,14 @@ import {
   type Table,
   type TableSpec,
 } from "../table.js";
-import { checkCondition, checkItem, checkKey, checkQuery } from "../validate.js";
+import { checkAdd, checkCondition, checkItem, checkKey, checkQuery } from "../validate.js";
 import {
+  conditionExpression,
+  existsCondition,
+  fromAttr as fromAttrValue,
   fromItem,
   fromSortKey,
   keyConditionExpression,
-  notExistsCondition,
   Placeholders,
   toAttrMap,
   toKey,
@@ -68,7 +73,11 @@ export class DynamoTable implements Table {
           Item: toAttrMap(item),
           // `attribute_not_exists(pk)` ({ exists: false }): the put creates, never overwrites; of concurrent
           // creates under one key at most one succeeds. It fails only when an item is stored under the key.
-          ...(conditional ? { ConditionExpression: notExistsCondition(ph), ...ph.fields() } : {}),
+          // `{ versionIs: n }`: the item is stored with `version` n (absent counts as 0), so a read-modify-write
+          // lands only on the version it read; of concurrent updates from one version at most one succeeds.
+          ...(options.condition !== undefined
+            ? { ConditionExpression: conditionExpression(options.condition, ph), ...ph.fields() }
+            : {}),
           ...(returnExisting ? { ReturnValuesOnConditionCheckFailure: "ALL_OLD" } : {}),
         }),
       );
@@ -83,6 +92,44 @@ export class DynamoTable implements Table {
       );
     }
     this.counter.tableWrite(size);
+  }
+
+  async add(key: ItemKey, attribute: string, delta: number, options: AddOptions = {}): Promise<number> {
+    checkAdd(this.spec, key, attribute, delta, options);
+    const ph = new Placeholders();
+    const name = ph.name(attribute);
+    const expression = `ADD ${name} ${ph.value(delta)}`;
+    // `attribute_exists(pk)` ({ exists: true }): only an item created on purpose is changed, never created here.
+    const condition = options.condition === undefined ? {} : { ConditionExpression: existsCondition(ph) };
+    // Billed on the item's size; an add's item is its key and a few numbers (the counter items of the queue log).
+    const size = itemSize({ pk: key.pk, sk: key.sk, [attribute]: delta });
+    let value: unknown;
+    try {
+      const out = await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#tableName,
+          Key: toKey(key),
+          UpdateExpression: expression,
+          ...condition,
+          ...ph.fields(),
+          ReturnValues: "UPDATED_NEW",
+        }),
+      );
+      const returned = out.Attributes?.[attribute];
+      value = returned === undefined ? undefined : fromAttrValue(returned);
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw translateError(err, this.#what("UpdateItem"));
+      this.counter.tableWrite(size);
+      throw new ConditionFailedError(`${this.#what("UpdateItem")}: the condition failed`, undefined, { cause: err });
+    }
+    this.counter.tableWrite(size);
+    if (typeof value !== "number") {
+      throw new NimbusError(
+        ErrorCode.SYSTEM_ERROR,
+        `${this.#what("UpdateItem")}: no new value of ${attribute} returned`,
+      );
+    }
+    return value;
   }
 
   async delete(key: ItemKey): Promise<void> {

@@ -7,7 +7,7 @@
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
-import type { AttrValue, Item, ItemKey, SortKey, SortKeyRange } from "../table.js";
+import type { AttrValue, Condition, Item, ItemKey, SortKey, SortKeyRange } from "../table.js";
 
 /** One attribute value in DynamoDB's wire shape. */
 export function toAttr(value: AttrValue): AttributeValue {
@@ -116,6 +116,24 @@ export class Placeholders {
  */
 export function notExistsCondition(ph: Placeholders): string {
   return `attribute_not_exists(${ph.name("pk")})`;
+}
+
+/** The `ConditionExpression` of a put condition (lib/storage/table.ts `Condition`, `meetsCondition`). */
+export function conditionExpression(condition: Condition, ph: Placeholders): string {
+  if ("exists" in condition) return notExistsCondition(ph);
+  const version = `${ph.name("version")} = ${ph.value(condition.versionIs)}`;
+  // An item without `version` is version 0.
+  return condition.versionIs === 0
+    ? `attribute_exists(${ph.name("pk")}) AND (attribute_not_exists(${ph.name("version")}) OR ${version})`
+    : version;
+}
+
+/**
+ * The `ConditionExpression` of the add condition `{ exists: true }`. It guarantees an item is stored under
+ * the key: the update changes it and never creates one.
+ */
+export function existsCondition(ph: Placeholders): string {
+  return `attribute_exists(${ph.name("pk")})`;
 }
 
 /** A `KeyConditionExpression`: the partition, and optionally a sort-key range within it. */

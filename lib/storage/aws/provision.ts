@@ -33,6 +33,35 @@ export interface AwsStorageOptions {
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** SDK attempts per request, retries of throttling and 5xx included (default: the SDK's, 3). */
   maxAttempts?: number;
+  /**
+   * Per attempt: how long a connection may take to open, and how long a request may wait for the service
+   * without a byte (a hung connection fails as SYSTEM_BUSY instead of holding an append, and a Lambda, until
+   * the function's own timeout). Defaults: DEFAULT_AWS_TIMEOUTS.
+   */
+  timeouts?: Partial<AwsTimeouts>;
+}
+
+export interface AwsTimeouts {
+  connectMs: number;
+  dynamoRequestMs: number;
+  s3RequestMs: number;
+}
+
+/**
+ * DynamoDB answers in milliseconds, so 5 s without a byte is a hung connection; S3 gets 15 s (a 4 MiB PUT on a
+ * slow link). With the SDK's 3 attempts an append gives up well inside Lambda's 30 s API timeout.
+ */
+export const DEFAULT_AWS_TIMEOUTS: AwsTimeouts = { connectMs: 2_000, dynamoRequestMs: 5_000, s3RequestMs: 15_000 };
+
+/** The SDK's `requestHandler` options: its Node handler with our timeouts. */
+function requestHandler(options: AwsStorageOptions, service: "dynamo" | "s3") {
+  const t = { ...DEFAULT_AWS_TIMEOUTS, ...options.timeouts };
+  return {
+    connectionTimeout: t.connectMs,
+    requestTimeout: service === "dynamo" ? t.dynamoRequestMs : t.s3RequestMs,
+    // Without it the SDK's handler only logs a warning and keeps waiting.
+    throwOnRequestTimeout: true,
+  };
 }
 
 /** The physical name of the table for logical name `name`. */
@@ -46,6 +75,7 @@ export function createDynamoClient(options: AwsStorageOptions, region = options.
     ...(options.dynamoEndpoint === undefined ? {} : { endpoint: options.dynamoEndpoint }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
     ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+    requestHandler: requestHandler(options, "dynamo"),
   });
 }
 
@@ -55,6 +85,7 @@ export function createS3Client(options: AwsStorageOptions): S3Client {
     ...(options.s3Endpoint === undefined ? {} : { endpoint: options.s3Endpoint, forcePathStyle: true }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
     ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+    requestHandler: requestHandler(options, "s3"),
     // Checksums only where S3 demands them: emulators (s3rver) do not understand the newer defaults.
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",

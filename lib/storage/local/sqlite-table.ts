@@ -10,10 +10,12 @@ import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { itemSize } from "../item-size.js";
 import type { RequestCounter } from "../request-counter.js";
 import {
+  type AddOptions,
   ConditionFailedError,
   type GetOptions,
   type Item,
   type ItemKey,
+  meetsCondition,
   type PutOptions,
   type QueryOptions,
   type QueryPage,
@@ -21,7 +23,7 @@ import {
   type Table,
   type TableSpec,
 } from "../table.js";
-import { checkCondition, checkItem, checkKey, checkQuery, checkTableSpec } from "../validate.js";
+import { checkAdd, checkCondition, checkItem, checkKey, checkQuery, checkTableSpec } from "../validate.js";
 import { decodeItem, encodeAttributes, storedName } from "./item-codec.js";
 import { retryWhileBusy, sqlite } from "./sqlite-errors.js";
 import { type WriteBatcher, writeBatcherOf } from "./write-batcher.js";
@@ -100,18 +102,49 @@ export class SqliteTable implements Table {
     checkCondition(options.condition);
     const stored = await this.#writes.submit(() =>
       sqlite("put", () => {
-        const found = options.condition === undefined ? undefined : this.#read(item);
-        if (found === undefined) this.#upsert(item);
-        return found;
+        const condition = options.condition;
+        const found = condition === undefined ? undefined : this.#read(item);
+        const met = condition === undefined || meetsCondition(condition, found);
+        if (met) this.#upsert(item);
+        return { met, found };
       }),
     );
     this.counter.tableWrite(itemSize(item));
-    if (stored !== undefined) {
+    if (!stored.met) {
       throw new ConditionFailedError(
         `put ${this.spec.name} ${item.pk}/${item.sk}: condition failed`,
-        options.returnExistingOnFailure ? stored : undefined,
+        options.returnExistingOnFailure ? stored.found : undefined,
       );
     }
+  }
+
+  /**
+   * Read, add, write inside the shared `BEGIN IMMEDIATE` transaction: no other writer of any process
+   * can come between the read and the write, so concurrent adds never lose one another (as DynamoDB's
+   * `ADD`). `{ exists: true }` is checked against the item as it is then; a failed condition writes nothing
+   * and is counted as the write DynamoDB bills for it.
+   */
+  async add(key: ItemKey, attribute: string, delta: number, options: AddOptions = {}): Promise<number> {
+    checkAdd(this.spec, key, attribute, delta, options);
+    const outcome = await this.#writes.submit(() =>
+      sqlite("add", () => {
+        const found = this.#read(key);
+        if (found === undefined && options.condition?.exists === true) return undefined;
+        const old = found?.[attribute] ?? 0;
+        if (typeof old !== "number") {
+          throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `add: attribute ${attribute} is not a number`);
+        }
+        const item: Item = { ...(found ?? key), [attribute]: old + delta };
+        this.#upsert(item);
+        return item;
+      }),
+    );
+    if (outcome === undefined) {
+      this.counter.tableWrite(0);
+      throw new ConditionFailedError(`add ${this.spec.name} ${key.pk}/${key.sk}: condition failed`);
+    }
+    this.counter.tableWrite(itemSize(outcome));
+    return outcome[attribute] as number;
   }
 
   /** Through the group commit too, so a put and a delete issued in one turn apply in the order issued. */

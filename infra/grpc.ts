@@ -1,0 +1,72 @@
+/**
+ * @module RocketMQ 5's gRPC endpoint on AWS, when the stage sets `grpc` (lib/config/stages.ts; docs/grpc.md):
+ * `nimbus proxy` as an ECS Fargate service (arm64, the smallest task: 0.25 vCPU, 0.5 GB) behind a Network
+ * Load Balancer that ends TLS on 443 with the stage's ACM certificate (ALPN: HTTP/2 only, which gRPC needs)
+ * and passes the HTTP/2 streams over TCP to the task's port 8081. The task is linked to exactly the tables
+ * and bucket of `GRPC_PROXY` (manifest.ts), as a function is. Standing cost (docs/cost.md): the task, the
+ * load balancer and the VPC's NAT instance run by the hour, requests or not; hence off by default.
+ */
+import { aclSecrets } from "./auth.js";
+import { settings } from "./config.js";
+import { GRPC_PROXY } from "./manifest.js";
+import { bucket, table, tableNamesJson } from "./storage.js";
+
+const grpc = settings.grpc;
+
+export const grpcEndpoint = grpc === undefined ? undefined : createGrpcService(grpc);
+
+function createGrpcService(options: NonNullable<typeof grpc>) {
+  // One NAT instance (fck-nat on t4g.nano) instead of a managed NAT gateway: the task reaches DynamoDB, S3 and
+  // ECR through it for a few dollars a month instead of about $33 (docs/cost.md).
+  const vpc = new sst.aws.Vpc("GrpcVpc", { az: 2, nat: "ec2" });
+  const cluster = new sst.aws.Cluster("GrpcCluster", { vpc });
+  const service = new sst.aws.Service("GrpcProxy", {
+    cluster,
+    architecture: "arm64",
+    cpu: "0.25 vCPU",
+    memory: "0.5 GB",
+    scaling: { min: options.tasks, max: options.tasks },
+    image: { context: ".", dockerfile: "infra/grpc.Dockerfile" },
+    command: [
+      "node",
+      "dist/lib/cli/main.js",
+      "proxy",
+      "--host",
+      "0.0.0.0",
+      "--port",
+      "8081",
+      "--storage",
+      "aws",
+      "--stage",
+      $app.stage,
+      "--advertised-host",
+      options.domain,
+      ...(aclSecrets ? ["--auth"] : ["--insecure"]),
+    ],
+    link: [...GRPC_PROXY.tables.map(table), ...(GRPC_PROXY.bucket ? [bucket] : [])],
+    environment: {
+      AWS_REGION: settings.region,
+      NIMBUS_BUCKET: bucket.name,
+      NIMBUS_TABLES: tableNamesJson,
+      ...(aclSecrets
+        ? {
+            NIMBUS_ACL_MASTER_KEY: aclSecrets.masterKey.value,
+            NIMBUS_ROOT_USER: "root",
+            NIMBUS_ROOT_PASSWORD: aclSecrets.rootPassword.value,
+          }
+        : {}),
+    },
+    loadBalancer: {
+      domain: { name: options.domain, cert: options.certificateArn, dns: false },
+      rules: [{ listen: "443/tls", forward: "8081/tcp" }],
+    },
+    logging: { retention: settings.production ? "3 months" : "1 week" },
+    transform: {
+      // gRPC needs HTTP/2 end to end: the TLS listener negotiates h2 only.
+      listener: (args) => {
+        args.alpnPolicy = "HTTP2Only";
+      },
+    },
+  });
+  return { url: $interpolate`${options.domain}:443`, loadBalancer: service.url };
+}

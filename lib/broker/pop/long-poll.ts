@@ -1,0 +1,65 @@
+/**
+ * @module Long polling of POP receives: a receive that found nothing waits on its topic's queues until the
+ * write path's hint says one of them grew (`QueueLog.onAppended`, the hook the push channel uses), until a
+ * known invisible time ends (a redelivery falls due), or until its wait is over; never by polling storage.
+ * The hint is in-process: a send served by another process (another Lambda container) does not wake it
+ * (docs/pop.md). Waiters are bounded: past `maxWaiters` a receive does not wait (it answers empty at once).
+ */
+
+export type WakeCause = "hint" | "deadline" | "timeout" | "abort";
+
+interface Waiter {
+  topic: string;
+  wake(cause: WakeCause): void;
+}
+
+export class LongPolls {
+  readonly #waiters = new Set<Waiter>();
+  /** How each wait ended, for tests and metrics. */
+  readonly wakeCounts: Record<WakeCause, number> = { hint: 0, deadline: 0, timeout: 0, abort: 0 };
+
+  constructor(private readonly maxWaiters: number) {}
+
+  get waiting(): number {
+    return this.#waiters.size;
+  }
+
+  /** Tells the waiters of `topic` that one of its queues grew. */
+  appended(topic: string): void {
+    for (const w of this.#waiters) if (w.topic === topic) w.wake("hint");
+  }
+
+  /**
+   * Waits for a hint of `topic`, for `deadlineMs` (a redelivery falling due; undefined for none), for
+   * `timeoutMs`, or for `signal`. Resolves with what woke it; undefined when too many wait already.
+   */
+  wait(
+    topic: string,
+    timeoutMs: number,
+    deadlineMs: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<WakeCause | undefined> {
+    if (this.#waiters.size >= this.maxWaiters || timeoutMs <= 0) return Promise.resolve(undefined);
+    if (signal?.aborted) return Promise.resolve("abort");
+    return new Promise((resolve) => {
+      const timers: NodeJS.Timeout[] = [];
+      const waiter: Waiter = {
+        topic,
+        wake: (cause) => {
+          if (!this.#waiters.delete(waiter)) return;
+          for (const t of timers) clearTimeout(t);
+          signal?.removeEventListener("abort", onAbort);
+          this.wakeCounts[cause]++;
+          resolve(cause);
+        },
+      };
+      const onAbort = () => waiter.wake("abort");
+      this.#waiters.add(waiter);
+      timers.push(setTimeout(() => waiter.wake("timeout"), timeoutMs));
+      if (deadlineMs !== undefined && deadlineMs < timeoutMs) {
+        timers.push(setTimeout(() => waiter.wake("deadline"), Math.max(0, deadlineMs)));
+      }
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+}

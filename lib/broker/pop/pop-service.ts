@@ -1,0 +1,323 @@
+/**
+ * @module POP consumption (RocketMQ 5's SimpleConsumer; docs/pop.md): receive hands out messages of a
+ * topic's readable queues with a receipt handle and an invisible time, ack ends them for the group,
+ * changeInvisibleDuration moves a message's invisible time (a new handle; the old one dies), and a message
+ * whose invisible time ends comes back with deliveryAttempt + 1, or goes to `%DLQ%<group>` past the max
+ * attempts. No rebalance, no offsets to commit: any number of receivers of a group share the topic.
+ */
+import { TIMER_PROPERTIES } from "../../core/delay-levels.js";
+import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { compileFilter, type FilterExpression } from "../../core/filter/index.js";
+import { MessageConst } from "../../core/message.js";
+import { validateGroup, validateTopic } from "../../core/names.js";
+import { PermName } from "../../core/perm-name.js";
+import {
+  MAX_ACK_HANDLES,
+  MAX_INVISIBLE_MS,
+  MAX_LONG_POLL_MS,
+  MAX_RECEIVE_MESSAGES,
+  MIN_INVISIBLE_MS,
+  type PulledMessage,
+} from "../../protocol/index.js";
+import type { Table } from "../../storage/table.js";
+import { toPulled } from "../consume/index.js";
+import type { RouteCache } from "../names/index.js";
+import type { QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
+import type { SendBackService } from "../retry/index.js";
+import { type CheckpointState, CheckpointStore, popPk } from "./checkpoints.js";
+import { LongPolls } from "./long-poll.js";
+import { type Delivery, type PopSettings, QueuePopper } from "./queue-pop.js";
+import { decodeHandle, encodeHandle, type ReceiptHandle } from "./receipt-handle.js";
+
+export interface PopReceiveRequest {
+  group: string;
+  topic: string;
+  filter: FilterExpression;
+  /** 1..32 */
+  maxMessages: number;
+  invisibleMs: number;
+  /** 0..20000 */
+  longPollMs: number;
+  clientId?: string;
+  /** Only this broker's queues (what a broker process serves); absent: every broker's. */
+  brokerName?: string | undefined;
+}
+
+/** The stored message as a pull answers it, plus its receipt handle, delivery attempt and invisible time. */
+export interface PoppedMessage extends PulledMessage {
+  receiptHandle: string;
+  deliveryAttempt: number;
+  invisibleUntil: number;
+}
+
+export type AckCode = "OK" | "INVALID_RECEIPT_HANDLE";
+
+export interface PopOptions extends PopSettings {
+  /** Groups whose receives are FIFO (one message of a message group in flight at a time). */
+  fifoGroups: readonly string[];
+  /** The longest wait a receive may ask for here (on Lambda a held receive is billed: docs/pop.md). */
+  maxLongPollMs: number;
+  /** Receives waiting at once in this process; more answer empty at once. */
+  maxWaiters: number;
+  retentionMs: number;
+}
+
+/** RocketMQ 5's default: 16 retries after the first delivery. */
+export const DEFAULT_POP_MAX_DELIVERY_ATTEMPTS = 17;
+
+export const DEFAULT_POP_OPTIONS: PopOptions = {
+  maxDeliveryAttempts: DEFAULT_POP_MAX_DELIVERY_ATTEMPTS,
+  redeliveryGraceMs: 1000,
+  reviveScanMs: 1000,
+  deadLetterMoveMs: 30_000,
+  fifoGroups: [],
+  maxLongPollMs: MAX_LONG_POLL_MS,
+  maxWaiters: 1024,
+  retentionMs: 72 * 3600_000,
+};
+
+export class PopService {
+  readonly #popper: QueuePopper;
+  readonly #store: CheckpointStore;
+  readonly #polls: LongPolls;
+  readonly #fifo: ReadonlySet<string>;
+  #rotation = 0;
+
+  constructor(
+    table: Table,
+    private readonly routes: RouteCache,
+    private readonly queueLog: QueueLog,
+    private readonly sendBack: SendBackService,
+    private readonly options: PopOptions,
+    private readonly now: () => number,
+  ) {
+    this.#store = new CheckpointStore(table, options.retentionMs);
+    this.#polls = new LongPolls(options.maxWaiters);
+    this.#fifo = new Set(options.fifoGroups);
+    this.#popper = new QueuePopper({
+      store: this.#store,
+      queueLog,
+      settings: options,
+      now,
+      toDeadLetter: (group, queue, message, attempts) => this.#toDeadLetter(group, queue, message, attempts),
+    });
+  }
+
+  /** How long polls ended (hint, deadline, timeout, abort): the path a wait took. */
+  get wakeCounts(): Readonly<Record<string, number>> {
+    return this.#polls.wakeCounts;
+  }
+
+  /** Receives waiting for a message in this process now. */
+  get waitingReceives(): number {
+    return this.#polls.waiting;
+  }
+
+  /** The write path's hint: a queue grew (wired to `QueueLog.onAppended`). */
+  queueAppended(q: QueueRef): void {
+    this.#polls.appended(q.topic);
+  }
+
+  isFifo(group: string): boolean {
+    return this.#fifo.has(group);
+  }
+
+  async receive(req: PopReceiveRequest, signal?: AbortSignal): Promise<{ messages: PoppedMessage[] }> {
+    validateGroup(req.group);
+    validateTopic(req.topic);
+    checkRange("maxMessages", req.maxMessages, 1, MAX_RECEIVE_MESSAGES);
+    checkRange("invisibleMs", req.invisibleMs, MIN_INVISIBLE_MS, MAX_INVISIBLE_MS);
+    checkRange("longPollMs", req.longPollMs, 0, MAX_LONG_POLL_MS);
+    const filter = compileFilter(req.filter);
+    const waitUntil = Date.now() + Math.min(req.longPollMs, this.options.maxLongPollMs);
+    for (;;) {
+      const queues = await this.#readableQueues(req.topic, req.brokerName);
+      const found: Delivery[] = [];
+      const offset = this.#rotation++;
+      for (let i = 0; i < queues.length && found.length < req.maxMessages; i++) {
+        const queue = queues[(offset + i) % queues.length] as QueueRef;
+        const want = req.maxMessages - found.length;
+        found.push(
+          ...(await this.#popper.take(req.group, queue, filter, want, req.invisibleMs, this.isFifo(req.group))),
+        );
+      }
+      if (found.length > 0) return { messages: found.map(toPopped) };
+      const remaining = waitUntil - Date.now();
+      if (remaining <= 0 || signal?.aborted) return { messages: [] };
+      const deadline = this.#popper.nextDeadline(req.group, queues);
+      const cause = await this.#polls.wait(
+        req.topic,
+        remaining,
+        deadline === undefined ? undefined : deadline - this.now(),
+        signal,
+      );
+      // Too many waiting, or the caller is gone: answer now. A hint or a deadline looks again; so does a
+      // timeout, once (a send another process served gives no hint here), and then the wait is over.
+      if (cause === undefined || cause === "abort") return { messages: [] };
+    }
+  }
+
+  /** Acks each handle: OK, or INVALID_RECEIPT_HANDLE (forged, stale, expired, acked); one write per checkpoint. */
+  async ack(
+    group: string,
+    topic: string,
+    receiptHandles: string[],
+  ): Promise<{ entries: { receiptHandle: string; code: AckCode }[] }> {
+    validateGroup(group);
+    validateTopic(topic);
+    checkRange("receiptHandles", receiptHandles.length, 1, MAX_ACK_HANDLES);
+    const codes = new Map<number, AckCode>();
+    const byCheckpoint = new Map<string, { pk: string; start: number; items: { i: number; h: ReceiptHandle }[] }>();
+    for (const [i, raw] of receiptHandles.entries()) {
+      let h: ReceiptHandle;
+      try {
+        h = decodeHandle(raw);
+      } catch {
+        codes.set(i, "INVALID_RECEIPT_HANDLE");
+        continue;
+      }
+      const pk = popPk(group, { topic, brokerName: h.brokerName, queueId: h.queueId });
+      const key = `${pk}\n${h.start}`;
+      const entry = byCheckpoint.get(key) ?? { pk, start: h.start, items: [] };
+      entry.items.push({ i, h });
+      byCheckpoint.set(key, entry);
+    }
+    await Promise.all(
+      [...byCheckpoint.values()].map(async ({ pk, start, items }) => {
+        const ck = await this.#store.read(pk, start);
+        const now = this.now();
+        const acks = new Map<number, number>();
+        for (const { i, h } of items) {
+          const valid = ck !== undefined && isCurrent(ck, h, now);
+          codes.set(i, valid ? "OK" : "INVALID_RECEIPT_HANDLE");
+          if (valid) acks.set(h.offset, h.round);
+        }
+        if (acks.size === 0) return;
+        await this.#store.ack(
+          pk,
+          start,
+          [...acks].map(([offset, round]) => ({ offset, round })),
+          now,
+        );
+        this.#popper.acked(pk, start, [...acks.keys()]);
+      }),
+    );
+    return {
+      entries: receiptHandles.map((receiptHandle, i) => ({
+        receiptHandle,
+        code: codes.get(i) ?? "INVALID_RECEIPT_HANDLE",
+      })),
+    };
+  }
+
+  /** A new invisible time for one received message: a new handle; the old one is dead. */
+  async changeInvisibleDuration(
+    group: string,
+    topic: string,
+    receiptHandle: string,
+    invisibleMs: number,
+  ): Promise<{ receiptHandle: string; invisibleUntil: number }> {
+    validateGroup(group);
+    validateTopic(topic);
+    checkRange("invisibleMs", invisibleMs, MIN_INVISIBLE_MS, MAX_INVISIBLE_MS);
+    const h = decodeHandle(receiptHandle);
+    const pk = popPk(group, { topic, brokerName: h.brokerName, queueId: h.queueId });
+    for (let tries = 0; tries < 4; tries++) {
+      const ck = await this.#store.read(pk, h.start);
+      const now = this.now();
+      const state = ck?.offsets.get(h.offset);
+      if (ck === undefined || state === undefined || !isCurrent(ck, h, now)) throw invalidHandle();
+      const round = ck.maxRound + 1;
+      const invisibleUntil = now + invisibleMs;
+      const entry = { offset: h.offset, deliveryAttempt: state.deliveryAttempt };
+      if (await this.#store.createRound(pk, h.start, round, [entry], invisibleUntil, "change")) {
+        this.#popper.changed(pk, h.start, round, { ...entry, round, invisibleUntil, kind: "change", acked: false });
+        return { receiptHandle: encodeHandle({ ...h, round, invisibleUntil }), invisibleUntil };
+      }
+    }
+    throw new NimbusError(ErrorCode.SYSTEM_BUSY, "the message's checkpoint is changing: try again");
+  }
+
+  /** Sends one received message straight to %DLQ%<group> and ends it (gRPC ForwardMessageToDeadLetterQueue). */
+  async forwardToDeadLetter(group: string, topic: string, receiptHandle: string): Promise<void> {
+    validateGroup(group);
+    validateTopic(topic);
+    const h = decodeHandle(receiptHandle);
+    const queue = { topic, brokerName: h.brokerName, queueId: h.queueId };
+    const pk = popPk(group, queue);
+    const ck = await this.#store.read(pk, h.start);
+    const state = ck?.offsets.get(h.offset);
+    if (ck === undefined || state === undefined || !isCurrent(ck, h, this.now())) throw invalidHandle();
+    const message = (await this.queueLog.read(queue, h.offset, { maxMessages: 1 })).messages[0];
+    if (message?.queueOffset === h.offset) await this.#toDeadLetter(group, queue, message, state.deliveryAttempt);
+    await this.#store.ack(pk, h.start, [{ offset: h.offset, round: h.round }], this.now());
+    this.#popper.acked(pk, h.start, [h.offset]);
+  }
+
+  async #readableQueues(topic: string, brokerName: string | undefined): Promise<QueueRef[]> {
+    const route = await this.routes.get(topic);
+    return route.queueDatas
+      .filter((qd) => PermName.isReadable(qd.perm) && (brokerName === undefined || qd.brokerName === brokerName))
+      .flatMap((qd) =>
+        Array.from({ length: qd.readQueueNums }, (_, queueId) => ({ topic, brokerName: qd.brokerName, queueId })),
+      );
+  }
+
+  /** As issue 14's dead letters: the message keeps its id, body and properties and records its origin. */
+  async #toDeadLetter(group: string, queue: QueueRef, message: StoredMessage, deliveryAttempt: number): Promise<void> {
+    const { queueOffset: _o, storeTimestamp: _s, ...record } = message;
+    const msgId =
+      record.properties[MessageConst.UNIQ_KEY] ?? `${queue.brokerName}-${queue.queueId}-${message.queueOffset}`;
+    const properties: Record<string, string> = { ...record.properties };
+    properties[MessageConst.RETRY_TOPIC] ??= queue.topic;
+    properties[MessageConst.ORIGIN_MESSAGE_ID] ??= msgId;
+    properties[MessageConst.UNIQ_KEY] = msgId;
+    for (const timer of TIMER_PROPERTIES) delete properties[timer];
+    const reconsumeTimes = Math.max(0, deliveryAttempt - 1);
+    await this.sendBack.toDeadLetterQueue(group, queue.brokerName, { ...record, properties, reconsumeTimes }, msgId);
+  }
+}
+
+/** The handle names the message's current round of this checkpoint, before its invisible time ended, unacked. */
+function isCurrent(ck: CheckpointState, h: ReceiptHandle, now: number): boolean {
+  const state = ck.offsets.get(h.offset);
+  return (
+    ck.head.nonce === h.nonce &&
+    state !== undefined &&
+    state.round === h.round &&
+    !state.acked &&
+    now < state.invisibleUntil
+  );
+}
+
+function toPopped(d: Delivery): PoppedMessage {
+  const pulled = toPulled(d.queue, d.message);
+  const receiptHandle = encodeHandle({
+    brokerName: d.queue.brokerName,
+    queueId: d.queue.queueId,
+    start: d.start,
+    offset: d.message.queueOffset,
+    round: d.round,
+    nonce: d.nonce,
+    invisibleUntil: d.invisibleUntil,
+  });
+  return {
+    ...pulled,
+    reconsumeTimes: d.deliveryAttempt - 1,
+    receiptHandle,
+    deliveryAttempt: d.deliveryAttempt,
+    invisibleUntil: d.invisibleUntil,
+  };
+}
+
+const invalidHandle = () =>
+  new NimbusError(
+    ErrorCode.INVALID_RECEIPT_HANDLE,
+    "the receipt handle is not current: acked, expired, changed or redelivered",
+  );
+
+function checkRange(name: string, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `${name} must be an integer from ${min} to ${max}`);
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * @module `nimbus proxy`: RocketMQ 5's gRPC endpoint alone (docs/grpc.md) on a stage's storage, the embedded
+ * store or DynamoDB/S3 (`--storage aws ...`, as `nimbus dev` takes it), in the clear or with TLS
+ * (`--tls-cert`, `--tls-key`: PEM files).
+ */
+import { readFileSync } from "node:fs";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import type { StorageChoice } from "../dev/local-server.js";
+import {
+  authFromEnv,
+  type DevOptions,
+  describe,
+  localAuth,
+  serverOptions,
+  stageConfig,
+  stopOnSignals,
+  storageChoice,
+} from "./dev-command.js";
+
+interface ProxyOptions extends DevOptions {
+  tables?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  advertisedHost?: string;
+}
+
+function pem(path: string, what: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new InvalidArgumentError(`cannot read the ${what} ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** `--tables` (a stage's `NIMBUS_TABLES`, as its functions get it) over the prefix-made table names. */
+function withTables(choice: StorageChoice, json: string | undefined): StorageChoice {
+  if (json === undefined || choice.kind !== "aws") return choice;
+  let names: unknown;
+  try {
+    names = JSON.parse(json);
+  } catch {
+    throw new InvalidArgumentError("--tables is a JSON object of table names");
+  }
+  const valid =
+    typeof names === "object" && names !== null && Object.values(names).every((v) => typeof v === "string" && v !== "");
+  if (!valid) throw new InvalidArgumentError("--tables is a JSON object of table names");
+  return { ...choice, tableNames: names as Record<string, string> };
+}
+
+export function addProxyCommand(program: Command): void {
+  serverOptions(
+    program
+      .command("proxy")
+      .description("serve RocketMQ 5's gRPC protocol (apache.rocketmq.v2.MessagingService) on a stage's storage"),
+    8081,
+  )
+    .option("--tls-cert <file>", "serve TLS with this PEM certificate chain (with --tls-key)")
+    .option("--tls-key <file>", "the PEM private key of --tls-cert")
+    .option("--advertised-host <name>", "the host name clients are told to call, e.g. a load balancer's")
+    .addOption(
+      new Option(
+        "--tables <json>",
+        'physical table names by logical name, e.g. {"routes":"nimbus-prod-Routes"} (--storage aws)',
+      ).env("NIMBUS_TABLES"),
+    )
+    .action(async (opts: ProxyOptions) => {
+      if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined))
+        throw new InvalidArgumentError("--tls-cert and --tls-key go together");
+      const tls =
+        opts.tlsCert === undefined || opts.tlsKey === undefined
+          ? undefined
+          : { cert: pem(opts.tlsCert, "certificate"), key: pem(opts.tlsKey, "private key") };
+      opts.auth = opts.auth === true || authFromEnv(process.env.NIMBUS_AUTH);
+      // Loaded here, not at the top: the server (AWS SDK, SQLite, grpc-js) would slow every other command.
+      const { startProxyServer } = await import("../dev/proxy-server.js");
+      const proxy = await startProxyServer({
+        port: opts.port,
+        host: opts.host,
+        storage: withTables(storageChoice(opts), opts.tables),
+        config: stageConfig(opts),
+        ...(opts.auth ? { auth: localAuth(opts) } : {}),
+        insecure: opts.insecure === true,
+        tls,
+        advertisedHost: opts.advertisedHost,
+      });
+      console.log(
+        `nimbus: RocketMQ 5 gRPC proxy on ${proxy.grpc.endpoint}${tls ? " (TLS)" : ""} (${describe(opts)}); Ctrl-C stops it`,
+      );
+      stopOnSignals([proxy]);
+    });
+}

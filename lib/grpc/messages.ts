@@ -1,0 +1,138 @@
+/**
+ * @module A RocketMQ 5 `Message` as a Nimbus message and back, the way RocketMQ's proxy converts them:
+ * the message id is `UNIQ_KEY`, a FIFO message's group is `__SHARDINGKEY`, a delay message's delivery
+ * timestamp is `TIMER_DELIVER_MS`, tag and keys are the message's own; user properties are every property
+ * that is not one of RocketMQ's system property names. So a message sent over gRPC is the same stored
+ * message as one sent over HTTP, and each protocol reads the other's.
+ */
+import { crc32, gunzipSync } from "node:zlib";
+import { MessageConst } from "../core/message.js";
+import { MAX_BODY_BYTES, type PulledMessage, type SendMessage } from "../protocol/index.js";
+import { Refused } from "./codes.js";
+import { fromMs, type MessageType, type Seconds, toMs, type WireMessage } from "./wire.js";
+
+/** RocketMQ's system property names: never user properties on the way out, refused as user properties on the way in. */
+const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set(Object.values(MessageConst));
+
+/** What a client may send: RocketMQ 5's message types Nimbus serves. */
+export type SendType = "NORMAL" | "FIFO" | "DELAY" | "TRANSACTION";
+
+export interface DecodedSend {
+  message: SendMessage;
+  type: SendType;
+  /** A FIFO message's group. */
+  messageGroup?: string;
+}
+
+/** The type a message declares, checked against the fields it carries (RocketMQ's MESSAGE_PROPERTY_CONFLICT_WITH_TYPE). */
+function sendType(m: WireMessage): SendType {
+  const sys = m.systemProperties;
+  const hasGroup = (sys.messageGroup ?? "") !== "";
+  const hasDelivery = sys.deliveryTimestamp !== undefined;
+  const declared: MessageType =
+    sys.messageType === "MESSAGE_TYPE_UNSPECIFIED"
+      ? hasGroup
+        ? "FIFO"
+        : hasDelivery
+          ? "DELAY"
+          : "NORMAL"
+      : sys.messageType;
+  if (declared === "LITE" || declared === "PRIORITY" || sys.liteTopic !== undefined || sys.priority !== undefined)
+    throw new Refused(
+      "UNSUPPORTED",
+      `${declared === "PRIORITY" ? "priority" : "lite topic"} messages are not served by Nimbus`,
+    );
+  const conflict = (why: string) => new Refused("MESSAGE_PROPERTY_CONFLICT_WITH_TYPE", `a ${declared} message ${why}`);
+  if (declared === "FIFO" && !hasGroup) throw conflict("needs a message_group");
+  if (declared !== "FIFO" && hasGroup) throw conflict("has no message_group");
+  if (declared === "DELAY" && !hasDelivery) throw conflict("needs a delivery_timestamp");
+  if (declared !== "DELAY" && hasDelivery) throw conflict("has no delivery_timestamp");
+  return declared;
+}
+
+function body(m: WireMessage): Uint8Array {
+  if (m.systemProperties.bodyEncoding !== "GZIP") return m.body;
+  try {
+    return gunzipSync(m.body, { maxOutputLength: MAX_BODY_BYTES });
+  } catch {
+    throw new Refused("MESSAGE_CORRUPTED", `a GZIP body that does not inflate to at most ${MAX_BODY_BYTES} bytes`);
+  }
+}
+
+/** One message of a SendMessage request, as the broker's send takes it. */
+export function decodeSend(m: WireMessage): DecodedSend {
+  const type = sendType(m);
+  const sys = m.systemProperties;
+  for (const name of Object.keys(m.userProperties)) {
+    if (SYSTEM_PROPERTIES.has(name))
+      throw new Refused("BAD_REQUEST", `user property ${name} is one of RocketMQ's system property names`);
+  }
+  const properties: Record<string, string> = { ...m.userProperties };
+  if (sys.messageId !== "") properties[MessageConst.UNIQ_KEY] = sys.messageId;
+  if (sys.messageGroup !== undefined && sys.messageGroup !== "")
+    properties[MessageConst.SHARDING_KEY] = sys.messageGroup;
+  if (sys.deliveryTimestamp !== undefined)
+    properties[MessageConst.TIMER_DELIVER_MS] = String(toMs(sys.deliveryTimestamp));
+  const message: SendMessage = {
+    body: body(m),
+    ...(sys.tag !== undefined && sys.tag !== "" ? { tags: sys.tag } : {}),
+    ...(sys.keys.length > 0 ? { keys: sys.keys } : {}),
+    properties,
+  };
+  return { message, type, ...(type === "FIFO" && sys.messageGroup ? { messageGroup: sys.messageGroup } : {}) };
+}
+
+/** The type a stored message reads as: transactional, FIFO (a group), delayed (a delivery time), or normal. */
+export function storedType(properties: Readonly<Record<string, string>>): SendType {
+  if (properties[MessageConst.TRAN_MSG] === "true") return "TRANSACTION";
+  if (properties[MessageConst.SHARDING_KEY] !== undefined) return "FIFO";
+  if (properties[MessageConst.TIMER_DELIVER_MS] !== undefined) return "DELAY";
+  return "NORMAL";
+}
+
+/** What a POP receive adds to a message (receipt, attempt, invisibility). */
+export interface Delivery {
+  receiptHandle: string;
+  deliveryAttempt: number;
+  invisibleMs?: number | undefined;
+}
+
+/** The body's CRC32 as RocketMQ's clients check it: an unsigned decimal. */
+export const bodyDigest = (b: Uint8Array) => ({ type: "CRC32" as const, checksum: String(crc32(b) >>> 0) });
+
+/** A stored message as a RocketMQ 5 `Message` (received, or carried by a transaction check-back). */
+export function encodeMessage(m: PulledMessage, delivery?: Delivery) {
+  const p = m.properties;
+  const userProperties = Object.fromEntries(Object.entries(p).filter(([k]) => !SYSTEM_PROPERTIES.has(k)));
+  const deliverAt = Number(p[MessageConst.TIMER_DELIVER_MS]);
+  const group = p[MessageConst.SHARDING_KEY];
+  const ts = (ms: number): Seconds => fromMs(ms);
+  return {
+    topic: { resourceNamespace: "", name: m.topic },
+    userProperties,
+    systemProperties: {
+      ...(m.tags !== "" ? { tag: m.tags } : {}),
+      keys: m.keys,
+      messageId: p[MessageConst.UNIQ_KEY] ?? m.msgId,
+      bodyDigest: bodyDigest(m.body),
+      bodyEncoding: "IDENTITY",
+      messageType: storedType(p),
+      bornTimestamp: ts(m.bornTimestamp),
+      bornHost: "",
+      storeTimestamp: ts(m.storeTimestamp),
+      storeHost: m.brokerName,
+      ...(Number.isFinite(deliverAt) ? { deliveryTimestamp: ts(deliverAt) } : {}),
+      queueId: m.queueId,
+      queueOffset: m.queueOffset,
+      ...(group !== undefined ? { messageGroup: group } : {}),
+      ...(delivery
+        ? {
+            receiptHandle: delivery.receiptHandle,
+            deliveryAttempt: delivery.deliveryAttempt,
+            ...(delivery.invisibleMs === undefined ? {} : { invisibleDuration: ts(delivery.invisibleMs) }),
+          }
+        : {}),
+    },
+    body: Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength),
+  };
+}

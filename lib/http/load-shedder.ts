@@ -1,0 +1,148 @@
+/**
+ * @module Load shedding on the request path: at most `maxInFlight` requests run their route at once; the
+ * others wait their turn in arrival order, and one that has waited longer than `maxWaitMs` (since it
+ * arrived) is answered SYSTEM_BUSY at once, before its route runs, so nothing of it is written — as
+ * RocketMQ's broker answers a send that waited over `waitTimeMillsInSendQueue` (200 ms) in its queue. A
+ * waiting line longer than `maxWaiting` refuses at once. Reads (GET, HEAD: health, admin) never wait here.
+ * The SDK backs off and retries a SYSTEM_BUSY (lib/client/api-client.ts).
+ */
+import { ErrorCode, NimbusError } from "../core/errors.js";
+
+export interface LoadSheddingOptions {
+  /** Requests running their route at once; more wait. Default 64. */
+  maxInFlight?: number | undefined;
+  /** A request that waited longer than this since it arrived is refused with SYSTEM_BUSY. Default 200 ms. */
+  maxWaitMs?: number | undefined;
+  /** Requests waiting at once; past it SYSTEM_BUSY at once. Default 4 x maxInFlight. */
+  maxWaiting?: number | undefined;
+  /** Monotonic clock (ms), for tests. Default `performance.now`. */
+  now?: (() => number) | undefined;
+  /**
+   * Runs `expire` after `ms` (so a request past its wait bound is answered then, not when a turn comes);
+   * returns a canceller. Default `setTimeout`; tests driving `now` pass one that never fires.
+   */
+  schedule?: ((expire: () => void, ms: number) => () => void) | undefined;
+}
+
+export const DEFAULT_MAX_IN_FLIGHT_REQUESTS = 64;
+export const DEFAULT_MAX_WAIT_MS = 200;
+
+interface Waiter {
+  arrivedAt: number;
+  admit: () => void;
+  refuse: (err: NimbusError) => void;
+  cancel: () => void;
+}
+
+const scheduleTimer = (expire: () => void, ms: number) => {
+  const timer = setTimeout(expire, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
+
+export class LoadShedder {
+  readonly maxInFlight: number;
+  readonly maxWaitMs: number;
+  readonly maxWaiting: number;
+  readonly #now: () => number;
+  readonly #schedule: (expire: () => void, ms: number) => () => void;
+  #running = 0;
+  readonly #waiting: Waiter[] = [];
+  /** Requests refused so far (for tests, the benchmark and the health answer). */
+  refused = 0;
+
+  constructor(options: LoadSheddingOptions = {}) {
+    this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT_REQUESTS;
+    this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+    this.maxWaiting = options.maxWaiting ?? 4 * this.maxInFlight;
+    this.#now = options.now ?? (() => performance.now());
+    this.#schedule = options.schedule ?? scheduleTimer;
+    if (!(this.maxInFlight >= 1 && this.maxWaitMs >= 0 && this.maxWaiting >= 0)) {
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "load shedding needs maxInFlight >= 1 and bounds >= 0");
+    }
+  }
+
+  /** Now on the shedder's clock: what a transport stamps as a request's arrival. */
+  now(): number {
+    return this.#now();
+  }
+
+  get running(): number {
+    return this.#running;
+  }
+
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /**
+   * Waits for a turn for a request that arrived at `arrivedAt` (default now) and answers the release to
+   * call when it is done; throws SYSTEM_BUSY, without running anything, when it waited too long or the line
+   * is full.
+   */
+  async enter(arrivedAt = this.#now()): Promise<() => void> {
+    this.#checkWait(arrivedAt);
+    if (this.#running < this.maxInFlight && this.#waiting.length === 0) return this.#start();
+    if (this.#waiting.length >= this.maxWaiting) throw this.#busy(`${this.#waiting.length} requests are waiting`);
+    await new Promise<void>((admit, refuse) => {
+      const waiter: Waiter = { arrivedAt, admit, refuse, cancel: () => undefined };
+      const left = Math.max(0, arrivedAt + this.maxWaitMs - this.#now());
+      waiter.cancel = this.#schedule(() => this.#expire(waiter), left + 1);
+      this.#waiting.push(waiter);
+    });
+    return this.#release();
+  }
+
+  #start(): () => void {
+    this.#running++;
+    return this.#release();
+  }
+
+  /** A release callable once: frees the slot and hands it to the next waiter still within its bound. */
+  #release(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#running--;
+      this.#next();
+    };
+  }
+
+  #next(): void {
+    while (this.#running < this.maxInFlight) {
+      const waiter = this.#waiting.shift();
+      if (waiter === undefined) return;
+      waiter.cancel();
+      if (this.#now() - waiter.arrivedAt > this.maxWaitMs) {
+        waiter.refuse(this.#waited(waiter.arrivedAt));
+        continue;
+      }
+      this.#running++;
+      waiter.admit();
+    }
+  }
+
+  #expire(waiter: Waiter): void {
+    const at = this.#waiting.indexOf(waiter);
+    if (at < 0 || this.#now() - waiter.arrivedAt <= this.maxWaitMs) return;
+    this.#waiting.splice(at, 1);
+    waiter.refuse(this.#waited(waiter.arrivedAt));
+  }
+
+  #checkWait(arrivedAt: number): void {
+    if (this.#now() - arrivedAt > this.maxWaitMs) throw this.#waited(arrivedAt);
+  }
+
+  #waited(arrivedAt: number): NimbusError {
+    return this.#busy(`the request waited ${Math.round(this.#now() - arrivedAt)} ms for its turn`);
+  }
+
+  #busy(why: string): NimbusError {
+    this.refused++;
+    return new NimbusError(
+      ErrorCode.SYSTEM_BUSY,
+      `[TIMEOUT_CLEAN_QUEUE] broker busy: ${why} (bound ${this.maxWaitMs} ms, ${this.maxInFlight} at once); try again`,
+    );
+  }
+}

@@ -1,0 +1,286 @@
+/**
+ * @module `npm run bench -- --suite lambda-concurrency`: N independent single-request "containers" appending to
+ * one hot queue, or to a topic of 16 queues, the way Lambda runs sends: each container has its own storage
+ * client (its own connections) and its own `QueueLog` (no group commit between containers: each sends one
+ * 1 KiB message at a time, closed loop), on DynamoDB Local or dynalite (+ s3rver) with injected DynamoDB
+ * latencies (default 5 ms p50 / 15 ms p99). Every latency, and the queue log's own time bounds (append budget,
+ * reservation lease), can be stretched by `--stretch k` so that the 2-core CPU stays out of the figure; the
+ * figures are converted back (times / k, rates x k). Beside each figure: the CPU the run used (this process
+ * plus the DynamoDB Local JVM) as a share of the machine. Every run is read back: every acknowledged message
+ * once, at its offset, and no gap.
+ *
+ * The containers run the queue log's append path (what contends), not the HTTP Send handler around it.
+ *
+ * Flags: `--backends dynamodb-local,dynalite`, `--writers 1,2,4,8,16,32,64`, `--seconds <per case, stretched
+ * time>`, `--stretch <k>`, `--dynamo p50/p99`, `--shapes hot,topic`.
+ */
+import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { QUEUE_INDEX_TABLE, QueueLog } from "../../lib/broker/queue-log/index.js";
+import type { QueueRef } from "../../lib/broker/queue-log/queue-index.js";
+import { isNimbusError } from "../../lib/core/errors.js";
+import { createAwsStorage, ensureBucket, ensureTables } from "../../lib/storage/aws/index.js";
+import type { Storage } from "../../lib/storage/storage.js";
+import type { Table, TableSpec } from "../../lib/storage/table.js";
+import { type DynamoBackend, emulatorStorageOptions, startEmulators } from "../support/emulators.js";
+import { type LatencyProfile, withAwsLatencies } from "./aws-latency.js";
+import { percentile } from "./stats.js";
+
+export interface ConcurrencyOptions {
+  backends: DynamoBackend[];
+  writers: number[];
+  shapes: ("hot" | "topic")[];
+  seconds: number;
+  stretch: number;
+  dynamo: LatencyProfile;
+}
+
+export interface ConcurrencyRow {
+  backend: DynamoBackend;
+  shape: "hot" | "topic";
+  writers: number;
+  appends: number;
+  appendsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  failures: number;
+  conflictsPerAppend: number;
+  writeUnitsPerAppend: number;
+  /** CPU used (this process + the emulator's JVM) as a share of all cores, 0..1. */
+  cpu: number;
+  readBack: string;
+}
+
+/** Counts the conditional writes that failed (each billed as a write). */
+function countingConflicts(storage: Storage, counts: { conflicts: number }): Storage {
+  const wrap = (table: Table): Table => ({
+    ...table,
+    spec: table.spec,
+    counter: table.counter,
+    get: (k, o) => table.get(k, o),
+    delete: (k) => table.delete(k),
+    query: (pk, o) => table.query(pk, o),
+    put: async (item, o) => {
+      try {
+        return await table.put(item, o);
+      } catch (err) {
+        if (isNimbusError(err) && err.code === "CONDITION_FAILED") counts.conflicts++;
+        throw err;
+      }
+    },
+    add: async (...args: Parameters<Table["add"]>) => {
+      try {
+        return await table.add(...args);
+      } catch (err) {
+        if (isNimbusError(err) && err.code === "CONDITION_FAILED") counts.conflicts++;
+        throw err;
+      }
+    },
+  });
+  const tables = new Map<string, Table>();
+  return {
+    ...storage,
+    objects: storage.objects,
+    counter: storage.counter,
+    close: () => storage.close(),
+    table(spec: TableSpec): Table {
+      let t = tables.get(spec.name);
+      if (!t) {
+        t = wrap(storage.table(spec));
+        tables.set(spec.name, t);
+      }
+      return t;
+    },
+  };
+}
+
+/** CPU seconds of a process from /proc (utime + stime), 0 where there is no /proc. */
+function procCpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** Child processes of this one (the DynamoDB Local JVM). */
+function childPids(): number[] {
+  try {
+    return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, "utf8")
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+const cpuNow = () => procCpuSeconds(process.pid) + childPids().reduce((s, pid) => s + procCpuSeconds(pid), 0);
+
+async function runCase(
+  options: ConcurrencyOptions,
+  backend: DynamoBackend,
+  shape: "hot" | "topic",
+  writers: number,
+  open: () => Storage,
+  tag: string,
+): Promise<ConcurrencyRow> {
+  const k = options.stretch;
+  const latency = { p50Ms: options.dynamo.p50Ms * k, p99Ms: options.dynamo.p99Ms * k };
+  const counts = { conflicts: 0 };
+  const queues: QueueRef[] = Array.from({ length: shape === "hot" ? 1 : 16 }, (_, queueId) => ({
+    topic: `LC_${tag}`,
+    brokerName: "broker-a",
+    queueId,
+  }));
+  const containers = Array.from({ length: writers }, () => {
+    const storage = countingConflicts(
+      withAwsLatencies(open(), { dynamo: latency, s3Put: latency, s3Get: latency }),
+      counts,
+    );
+    const log = new QueueLog(storage, { maxAppendMs: 2500 * k, reservationLeaseMs: 5000 * k } as never);
+    return { storage, log };
+  });
+  const body = new Uint8Array(1024).fill(97);
+  const acked: { q: number; offset: number; id: string }[] = [];
+  const record = (id: string) => ({
+    bornTimestamp: Date.now(),
+    flag: 0,
+    tags: "",
+    keys: [],
+    properties: { UNIQ_KEY: id },
+    body,
+    reconsumeTimes: 0,
+  });
+  // The queues exist before the window (their first append creates the counter): the steady state is measured.
+  const warm = new QueueLog(open());
+  for (const [q, queue] of queues.entries()) {
+    const { queueOffset } = await warm.append(queue, [record(`warm.${q}`)]);
+    acked.push({ q, offset: queueOffset, id: `warm.${q}` });
+  }
+  const warmAcked = acked.length;
+  const latencies: number[] = [];
+  let failures = 0;
+  const deadline = performance.now() + options.seconds * 1000;
+  const cpu0 = cpuNow();
+  const t0 = performance.now();
+  await Promise.all(
+    containers.map(async ({ log }, w) => {
+      for (let i = 0; performance.now() < deadline; i++) {
+        const q = shape === "hot" ? 0 : Math.floor(Math.random() * 16);
+        const id = `${w}.${i}`;
+        const started = performance.now();
+        try {
+          const record = {
+            bornTimestamp: Date.now(),
+            flag: 0,
+            tags: "",
+            keys: [],
+            properties: { UNIQ_KEY: id },
+            body,
+            reconsumeTimes: 0,
+          };
+          const { queueOffset } = await log.append(queues[q] as QueueRef, [record]);
+          latencies.push((performance.now() - started) / k);
+          acked.push({ q, offset: queueOffset, id });
+        } catch {
+          failures++;
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu = (cpuNow() - cpu0) / elapsed / availableParallelism();
+  const writeUnits = containers.reduce((s, c) => s + c.storage.counter.snapshot().writeUnits, 0);
+  const readBack = await checkReadBack(open(), queues, acked);
+  const appends = acked.length - warmAcked;
+  for (const c of containers) await c.storage.close();
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    backend,
+    shape,
+    writers,
+    appends,
+    appendsPerSecond: (appends / elapsed) * k,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    failures,
+    conflictsPerAppend: counts.conflicts / Math.max(1, appends),
+    writeUnitsPerAppend: writeUnits / Math.max(1, appends),
+    cpu,
+    readBack,
+  };
+}
+
+/** Every acked message once at its offset, and every offset of every queue accounted for: "ok", or what is wrong. */
+async function checkReadBack(
+  storage: Storage,
+  queues: QueueRef[],
+  acked: { q: number; offset: number; id: string }[],
+): Promise<string> {
+  const reader = new QueueLog(storage);
+  try {
+    for (const [n, queue] of queues.entries()) {
+      const want = new Map(acked.filter((a) => a.q === n).map((a) => [a.offset, a.id]));
+      const seen = new Map<number, string>();
+      for (let at = 0; ; ) {
+        const got = await reader.read(queue, at, { maxMessages: 1024 });
+        for (const m of got.messages) {
+          if (seen.has(m.queueOffset)) return `offset ${m.queueOffset} of queue ${n} read twice`;
+          seen.set(m.queueOffset, m.properties.UNIQ_KEY ?? "");
+        }
+        if (got.nextBeginOffset === at) break;
+        at = got.nextBeginOffset;
+      }
+      for (const [offset, id] of want)
+        if (seen.get(offset) !== id) return `acked ${id} at ${offset} of queue ${n} not read back`;
+      const ids = [...seen.values()];
+      if (new Set(ids).size !== ids.length) return `queue ${n}: a message stored twice`;
+      if (seen.size !== want.size)
+        return `queue ${n}: ${seen.size - want.size} messages never acked (given up after landing)`;
+    }
+    return "ok";
+  } finally {
+    await storage.close();
+  }
+}
+
+export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: string): Promise<ConcurrencyRow[]> {
+  const rows: ConcurrencyRow[] = [];
+  for (const backend of options.backends) {
+    const emulators = await startEmulators(backend);
+    try {
+      const names = { bucket: `nimbus-lc-${runId}`, tablePrefix: `lc-${runId}-` };
+      const aws = emulatorStorageOptions(emulators, names);
+      await ensureTables(aws, [QUEUE_INDEX_TABLE]);
+      await ensureBucket(aws);
+      for (const shape of options.shapes) {
+        for (const writers of options.writers) {
+          const row = await runCase(
+            options,
+            backend,
+            shape,
+            writers,
+            () => createAwsStorage(aws),
+            `${runId}_${backend.replace("-", "")}_${shape}_${writers}`,
+          );
+          console.error(formatRow(row));
+          rows.push(row);
+        }
+      }
+    } finally {
+      await emulators.stop();
+    }
+  }
+  return rows;
+}
+
+export function formatRow(r: ConcurrencyRow): string {
+  const f = (x: number, d = 0) => x.toFixed(d);
+  return `| ${r.backend} | ${r.shape === "hot" ? "1 queue" : "16 queues"} | ${r.writers} | ${f(r.appendsPerSecond)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.writeUnitsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % | ${r.readBack} (${r.appends}) |`;
+}
+
+export const TABLE_HEADER =
+  "| DynamoDB | queues | writers | appends/s | p50 / p99 ms | failed conditional writes per append | write units per append | failures | CPU | read-back (appends) |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |";

@@ -1,0 +1,142 @@
+/**
+ * @module RocketMQ's official Node.js client consuming through the gRPC endpoint on POP: a SimpleConsumer
+ * receives with a tag filter and acks, changes a message's invisible duration and gets it again, sees a
+ * message it never acks come back and end in `%DLQ%<group>` after the max attempts (a new POP group starts at
+ * the end of the queues on its first receive, so each test starts its group before sending); a PushConsumer consumes
+ * what was sent; and messages sent over HTTP by the Nimbus SDK arrive with their id, tag, keys and properties.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ConsumeResult, Producer, PushConsumer as RocketPushConsumer, SimpleConsumer } from "rocketmq-client-nodejs";
+import { NimbusApi } from "../../lib/client/index.js";
+import { createTopic, waitUntil } from "../support/consumer-helpers.js";
+import { quietLogger, useGrpcServer } from "../support/grpc-fixture.js";
+import { type ServerMode, uniqueName } from "../support/server-fixture.js";
+import { storedMessages } from "./producer-suite.js";
+
+type View = Awaited<ReturnType<SimpleConsumer["receive"]>>[number];
+
+export function consumerCases(mode: ServerMode): void {
+  describe(`the official Node.js client consumes over gRPC (${mode})`, () => {
+    const ctx = useGrpcServer(mode, { popMaxDeliveryAttempts: 2 });
+    const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 });
+    const simple = async (group: string, topic: string, expression = "*") => {
+      const c = new SimpleConsumer({
+        endpoints: ctx.endpoint,
+        namespace: "",
+        consumerGroup: group,
+        subscriptions: new Map([[topic, expression]]),
+        awaitDuration: 1000,
+        logger: quietLogger(),
+      });
+      await c.startup();
+      return c;
+    };
+    const receiveAll = async (c: SimpleConsumer, want: number, invisibleMs = 20_000): Promise<View[]> => {
+      const got: View[] = [];
+      await waitUntil(async () => {
+        got.push(...(await c.receive(16, invisibleMs)));
+        return got.length >= want;
+      }, `${want} messages received`);
+      return got;
+    };
+    /** A new POP group starts at the end of each queue on its first receive: start it before sending. */
+    const startGroup = (group: string, topic: string) =>
+      ctx.server.context.broker.pop.receive({
+        group,
+        topic,
+        filter: { type: "TAG", expression: "*" },
+        maxMessages: 1,
+        invisibleMs: 1000,
+        longPollMs: 0,
+      });
+    const sendOverHttp = (topic: string, tags: string, i: number) =>
+      api().send({
+        topic,
+        messages: [
+          { body: new TextEncoder().encode(`http ${i}`), tags, keys: [`hk-${i}`], properties: { n: String(i) } },
+        ],
+      });
+
+    it("a SimpleConsumer receives the tag it subscribed to, with every field of an HTTP-sent message, and acks", async () => {
+      const topic = uniqueName("GrpcSimple");
+      const group = uniqueName("gSimple");
+      await createTopic(api(), topic, 2);
+      await startGroup(group, topic);
+      const sent = [];
+      for (let i = 0; i < 4; i++) sent.push(await sendOverHttp(topic, i % 2 === 0 ? "TagA" : "TagB", i));
+      const c = await simple(group, topic, "TagA");
+      try {
+        const got = await receiveAll(c, 2);
+        assert.deepEqual(new Set(got.map((m) => m.messageId)), new Set([sent[0]?.msgIds[0], sent[2]?.msgIds[0]]));
+        for (const m of got) {
+          const n = Number(m.properties.get("n"));
+          assert.equal(m.tag, "TagA");
+          assert.deepEqual(m.keys, [`hk-${n}`]);
+          assert.equal(m.body.toString(), `http ${n}`);
+          await c.ack(m);
+        }
+        assert.deepEqual(await c.receive(16, 20_000), [], "nothing left once acked");
+      } finally {
+        await c.shutdown();
+      }
+    });
+
+    it("a changed invisible duration brings the message back; unacked it ends in %DLQ% after the max attempts", async () => {
+      const topic = uniqueName("GrpcRedeliver");
+      const group = uniqueName("gRedeliver");
+      await createTopic(api(), topic, 1);
+      await startGroup(group, topic);
+      const sent = await sendOverHttp(topic, "T", 0);
+      const c = await simple(group, topic);
+      try {
+        const [first] = await receiveAll(c, 1);
+        assert.ok(first);
+        await c.changeInvisibleDuration(first, 1000);
+        const [second] = await receiveAll(c, 1, 1000);
+        assert.equal(second?.messageId, sent.msgIds[0], "redelivered after the changed invisible time");
+        assert.ok(first.receiptHandle !== second?.receiptHandle, "a new receipt handle");
+        // Never acked: once its second invisible time ends, the next receive finds it past the max attempts.
+        await waitUntil(async () => {
+          await c.receive(16, 1000);
+          return (await storedMessages(api(), `%DLQ%${group}`).catch(() => [])).length === 1;
+        }, "the message in the dead letter queue after 2 attempts");
+      } finally {
+        await c.shutdown();
+      }
+    });
+
+    it("a PushConsumer consumes what the Producer sends over gRPC", async () => {
+      const topic = uniqueName("GrpcPush");
+      const group = uniqueName("gPush");
+      await createTopic(api(), topic, 2);
+      await startGroup(group, topic);
+      const consumed = new Set<string>();
+      const consumer = new RocketPushConsumer({
+        endpoints: ctx.endpoint,
+        namespace: "",
+        consumerGroup: group,
+        subscriptions: new Map([[topic, "*"]]),
+        messageListener: {
+          consume: async (m: { messageId: string }) => {
+            consumed.add(m.messageId);
+            return ConsumeResult.SUCCESS;
+          },
+        },
+        logger: quietLogger(),
+      });
+      const producer = new Producer({ endpoints: ctx.endpoint, namespace: "", logger: quietLogger() });
+      await consumer.startup();
+      await producer.startup();
+      try {
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++)
+          ids.push((await producer.send({ topic, body: Buffer.from(`push ${i}`) })).messageId);
+        await waitUntil(() => ids.every((id) => consumed.has(id)), "every message consumed by the PushConsumer");
+      } finally {
+        await producer.shutdown();
+        await consumer.shutdown();
+      }
+    });
+  });
+}
