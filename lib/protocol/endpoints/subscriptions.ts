@@ -16,6 +16,7 @@ import {
   MAX_SUBSCRIPTION_TIMEOUT_MS,
   MAX_SUBSCRIPTION_URL_LENGTH,
   MAX_SUBSCRIPTIONS,
+  MAX_TEXT_LENGTH,
   MIN_SUBSCRIPTION_TIMEOUT_MS,
 } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
@@ -53,7 +54,10 @@ function urlProblem(text: string): string | undefined {
 }
 
 /** A signing secret: printable ASCII without blanks, 16 to 256 characters. */
-const signingSecret = z.string().regex(/^[!-~]{16,256}$/, "a secret is 16 to 256 printable characters, no blanks");
+const signingSecret = z
+  .string()
+  .max(256)
+  .regex(/^[!-~]{16,256}$/, "a secret is 16 to 256 printable characters, no blanks");
 
 /** `arn:aws:lambda:<region>:<account>:function:<name>[:<version or alias>]`, as Lambda's Invoke takes it. */
 export const FUNCTION_ARN_PATTERN =
@@ -111,12 +115,16 @@ export type SubscriptionDefinition = z.output<typeof SubscriptionDefinitionSchem
 /** A stored subscription as the API answers it: the definition, its group, times; an http target's secret never. */
 export const SubscriptionInfoSchema = z
   .object({
-    group: z.string(),
-    topic: z.string(),
+    group: z.string().max(MAX_TEXT_LENGTH),
+    topic: z.string().max(MAX_TEXT_LENGTH),
     filterExpression: FilterExpressionSchema,
     target: z.discriminatedUnion("type", [
-      z.object({ type: z.literal("http"), url: z.string(), secretSet: z.literal(true) }),
-      z.object({ type: z.literal("lambda"), functionArn: z.string() }),
+      z.object({
+        type: z.literal("http"),
+        url: z.string().max(MAX_SUBSCRIPTION_URL_LENGTH),
+        secretSet: z.literal(true),
+      }),
+      z.object({ type: z.literal("lambda"), functionArn: z.string().max(MAX_TEXT_LENGTH) }),
     ]),
     batchSize: z.number().int(),
     maxBatchingWindowMs: z.number().int(),
@@ -183,6 +191,6 @@ export const listSubscriptions = endpoint({
   service: "Subscriptions",
   summary: `Every subscription (one partition read, at most ${MAX_SUBSCRIPTIONS}), optionally of one topic.`,
   query: z.object({ topic: userTopicName.optional() }).strict(),
-  response: z.object({ subscriptions: z.array(SubscriptionInfoSchema) }),
+  response: z.object({ subscriptions: z.array(SubscriptionInfoSchema).max(MAX_SUBSCRIPTIONS) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL],
 });
