@@ -40,12 +40,9 @@ export const targetUrl = z
   .meta({ description: "https://..., or http:// to a loopback host" });
 
 function urlProblem(text: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return "a target url is an absolute https:// URL";
-  }
+  // No `URL` annotation: the infrastructure's type check sees the DOM's URL type beside Node's.
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (url === undefined) return "a target url is an absolute https:// URL";
   if (url.username !== "" || url.password !== "") return "a target url carries no credentials (use the secret)";
   if (url.hash !== "") return "a target url has no #fragment";
   const loopback = url.hostname === "localhost" || url.hostname === "127.0.0.1" || url.hostname === "[::1]";
