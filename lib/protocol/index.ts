@@ -31,12 +31,6 @@ import { ack, changeInvisibleDuration, receive } from "./endpoints/pop.js";
 import { pull } from "./endpoints/pull.js";
 import { send } from "./endpoints/send.js";
 import { sendBack } from "./endpoints/send-back.js";
-import {
-  deleteSubscription,
-  getSubscription,
-  listSubscriptions,
-  updateSubscription,
-} from "./endpoints/subscriptions.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
 import { endTransaction, sendHalfMessage, transactionInfo, transactionMessage } from "./endpoints/transactions.js";
 
@@ -52,7 +46,6 @@ export * from "./endpoints/pop.js";
 export * from "./endpoints/pull.js";
 export * from "./endpoints/send.js";
 export * from "./endpoints/send-back.js";
-export * from "./endpoints/subscriptions.js";
 export * from "./endpoints/topics.js";
 export * from "./endpoints/transactions.js";
 export * from "./fields.js";
@@ -104,10 +97,6 @@ export const endpoints = {
   deleteAcl,
   getAcl,
   listAcls,
-  updateSubscription,
-  getSubscription,
-  deleteSubscription,
-  listSubscriptions,
 } as const;
 
 export type EndpointId = keyof typeof endpoints;
