@@ -4,9 +4,9 @@
  * arrived) is answered SYSTEM_BUSY at once, before its route runs, so nothing of it is written — as
  * RocketMQ's broker answers a send that waited over `waitTimeMillsInSendQueue` (200 ms) in its queue. A
  * waiting line longer than `maxWaiting` refuses at once. Reads (GET, HEAD: health, admin) never wait here.
- * The SDK backs off and retries a SYSTEM_BUSY (lib/client/api-client.ts).
+ * The SDK's transport backs off and sends such a refusal again (lib/client/transport/http-transport.ts).
  */
-import { ErrorCode, NimbusError } from "../core/errors.js";
+import { ErrorCode, NimbusError, SHED_MARK } from "../core/errors.js";
 
 export interface LoadSheddingOptions {
   /** Requests running their route at once; more wait. Default 64. */
@@ -142,7 +142,7 @@ export class LoadShedder {
     this.refused++;
     return new NimbusError(
       ErrorCode.SYSTEM_BUSY,
-      `[TIMEOUT_CLEAN_QUEUE] broker busy: ${why} (bound ${this.maxWaitMs} ms, ${this.maxInFlight} at once); try again`,
+      `${SHED_MARK} broker busy: ${why} (bound ${this.maxWaitMs} ms, ${this.maxInFlight} at once); try again`,
     );
   }
 }
