@@ -50,6 +50,18 @@ export function queryCases(mode: ServerMode): void {
           [id, brokerName, queueId, answer.queueOffset + 1, ["b"]],
         );
       }
+      // A send retried after a lost answer keeps its UNIQ_KEY: both copies are answered, each where it is.
+      const again = new MessageIdGenerator().next();
+      for (const [brokerName, queueId] of [QUEUES[0], QUEUES[3], QUEUES[0]]) {
+        const messages = [{ body: b64("again"), properties: { UNIQ_KEY: again } }];
+        ok(await ctx.http.post("/send", { topic, brokerName, queueId, messages }));
+      }
+      const copies = await api().queryMessageById({ topic, msgId: again });
+      assert.deepEqual(copies.map((m) => `${m.brokerName}/${m.queueId}`).sort(), [
+        "broker-a/0",
+        "broker-a/0",
+        "broker-b/1",
+      ]);
       const producer = new Producer({ producerGroup: uniqueName("PG"), endpoints: ctx.server.url });
       await producer.start();
       try {

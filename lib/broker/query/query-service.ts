@@ -60,7 +60,7 @@ export class QueryService {
     let searched: Window | undefined;
     for (const window of windows) {
       searched = window;
-      const scans = await this.#scan(queues, window, undefined, 1, match);
+      const scans = await this.#scan(queues, window, undefined, MAX_QUERY_BY_ID_MESSAGES, match);
       const page = mergeScans(scans, MAX_QUERY_BY_ID_MESSAGES);
       const messages = await this.#read(page.hits, (m) => m.msgId === req.msgId);
       if (messages.length > 0) return { messages };
@@ -123,7 +123,7 @@ export class QueryService {
     maxHits: number,
     match: BatchMatcher,
   ): Promise<QueueScan[]> {
-    const maxItems = Math.max(50, Math.floor(MAX_SCAN_ITEMS / Math.max(1, queues.length)));
+    const maxItems = Math.max(1, Math.floor(MAX_SCAN_ITEMS / Math.max(1, queues.length)));
     return mapBounded(queues, SCAN_CONCURRENCY, (q) =>
       scanQueue(this.index.table, queuePk(q), { ...window, after, maxHits, maxItems }, match),
     );
