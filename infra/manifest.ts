@@ -27,6 +27,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "acl", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" },
+  { name: "message-index", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
 
 /**
@@ -36,7 +37,7 @@ export const TABLES: readonly TableSpec[] = [
  * acl (signatures and ACLs). Nothing else: it serves no admin route, keeps no offsets, posts no push hints.
  */
 export const GRPC_PROXY = {
-  tables: ["routes", "queue-index", "timers", "transactions", "clients", "acl"],
+  tables: ["routes", "queue-index", "message-index", "timers", "transactions", "clients", "acl"],
   bucket: true,
 } as const;
 
@@ -71,7 +72,7 @@ export const API_FUNCTIONS = {
     handler: "functions/topics.handler",
     memoryMb: 256,
     timeoutSeconds: 15,
-    tables: ["routes", "queue-index"],
+    tables: ["routes", "queue-index", "message-index"],
     bucket: false,
   },
   // An append hints the queue's holders on the push channel (their connections, then a post each).
@@ -80,7 +81,7 @@ export const API_FUNCTIONS = {
     handler: "functions/send.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "timers", "connections"],
+    tables: ["routes", "queue-index", "message-index", "timers", "connections"],
     bucket: true,
     channel: true,
   },
@@ -90,7 +91,7 @@ export const API_FUNCTIONS = {
     handler: "functions/pull.handler",
     memoryMb: 512,
     timeoutSeconds: 25,
-    tables: ["routes", "queue-index", "timers", "pop"],
+    tables: ["routes", "queue-index", "message-index", "timers", "pop"],
     bucket: true,
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.
@@ -100,7 +101,7 @@ export const API_FUNCTIONS = {
     handler: "functions/offsets.handler",
     memoryMb: 256,
     timeoutSeconds: 15,
-    tables: ["offsets", "routes", "queue-index", "clients", "connections"],
+    tables: ["offsets", "routes", "queue-index", "message-index", "clients", "connections"],
     bucket: true,
     channel: true,
   },
@@ -120,7 +121,7 @@ export const API_FUNCTIONS = {
     handler: "functions/transactions.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "transactions", "connections"],
+    tables: ["routes", "queue-index", "message-index", "transactions", "connections"],
     bucket: true,
     channel: true,
   },
@@ -224,7 +225,7 @@ export const SCHEDULED_FUNCTIONS = {
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["routes", "queue-index", "transactions", "clients", "connections"],
+    tables: ["routes", "queue-index", "message-index", "transactions", "clients", "connections"],
     bucket: true,
     // A check-back left for a producer: a `checks` hint to its connection.
     channel: true,
@@ -235,7 +236,7 @@ export const SCHEDULED_FUNCTIONS = {
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["queue-index", "timers"],
+    tables: ["queue-index", "message-index", "timers"],
     bucket: true,
   },
 } as const satisfies Record<string, ScheduleSpec>;

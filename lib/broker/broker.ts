@@ -18,12 +18,14 @@ import { type BrokerRegistration, NameServer, RouteCache, TopicService } from ".
 import { DEFAULT_POP_OPTIONS, type PopOptions, PopService } from "./pop/index.js";
 import { SendService } from "./produce/index.js";
 import { PushChannel } from "./push/index.js";
+import { MessageIndex, QueryService } from "./query/index.js";
 import type { QueueRef } from "./queue-log/index.js";
 import { QueueLog } from "./queue-log/index.js";
 import { SendBackService } from "./retry/index.js";
 import {
   CLIENTS_TABLE,
   CONNECTIONS_TABLE,
+  MESSAGE_INDEX_TABLE,
   OFFSETS_TABLE,
   POP_TABLE,
   ROUTES_TABLE,
@@ -109,6 +111,9 @@ export class Broker {
   readonly sendBack: SendBackService;
   /** POP consumption (RocketMQ 5's SimpleConsumer): receive, ack, invisible time. */
   readonly pop: PopService;
+  /** The message index (written by every append) and the queries by id and key it serves. */
+  readonly messageIndex: MessageIndex;
+  readonly query: QueryService;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
   readonly #storage: Storage;
@@ -119,7 +124,10 @@ export class Broker {
     this.#now = options.now ?? Date.now;
     const now = this.#now;
     const routes = storage.table(ROUTES_TABLE);
+    const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.messageIndex = new MessageIndex(storage.table(MESSAGE_INDEX_TABLE), { retentionMs, now });
     this.queueLog = new QueueLog(storage, {
+      indexer: this.messageIndex.write,
       inlineThresholdBytes: options.inlineThresholdBytes,
       objectReplicationGraceMs: options.objectReplicationGraceMs,
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
@@ -150,6 +158,7 @@ export class Broker {
       this.routeCache.get(topic),
     );
     this.puller = new PullService(this.routeCache, this.queueLog);
+    this.query = new QueryService(this.messageIndex, this.routeCache, this.queueLog, retentionMs, now);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
     this.locks = new QueueLockService(

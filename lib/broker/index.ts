@@ -13,6 +13,7 @@
  * - `push/`: the push channel's registrations and hints
  * - `security/`: users and ACLs, sealed secrets
  * - `pop/`: POP consumption (RocketMQ 5's SimpleConsumer): receive, ack, invisible time, checkpoints
+ * - `query/`: the message index (ids and keys per group commit) and the queries by id and key
  */
 export {
   Broker,
