@@ -1,6 +1,9 @@
 /**
  * @module RocketMQ's Java client (rocketmq-client-java 5.x, unchanged; test/interop/java) against the gRPC
- * endpoint on the embedded store: its Producer sends with tag, keys and properties, stored as Nimbus messages.
+ * endpoint on the embedded store: its Producer sends with tag, keys and properties, stored as Nimbus messages;
+ * its SimpleConsumer receives the tag it subscribed to from messages sent over HTTP, acks them, and gets back
+ * the one it left unacked. A new POP group starts at the end of the queues on its first receive, so each
+ * consumer test starts its group before sending.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -13,9 +16,34 @@ import { storedMessages } from "./producer-suite.js";
 
 const skip = javaClientUnavailable();
 
+/** `received <id> <tag> <attempt> <body>` lines of a Java consumer run. */
+const receivedLines = (lines: string[]) =>
+  lines
+    .filter((l) => l.startsWith("received "))
+    .map((l) => {
+      const [, id = "", tag = "", attempt = "", ...body] = l.split(" ");
+      return { id, tag, attempt: Number(attempt), body: body.join(" ") };
+    });
+
 describe("RocketMQ's Java client over gRPC", { skip }, () => {
   const ctx = useGrpcServer("local");
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 });
+  const popReceive = (group: string, topic: string, expression: string, longPollMs: number) =>
+    ctx.server.context.broker.pop.receive({
+      group,
+      topic,
+      filter: { type: "TAG", expression },
+      maxMessages: 16,
+      invisibleMs: 1000,
+      longPollMs,
+    });
+  const sendOverHttp = async (topic: string, tags: string, i: number) =>
+    (
+      await api().send({
+        topic,
+        messages: [{ body: new TextEncoder().encode(`http ${i}`), tags, keys: [`hk-${i}`] }],
+      })
+    ).msgIds[0] ?? "";
 
   it("its Producer's messages are stored with their ids, tag, keys and properties", async () => {
     const topic = uniqueName("JavaProduce");
@@ -31,5 +59,37 @@ describe("RocketMQ's Java client over gRPC", { skip }, () => {
       assert.deepEqual(m.keys, [`java-key-${n}`]);
       assert.equal(new TextDecoder().decode(m.body), `java ${n}`);
     }
+  });
+
+  it("its SimpleConsumer receives its tag, acks, and gets back the message it left unacked", async () => {
+    const topic = uniqueName("JavaSimple");
+    const group = uniqueName("gJavaSimple");
+    await createTopic(api(), topic, 2);
+    await popReceive(group, topic, "*", 0);
+    const tagA: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const id = await sendOverHttp(topic, i % 2 === 0 ? "TagA" : "TagB", i);
+      if (i % 2 === 0) tagA.push(id);
+    }
+    const run = await runJavaClient(["consume", ctx.endpoint, group, topic, "3", "TagA"]);
+    const received = receivedLines(run.lines);
+    assert.deepEqual(new Set(received.map((r) => r.id)), new Set(tagA), "the TagA messages, by their HTTP ids");
+    for (const r of received) {
+      assert.equal(r.tag, "TagA");
+      assert.equal(r.body, `http ${tagA.indexOf(r.id) * 2}`);
+    }
+    const left = received[0]?.id;
+    assert.deepEqual(
+      received.filter((r) => r.id === left).map((r) => r.attempt),
+      [1, 2],
+      "left unacked, it came back as its second delivery",
+    );
+    assert.equal(received.filter((r) => r.id !== left).length, 2, "each acked message delivered once");
+    // Every message's 1 s invisible time has ended (the unacked one came back): acked, none comes again.
+    const again = await popReceive(group, topic, "TagA", 2000);
+    assert.deepEqual(
+      again.messages.map((m) => m.msgId),
+      [],
+    );
   });
 });
