@@ -2,8 +2,8 @@
  * @module RocketMQ's Java client (rocketmq-client-java 5.x, unchanged; test/interop/java) against the gRPC
  * endpoint on the embedded store: its Producer sends with tag, keys and properties, stored as Nimbus messages;
  * its SimpleConsumer receives the tag it subscribed to from messages sent over HTTP, acks them, and gets back
- * the one it left unacked. A new POP group starts at the end of the queues on its first receive, so each
- * consumer test starts its group before sending.
+ * the one it left unacked; its PushConsumer consumes what was sent. A new POP group starts at the end of the
+ * queues on its first receive, so each consumer test starts its group before sending.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -26,7 +26,8 @@ const receivedLines = (lines: string[]) =>
     });
 
 describe("RocketMQ's Java client over gRPC", { skip }, () => {
-  const ctx = useGrpcServer("local");
+  // A short longest wait: the Java PushConsumer's close waits for its receives in flight.
+  const ctx = useGrpcServer("local", { popMaxLongPollMs: 2000 });
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 });
   const popReceive = (group: string, topic: string, expression: string, longPollMs: number) =>
     ctx.server.context.broker.pop.receive({
@@ -91,5 +92,17 @@ describe("RocketMQ's Java client over gRPC", { skip }, () => {
       again.messages.map((m) => m.msgId),
       [],
     );
+  });
+
+  it("its PushConsumer consumes what was sent", async () => {
+    const topic = uniqueName("JavaPush");
+    const group = uniqueName("gJavaPush");
+    await createTopic(api(), topic, 2);
+    await popReceive(group, topic, "*", 0);
+    const sent: string[] = [];
+    for (let i = 0; i < 4; i++) sent.push(await sendOverHttp(topic, "TagP", i));
+    const run = await runJavaClient(["push", ctx.endpoint, group, topic, "4"]);
+    const consumed = run.lines.filter((l) => l.startsWith("consumed ")).map((l) => l.split(" ")[1]);
+    assert.deepEqual(new Set(consumed), new Set(sent));
   });
 });
