@@ -13,6 +13,7 @@ import { ConsumeResult, Producer, PushConsumer as RocketPushConsumer, SimpleCons
 import { NimbusApi } from "../../lib/client/index.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
 import { quietLogger, useGrpcServer } from "../support/grpc-fixture.js";
+import { startPopGroup } from "../support/pop-group.js";
 import { type ServerMode, uniqueName } from "../support/server-fixture.js";
 import { storedMessages } from "./producer-suite.js";
 
@@ -45,15 +46,7 @@ export function consumerCases(mode: ServerMode): void {
       return got;
     };
     /** A new POP group starts at the end of each queue on its first receive: start it before sending. */
-    const startGroup = (group: string, topic: string) =>
-      ctx.server.context.broker.pop.receive({
-        group,
-        topic,
-        filter: { type: "TAG", expression: "*" },
-        maxMessages: 1,
-        invisibleMs: 1000,
-        longPollMs: 0,
-      });
+    const startGroup = (group: string, topic: string) => startPopGroup(ctx.server.context.broker, group, topic);
     const pushConsumer = (group: string, topic: string, onMessage: (m: { messageId: string }) => void) =>
       new RocketPushConsumer({
         endpoints: ctx.endpoint,

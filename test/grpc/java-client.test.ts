@@ -11,6 +11,7 @@ import { NimbusApi } from "../../lib/client/index.js";
 import { createTopic } from "../support/consumer-helpers.js";
 import { useGrpcServer } from "../support/grpc-fixture.js";
 import { javaClientUnavailable, runJavaClient } from "../support/java-interop.js";
+import { startPopGroup } from "../support/pop-group.js";
 import { uniqueName } from "../support/server-fixture.js";
 import { storedMessages } from "./producer-suite.js";
 
@@ -66,7 +67,7 @@ describe("RocketMQ's Java client over gRPC", { skip }, () => {
     const topic = uniqueName("JavaSimple");
     const group = uniqueName("gJavaSimple");
     await createTopic(api(), topic, 2);
-    await popReceive(group, topic, "*", 0);
+    await startPopGroup(ctx.server.context.broker, group, topic);
     const tagA: string[] = [];
     for (let i = 0; i < 6; i++) {
       const id = await sendOverHttp(topic, i % 2 === 0 ? "TagA" : "TagB", i);
@@ -98,7 +99,7 @@ describe("RocketMQ's Java client over gRPC", { skip }, () => {
     const topic = uniqueName("JavaPush");
     const group = uniqueName("gJavaPush");
     await createTopic(api(), topic, 2);
-    await popReceive(group, topic, "*", 0);
+    await startPopGroup(ctx.server.context.broker, group, topic);
     const sent: string[] = [];
     for (let i = 0; i < 4; i++) sent.push(await sendOverHttp(topic, "TagP", i));
     const run = await runJavaClient(["push", ctx.endpoint, group, topic, "4"]);
