@@ -27,6 +27,7 @@ export {
   DEFAULT_POP_MAX_DELIVERY_ATTEMPTS,
   type FilterExpression,
   type FilterType,
+  type PopGroupPolicy,
   type PopOptions,
   type PoppedMessage,
   type PopReceiveRequest,

@@ -5,7 +5,7 @@
 import type { CommitResult, IdlePollResult } from "./consumer-overhead.js";
 import type { CaseResult, PhaseResult } from "./data-plane.js";
 import { type DelayedResult, formatDelayed } from "./delayed.js";
-import type { GrpcResult } from "./grpc.js";
+import { GRPC_RECEIVE_BATCH, type GrpcResult } from "./grpc.js";
 import { formatPop, type PopBenchResult } from "./pop.js";
 import type { PushBenchResult } from "./push-latency.js";
 
@@ -82,6 +82,7 @@ export function formatMode(result: ModeResult): string {
     rows.push(row(c.batch, `consume(${c.maxMsgNums})`, c.consume));
   }
   rows.push(row(1, "gRPC produce", result.grpc.produce));
+  rows.push(row(GRPC_RECEIVE_BATCH, "gRPC receive + ack", result.grpc.receiveAck));
   const notes = result.cases.flatMap((c) => {
     const out: string[] = [];
     if (c.lostRaces > 0) out.push(`batch ${c.batch}: ${c.lostRaces} lost append races (one extra write each)`);

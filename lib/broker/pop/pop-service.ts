@@ -52,6 +52,16 @@ export interface PoppedMessage extends PulledMessage {
 
 export type AckCode = "OK" | "INVALID_RECEIPT_HANDLE";
 
+/** How a group's messages are handed out, as a RocketMQ 5 consumer is told in its Settings. */
+export interface PopGroupPolicy {
+  /** One message of each message group in flight at a time (RocketMQ: `consumeMessageOrderly`). */
+  fifo: boolean;
+  /** Deliveries of a message before it goes to `%DLQ%<group>` (RocketMQ: `retryMaxTimes` + 1). */
+  maxDeliveryAttempts: number;
+  /** The longest a receive is held here. */
+  maxLongPollMs: number;
+}
+
 export interface PopOptions extends PopSettings {
   /** Groups whose receives are FIFO (one message of a message group in flight at a time). */
   fifoGroups: readonly string[];
@@ -120,6 +130,15 @@ export class PopService {
 
   isFifo(group: string): boolean {
     return this.#fifo.has(group);
+  }
+
+  /** What a consumer of `group` is told: FIFO or not, its attempts before the DLQ, the longest wait. */
+  groupPolicy(group: string): PopGroupPolicy {
+    return {
+      fifo: this.isFifo(group),
+      maxDeliveryAttempts: this.options.maxDeliveryAttempts,
+      maxLongPollMs: this.options.maxLongPollMs,
+    };
   }
 
   async receive(req: PopReceiveRequest, signal?: AbortSignal): Promise<{ messages: PoppedMessage[] }> {
