@@ -173,16 +173,7 @@ async function runCase(
         const id = `${w}.${i}`;
         const started = performance.now();
         try {
-          const record = {
-            bornTimestamp: Date.now(),
-            flag: 0,
-            tags: "",
-            keys: [],
-            properties: { UNIQ_KEY: id },
-            body,
-            reconsumeTimes: 0,
-          };
-          const { queueOffset } = await log.append(queues[q] as QueueRef, [record]);
+          const { queueOffset } = await log.append(queues[q] as QueueRef, [record(id)]);
           latencies.push((performance.now() - started) / k);
           acked.push({ q, offset: queueOffset, id });
         } catch {
