@@ -8,6 +8,7 @@ import type { PulledMessage } from "../client/transport/index.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { CliConsumer } from "./cli-consumer.js";
 import { type ApiOptions, apiCommand, connect, describeFailure, intIn, messageAt } from "./common.js";
+import { type FilterOptions, filterOf } from "./filter-option.js";
 import { refuseOptions } from "./mqadmin-compat.js";
 import { bodyText, formatBody, formatFields, formatRate, formatTime, note, print, printJson } from "./output.js";
 import { Progress } from "./progress.js";
@@ -21,11 +22,9 @@ interface QueryOptions extends ApiOptions {
   offset: number;
 }
 
-interface ConsumeOptions extends ApiOptions {
+interface ConsumeOptions extends ApiOptions, FilterOptions {
   groupName: string;
   topic: string;
-  subExpression: string;
-  sql?: string;
   from: "first" | "last";
   count?: number;
   wait?: number;
@@ -157,10 +156,7 @@ async function consume(opts: ConsumeOptions): Promise<void> {
   const consumer = new CliConsumer(connect(opts), {
     group: opts.groupName,
     topic: opts.topic,
-    filter:
-      opts.sql === undefined
-        ? { type: "TAG", expression: opts.subExpression }
-        : { type: "SQL92", expression: opts.sql },
+    filter: filterOf(opts),
     from: opts.from,
     count: opts.count,
     ...(opts.wait === undefined ? {} : { idleMs: opts.wait * 1000 }),
