@@ -132,6 +132,14 @@ export const API_FUNCTIONS = {
     tables: ["acl"],
     bucket: false,
   },
+  // Subscriptions live in the routes table (`subscriptions` / group); a PUT checks the topic exists there too.
+  Subscriptions: {
+    handler: "functions/subscriptions.handler",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    tables: ["routes"],
+    bucket: false,
+  },
 } as const satisfies Record<ServiceName, FunctionSpec>;
 
 /**

@@ -30,6 +30,7 @@ import {
   TIMERS_TABLE,
   TRANSACTIONS_TABLE,
 } from "./store/index.js";
+import { checkFilterExpression, type FilterCheck, SubscriptionStore } from "./subscriptions/index.js";
 import { DelayedDelivery, TimerStore, type TimerSweepReport } from "./timers/index.js";
 import {
   DEFAULT_TRANSACTION_OPTIONS,
@@ -69,6 +70,8 @@ export interface BrokerOptions {
   timerMaxDelayMs?: number;
   /** Sweeps of due delayed messages alongside requests: at most one per process per this. Default 500 ms. */
   timerSweepIntervalMs?: number;
+  /** Checks a subscription's filter beyond its shape (tags here; SQL92 with the filter compiler). */
+  checkFilter?: FilterCheck;
   /** POP consumption: max delivery attempts, FIFO groups, long polling bounds (docs/pop.md). */
   pop?: Partial<Omit<PopOptions, "retentionMs">>;
   now?: () => number;
@@ -107,6 +110,8 @@ export class Broker {
   readonly delays: DelayedDelivery;
   /** Retries and dead letters (RocketMQ's consumerSendMsgBack). */
   readonly sendBack: SendBackService;
+  /** Subscriptions: a group's messages pushed to a Lambda function or an HTTPS endpoint (docs/subscriptions.md). */
+  readonly subscriptions: SubscriptionStore;
   /** POP consumption (RocketMQ 5's SimpleConsumer): receive, ack, invisible time. */
   readonly pop: PopService;
   readonly #options: BrokerOptions;
@@ -149,6 +154,7 @@ export class Broker {
     this.sendBack = new SendBackService(this.queueLog, this.topics, this.nameServer, this.delays, (topic) =>
       this.routeCache.get(topic),
     );
+    this.subscriptions = new SubscriptionStore(routes, options.checkFilter ?? checkFilterExpression, now);
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);

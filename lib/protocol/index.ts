@@ -31,6 +31,12 @@ import { ack, changeInvisibleDuration, receive } from "./endpoints/pop.js";
 import { pull } from "./endpoints/pull.js";
 import { send } from "./endpoints/send.js";
 import { sendBack } from "./endpoints/send-back.js";
+import {
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  updateSubscription,
+} from "./endpoints/subscriptions.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
 import { endTransaction, sendHalfMessage, transactionInfo, transactionMessage } from "./endpoints/transactions.js";
 
@@ -46,6 +52,7 @@ export * from "./endpoints/pop.js";
 export * from "./endpoints/pull.js";
 export * from "./endpoints/send.js";
 export * from "./endpoints/send-back.js";
+export * from "./endpoints/subscriptions.js";
 export * from "./endpoints/topics.js";
 export * from "./endpoints/transactions.js";
 export * from "./fields.js";
@@ -97,6 +104,10 @@ export const endpoints = {
   deleteAcl,
   getAcl,
   listAcls,
+  updateSubscription,
+  getSubscription,
+  deleteSubscription,
+  listSubscriptions,
 } as const;
 
 export type EndpointId = keyof typeof endpoints;

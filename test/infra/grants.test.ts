@@ -323,6 +323,15 @@ describe("each function is granted exactly the resources it uses", () => {
     await call("GET /acl/acls", "/acl/acls");
     await call("DELETE /acl/acls/{subject}", "/acl/acls/User:alice");
     await call("DELETE /acl/users/{username}", "/acl/users/alice");
+    // Subscriptions (the Subscriptions function): definitions in the routes table.
+    const subscription = {
+      topic: "Orders",
+      target: { type: "http", url: "https://example.com/hook", secret: "0123456789abcdef" },
+    };
+    await call("PUT /subscriptions/{group}", "/subscriptions/G", subscription);
+    await call("GET /subscriptions/{group}", "/subscriptions/G");
+    await call("GET /subscriptions", "/subscriptions");
+    await call("DELETE /subscriptions/{group}", "/subscriptions/G");
 
     assert.deepEqual(
       API_ROUTES.map((r) => r.route).filter((r) => !calledRoutes.has(r)),
