@@ -177,10 +177,8 @@ export class Broker {
       now,
     );
     // The write path's hint: the push channel's notifications and the POP receives waiting in this process.
-    this.queueLog.onAppended = (q, maxOffset) => {
-      this.channel.queueAppended(q, maxOffset);
-      this.pop.queueAppended(q);
-    };
+    this.queueLog.onAppended((q, maxOffset) => this.channel.queueAppended(q, maxOffset));
+    this.queueLog.onAppended((q) => this.pop.queueAppended(q));
     this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     const transactionTable = storage.table(TRANSACTIONS_TABLE);
     this.transactions = new TransactionService(

@@ -23,6 +23,7 @@ import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import { LoadShedder, type LoadSheddingOptions } from "../http/load-shedder.js";
 import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
+import { startLocalDispatch } from "./local-dispatch.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
 
@@ -259,6 +260,8 @@ export async function serveOn(
   // One run of a job at a time (a run longer than its period is not started twice), and close() waits for
   // the runs in flight before it closes the store.
   await broker.registerBrokers();
+  // Subscriptions delivered in-process, woken by appends, saved subscriptions, due retries and a backstop.
+  const dispatch = startLocalDispatch(broker, { lambdaEndpoint: process.env.NIMBUS_LAMBDA_ENDPOINT });
   const running = new Map<string, Promise<unknown>>();
   const every = (job: string, periodMs: number, run: () => Promise<unknown>) =>
     setInterval(() => {
@@ -293,6 +296,7 @@ export async function serveOn(
     grpc,
     async close() {
       for (const t of timers) clearInterval(t);
+      await dispatch.close();
       await grpc?.close();
       await Promise.all(running.values());
       await channel.close();

@@ -14,7 +14,7 @@ export interface DeliverableMessage {
   queueId: number;
   queueOffset: number;
   tags?: string | undefined;
-  keys?: string | undefined;
+  keys?: string | readonly string[] | undefined;
   properties: Readonly<Record<string, string>>;
   body: Uint8Array;
   reconsumeTimes: number;
@@ -44,7 +44,7 @@ export function deliveryBody(messages: readonly DeliverableMessage[]): string {
       messageId: m.msgId,
       topic: m.topic,
       tags: m.tags ?? null,
-      keys: m.keys ?? null,
+      keys: (Array.isArray(m.keys) ? m.keys.join(" ") : (m.keys as string | undefined)) || null,
       properties: { ...m.properties },
       body: Buffer.from(m.body).toString("base64"),
       brokerName: m.brokerName,

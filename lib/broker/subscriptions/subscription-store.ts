@@ -72,6 +72,7 @@ export class SubscriptionStore {
     if (current) {
       // A replace: last writer wins, as updateTopic's; a delete racing it may be undone (the admin's later PUT).
       await this.routes.put(item);
+      this.onSaved?.(subscription);
       return { subscription, created: false };
     }
     try {
@@ -83,8 +84,12 @@ export class SubscriptionStore {
         throw new NimbusError(ErrorCode.CONDITION_FAILED, `the subscription of ${group} was created meanwhile; retry`);
       throw err;
     }
+    this.onSaved?.(subscription);
     return { subscription, created: true };
   }
+
+  /** Told after a subscription is created or replaced (an in-process dispatcher wakes it: its first receive). */
+  onSaved: ((subscription: Subscription) => void) | undefined;
 
   /** The group's subscription, or undefined: one consistent read. */
   async get(group: string): Promise<Subscription | undefined> {

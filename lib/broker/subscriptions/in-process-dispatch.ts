@@ -1,0 +1,96 @@
+/**
+ * @module Delivery inside one long-running process (`nimbus dev`): the write path's append hint wakes the
+ * subscriptions of the appended topic, a retry falling due wakes its subscription by a timer, and a backstop
+ * (once a minute by default) wakes every subscription, for what no hint announced (a message whose invisible
+ * time ended because a process died, an append by another process). Nothing runs while no hint comes.
+ */
+import type { DispatchReport, SubscriptionDispatcher } from "./dispatcher.js";
+import type { Subscription, SubscriptionStore } from "./subscription-store.js";
+
+/** A retry's wake comes this long after its message is visible again (clocks read in different places). */
+const RETRY_WAKE_MARGIN_MS = 50;
+
+export interface InProcessDispatchOptions {
+  store: SubscriptionStore;
+  dispatcher: SubscriptionDispatcher;
+  /** Period of the backstop that wakes every subscription; default 60 s. */
+  backstopMs?: number;
+  onError?: (err: unknown) => void;
+  now?: () => number;
+}
+
+export class InProcessDispatch {
+  readonly #options: InProcessDispatchOptions;
+  readonly #now: () => number;
+  /** Topics whose wake is already on its way (one subscription list per burst of appends). */
+  readonly #topicsWaking = new Set<string>();
+  readonly #retryTimers = new Set<NodeJS.Timeout>();
+  readonly #running = new Set<Promise<unknown>>();
+  readonly #backstop: NodeJS.Timeout;
+  #closed = false;
+
+  constructor(options: InProcessDispatchOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#backstop = setInterval(() => void this.wakeAll(), options.backstopMs ?? 60_000);
+    this.#backstop.unref();
+  }
+
+  /** The append hint (a `QueueLog` listener): wakes the topic's subscriptions; never throws or waits. */
+  topicAppended(topic: string): void {
+    if (this.#closed || this.#topicsWaking.has(topic)) return;
+    this.#topicsWaking.add(topic);
+    this.#track(
+      this.#options.store
+        .list(topic)
+        .finally(() => this.#topicsWaking.delete(topic))
+        .then((subscriptions) => Promise.all(subscriptions.map((s) => this.wake(s)))),
+    );
+  }
+
+  /** A retry falls due at `at`: its subscription is woken then (the dispatcher's `onRetryDue`). */
+  retryDue(subscription: Subscription, at: number): void {
+    if (this.#closed) return;
+    const timer = setTimeout(
+      () => {
+        this.#retryTimers.delete(timer);
+        this.#track(this.wake(subscription));
+      },
+      Math.max(0, at - this.#now()) + RETRY_WAKE_MARGIN_MS,
+    );
+    this.#retryTimers.add(timer);
+  }
+
+  /** Wakes one subscription (its current definition, or nothing if it was deleted meanwhile). */
+  async wake(subscription: Subscription): Promise<DispatchReport | undefined> {
+    if (this.#closed) return undefined;
+    const current = await this.#options.store.get(subscription.group);
+    return current ? this.#options.dispatcher.wake(current) : undefined;
+  }
+
+  /** Wakes every subscription (the backstop; also after a subscription is created or replaced). */
+  async wakeAll(): Promise<void> {
+    if (this.#closed) return;
+    const run = this.#options.store.list().then((all) => Promise.all(all.map((s) => this.#options.dispatcher.wake(s))));
+    await this.#track(run);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#backstop);
+    for (const t of this.#retryTimers) clearTimeout(t);
+    this.#retryTimers.clear();
+    await this.#options.dispatcher.close();
+    await Promise.allSettled([...this.#running]);
+  }
+
+  #track(run: Promise<unknown>): Promise<void> {
+    const tracked = run.then(
+      () => undefined,
+      (err: unknown) => this.#options.onError?.(err),
+    );
+    this.#running.add(tracked);
+    void tracked.finally(() => this.#running.delete(tracked));
+    return tracked;
+  }
+}
