@@ -154,7 +154,10 @@ export class Broker {
     this.sendBack = new SendBackService(this.queueLog, this.topics, this.nameServer, this.delays, (topic) =>
       this.routeCache.get(topic),
     );
-    this.subscriptions = new SubscriptionStore(routes, options.checkFilter ?? checkFilterExpression, now);
+    // A subscription delivers what is sent after it is saved: its group's POP start is fixed first.
+    this.subscriptions = new SubscriptionStore(routes, options.checkFilter ?? checkFilterExpression, now, (g, t) =>
+      this.pop.pinStart(g, t),
+    );
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);

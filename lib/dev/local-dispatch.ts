@@ -56,7 +56,7 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
   });
   dispatch = started;
   const stopHint = broker.queueLog.onAppended((q) => started.topicAppended(q.topic));
-  broker.subscriptions.onSaved = (s) => void started.wake(s);
+  broker.subscriptions.onSaved = (s) => started.saved(s);
   const close = started.close.bind(started);
   started.close = async () => {
     stopHint();

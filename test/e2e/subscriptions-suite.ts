@@ -94,7 +94,7 @@ export function subscriptionCases(mode: ServerMode): void {
         { topic, target: http, timeoutMs: 999 },
         { topic, target: http, retryBackoff: { initialMs: 60_000, maxMs: 1000 } },
         { topic, target: http, filterExpression: { type: "XPATH", expression: "a" } },
-        { topic, target: http, filterExpression: { type: "TAG", expression: "" } },
+        { topic, target: http, filterExpression: { type: "TAG", expression: 5 } },
         { topic, target: http, filterExpression: { type: "TAG", expression: "x".repeat(4097) } },
         { topic, target: http, filterExpression: { type: "SQL92", expression: "a > " } },
         { topic, target: http, filterExpression: { type: "SQL92", expression: "region = 'eu' AND" } },

@@ -9,6 +9,7 @@
  *   go in order, at most `maxConcurrency` keys at once, a failure retried in place (the rest of the key waits:
  *   never skipped ahead of) until success or its dead letter; the next receive waits for every key.
  */
+import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { sleep } from "../../core/sleep.js";
 import { type DeliveryOutcome, type DeliveryTarget, deliveryBody } from "./delivery.js";
 import type { PopPort, PoppedMessage } from "./pop-port.js";
@@ -104,13 +105,17 @@ export class SubscriptionDispatcher {
   /** One receive, then more until the batch is full or the batching window has passed. */
   async #receiveBatch(s: Subscription): Promise<PoppedMessage[]> {
     const invisibleMs = s.maxBatchingWindowMs + s.timeoutMs + INVISIBLE_MARGIN_MS;
-    const receive = async (max: number) =>
-      (
-        await this.#options.pop.receive(
-          { group: s.group, topic: s.topic, filter: s.filterExpression, maxMessages: max, invisibleMs, longPollMs: 0 },
-          this.#stop.signal,
-        )
-      ).messages;
+    // A queue the group never received from began after the subscription was saved (which fixed the start of
+    // the queues it found): from its first message. A topic that does not exist (yet) has nothing to deliver.
+    const request = { group: s.group, topic: s.topic, filter: s.filterExpression, invisibleMs, longPollMs: 0 };
+    const receive = async (max: number): Promise<PoppedMessage[]> =>
+      this.#options.pop.receive({ ...request, maxMessages: max, initMode: "min" }, this.#stop.signal).then(
+        (answer) => answer.messages,
+        (err: unknown): PoppedMessage[] => {
+          if (err instanceof NimbusError && err.code === ErrorCode.TOPIC_NOT_EXIST) return [];
+          throw err;
+        },
+      );
     const batch = await receive(s.batchSize);
     if (batch.length === 0 || s.maxBatchingWindowMs === 0) return batch;
     const until = this.#now() + s.maxBatchingWindowMs;

@@ -61,6 +61,11 @@ export class InProcessDispatch {
     this.#retryTimers.add(timer);
   }
 
+  /** A subscription was created or replaced (`SubscriptionStore.onSaved`): its first receive; never throws. */
+  saved(subscription: Subscription): void {
+    this.#track(this.wake(subscription));
+  }
+
   /** Wakes one subscription (its current definition, or nothing if it was deleted meanwhile). */
   async wake(subscription: Subscription): Promise<DispatchReport | undefined> {
     if (this.#closed) return undefined;

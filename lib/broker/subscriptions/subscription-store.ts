@@ -38,6 +38,8 @@ export class SubscriptionStore {
     private readonly routes: Table,
     private readonly checkFilter: FilterCheck,
     private readonly now: () => number,
+    /** Before a valid definition is written: fixes where the group starts on the topic (POP's `pinStart`). */
+    private readonly beforeSave: (group: string, topic: string) => Promise<void> = async () => {},
   ) {}
 
   /**
@@ -56,6 +58,7 @@ export class SubscriptionStore {
     const now = this.now();
     if (!current && (await this.list()).length >= MAX_SUBSCRIPTIONS)
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `a stage holds at most ${MAX_SUBSCRIPTIONS} subscriptions`);
+    await this.beforeSave(group, parsed.data.topic);
     const subscription: Subscription = {
       ...parsed.data,
       group,
