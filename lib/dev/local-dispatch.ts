@@ -51,6 +51,7 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
   const started = new InProcessDispatch({
     store: broker.subscriptions,
     dispatcher,
+    redeliveryGraceMs: broker.pop.redeliveryGraceMs,
     ...(options.backstopMs === undefined ? {} : { backstopMs: options.backstopMs }),
     onError: (err) => console.error("nimbus: subscription delivery failed:", err),
   });

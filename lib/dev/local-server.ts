@@ -14,6 +14,7 @@ import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
 import { BROKER_TABLES } from "../broker/store/index.js";
+import type { InProcessDispatch } from "../broker/subscriptions/index.js";
 import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
@@ -117,6 +118,8 @@ export interface LocalServer {
   readonly shedder: LoadShedder;
   /** The gRPC endpoint, when `grpcPort` was given. */
   readonly grpc: GrpcServer | undefined;
+  /** Subscription delivery in this process (its totals and last errors). */
+  readonly dispatch: InProcessDispatch;
   close(): Promise<void>;
 }
 
@@ -294,6 +297,7 @@ export async function serveOn(
     },
     shedder,
     grpc,
+    dispatch,
     async close() {
       for (const t of timers) clearInterval(t);
       await dispatch.close();

@@ -110,6 +110,11 @@ export class PopService {
     return this.#polls.wakeCounts;
   }
 
+  /** How long past its invisible time a message is redelivered (a retry's wake comes after it). */
+  get redeliveryGraceMs(): number {
+    return this.options.redeliveryGraceMs;
+  }
+
   /** Receives waiting for a message in this process now. */
   get waitingReceives(): number {
     return this.#polls.waiting;

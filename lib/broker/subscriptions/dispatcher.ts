@@ -13,7 +13,7 @@ import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { sleep } from "../../core/sleep.js";
 import { type DeliveryOutcome, type DeliveryTarget, deliveryBody } from "./delivery.js";
 import type { PopPort, PoppedMessage } from "./pop-port.js";
-import { backoffMs, exhausted, settle } from "./settle.js";
+import { ackCount, backoffMs, exhausted, settle } from "./settle.js";
 import type { Subscription } from "./subscription-store.js";
 
 /** What a message group is, as RocketMQ 5's FIFO messages carry it. */
@@ -47,6 +47,8 @@ export class SubscriptionDispatcher {
   readonly #rewoken = new Set<string>();
   readonly #running = new Set<Promise<unknown>>();
   readonly #stop = new AbortController();
+  /** Everything this dispatcher delivered and settled since it started (what `nimbus dev` reports). */
+  readonly #totals = emptyReport();
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
@@ -65,6 +67,10 @@ export class SubscriptionDispatcher {
     const runs: Promise<DispatchReport>[] = [];
     for (let i = active; i < slots; i++) runs.push(this.#track(this.#worker(subscription)));
     return Promise.all(runs).then(sumReports);
+  }
+
+  get totals(): Readonly<DispatchReport> {
+    return { ...this.#totals };
   }
 
   /** Stops receiving; deliveries in flight are abandoned (POP redelivers them after their invisibility). */
@@ -95,6 +101,7 @@ export class SubscriptionDispatcher {
             ? await this.#deliverAndSettle(subscription, batch)
             : await this.#deliverOrdered(subscription, batch);
         addInto(report, part);
+        addInto(this.#totals, part);
       }
     } finally {
       this.#active.set(key, (this.#active.get(key) ?? 1) - 1);
@@ -170,13 +177,7 @@ export class SubscriptionDispatcher {
       const failedIds = outcome.kind === "failure" ? new Set(pending.map((m) => m.msgId)) : new Set(outcome.failedIds);
       const firstFailed = pending.findIndex((m) => failedIds.has(m.msgId));
       const done = firstFailed < 0 ? pending : pending.slice(0, firstFailed);
-      if (done.length > 0)
-        await this.#options.pop.ack(
-          s.group,
-          s.topic,
-          done.map((m) => m.receiptHandle),
-        );
-      report.acked += done.length;
+      if (done.length > 0) report.acked += await ackCount(this.#options.pop, s, done);
       if (firstFailed < 0) break;
       pending = pending.slice(firstFailed);
       const head = pending[0] as PoppedMessage;

@@ -9,10 +9,13 @@ import type { Subscription, SubscriptionStore } from "./subscription-store.js";
 
 /** A retry's wake comes this long after its message is visible again (clocks read in different places). */
 const RETRY_WAKE_MARGIN_MS = 50;
+const MAX_KEPT_ERRORS = 20;
 
 export interface InProcessDispatchOptions {
   store: SubscriptionStore;
   dispatcher: SubscriptionDispatcher;
+  /** How long after its invisible time POP redelivers a message (`PopService.redeliveryGraceMs`); default 0. */
+  redeliveryGraceMs?: number;
   /** Period of the backstop that wakes every subscription; default 60 s. */
   backstopMs?: number;
   onError?: (err: unknown) => void;
@@ -28,6 +31,7 @@ export class InProcessDispatch {
   readonly #running = new Set<Promise<unknown>>();
   readonly #backstop: NodeJS.Timeout;
   #closed = false;
+  readonly #errors: string[] = [];
 
   constructor(options: InProcessDispatchOptions) {
     this.#options = options;
@@ -56,7 +60,7 @@ export class InProcessDispatch {
         this.#retryTimers.delete(timer);
         this.#track(this.wake(subscription));
       },
-      Math.max(0, at - this.#now()) + RETRY_WAKE_MARGIN_MS,
+      Math.max(0, at - this.#now()) + (this.#options.redeliveryGraceMs ?? 0) + RETRY_WAKE_MARGIN_MS,
     );
     this.#retryTimers.add(timer);
   }
@@ -80,6 +84,16 @@ export class InProcessDispatch {
     await this.#track(run);
   }
 
+  /** What was delivered and settled since start (the dispatcher's totals). */
+  get totals(): Readonly<DispatchReport> {
+    return this.#options.dispatcher.totals;
+  }
+
+  /** The last failed wakes' messages (at most MAX_KEPT_ERRORS), oldest first. */
+  get errors(): readonly string[] {
+    return [...this.#errors];
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#backstop);
@@ -92,7 +106,11 @@ export class InProcessDispatch {
   #track(run: Promise<unknown>): Promise<void> {
     const tracked = run.then(
       () => undefined,
-      (err: unknown) => this.#options.onError?.(err),
+      (err: unknown) => {
+        this.#errors.push((err instanceof Error ? err.message : String(err)).slice(0, 500));
+        if (this.#errors.length > MAX_KEPT_ERRORS) this.#errors.shift();
+        this.#options.onError?.(err);
+      },
     );
     this.#running.add(tracked);
     void tracked.finally(() => this.#running.delete(tracked));

@@ -25,6 +25,23 @@ export function failedOf(batch: readonly PoppedMessage[], outcome: DeliveryOutco
 export const exhausted = (subscription: Subscription, m: PoppedMessage): boolean =>
   m.deliveryAttempt - 1 >= subscription.maxReconsumeTimes;
 
+/**
+ * Acks `done` and answers how many POP took: a handle no longer current (its invisible time ended while the
+ * target took longer) is not counted, and POP delivers that message again (at least once).
+ */
+export async function ackCount(
+  pop: PopPort,
+  subscription: Subscription,
+  done: readonly PoppedMessage[],
+): Promise<number> {
+  const answer = await pop.ack(
+    subscription.group,
+    subscription.topic,
+    done.map((m) => m.receiptHandle),
+  );
+  return answer.entries.filter((e) => e.code === "OK").length;
+}
+
 export interface SettleReport {
   acked: number;
   retried: number;
@@ -42,14 +59,9 @@ export async function settle(
 ): Promise<SettleReport> {
   const failed = new Set(failedOf(batch, outcome));
   const done = batch.filter((m) => !failed.has(m));
-  const report: SettleReport = { acked: done.length, retried: 0, deadLettered: 0, retryAt: undefined };
+  const report: SettleReport = { acked: 0, retried: 0, deadLettered: 0, retryAt: undefined };
   const { group, topic } = subscription;
-  if (done.length > 0)
-    await pop.ack(
-      group,
-      topic,
-      done.map((m) => m.receiptHandle),
-    );
+  if (done.length > 0) report.acked = await ackCount(pop, subscription, done);
   for (const m of failed) {
     if (exhausted(subscription, m)) {
       await pop.forwardToDeadLetter(group, topic, m.receiptHandle);
