@@ -6,14 +6,7 @@
  */
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import type { Broker } from "../broker/index.js";
-import {
-  type DeliveryTarget,
-  HttpTarget,
-  InProcessDispatch,
-  LambdaTarget,
-  type Subscription,
-  SubscriptionDispatcher,
-} from "../broker/subscriptions/index.js";
+import { InProcessDispatch, SubscriptionDispatcher, subscriptionTargets } from "../broker/subscriptions/index.js";
 
 export interface LocalDispatchOptions {
   /** The Invoke API's endpoint for Lambda targets (e.g. a local Invoke-API server). */
@@ -38,14 +31,10 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
     );
     return lambda;
   };
-  const targetOf = (s: Subscription): DeliveryTarget =>
-    s.target.type === "http"
-      ? new HttpTarget(s.target.url, s.target.secret, s.timeoutMs)
-      : new LambdaTarget(lambdaClient(), s.target.functionArn, s.timeoutMs);
   let dispatch: InProcessDispatch | undefined;
   const dispatcher = new SubscriptionDispatcher({
     pop: broker.pop,
-    targetOf,
+    targetOf: subscriptionTargets(lambdaClient),
     onRetryDue: (s, at) => dispatch?.retryDue(s, at),
   });
   const started = new InProcessDispatch({

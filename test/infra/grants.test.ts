@@ -13,6 +13,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { handleChannelEvent } from "../../functions/channel.js";
 import { moveDueMessages } from "../../functions/delayed-delivery.js";
+import { dispatchSubscriptions } from "../../functions/dispatch.js";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
 import { checkTransactions } from "../../functions/transaction-check.js";
@@ -30,6 +31,7 @@ import { createApiHandler } from "../../lib/http/handler.js";
 import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
+import { startWebhookTarget } from "../support/webhook-target.js";
 
 const BUCKET = "bucket";
 const ROOT = { accessKey: "root", secretKey: "root-secret-1" };
@@ -292,6 +294,21 @@ describe("each function is granted exactly the resources it uses", () => {
     // Orders: the five old batches (three sends, the delayed message and the committed transaction) but never
     // the newest; the two half messages and the retry are each the newest of their queue.
     assert.equal(report.deletedBatches, 5, "retention trimmed the old batches");
+
+    // A subscription of Orders (its save fixes the group's POP start), a large message, one Dispatch run.
+    const hook = await startWebhookTarget("0123456789abcdef", () => ({ status: 200 }));
+    try {
+      await call("PUT /subscriptions/{group}", "/subscriptions/SubG", {
+        topic: "Orders",
+        target: { type: "http", url: hook.url, secret: "0123456789abcdef" },
+      });
+      await call("POST /send", "/send", large);
+      const run = await dispatchSubscriptions(contextOf("Dispatch"));
+      assert.deepEqual([run.delivered, run.acked], [1, 1], "the Dispatch run delivered the message and acked it");
+      await call("DELETE /subscriptions/{group}", "/subscriptions/SubG");
+    } finally {
+      await hook.close();
+    }
 
     await call("DELETE /topics/{topic}", "/topics/Orders");
 

@@ -224,7 +224,7 @@ function addInto(into: DispatchReport, part: DispatchReport): void {
   into.deadLettered += part.deadLettered;
 }
 
-function sumReports(reports: readonly DispatchReport[]): DispatchReport {
+export function sumReports(reports: readonly DispatchReport[]): DispatchReport {
   const total = emptyReport();
   for (const r of reports) addInto(total, r);
   return total;

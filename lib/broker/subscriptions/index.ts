@@ -18,6 +18,7 @@ export {
   MESSAGE_GROUP_PROPERTY,
   orderingKey,
   SubscriptionDispatcher,
+  sumReports,
 } from "./dispatcher.js";
 export { HttpTarget } from "./http-target.js";
 export { InProcessDispatch, type InProcessDispatchOptions } from "./in-process-dispatch.js";
@@ -31,3 +32,4 @@ export {
   SubscriptionStore,
   subscriptionInfo,
 } from "./subscription-store.js";
+export { subscriptionTargets } from "./targets.js";
