@@ -47,6 +47,8 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
   dispatch = started;
   const stopHint = broker.queueLog.onAppended((q) => started.topicAppended(q.topic));
   broker.subscriptions.onSaved = (s) => started.saved(s);
+  // A process starting looks once: what a process before it left in flight is delivered when it is due.
+  void started.wakeAll();
   const close = started.close.bind(started);
   started.close = async () => {
     stopHint();

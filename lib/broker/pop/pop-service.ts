@@ -189,6 +189,14 @@ export class PopService {
     await Promise.all(queues.map((q) => this.#popper.startOffset(q, popPk(group, q), "max")));
   }
 
+  /**
+   * When this process next knows a message of `group` on `topic` to become receivable again (an invisible time
+   * ending, grace included), from the checkpoints its receives have read; undefined when it knows of none.
+   */
+  async nextDeadline(group: string, topic: string): Promise<number | undefined> {
+    return this.#popper.nextDeadline(group, await this.#readableQueues(topic, undefined));
+  }
+
   /** Acks each handle: OK, or INVALID_RECEIPT_HANDLE (forged, stale, expired, acked); one write per checkpoint. */
   async ack(
     group: string,

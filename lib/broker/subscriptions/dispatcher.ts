@@ -94,6 +94,7 @@ export class SubscriptionDispatcher {
         const batch = await this.#receiveBatch(subscription);
         if (batch.length === 0) {
           if (this.#rewoken.has(key)) continue;
+          await this.#scheduleNextDeadline(subscription);
           break;
         }
         const part =
@@ -107,6 +108,17 @@ export class SubscriptionDispatcher {
       this.#active.set(key, (this.#active.get(key) ?? 1) - 1);
     }
     return report;
+  }
+
+  /**
+   * Nothing receivable now: if a message in flight becomes receivable later (another process's, dead or slow),
+   * a wake then, as for a retry. A deadline already passed is left to the backstop (no loop on it).
+   */
+  async #scheduleNextDeadline(s: Subscription): Promise<void> {
+    const { pop, onRetryDue } = this.#options;
+    if (pop.nextDeadline === undefined || onRetryDue === undefined) return;
+    const at = await pop.nextDeadline(s.group, s.topic).catch(() => undefined);
+    if (at !== undefined && at > this.#now()) onRetryDue(s, at);
   }
 
   /** One receive, then more until the batch is full or the batching window has passed. */

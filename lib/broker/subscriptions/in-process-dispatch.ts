@@ -27,7 +27,8 @@ export class InProcessDispatch {
   readonly #now: () => number;
   /** Topics whose wake is already on its way (one subscription list per burst of appends). */
   readonly #topicsWaking = new Set<string>();
-  readonly #retryTimers = new Set<NodeJS.Timeout>();
+  /** One wake timer per subscription at most: the earliest due time asked for (bounded by the subscriptions). */
+  readonly #retryTimers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   readonly #running = new Set<Promise<unknown>>();
   readonly #backstop: NodeJS.Timeout;
   #closed = false;
@@ -55,14 +56,18 @@ export class InProcessDispatch {
   /** A retry falls due at `at`: its subscription is woken then (the dispatcher's `onRetryDue`). */
   retryDue(subscription: Subscription, at: number): void {
     if (this.#closed) return;
+    const key = subscription.group;
+    const pending = this.#retryTimers.get(key);
+    if (pending !== undefined && pending.at <= at) return;
+    if (pending !== undefined) clearTimeout(pending.timer);
     const timer = setTimeout(
       () => {
-        this.#retryTimers.delete(timer);
+        this.#retryTimers.delete(key);
         this.#track(this.wake(subscription));
       },
       Math.max(0, at - this.#now()) + (this.#options.redeliveryGraceMs ?? 0) + RETRY_WAKE_MARGIN_MS,
     );
-    this.#retryTimers.add(timer);
+    this.#retryTimers.set(key, { at, timer });
   }
 
   /** A subscription was created or replaced (`SubscriptionStore.onSaved`): its first receive; never throws. */
@@ -97,7 +102,7 @@ export class InProcessDispatch {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#backstop);
-    for (const t of this.#retryTimers) clearTimeout(t);
+    for (const { timer } of this.#retryTimers.values()) clearTimeout(timer);
     this.#retryTimers.clear();
     await this.#options.dispatcher.close();
     await Promise.allSettled([...this.#running]);

@@ -45,4 +45,6 @@ export interface PopPort {
     invisibleMs: number,
   ): Promise<{ receiptHandle: string; invisibleUntil: number }>;
   forwardToDeadLetter(group: string, topic: string, receiptHandle: string): Promise<void>;
+  /** When a message of the group this process knows of is receivable again (after an empty receive). */
+  nextDeadline?(group: string, topic: string): Promise<number | undefined>;
 }
