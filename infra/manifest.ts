@@ -186,6 +186,18 @@ export function reservedConcurrency(settings: Pick<StageSettings, "limits">, fn:
   return settings.limits.functionConcurrency[fn] ?? settings.limits.reservedConcurrency;
 }
 
+/**
+ * What a stage reserves of its account's Lambda concurrency: every API function's share and the push channel's
+ * (infra/channel.ts gives it the stage's default). It must fit ACCOUNT_RESERVABLE_CONCURRENCY, or the deploy fails.
+ */
+export function stageReservedConcurrency(settings: Pick<StageSettings, "limits">): number {
+  const api = (Object.keys(API_FUNCTIONS) as ApiFunctionName[]).reduce(
+    (sum, fn) => sum + reservedConcurrency(settings, fn),
+    0,
+  );
+  return api + settings.limits.reservedConcurrency;
+}
+
 export interface ScheduleSpec extends FunctionSpec {
   /** EventBridge schedule expression. */
   readonly schedule: `rate(${string})` | `cron(${string})`;

@@ -31,6 +31,7 @@ import { createApiHandler } from "../../lib/http/handler.js";
 import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
+import { apiGatewayEvent } from "../support/api-gateway-event.js";
 import { startWebhookTarget } from "../support/webhook-target.js";
 
 const BUCKET = "bucket";
@@ -61,39 +62,14 @@ function recordingStorage(storage: Storage, touched: Set<string>): Storage {
 
 /** A request as API Gateway hands it over, signed by the root user (functions without auth ignore it). */
 function apiEvent(method: string, url: string, body?: unknown): ApiEvent {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
   const signature = signNimbusRequest({
     method,
     url: `https://api.test${url}`,
     headers: { "content-type": "application/json" },
-    body: payload,
+    body: body === undefined ? undefined : JSON.stringify(body),
     credentials: ROOT,
   });
-  const { pathname, searchParams } = new URL(url, "https://api.test");
-  const query = Object.fromEntries(searchParams);
-  const now = Date.now();
-  return {
-    version: "2.0",
-    routeKey: "$default",
-    rawPath: pathname,
-    rawQueryString: searchParams.toString(),
-    headers: { "content-type": "application/json", host: "api.test", ...signature },
-    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
-    requestContext: {
-      accountId: "test",
-      apiId: "test",
-      domainName: "api.test",
-      domainPrefix: "api",
-      http: { method, path: pathname, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "grants-test" },
-      requestId: `r-${now}`,
-      routeKey: "$default",
-      stage: "$default",
-      time: new Date(now).toISOString(),
-      timeEpoch: now,
-    },
-    ...(payload === undefined ? {} : { body: payload }),
-    isBase64Encoded: false,
-  };
+  return apiGatewayEvent(method, url, body, { headers: signature, userAgent: "grants-test" });
 }
 
 const HOUR = 3600_000;

@@ -10,6 +10,7 @@ import type { ObjectStore } from "../../storage/object-store.js";
 import type { Storage } from "../../storage/storage.js";
 import type { Table } from "../../storage/table.js";
 import { type AppendResult, RangeWriter } from "./append.js";
+import { type Backlog, countBacklog } from "./backlog.js";
 import {
   BATCH_OBJECT_PREFIX,
   type BatchLocation,
@@ -26,7 +27,7 @@ import {
 import { reserveRange, sealOffset } from "./ranges.js";
 import { type ReadOptions, type ReadResult, readQueue } from "./read.js";
 
-export type { AppendResult };
+export type { AppendResult, Backlog };
 
 export interface QueueLogOptions {
   /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
@@ -231,6 +232,14 @@ export class QueueLog {
     const known = this.#tails.get(pk);
     if (known && offset <= known.value) return offset;
     return Math.min(offset, await this.#tailEnd(pk, true));
+  }
+
+  /**
+   * The messages stored in `[from, to)` of a queue (a group's lag: `to` its max offset): sealed offsets and
+   * ranges not filled yet are not messages. Two consistent queries, one bounded page (backlog.ts).
+   */
+  backlog(q: QueueRef, from: number, to: number): Promise<Backlog> {
+    return countBacklog(this.#index, queuePk(q), from, to);
   }
 
   /** Min and max offset and the last store time of a queue, from two consistent reads. */
