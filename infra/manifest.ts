@@ -133,6 +133,15 @@ export const API_FUNCTIONS = {
     tables: ["acl"],
     bucket: false,
   },
+  // Subscriptions live in the routes table (`subscriptions` / group); a PUT checks the topic exists there too.
+  // A saved subscription fixes its group's POP start at each queue's end (pop; the tail in queue-index).
+  Subscriptions: {
+    handler: "functions/subscriptions.handler",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    tables: ["routes", "pop", "queue-index"],
+    bucket: false,
+  },
 } as const satisfies Record<ServiceName, FunctionSpec>;
 
 /**
@@ -237,6 +246,17 @@ export const SCHEDULED_FUNCTIONS = {
     memoryMb: 256,
     timeoutSeconds: 60,
     tables: ["queue-index", "message-index", "timers"],
+    bucket: true,
+  },
+  // The backstop of subscription delivery (docs/subscriptions.md): each run delivers while receives answer
+  // messages. Reads subscriptions and routes, receives and settles over POP, reads the queue log and the bucket,
+  // appends dead letters. Lambda targets grant it `lambda:InvokeFunction` by their own resource policy.
+  Dispatch: {
+    handler: "functions/dispatch.handler",
+    schedule: "rate(1 minute)",
+    memoryMb: 256,
+    timeoutSeconds: 60,
+    tables: ["routes", "pop", "queue-index"],
     bucket: true,
   },
 } as const satisfies Record<string, ScheduleSpec>;

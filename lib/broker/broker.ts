@@ -32,6 +32,7 @@ import {
   TIMERS_TABLE,
   TRANSACTIONS_TABLE,
 } from "./store/index.js";
+import { checkFilterExpression, type FilterCheck, SubscriptionStore } from "./subscriptions/index.js";
 import { DelayedDelivery, TimerStore, type TimerSweepReport } from "./timers/index.js";
 import {
   DEFAULT_TRANSACTION_OPTIONS,
@@ -71,6 +72,8 @@ export interface BrokerOptions {
   timerMaxDelayMs?: number;
   /** Sweeps of due delayed messages alongside requests: at most one per process per this. Default 500 ms. */
   timerSweepIntervalMs?: number;
+  /** Checks a subscription's filter beyond its shape (tags here; SQL92 with the filter compiler). */
+  checkFilter?: FilterCheck;
   /** POP consumption: max delivery attempts, FIFO groups, long polling bounds (docs/pop.md). */
   pop?: Partial<Omit<PopOptions, "retentionMs">>;
   now?: () => number;
@@ -109,6 +112,8 @@ export class Broker {
   readonly delays: DelayedDelivery;
   /** Retries and dead letters (RocketMQ's consumerSendMsgBack). */
   readonly sendBack: SendBackService;
+  /** Subscriptions: a group's messages pushed to a Lambda function or an HTTPS endpoint (docs/subscriptions.md). */
+  readonly subscriptions: SubscriptionStore;
   /** POP consumption (RocketMQ 5's SimpleConsumer): receive, ack, invisible time. */
   readonly pop: PopService;
   /** The message index (written by every append) and the queries by id and key it serves. */
@@ -157,6 +162,10 @@ export class Broker {
     this.sendBack = new SendBackService(this.queueLog, this.topics, this.nameServer, this.delays, (topic) =>
       this.routeCache.get(topic),
     );
+    // A subscription delivers what is sent after it is saved: its group's POP start is fixed first.
+    this.subscriptions = new SubscriptionStore(routes, options.checkFilter ?? checkFilterExpression, now, (g, t) =>
+      this.pop.pinStart(g, t),
+    );
     this.puller = new PullService(this.routeCache, this.queueLog);
     this.query = new QueryService(this.messageIndex, this.routeCache, this.queueLog, retentionMs, now);
     this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
@@ -180,10 +189,8 @@ export class Broker {
       now,
     );
     // The write path's hint: the push channel's notifications and the POP receives waiting in this process.
-    this.queueLog.onAppended = (q, maxOffset) => {
-      this.channel.queueAppended(q, maxOffset);
-      this.pop.queueAppended(q);
-    };
+    this.queueLog.onAppended((q, maxOffset) => this.channel.queueAppended(q, maxOffset));
+    this.queueLog.onAppended((q) => this.pop.queueAppended(q));
     this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     const transactionTable = storage.table(TRANSACTIONS_TABLE);
     this.transactions = new TransactionService(

@@ -21,6 +21,7 @@ import { addProxyCommand } from "./proxy-command.js";
 import { addQueryCommands } from "./query-commands.js";
 import { addReceiveCommand } from "./receive-command.js";
 import { addSendCommand } from "./send-command.js";
+import { addSubscriptionCommands } from "./subscription-commands.js";
 import { addTopicCommands } from "./topic-commands.js";
 
 const program = new Command("nimbus")
@@ -33,6 +34,7 @@ addProxyCommand(program);
 addTopicCommands(program);
 addConsumerCommands(program);
 addGroupAdminCommands(program);
+addSubscriptionCommands(program);
 addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);

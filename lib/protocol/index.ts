@@ -32,6 +32,12 @@ import { pull } from "./endpoints/pull.js";
 import { queryMessageById, queryMessagesByKey } from "./endpoints/query.js";
 import { send } from "./endpoints/send.js";
 import { sendBack } from "./endpoints/send-back.js";
+import {
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  updateSubscription,
+} from "./endpoints/subscriptions.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
 import { endTransaction, sendHalfMessage, transactionInfo, transactionMessage } from "./endpoints/transactions.js";
 
@@ -48,6 +54,7 @@ export * from "./endpoints/pull.js";
 export * from "./endpoints/query.js";
 export * from "./endpoints/send.js";
 export * from "./endpoints/send-back.js";
+export * from "./endpoints/subscriptions.js";
 export * from "./endpoints/topics.js";
 export * from "./endpoints/transactions.js";
 export * from "./fields.js";
@@ -101,6 +108,10 @@ export const endpoints = {
   deleteAcl,
   getAcl,
   listAcls,
+  updateSubscription,
+  getSubscription,
+  deleteSubscription,
+  listSubscriptions,
 } as const;
 
 export type EndpointId = keyof typeof endpoints;

@@ -205,6 +205,18 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   listAcls: { request: () => ({ method: "GET", path: "/acl/acls" }), grants: [] },
   deleteAcl: { request: () => ({ method: "DELETE", path: "/acl/acls/User:temp" }), grants: [] },
   deleteUser: { request: () => ({ method: "DELETE", path: "/acl/users/temp" }), grants: [] },
+  // Last: once SG's subscription exists nothing more is sent to T (its delivery would write beside a refusal).
+  updateSubscription: {
+    request: () => ({
+      method: "PUT",
+      path: "/subscriptions/SG",
+      body: { topic: "T", target: { type: "http", url: "http://127.0.0.1:9/hook", secret: "s".repeat(32) } },
+    }),
+    grants: ["Topic:T|Sub", "Group:SG|Sub", "Group:SG|Create"],
+  },
+  getSubscription: { request: () => ({ method: "GET", path: "/subscriptions/SG" }), grants: ["Group:SG|Sub"] },
+  listSubscriptions: { request: () => ({ method: "GET", path: "/subscriptions" }), grants: ["Cluster|List"] },
+  deleteSubscription: { request: () => ({ method: "DELETE", path: "/subscriptions/SG" }), grants: ["Group:SG|Delete"] },
 };
 
 describe("auth on every endpoint (nimbus dev --auth)", () => {
@@ -224,12 +236,17 @@ describe("auth on every endpoint (nimbus dev --auth)", () => {
   const user = async (name: string, grants: string[]): Promise<NimbusCredentials> => {
     const credentials = { accessKey: name, secretKey: `${name}-secret-1` };
     await ok({ method: "POST", path: "/acl/users", body: { username: name, password: credentials.secretKey } });
+    // One ACL entry per resource, with every action granted on it (a second entry would replace the first).
+    const actionsOf = new Map<string, string[]>();
     for (const grant of grants) {
-      const [resource, action] = grant.split("|");
+      const [resource = "", action = ""] = grant.split("|");
+      actionsOf.set(resource, [...(actionsOf.get(resource) ?? []), action]);
+    }
+    for (const [resource, actions] of actionsOf) {
       await ok({
         method: "POST",
         path: "/acl/acls",
-        body: { subject: `User:${name}`, resources: [resource], actions: [action], decision: "Allow" },
+        body: { subject: `User:${name}`, resources: [resource], actions, decision: "Allow" },
       });
     }
     return credentials;

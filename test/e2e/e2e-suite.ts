@@ -20,6 +20,7 @@ import { pullCases } from "./pull-suite.js";
 import { queueCases } from "./queues-suite.js";
 import { restartCases } from "./restart-suite.js";
 import { sendCases } from "./send-suite.js";
+import { subscriptionCases } from "./subscriptions-suite.js";
 
 export function e2eSuite(mode: ServerMode): void {
   // Skipped, with the reason, only where the mode cannot run here (DynamoDB Local without Java).
@@ -37,5 +38,6 @@ export function e2eSuite(mode: ServerMode): void {
     dataErrorCases(mode);
     adminErrorCases(mode);
     restartCases(mode);
+    subscriptionCases(mode);
   });
 }

@@ -13,6 +13,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { handleChannelEvent } from "../../functions/channel.js";
 import { moveDueMessages } from "../../functions/delayed-delivery.js";
+import { dispatchSubscriptions } from "../../functions/dispatch.js";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
 import { checkTransactions } from "../../functions/transaction-check.js";
@@ -31,6 +32,7 @@ import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { apiGatewayEvent } from "../support/api-gateway-event.js";
+import { startWebhookTarget } from "../support/webhook-target.js";
 
 const BUCKET = "bucket";
 const ROOT = { accessKey: "root", secretKey: "root-secret-1" };
@@ -269,6 +271,21 @@ describe("each function is granted exactly the resources it uses", () => {
     // the newest; the two half messages and the retry are each the newest of their queue.
     assert.equal(report.deletedBatches, 5, "retention trimmed the old batches");
 
+    // A subscription of Orders (its save fixes the group's POP start), a large message, one Dispatch run.
+    const hook = await startWebhookTarget("0123456789abcdef", () => ({ status: 200 }));
+    try {
+      await call("PUT /subscriptions/{group}", "/subscriptions/SubG", {
+        topic: "Orders",
+        target: { type: "http", url: hook.url, secret: "0123456789abcdef" },
+      });
+      await call("POST /send", "/send", large);
+      const run = await dispatchSubscriptions(contextOf("Dispatch"));
+      assert.deepEqual([run.delivered, run.acked], [1, 1], "the Dispatch run delivered the message and acked it");
+      await call("DELETE /subscriptions/{group}", "/subscriptions/SubG");
+    } finally {
+      await hook.close();
+    }
+
     await call("DELETE /topics/{topic}", "/topics/Orders");
 
     // The push channel's function: connect, a registration, a ping, a bad frame, the disconnect.
@@ -299,6 +316,15 @@ describe("each function is granted exactly the resources it uses", () => {
     await call("GET /acl/acls", "/acl/acls");
     await call("DELETE /acl/acls/{subject}", "/acl/acls/User:alice");
     await call("DELETE /acl/users/{username}", "/acl/users/alice");
+    // Subscriptions (the Subscriptions function): definitions in the routes table.
+    const subscription = {
+      topic: "Orders",
+      target: { type: "http", url: "https://example.com/hook", secret: "0123456789abcdef" },
+    };
+    await call("PUT /subscriptions/{group}", "/subscriptions/G", subscription);
+    await call("GET /subscriptions/{group}", "/subscriptions/G");
+    await call("GET /subscriptions", "/subscriptions");
+    await call("DELETE /subscriptions/{group}", "/subscriptions/G");
 
     assert.deepEqual(
       API_ROUTES.map((r) => r.route).filter((r) => !calledRoutes.has(r)),

@@ -26,7 +26,7 @@ import type { QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
 import type { SendBackService } from "../retry/index.js";
 import { type CheckpointState, CheckpointStore, popPk } from "./checkpoints.js";
 import { LongPolls } from "./long-poll.js";
-import { type Delivery, type PopSettings, QueuePopper } from "./queue-pop.js";
+import { type Delivery, type PopInitMode, type PopSettings, QueuePopper } from "./queue-pop.js";
 import { decodeHandle, encodeHandle, type ReceiptHandle } from "./receipt-handle.js";
 
 export interface PopReceiveRequest {
@@ -41,6 +41,8 @@ export interface PopReceiveRequest {
   clientId?: string;
   /** Only this broker's queues (what a broker process serves); absent: every broker's. */
   brokerName?: string | undefined;
+  /** Where the group starts on a queue it never received from: its end (default) or its first message. */
+  initMode?: PopInitMode | undefined;
 }
 
 /** The stored message as a pull answers it, plus its receipt handle, delivery attempt and invisible time. */
@@ -118,6 +120,11 @@ export class PopService {
     return this.#polls.wakeCounts;
   }
 
+  /** How long past its invisible time a message is redelivered (a retry's wake comes after it). */
+  get redeliveryGraceMs(): number {
+    return this.options.redeliveryGraceMs;
+  }
+
   /** Receives waiting for a message in this process now. */
   get waitingReceives(): number {
     return this.#polls.waiting;
@@ -157,7 +164,15 @@ export class PopService {
         const queue = queues[(offset + i) % queues.length] as QueueRef;
         const want = req.maxMessages - found.length;
         found.push(
-          ...(await this.#popper.take(req.group, queue, filter, want, req.invisibleMs, this.isFifo(req.group))),
+          ...(await this.#popper.take(
+            req.group,
+            queue,
+            filter,
+            want,
+            req.invisibleMs,
+            this.isFifo(req.group),
+            req.initMode,
+          )),
         );
       }
       if (found.length > 0) return { messages: found.map(toPopped) };
@@ -174,6 +189,31 @@ export class PopService {
       // timeout, once (a send another process served gives no hint here), and then the wait is over.
       if (cause === undefined || cause === "abort") return { messages: [] };
     }
+  }
+
+  /**
+   * Fixes where `group` starts on each readable queue of `topic` it never received from: the queue's end now
+   * (a subscription delivers what is sent after it is created). A topic that does not exist yet: nothing to fix.
+   */
+  async pinStart(group: string, topic: string): Promise<void> {
+    validateGroup(group);
+    validateTopic(topic);
+    let queues: QueueRef[];
+    try {
+      queues = await this.#readableQueues(topic, undefined);
+    } catch (err) {
+      if (err instanceof NimbusError && err.code === ErrorCode.TOPIC_NOT_EXIST) return;
+      throw err;
+    }
+    await Promise.all(queues.map((q) => this.#popper.startOffset(q, popPk(group, q), "max")));
+  }
+
+  /**
+   * When this process next knows a message of `group` on `topic` to become receivable again (an invisible time
+   * ending, grace included), from the checkpoints its receives have read; undefined when it knows of none.
+   */
+  async nextDeadline(group: string, topic: string): Promise<number | undefined> {
+    return this.#popper.nextDeadline(group, await this.#readableQueues(topic, undefined));
   }
 
   /** Acks each handle: OK, or INVALID_RECEIPT_HANDLE (forged, stale, expired, acked); one write per checkpoint. */

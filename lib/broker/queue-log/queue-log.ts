@@ -113,6 +113,9 @@ interface Cached {
   at: number;
 }
 
+/** Told of an append: the queue and its new end. */
+export type AppendListener = (q: QueueRef, maxOffset: number) => void;
+
 export class QueueLog {
   readonly #index: Table;
   readonly #objects: ObjectStore;
@@ -182,12 +185,19 @@ export class QueueLog {
       throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
     }
     const appended = await this.#writer.append(queuePk(q), batch, count, indexed);
-    this.onAppended?.(q, appended.queueOffset + count);
+    for (const listener of this.#appendListeners) listener(q, appended.queueOffset + count);
     return appended;
   }
 
-  /** Told after each append, with the queue's new end (the push channel's hint); must not throw or wait. */
-  onAppended: ((q: QueueRef, maxOffset: number) => void) | undefined;
+  /**
+   * Tells `listener` after each append, with the queue's new end (the write path's hint: the push channel, POP's
+   * long polls, the subscription dispatcher); a listener must not throw or wait. Returns its removal.
+   */
+  onAppended(listener: AppendListener): () => void {
+    this.#appendListeners.add(listener);
+    return () => this.#appendListeners.delete(listener);
+  }
+  readonly #appendListeners = new Set<AppendListener>();
 
   /** Appends waiting in line for this queue, to be merged into its next index put (group commit). */
   waitingAppends(q: QueueRef): number {

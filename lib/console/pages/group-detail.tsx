@@ -1,7 +1,7 @@
 /**
  * @module One consumer group: its live members (consumerConnection), the consumerProgress table with the
  * total lag, and the lag chart, sampled every few seconds while the page is open; each member's status
- * (consumerStatus), reset offset by time, and the group's dead letters.
+ * (consumerStatus), reset offset by time, its subscription, and the group's dead letters.
  */
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../api.js";
@@ -13,6 +13,7 @@ import { useApi } from "../use-api.js";
 import { ErrorBox, Loading, Stat, TableBox } from "../widgets.js";
 import { ConsumerStatusTable } from "./consumer-status.js";
 import { DeadLetters } from "./dead-letters.js";
+import { GroupSubscription } from "./group-subscription.js";
 import { LagChart } from "./lag-chart.js";
 import { ResetOffset } from "./reset-offset.js";
 
@@ -176,6 +177,7 @@ export function GroupDetailPage({ group }: { group: string }) {
       )}
 
       <ResetOffset group={group} topics={topics} onReset={progress.reload} />
+      <GroupSubscription group={group} />
       <DeadLetters group={group} />
     </section>
   );

@@ -7,6 +7,7 @@ import { clientRoutes } from "./clients.js";
 import { pullRoutes, sendRoutes } from "./data-plane.js";
 import { nameServerRoutes } from "./name-server.js";
 import { offsetRoutes } from "./offsets.js";
+import { subscriptionRoutes } from "./subscriptions.js";
 import { topicRoutes } from "./topics.js";
 import { transactionRoutes } from "./transactions.js";
 
@@ -19,6 +20,7 @@ export const SERVICE_ROUTES: Readonly<Record<ServiceName, Route<HandlerContext>[
   Clients: clientRoutes,
   Transactions: transactionRoutes,
   Acl: aclRoutes,
+  Subscriptions: subscriptionRoutes,
 };
 
 /** Every route of the API: what the local server serves. */
