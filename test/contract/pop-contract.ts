@@ -12,7 +12,7 @@ import { diffCounts } from "../../lib/storage/request-counter.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { fakeClock } from "../support/server-fixture.js";
 import type { OpenFixture, StorageFixture } from "../support/storage-fixture.js";
-import { BROKER, freshNames, popBroker, receive, sendTo, text } from "./pop-helpers.js";
+import { BROKER, freshNames, popBroker, receive, sendTo, text, topicWith } from "./pop-helpers.js";
 
 export function popContract(label: string, open: OpenFixture): void {
   describe(`POP contract: ${label}`, () => {
@@ -23,12 +23,6 @@ export function popContract(label: string, open: OpenFixture): void {
       storage = fx.storage;
     });
     after(async () => fx.cleanup());
-
-    async function topicWith(broker: Broker, queues: number): Promise<{ topic: string; group: string }> {
-      const names = freshNames();
-      await broker.topics.upsert(names.topic, { readQueueNums: queues, writeQueueNums: queues });
-      return names;
-    }
 
     it("a new group starts at the queue's end; receive + ack of a batch of 32 cost one state write each", async () => {
       const broker = await popBroker(storage);

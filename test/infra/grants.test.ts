@@ -15,6 +15,7 @@ import { handleChannelEvent } from "../../functions/channel.js";
 import { moveDueMessages } from "../../functions/delayed-delivery.js";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
+import { sampleLag } from "../../functions/sample-lag.js";
 import { checkTransactions } from "../../functions/transaction-check.js";
 import { ALL_FUNCTIONS, API_FUNCTIONS, API_ROUTES, type ApiFunctionName } from "../../infra/manifest.js";
 import { ACL_TABLE, AclStore } from "../../lib/broker/security/acl-store.js";
@@ -251,6 +252,14 @@ describe("each function is granted exactly the resources it uses", () => {
     await call("POST /offsets/{group}/{topic}/unlock", "/offsets/G/Orders/unlock", lock);
     await call("POST /offsets/{group}/{topic}/reset-by-time", "/offsets/G/Orders/reset-by-time", { timestamp: 1 });
     await call("GET /groups/{group}/progress", "/groups/G/progress?topic=Orders");
+    // Subscription groups, the group list, one lag sample per group and a group's lag history.
+    await call("PUT /groups/{group}/subscription-group", "/groups/G/subscription-group", { retryMaxTimes: 3 });
+    await call("GET /groups/{group}/subscription-group", "/groups/G/subscription-group");
+    await call("GET /groups", "/groups");
+    const sampled = await sampleLag(contextOf("SampleLag"));
+    assert.ok(sampled.groups >= 2, "the committing group and the POP group are sampled");
+    await call("GET /groups/{group}/lag-history", "/groups/G/lag-history");
+    await call("DELETE /groups/{group}/subscription-group", "/groups/G/subscription-group");
     await call("GET /openapi.json", "/openapi.json");
 
     // A transaction committed at once, and one left to a check-back (large: its half message is an object).

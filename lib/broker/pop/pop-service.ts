@@ -52,6 +52,12 @@ export interface PoppedMessage extends PulledMessage {
 
 export type AckCode = "OK" | "INVALID_RECEIPT_HANDLE";
 
+/**
+ * What a group's subscription group says about its receives (lib/broker/groups): it throws NO_PERMISSION when
+ * consuming is disabled; `maxDeliveryAttempts` (its retryMaxTimes + 1) when configured, and whether it is FIFO.
+ */
+export type PopGroupPolicy = (group: string) => Promise<{ maxDeliveryAttempts?: number; fifo: boolean }>;
+
 export interface PopOptions extends PopSettings {
   /** Groups whose receives are FIFO (one message of a message group in flight at a time). */
   fifoGroups: readonly string[];
@@ -90,6 +96,7 @@ export class PopService {
     private readonly sendBack: SendBackService,
     private readonly options: PopOptions,
     private readonly now: () => number,
+    private readonly groupPolicy: PopGroupPolicy = async () => ({ fifo: false }),
   ) {
     this.#store = new CheckpointStore(table, options.retentionMs);
     this.#polls = new LongPolls(options.maxWaiters);
@@ -129,6 +136,8 @@ export class PopService {
     checkRange("invisibleMs", req.invisibleMs, MIN_INVISIBLE_MS, MAX_INVISIBLE_MS);
     checkRange("longPollMs", req.longPollMs, 0, MAX_LONG_POLL_MS);
     const filter = compileFilter(req.filter);
+    const policy = await this.groupPolicy(req.group);
+    const fifo = policy.fifo || this.isFifo(req.group);
     const waitUntil = Date.now() + Math.min(req.longPollMs, this.options.maxLongPollMs);
     for (;;) {
       const queues = await this.#readableQueues(req.topic, req.brokerName);
@@ -138,7 +147,15 @@ export class PopService {
         const queue = queues[(offset + i) % queues.length] as QueueRef;
         const want = req.maxMessages - found.length;
         found.push(
-          ...(await this.#popper.take(req.group, queue, filter, want, req.invisibleMs, this.isFifo(req.group))),
+          ...(await this.#popper.take(
+            req.group,
+            queue,
+            filter,
+            want,
+            req.invisibleMs,
+            fifo,
+            policy.maxDeliveryAttempts,
+          )),
         );
       }
       if (found.length > 0) return { messages: found.map(toPopped) };
