@@ -20,6 +20,7 @@ import { addProducerCommands } from "./producer-commands.js";
 import { addProxyCommand } from "./proxy-command.js";
 import { addReceiveCommand } from "./receive-command.js";
 import { addSendCommand } from "./send-command.js";
+import { addSubscriptionGroupCommands } from "./subscription-group-commands.js";
 import { addTopicCommands } from "./topic-commands.js";
 
 const program = new Command("nimbus")
@@ -32,6 +33,7 @@ addProxyCommand(program);
 addTopicCommands(program);
 addConsumerCommands(program);
 addGroupAdminCommands(program);
+addSubscriptionGroupCommands(program);
 addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);

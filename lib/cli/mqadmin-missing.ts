@@ -12,9 +12,7 @@ const NOT_YET = "not in Nimbus yet (issue 30); a message by its place: queryMsgB
 export const MISSING_COMMANDS: readonly MissingCommand[] = [
   { name: "updateTopicList", hint: "run updateTopic once per topic" },
   { name: "updateTopicPerm", hint: "updateTopic -t T -b B -p <perm> sets a topic's permission" },
-  { name: "updateSubGroup", hint: "not in Nimbus yet (issue 30): groups exist when a consumer joins" },
-  { name: "updateSubGroupList", hint: "not in Nimbus yet (issue 30): groups exist when a consumer joins" },
-  { name: "deleteSubGroup", hint: "not in Nimbus yet (issue 30): a group's offsets stay until retention" },
+  { name: "updateSubGroupList", hint: "updateSubGroup -g G, once per group (a group's settings are one request)" },
   { name: "setConsumeMode", hint: "Nimbus consumers pull or take the push channel (docs/push-channel.md)" },
   { name: "updateBrokerConfig", hint: STAGE },
   { name: "getBrokerConfig", hint: STAGE },
