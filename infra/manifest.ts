@@ -27,6 +27,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "acl", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" },
+  { name: "message-index", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
 
 /**
@@ -36,7 +37,7 @@ export const TABLES: readonly TableSpec[] = [
  * acl (signatures and ACLs). Nothing else: it serves no admin route, keeps no offsets, posts no push hints.
  */
 export const GRPC_PROXY = {
-  tables: ["routes", "queue-index", "timers", "transactions", "clients", "acl"],
+  tables: ["routes", "queue-index", "message-index", "timers", "transactions", "clients", "acl"],
   bucket: true,
 } as const;
 
@@ -71,7 +72,7 @@ export const API_FUNCTIONS = {
     handler: "functions/topics.handler",
     memoryMb: 256,
     timeoutSeconds: 15,
-    tables: ["routes", "queue-index"],
+    tables: ["routes", "queue-index", "message-index"],
     bucket: false,
   },
   // An append hints the queue's holders on the push channel (their connections, then a post each).
@@ -80,7 +81,7 @@ export const API_FUNCTIONS = {
     handler: "functions/send.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "timers", "connections"],
+    tables: ["routes", "queue-index", "message-index", "timers", "connections"],
     bucket: true,
     channel: true,
   },
@@ -90,7 +91,7 @@ export const API_FUNCTIONS = {
     handler: "functions/pull.handler",
     memoryMb: 512,
     timeoutSeconds: 25,
-    tables: ["routes", "queue-index", "timers", "pop"],
+    tables: ["routes", "queue-index", "message-index", "timers", "pop"],
     bucket: true,
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.
@@ -129,7 +130,7 @@ export const API_FUNCTIONS = {
     handler: "functions/transactions.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "transactions", "connections"],
+    tables: ["routes", "queue-index", "message-index", "transactions", "connections"],
     bucket: true,
     channel: true,
   },
@@ -186,6 +187,18 @@ export function reservedConcurrency(settings: Pick<StageSettings, "limits">, fn:
   return settings.limits.functionConcurrency[fn] ?? settings.limits.reservedConcurrency;
 }
 
+/**
+ * What a stage reserves of its account's Lambda concurrency: every API function's share and the push channel's
+ * (infra/channel.ts gives it the stage's default). It must fit ACCOUNT_RESERVABLE_CONCURRENCY, or the deploy fails.
+ */
+export function stageReservedConcurrency(settings: Pick<StageSettings, "limits">): number {
+  const api = (Object.keys(API_FUNCTIONS) as ApiFunctionName[]).reduce(
+    (sum, fn) => sum + reservedConcurrency(settings, fn),
+    0,
+  );
+  return api + settings.limits.reservedConcurrency;
+}
+
 export interface ScheduleSpec extends FunctionSpec {
   /** EventBridge schedule expression. */
   readonly schedule: `rate(${string})` | `cron(${string})`;
@@ -221,7 +234,7 @@ export const SCHEDULED_FUNCTIONS = {
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["routes", "queue-index", "transactions", "clients", "connections"],
+    tables: ["routes", "queue-index", "message-index", "transactions", "clients", "connections"],
     bucket: true,
     // A check-back left for a producer: a `checks` hint to its connection.
     channel: true,
@@ -242,7 +255,7 @@ export const SCHEDULED_FUNCTIONS = {
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["queue-index", "timers"],
+    tables: ["queue-index", "message-index", "timers"],
     bucket: true,
   },
 } as const satisfies Record<string, ScheduleSpec>;

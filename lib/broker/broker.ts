@@ -25,12 +25,14 @@ import { type BrokerRegistration, NameServer, RouteCache, TopicService } from ".
 import { DEFAULT_POP_OPTIONS, type PopOptions, PopService } from "./pop/index.js";
 import { SendService } from "./produce/index.js";
 import { PushChannel } from "./push/index.js";
+import { MessageIndex, QueryService } from "./query/index.js";
 import type { QueueRef } from "./queue-log/index.js";
 import { QueueLog } from "./queue-log/index.js";
 import { SendBackService } from "./retry/index.js";
 import {
   CLIENTS_TABLE,
   CONNECTIONS_TABLE,
+  MESSAGE_INDEX_TABLE,
   OFFSETS_TABLE,
   POP_TABLE,
   ROUTES_TABLE,
@@ -123,6 +125,9 @@ export class Broker {
   /** Each group's lag samples (a bounded ring) and the operator's views of every group. */
   readonly lagSamples: LagSamples;
   readonly groups: GroupViews;
+  /** The message index (written by every append) and the queries by id and key it serves. */
+  readonly messageIndex: MessageIndex;
+  readonly query: QueryService;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
   readonly #storage: Storage;
@@ -133,7 +138,10 @@ export class Broker {
     this.#now = options.now ?? Date.now;
     const now = this.#now;
     const routes = storage.table(ROUTES_TABLE);
+    const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.messageIndex = new MessageIndex(storage.table(MESSAGE_INDEX_TABLE), { retentionMs, now });
     this.queueLog = new QueueLog(storage, {
+      indexer: this.messageIndex.write,
       inlineThresholdBytes: options.inlineThresholdBytes,
       objectReplicationGraceMs: options.objectReplicationGraceMs,
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
@@ -173,6 +181,7 @@ export class Broker {
     this.puller = new PullService(this.routeCache, this.queueLog, (group) =>
       subscriptionGroups.checkConsumeEnabled(group),
     );
+    this.query = new QueryService(this.messageIndex, this.routeCache, this.queueLog, retentionMs, now);
     const offsetsTable = storage.table(OFFSETS_TABLE);
     this.offsets = new OffsetService(offsetsTable, this.routeCache, this.queueLog, now);
     this.offsets.onGroupTopic = (group) => subscriptionGroups.meet(group);

@@ -14,6 +14,7 @@
  * - `security/`: users and ACLs, sealed secrets
  * - `groups/`: subscription groups (RocketMQ's SubscriptionGroupConfig), the list of every group, lag samples
  * - `pop/`: POP consumption (RocketMQ 5's SimpleConsumer): receive, ack, invisible time, checkpoints
+ * - `query/`: the message index (ids and keys per group commit) and the queries by id and key
  */
 export {
   Broker,

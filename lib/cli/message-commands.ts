@@ -89,7 +89,15 @@ async function queryMsgByOffset(opts: QueryOptions): Promise<void> {
       `no message at offset ${opts.offset} of ${opts.topic} ${opts.brokerName} queue ${opts.queueId} (min offset ${res.minOffset}, max offset ${res.maxOffset})`,
     );
   }
-  if (opts.json) return printJson(messageJson(m));
+  printMessage(m, opts.json === true);
+}
+
+/** One message's fields as mqadmin prints them (queryMsgByOffset, queryMsgById), or as JSON. */
+export function printMessage(m: PulledMessage, json: boolean): void {
+  if (json) {
+    printJson(messageJson(m));
+    return;
+  }
   print(
     formatFields([
       ["Msg ID", m.msgId],
@@ -111,7 +119,7 @@ async function queryMsgByOffset(opts: QueryOptions): Promise<void> {
 }
 
 /** A message for scripts: the API's fields, the body in base64 as the API sends it, and as text if it is. */
-function messageJson(m: PulledMessage): Record<string, unknown> {
+export function messageJson(m: PulledMessage): Record<string, unknown> {
   const text = bodyText(m.body);
   return {
     ...m,

@@ -42,6 +42,41 @@ const CellSchema = z
   .strict();
 
 /**
+ * What the stages' limits are drawn from (docs/deploy.md, "Throttling and reserved concurrency"). A warm 1 KiB
+ * append writes 3 units: its item (2, on the queue's partition key) and the ADD on the queue's offset counter
+ * (1, on a key of its own). DynamoDB serves 1,000 write units per second on one key, so a hot queue takes about
+ * 500 appends/s whatever the number of writers; `npm run bench -- --suite lambda-concurrency` measured 506-563/s
+ * at 16-64 writers on one queue, 0 failed conditional writes, 3.00 units per append (docs/benchmarks.md), and a
+ * container busy 17-22 ms (p50) and 32-43 ms (p99) per single append at 1-8 writers with 5/15 ms DynamoDB.
+ */
+export const SEND_CAPACITY = {
+  /** DynamoDB's write ceiling on one partition key, in write units per second. */
+  keyWriteUnitsPerSecond: 1000,
+  /** The units a 1 KiB append writes on its queue's key (the item; the counter's 1 unit is on its own key). */
+  queueKeyUnitsPerAppend: 2,
+  /** A Send container's busy time per warm single send, p50 and p99 (the append's two DynamoDB round trips). */
+  sendP50Ms: 20,
+  sendP99Ms: 50,
+} as const;
+
+/** One hot queue's ceiling: 1,000 / 2 = 500 appends/s (a batch of messages is one append). */
+export const HOT_QUEUE_APPENDS_PER_SECOND = SEND_CAPACITY.keyWriteUnitsPerSecond / SEND_CAPACITY.queueKeyUnitsPerAppend;
+
+/** Containers that hold one hot queue at its ceiling: 500/s x 20 ms = 10; more only wait on its key. */
+export const CONTAINERS_PER_HOT_QUEUE = Math.ceil((HOT_QUEUE_APPENDS_PER_SECOND * SEND_CAPACITY.sendP50Ms) / 1000);
+
+/**
+ * Send's reserved concurrency for a stage's steady rate: every request finds a container at the p99 busy time,
+ * twice over for the burst API Gateway lets through (production: 2,000/s x 50 ms x 2 = 200).
+ */
+export function sendConcurrencyFor(rateLimit: number): number {
+  return Math.ceil(((rateLimit * SEND_CAPACITY.sendP99Ms) / 1000) * 2);
+}
+
+/** What one account can reserve by default: Lambda's 1,000 concurrent executions less the 100 kept unreserved. */
+export const ACCOUNT_RESERVABLE_CONCURRENCY = 900;
+
+/**
  * API Gateway's stage throttling (steady requests per second and burst, for every route; over them a caller
  * gets 429, which the SDK retries as SYSTEM_BUSY) and each API function's reserved concurrency (its share of
  * the account's Lambda concurrency, and its cap), with overrides by function name (infra/manifest.ts).
@@ -136,7 +171,13 @@ const NAMED_STAGES: Record<string, StageSettingsInput> = {
     region: "us-east-1",
     production: false,
     auth: "acl",
-    limits: { rateLimit: 200, burstLimit: 400, reservedConcurrency: 20 },
+    // 200 sends/s: a fifth of one hot queue's ceiling, the Send containers for it (20) and as many for the rest.
+    limits: {
+      rateLimit: 200,
+      burstLimit: 400,
+      reservedConcurrency: 20,
+      functionConcurrency: { Send: sendConcurrencyFor(200) },
+    },
     nimbus: { cluster: "DefaultCluster", brokers: TWO_MASTERS, autoCreateTopic: true, retentionHours: 72 },
   },
   production: {
@@ -144,11 +185,20 @@ const NAMED_STAGES: Record<string, StageSettingsInput> = {
     production: true,
     auth: "acl",
     limits: {
+      // Four hot queues' worth (a default topic has 8 queues: 4,000 appends/s if its keys spread).
       rateLimit: 2000,
       burstLimit: 4000,
-      reservedConcurrency: 100,
-      // The data plane carries most calls.
-      functionConcurrency: { Send: 200, Pull: 200 },
+      // The control plane (routes, topics, clients, transactions, ACLs, the push channel) is light.
+      reservedConcurrency: 20,
+      functionConcurrency: {
+        // 200: the rate at the p99 busy time, twice over; 10 of them already hold one hot queue at its ceiling.
+        Send: sendConcurrencyFor(2000),
+        // A POP receive may wait 20 s: Pull's cap is the consumers long-polling at once.
+        Pull: 200,
+        // Route lookups and offset commits come from every client.
+        NameServer: 50,
+        Offsets: 50,
+      },
     },
     // As RocketMQ advises for production: topics are created on purpose (PUT /topics/{topic}), not by a typo.
     nimbus: {

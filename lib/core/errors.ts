@@ -60,6 +60,17 @@ export class NimbusError extends Error {
   }
 }
 
+/**
+ * How a SYSTEM_BUSY message starts when the request was refused before anything of it ran (the load shedder,
+ * a gateway's throttling): RocketMQ's flow-control marker. Such a request is safe to send again as it was.
+ */
+export const SHED_MARK = "[TIMEOUT_CLEAN_QUEUE]";
+
+/** True for a SYSTEM_BUSY refusal made before anything of the request ran (its message starts with SHED_MARK). */
+export function isShedAnswer(err: unknown): boolean {
+  return isNimbusError(err, ErrorCode.SYSTEM_BUSY) && err.message.startsWith(SHED_MARK);
+}
+
 /** True when `err` is a NimbusError, optionally with the given code. */
 export function isNimbusError(err: unknown, code?: ErrorCode): err is NimbusError {
   return err instanceof NimbusError && (code === undefined || err.code === code);

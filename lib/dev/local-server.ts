@@ -176,8 +176,6 @@ export async function serveOn(
   const consoleDir = consoleBuildDir();
   const answerTimeoutMs = options.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
   const serve = (req: IncomingMessage, res: ServerResponse) => {
-    // The wait bound counts from here: reading the body is part of the wait.
-    const receivedAt = shedder.now();
     const answered = Promise.resolve()
       .then(() => (context?.auth ? undefined : refuseForeignPage(req, isLoopback(host))))
       .then(() => serveConsole(req, res, consoleDir))
@@ -188,6 +186,8 @@ export async function serveOn(
           timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
           precheck: context?.auth && ((r) => checkSignedHeaders(context?.auth, r)),
         });
+        // The wait bound counts from here, the body read: a slow upload is not a wait for a turn.
+        const receivedAt = shedder.now();
         let answer: ApiAnswer;
         try {
           answer = await handler({ ...toApiRequest(req, held.body), receivedAt });

@@ -3,10 +3,11 @@
  * others wait their turn in arrival order, and one that has waited longer than `maxWaitMs` (since it
  * arrived) is answered SYSTEM_BUSY at once, before its route runs, so nothing of it is written — as
  * RocketMQ's broker answers a send that waited over `waitTimeMillsInSendQueue` (200 ms) in its queue. A
- * waiting line longer than `maxWaiting` refuses at once. Reads (GET, HEAD: health, admin) never wait here.
- * The SDK backs off and retries a SYSTEM_BUSY (lib/client/api-client.ts).
+ * request that finds a free slot with nobody waiting always runs. A waiting line longer than `maxWaiting`
+ * refuses at once. Reads (GET, HEAD: health, admin) never wait here.
+ * The SDK's transport backs off and sends such a refusal again (lib/client/transport/http-transport.ts).
  */
-import { ErrorCode, NimbusError } from "../core/errors.js";
+import { ErrorCode, NimbusError, SHED_MARK } from "../core/errors.js";
 
 export interface LoadSheddingOptions {
   /** Requests running their route at once; more wait. Default 64. */
@@ -81,8 +82,10 @@ export class LoadShedder {
    * is full.
    */
   async enter(arrivedAt = this.#now()): Promise<() => void> {
-    this.#checkWait(arrivedAt);
+    // A free slot and nobody ahead: it runs, however long ago it arrived. Only time spent in line counts, as
+    // only a request in RocketMQ's send queue is cleaned: a slow body or a descheduled process is no overload.
     if (this.#running < this.maxInFlight && this.#waiting.length === 0) return this.#start();
+    this.#checkWait(arrivedAt);
     if (this.#waiting.length >= this.maxWaiting) throw this.#busy(`${this.#waiting.length} requests are waiting`);
     await new Promise<void>((admit, refuse) => {
       const waiter: Waiter = { arrivedAt, admit, refuse, cancel: () => undefined };
@@ -142,7 +145,7 @@ export class LoadShedder {
     this.refused++;
     return new NimbusError(
       ErrorCode.SYSTEM_BUSY,
-      `[TIMEOUT_CLEAN_QUEUE] broker busy: ${why} (bound ${this.maxWaitMs} ms, ${this.maxInFlight} at once); try again`,
+      `${SHED_MARK} broker busy: ${why} (bound ${this.maxWaitMs} ms, ${this.maxInFlight} at once); try again`,
     );
   }
 }

@@ -93,3 +93,12 @@ export const MAX_PROPERTY_VALUE_LENGTH = 64 * 1024;
 export const MAX_KEYS_PER_MESSAGE = 1024;
 /** A message body as base64 text: whatever fits in one request (a body over MAX_BODY_BYTES is the broker's 413). */
 export const MAX_BASE64_LENGTH = 6 * 1024 * 1024;
+
+/** Messages one query by key answers per page (mqadmin queryMsgByKey's default maxNum, RocketMQ's maxMsgsNumBatch). */
+export const MAX_QUERY_MESSAGES = 64;
+/** Copies of one message id a query by id answers (a message sent again, or delayed and retried, keeps its id). */
+export const MAX_QUERY_BY_ID_MESSAGES = 32;
+/** A message key or a message id in a query, in characters. */
+export const MAX_QUERY_KEY_LENGTH = 255;
+/** A query's paging cursor, in characters. */
+export const MAX_QUERY_CURSOR_LENGTH = 1024;

@@ -30,6 +30,7 @@ import {
 } from "./endpoints/offsets.js";
 import { ack, changeInvisibleDuration, receive } from "./endpoints/pop.js";
 import { pull } from "./endpoints/pull.js";
+import { queryMessageById, queryMessagesByKey } from "./endpoints/query.js";
 import { send } from "./endpoints/send.js";
 import { sendBack } from "./endpoints/send-back.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
@@ -46,6 +47,7 @@ export * from "./endpoints/name-server.js";
 export * from "./endpoints/offsets.js";
 export * from "./endpoints/pop.js";
 export * from "./endpoints/pull.js";
+export * from "./endpoints/query.js";
 export * from "./endpoints/send.js";
 export * from "./endpoints/send-back.js";
 export * from "./endpoints/topics.js";
@@ -68,6 +70,8 @@ export const endpoints = {
   send,
   sendBack,
   pull,
+  queryMessageById,
+  queryMessagesByKey,
   receive,
   ack,
   changeInvisibleDuration,

@@ -9,19 +9,29 @@
  * plus the DynamoDB Local JVM) as a share of the machine. Every run is read back: every acknowledged message
  * once, at its offset, and no gap.
  *
- * The containers run the queue log's append path (what contends), not the HTTP Send handler around it.
+ * `--via queue-log` (the default) runs the queue log's append path in each container (what contends);
+ * `--via send-handler` runs the whole Send function instead: each container its own broker behind the HTTP
+ * handler the Send Lambda runs (lib/http, SERVICE_ROUTES.Send), invoked with API Gateway HTTP API events.
  *
  * Flags: `--backends dynamodb-local,dynalite`, `--writers 1,2,4,8,16,32,64`, `--seconds <per case, stretched
- * time>`, `--stretch <k>`, `--dynamo p50/p99`, `--shapes hot,topic`.
+ * time>`, `--stretch <k>`, `--dynamo p50/p99`, `--shapes hot,topic`, `--via queue-log|send-handler`.
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { QUEUE_INDEX_TABLE, QueueLog } from "../../lib/broker/queue-log/index.js";
+import { QueueLog } from "../../lib/broker/queue-log/index.js";
 import type { QueueRef } from "../../lib/broker/queue-log/queue-index.js";
+import { BROKER_TABLES } from "../../lib/broker/store/tables.js";
+import { createBroker } from "../../lib/config/create-broker.js";
+import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { isNimbusError } from "../../lib/core/errors.js";
+import type { MessageRecord } from "../../lib/core/message.js";
+import { newMessageId } from "../../lib/core/message-id-node.js";
+import { createApiHandler } from "../../lib/http/handler.js";
+import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
 import { createAwsStorage, ensureBucket, ensureTables } from "../../lib/storage/aws/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import type { Table, TableSpec } from "../../lib/storage/table.js";
+import { apiGatewayEvent } from "../support/api-gateway-event.js";
 import { type DynamoBackend, emulatorStorageOptions, startEmulators } from "../support/emulators.js";
 import { type LatencyProfile, withAwsLatencies } from "./aws-latency.js";
 import { percentile } from "./stats.js";
@@ -33,9 +43,12 @@ export interface ConcurrencyOptions {
   seconds: number;
   stretch: number;
   dynamo: LatencyProfile;
+  /** What each container runs: the queue log's append, or the Send function's handler (API Gateway events). */
+  via: "queue-log" | "send-handler";
 }
 
 export interface ConcurrencyRow {
+  via: ConcurrencyOptions["via"];
   backend: DynamoBackend;
   shape: "hot" | "topic";
   writers: number;
@@ -140,8 +153,7 @@ async function runCase(
       withAwsLatencies(open(), { dynamo: latency, s3Put: latency, s3Get: latency }),
       counts,
     );
-    const log = new QueueLog(storage, { maxAppendMs: 2500 * k, reservationLeaseMs: 5000 * k } as never);
-    return { storage, log };
+    return options.via === "send-handler" ? sendFunction(storage) : queueLogAppender(storage, k);
   });
   const body = new Uint8Array(1024).fill(97);
   const acked: { q: number; offset: number; id: string }[] = [];
@@ -156,9 +168,10 @@ async function runCase(
   });
   // The queues exist before the window (their first append creates the counter): the steady state is measured.
   const warm = new QueueLog(open());
+  if (options.via === "send-handler") await createTopic(open(), queues[0]?.topic ?? "", queues.length);
   for (const [q, queue] of queues.entries()) {
-    const { queueOffset } = await warm.append(queue, [record(`warm.${q}`)]);
-    acked.push({ q, offset: queueOffset, id: `warm.${q}` });
+    const { queueOffset } = await warm.append(queue, [record(`warm_${q}`)]);
+    acked.push({ q, offset: queueOffset, id: `warm_${q}` });
   }
   const warmAcked = acked.length;
   const latencies: number[] = [];
@@ -167,26 +180,16 @@ async function runCase(
   const cpu0 = cpuNow();
   const t0 = performance.now();
   await Promise.all(
-    containers.map(async ({ log }, w) => {
+    containers.map(async ({ send }, w) => {
       for (let i = 0; performance.now() < deadline; i++) {
         const q = shape === "hot" ? 0 : Math.floor(Math.random() * 16);
-        const id = `${w}.${i}`;
         const started = performance.now();
         try {
-          const record = {
-            bornTimestamp: Date.now(),
-            flag: 0,
-            tags: "",
-            keys: [],
-            properties: { UNIQ_KEY: id },
-            body,
-            reconsumeTimes: 0,
-          };
-          const { queueOffset } = await log.append(queues[q] as QueueRef, [record]);
+          const { offset, id } = await send(queues[q] as QueueRef, record(`w${w}_${i}`));
           latencies.push((performance.now() - started) / k);
-          acked.push({ q, offset: queueOffset, id });
-        } catch {
-          failures++;
+          acked.push({ q, offset, id });
+        } catch (err) {
+          if (failures++ === 0) console.error(`first failure (${writers} writers): ${String(err).slice(0, 300)}`);
         }
       }
     }),
@@ -199,6 +202,7 @@ async function runCase(
   for (const c of containers) await c.storage.close();
   const sorted = [...latencies].sort((a, b) => a - b);
   return {
+    via: options.via,
     backend,
     shape,
     writers,
@@ -212,6 +216,56 @@ async function runCase(
     cpu,
     readBack,
   };
+}
+
+interface Container {
+  storage: Storage;
+  /** Sends one message to `queue` as the container does; answers its offset and its UNIQ_KEY. */
+  send(queue: QueueRef, message: MessageRecord): Promise<{ offset: number; id: string }>;
+}
+
+/** A container running the queue log's append (the path that contends), its time bounds stretched by `k`. */
+function queueLogAppender(storage: Storage, k: number): Container {
+  const log = new QueueLog(storage, { maxAppendMs: 2500 * k, reservationLeaseMs: 5000 * k });
+  return {
+    storage,
+    send: async (queue, message) => ({
+      offset: (await log.append(queue, [message])).queueOffset,
+      id: message.properties.UNIQ_KEY ?? "",
+    }),
+  };
+}
+
+/** A container of the Send function: its own broker behind the Send Lambda's HTTP handler, API Gateway events. */
+function sendFunction(storage: Storage): Container {
+  const broker = createBroker(storage, parseNimbusConfig({}), { apiUrl: "https://api.test", newMessageId });
+  const handle = createApiHandler(SERVICE_ROUTES.Send, async () => ({ broker, role: { kind: "all" as const } }));
+  return {
+    storage,
+    send: async (queue, message) => {
+      const request = {
+        topic: queue.topic,
+        brokerName: queue.brokerName,
+        queueId: queue.queueId,
+        messages: [{ body: Buffer.from(message.body).toString("base64"), properties: message.properties }],
+      };
+      const answer = await handle(apiGatewayEvent("POST", "/send", request));
+      if (answer.statusCode !== 200) throw new Error(`send answered ${answer.statusCode}: ${answer.body}`);
+      const sent = JSON.parse(answer.body ?? "{}") as { queueOffset: number; msgIds: string[] };
+      return { offset: sent.queueOffset, id: sent.msgIds[0] ?? "" };
+    },
+  };
+}
+
+/** The topic of `queues` queues on broker-a, with the brokers registered (what the Send function looks up). */
+async function createTopic(storage: Storage, topic: string, queues: number): Promise<void> {
+  const broker = createBroker(storage, parseNimbusConfig({}), { apiUrl: "https://api.test", newMessageId });
+  try {
+    await broker.registerBrokers();
+    await broker.topics.upsert(topic, { readQueueNums: queues, writeQueueNums: queues, brokerNames: ["broker-a"] });
+  } finally {
+    await storage.close();
+  }
 }
 
 /** Every acked message once at its offset, and every offset of every queue accounted for: "ok", or what is wrong. */
@@ -254,7 +308,7 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
     try {
       const names = { bucket: `nimbus-lc-${runId}`, tablePrefix: `lc-${runId}-` };
       const aws = emulatorStorageOptions(emulators, names);
-      await ensureTables(aws, [QUEUE_INDEX_TABLE]);
+      await ensureTables(aws, BROKER_TABLES);
       await ensureBucket(aws);
       for (const shape of options.shapes) {
         for (const writers of options.writers) {
@@ -279,8 +333,8 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
 
 export function formatRow(r: ConcurrencyRow): string {
   const f = (x: number, d = 0) => x.toFixed(d);
-  return `| ${r.backend} | ${r.shape === "hot" ? "1 queue" : "16 queues"} | ${r.writers} | ${f(r.appendsPerSecond)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.writeUnitsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % | ${r.readBack} (${r.appends}) |`;
+  return `| ${r.via} | ${r.backend} | ${r.shape === "hot" ? "1 queue" : "16 queues"} | ${r.writers} | ${f(r.appendsPerSecond)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.writeUnitsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % | ${r.readBack} (${r.appends}) |`;
 }
 
 export const TABLE_HEADER =
-  "| DynamoDB | queues | writers | appends/s | p50 / p99 ms | failed conditional writes per append | write units per append | failures | CPU | read-back (appends) |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |";
+  "| via | DynamoDB | queues | writers | appends/s | p50 / p99 ms | failed conditional writes per append | write units per append | failures | CPU | read-back (appends) |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |";

@@ -63,6 +63,7 @@ const { values } = parseArgs({
     writers: { type: "string", default: "1,2,4,8,16,32,64" },
     shapes: { type: "string", default: "hot,topic" },
     stretch: { type: "string" },
+    via: { type: "string", default: "queue-log" },
   },
   strict: true,
 });
@@ -190,7 +191,10 @@ async function main(): Promise<void> {
       seconds: positive("seconds", values.seconds, quick ? 2 : 6),
       stretch: positive("stretch", values.stretch, 1),
       dynamo: parseProfile(values.dynamo, "dynamo"),
+      via: values.via === "send-handler" ? ("send-handler" as const) : ("queue-log" as const),
     };
+    if (values.via !== "queue-log" && values.via !== "send-handler")
+      throw new Error(`--via must be queue-log or send-handler, got ${values.via}`);
     console.error(`bench lambda-concurrency: ${JSON.stringify({ ...options, machine })}`);
     console.log(TABLE_HEADER);
     const rows = await runLambdaConcurrency(options, runId);

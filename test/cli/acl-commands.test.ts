@@ -97,7 +97,8 @@ describe("nimbus ACL commands against nimbus dev --auth", () => {
     });
     const listed = await asRoot(["listAcl", "-r", "orders"]);
     assert.deepEqual(tableRows(listed.stdout), [["User:alice", "Topic:orders-*", "Get", "Deny"]]);
-    assert.equal((await asRoot(["deleteAcl", "-s", "User:alice"])).code, 0);
+    const deletedAcl = await asRoot(["deleteAcl", "-s", "User:alice"]);
+    assert.equal(deletedAcl.code, 0, deletedAcl.stderr);
     const gone = await asRoot(["getAcl", "-s", "User:alice"]);
     assert.equal(gone.code, 1);
     assert.match(gone.stderr, /QUERY_NOT_FOUND/);
@@ -108,7 +109,8 @@ describe("nimbus ACL commands against nimbus dev --auth", () => {
     const refused = await nimbus(["createUser", "-u", "eve", "-p", "eve-secret-1", "-t", "Super"], { url, env: alice });
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /NO_PERMISSION: only a Super user/);
-    assert.equal((await asRoot(["deleteUser", "-u", "alice"])).code, 0);
+    const deleted = await asRoot(["deleteUser", "-u", "alice"]);
+    assert.equal(deleted.code, 0, deleted.stderr);
     const after = await nimbus(["topicList"], { url, env: alice });
     assert.match(after.stderr, /UNAUTHENTICATED/);
   });

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { BACKLOG_PAGE_ITEMS } from "../../lib/broker/queue-log/backlog.js";
 import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-log/queue-index.js";
 import { DEFAULT_RESERVATION_LEASE_MS, QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log/read.js";
@@ -44,6 +45,26 @@ function doomedWriter(storage: Storage, clock: { now: () => number }): { log: Qu
       dead = true;
     },
   };
+}
+
+/**
+ * A queue whose writer died between reserving and filling: "d0", "d1" at offsets 0 and 1, then offsets 2..4
+ * reserved and never filled; a live writer and a reader, all on `clock`, which `advance` moves on.
+ */
+async function withDeadRange(fx: { storage: Storage; reopen: () => Promise<Storage> }) {
+  const q = freshQueue();
+  let now = 200_000_000;
+  const clock = { now: () => now };
+  const advance = (ms: number) => {
+    now += ms;
+  };
+  const doomed = doomedWriter(await fx.reopen(), clock);
+  const writer = new QueueLog(await fx.reopen(), clock);
+  const reader = new QueueLog(fx.storage, clock);
+  await doomed.log.append(q, [record("d0"), record("d1")]); // offsets 0, 1
+  doomed.kill();
+  await assert.rejects(doomed.log.append(q, [record("lost0"), record("lost1"), record("lost2")]), Died); // 2..4, never acked
+  return { q, clock, advance, writer, reader };
 }
 
 /** Every message from `offset` on, as a consumer reads it: offsets in order, none twice. */
@@ -85,16 +106,8 @@ export function queueLogRangesContract(label: string, open: OpenFixture): void {
     });
 
     it("a writer killed between reserving and filling: a pull waits, passes the range once it is sealed, loses nothing", async () => {
-      const { storage, reopen } = fixture();
-      const q = freshQueue();
-      let now = 200_000_000;
-      const clock = { now: () => now };
-      const doomed = doomedWriter(await reopen(), clock);
-      const writer = new QueueLog(await reopen(), clock);
-      const reader = new QueueLog(storage, clock);
-      await doomed.log.append(q, [record("d0"), record("d1")]); // offsets 0, 1
-      doomed.kill();
-      await assert.rejects(doomed.log.append(q, [record("lost0"), record("lost1"), record("lost2")]), Died); // 2..4, never acked
+      const { storage } = fixture();
+      const { q, clock, advance, writer, reader } = await withDeadRange(fixture());
       const acked = [];
       for (const name of ["w5", "w6"]) acked.push(await writer.append(q, [record(name)]));
       assert.deepEqual(
@@ -114,9 +127,9 @@ export function queueLogRangesContract(label: string, open: OpenFixture): void {
       assert.equal(waiting.nextBeginOffset, 2);
       assert.equal(waiting.maxOffset, 7);
 
-      now += LEASE - 1;
+      advance(LEASE - 1);
       assert.equal((await reader.read(q, 2)).nextBeginOffset, 2, "still waiting one ms before the lease ends");
-      now += 1;
+      advance(1);
       const passed = await reader.read(q, 2);
       assert.equal(passed.status, "FOUND");
       assert.deepEqual(
@@ -136,6 +149,33 @@ export function queueLogRangesContract(label: string, open: OpenFixture): void {
         offsets: [0, 1, 5, 6],
         bodies: ["d0", "d1", "w5", "w6"],
       });
+    });
+
+    it("a backlog counts messages, not offsets: sealed and unfilled ranges are no lag; past one page, an upper bound", async () => {
+      const { q, advance, writer, reader } = await withDeadRange(fixture());
+      await writer.append(q, [record("b5")]);
+      await writer.append(q, [record("b6"), record("b7")]); // max offset 8, 5 messages
+      assert.equal((await reader.status(q)).maxOffset, 8);
+      const count = async (from: number, to = 8) => reader.backlog(q, from, to);
+      // Within the lease the range is unfilled: not a message (yet).
+      assert.deepEqual(await count(0), { messages: 5, exact: true });
+      advance(LEASE);
+      assert.equal((await reader.read(q, 2)).messages[0]?.queueOffset, 5, "the pull sealed the range and passed it");
+      assert.deepEqual(await count(0), { messages: 5, exact: true }, "8 offsets, 3 of them sealed");
+      assert.deepEqual(await count(1), { messages: 4, exact: true }, "from inside a batch: its rest counts");
+      assert.deepEqual(await count(2), { messages: 3, exact: true }, "from the sealed range");
+      assert.deepEqual(await count(7), { messages: 1, exact: true });
+      assert.deepEqual(await count(8), { messages: 0, exact: true });
+      assert.deepEqual(await count(0, 6), { messages: 3, exact: true }, "a span ending inside the log");
+      // More items than one page: exact over the page, the offsets beyond it counted as messages.
+      for (let i = 0; i < BACKLOG_PAGE_ITEMS + 8; i++) await writer.append(q, [record(`m${i}`)]);
+      const tail = (await reader.status(q)).maxOffset;
+      assert.equal(tail, 8 + BACKLOG_PAGE_ITEMS + 8);
+      const long = await count(0, tail);
+      assert.equal(long.exact, false);
+      assert.equal(long.messages, tail - 3, "upper bound: the page saw the seals, the rest are all messages here");
+      assert.ok(long.messages <= tail, "never above the offsets");
+      assert.deepEqual(await count(tail - 8, tail), { messages: 8, exact: true });
     });
 
     it("a late writer that finds its range sealed reserves again; its message is acked once, after the seal", async () => {

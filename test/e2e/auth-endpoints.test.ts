@@ -26,6 +26,8 @@ interface Sample {
 const tx: { first: string; second: string } = { first: "", second: "" };
 /** A receipt handle of group G on T, received in `before` (a change of invisible time needs a live one). */
 const pop = { handle: "" };
+/** The id of the message sent to T in `before` (a query by id needs one that exists). */
+const stored = { msgId: "" };
 
 const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   clusterInfo: { request: () => ({ method: "GET", path: "/cluster" }), grants: ["Cluster|Get"] },
@@ -48,6 +50,14 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
       body: { consumerGroup: "G", topic: "T", brokerName: A, queueId: 0, queueOffset: 0 },
     }),
     grants: ["Topic:T|Sub", "Group:G|Sub"],
+  },
+  queryMessageById: {
+    request: () => ({ method: "POST", path: "/messages/by-id", body: { topic: "T", msgId: stored.msgId } }),
+    grants: ["Topic:T|Get"],
+  },
+  queryMessagesByKey: {
+    request: () => ({ method: "POST", path: "/messages/by-key", body: { topic: "T", key: "k1" } }),
+    grants: ["Topic:T|Get"],
   },
   sendBack: {
     request: () => ({
@@ -243,11 +253,12 @@ describe("auth on every endpoint (nimbus dev --auth)", () => {
     await ok({ method: "PUT", path: "/topics/T", body: {} });
     const receive = { consumerGroup: "G", topic: "T", invisibleDurationMs: 600_000 };
     await ok({ method: "POST", path: "/receive", body: receive }); // group G's POP start: the queues' end
-    await ok({
+    const sent = (await ok({
       method: "POST",
       path: "/send",
       body: { topic: "T", queueId: 0, brokerName: A, messages: [{ body: b64("m") }] },
-    });
+    })) as { msgIds: string[] };
+    stored.msgId = sent.msgIds[0] ?? "";
     const received = (await ok({ method: "POST", path: "/receive", body: receive })) as {
       messages: { receiptHandle: string }[];
     };

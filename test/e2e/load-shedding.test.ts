@@ -26,7 +26,7 @@ const until = async (what: string, ok: () => boolean) => {
 };
 
 describe("load shedding: the shedder's rules", () => {
-  it("admits in order, refuses a waiter past the bound when its turn comes, and a full line at once", async () => {
+  it("admits in order, refuses a waiter past the bound when its turn comes, and a full line at once; a free slot never refuses", async () => {
     let now = 0;
     const shedder = new LoadShedder({ maxInFlight: 1, maxWaitMs: 200, maxWaiting: 2, now: () => now, schedule: never });
     const first = await shedder.enter();
@@ -39,7 +39,13 @@ describe("load shedding: the shedder's rules", () => {
     now += 60;
     releaseSecond();
     await assert.rejects(third, { code: ErrorCode.SYSTEM_BUSY }, "waited 210 ms: refused when its turn came");
-    await assert.rejects(shedder.enter(now - 201), { code: ErrorCode.SYSTEM_BUSY }, "arrived too long ago");
+    const holder = await shedder.enter(now - 201); // a free slot and nobody ahead: it runs, however late
+    await assert.rejects(
+      shedder.enter(now - 201),
+      { code: ErrorCode.SYSTEM_BUSY },
+      "must wait, and arrived too long ago",
+    );
+    holder();
     assert.equal(shedder.running, 0);
     assert.equal(shedder.refused, 3);
     (await shedder.enter())();
@@ -78,19 +84,12 @@ describe("load shedding: the local server", () => {
       storage: { kind: "local", dataDir },
       loadShedding: { maxInFlight: 1, maxWaitMs: 200, now: () => now, schedule: never },
     });
-    api = new NimbusApi({ endpoints: server.url, timeoutMs: 60_000 });
-  });
-  after(async () => {
-    await api.close();
-    await server.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    // This client takes a refusal as final, to see it; the SDK's default sends a shed request again.
+    api = new NimbusApi({ endpoints: server.url, timeoutMs: 60_000, shedRetries: 0 });
   });
 
-  it("a send that waited past the bound behind a held store is SYSTEM_BUSY and stores nothing; reads stay prompt", async () => {
-    const q = { topic: "Shed", brokerName: "broker-a", queueId: 0 };
-    const send = (body: string) => api.send({ ...q, messages: [{ body: utf8(body) }] });
-    await send("warm");
-    // The store holds the next reservation still: the send in the route cannot finish.
+  /** Holds the store's next offset reservation still until `release`: the send in the route cannot finish. */
+  function holdNextReservation(): { release: () => void; holding: () => boolean; restore: () => void } {
     const index = server.storage.table(QUEUE_INDEX_TABLE) as Table & { add: Table["add"] };
     const add = index.add.bind(index);
     let release: () => void = () => undefined;
@@ -103,22 +102,41 @@ describe("load shedding: the local server", () => {
       await held;
       return add(...args);
     };
+    return {
+      release,
+      holding: () => holding,
+      restore: () => {
+        release();
+        delete (index as { add?: unknown }).add;
+      },
+    };
+  }
+  after(async () => {
+    await api.close();
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("a send that waited past the bound behind a held store is SYSTEM_BUSY and stores nothing; reads stay prompt", async () => {
+    const q = { topic: "Shed", brokerName: "broker-a", queueId: 0 };
+    const send = (body: string) => api.send({ ...q, messages: [{ body: utf8(body) }] });
+    await send("warm");
+    const store = holdNextReservation();
     try {
       const first = send("held");
-      await until("the first send holds the store", () => holding);
+      await until("the first send holds the store", store.holding);
       const second = send("shed").catch((err: unknown) => err);
       await until("the second send waits its turn", () => server.shedder.waiting === 1);
       assert.equal((await api.health()).status, "ok", "health is answered while the line is full");
       assert.ok((await api.topicStatus(q.topic)).length > 0, "an admin read too");
       now += 201;
-      release();
+      store.release();
       assert.equal((await first).queueOffset, 1);
       const refused = await second;
       assert.ok(isNimbusError(refused, ErrorCode.SYSTEM_BUSY), `got ${String(refused)}`);
       assert.match((refused as Error).message, /waited 201 ms/);
     } finally {
-      release();
-      delete (index as { add?: unknown }).add;
+      store.restore();
     }
     const pulled = await api.pull({ consumerGroup: "G", ...q, queueOffset: 0, maxMsgNums: 32 });
     assert.deepEqual(
@@ -127,5 +145,34 @@ describe("load shedding: the local server", () => {
       "the shed send wrote nothing",
     );
     assert.equal(server.shedder.refused, 1);
+  });
+
+  it("the SDK sends a shed request again by default: refused once, then stored once", async () => {
+    const q = { topic: "ShedRetried", brokerName: "broker-a", queueId: 0 };
+    const retrying = new NimbusApi({ endpoints: server.url, timeoutMs: 60_000 });
+    const send = (body: string) => retrying.send({ ...q, messages: [{ body: utf8(body) }] });
+    await send("warm");
+    const refusedBefore = server.shedder.refused;
+    const store = holdNextReservation();
+    try {
+      const first = send("held");
+      await until("the first send holds the store", store.holding);
+      const second = send("shed, then sent again");
+      await until("the second send waits its turn", () => server.shedder.waiting === 1);
+      now += 201;
+      store.release();
+      assert.equal((await first).queueOffset, 1);
+      assert.equal((await second).queueOffset, 2, "its second attempt is stored");
+      assert.equal(server.shedder.refused, refusedBefore + 1, "its first attempt was shed");
+    } finally {
+      store.restore();
+    }
+    const pulled = await retrying.pull({ consumerGroup: "G", ...q, queueOffset: 0, maxMsgNums: 32 });
+    await retrying.close();
+    assert.deepEqual(
+      pulled.messages.map((m) => new TextDecoder().decode(m.body)),
+      ["warm", "held", "shed, then sent again"],
+      "stored once",
+    );
   });
 });

@@ -265,6 +265,15 @@ for (const mode of ["local", "aws"] as const) {
       try {
         await waitUntil(() => consumer.channel?.up === true, "the channel is up");
         await waitUntil(async () => (await api().queryOffsets(group, topic)).length === 2, "queues started");
+        // The channel registers the held queues after the rebalance: a send before the broker holds them hears no hint.
+        const connections = ctx.server.server.storage.table(CONNECTIONS_TABLE);
+        await waitUntil(async () => {
+          for (const q of queues) {
+            const rows = await connections.query(`cq:${q.topic}:${q.brokerName}:${q.queueId}`);
+            if (!rows.items.some((row) => row.clientId === consumer.clientId)) return false;
+          }
+          return true;
+        }, "the channel registered both queues");
         const sent = await sendRoundRobin(api(), queues, 4, "cli");
         await waitUntil(() => sent.every((s) => got.includes(s.msgId)), "the CLI consumer printed them");
         const stats = consumer.channel?.stats;

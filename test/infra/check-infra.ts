@@ -12,8 +12,9 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { build, type Metafile } from "esbuild";
+import type { Metafile } from "esbuild";
 import { type HandlerRef, handlersNamedInInfra, ROOT } from "./infra-source.js";
+import { bundleLikeSst as bundle } from "./lambda-bundle.js";
 
 const BIN = path.join(ROOT, "node_modules/.bin");
 
@@ -24,15 +25,6 @@ const SST_OFFLINE_ENV = { SST_SKIP_DEPENDENCY_CHECK: "1", SST_NO_BUN: "1", SST_T
 const FORBIDDEN_INPUTS = [/(^|\/)node_modules\/better-sqlite3\//, /(^|\/)lib\/storage\/local\//];
 const FORBIDDEN_TEXT = ["better-sqlite3", "tables.sqlite"];
 const CANARY = "lib/storage/local/index.ts";
-
-/** SST 3's Node build (pkg/runtime/node/build.go): ESM with a `require` shim, `module` before `main`. */
-const SST_BANNER = [
-  `import { createRequire as topLevelCreateRequire } from 'module';`,
-  `const require = topLevelCreateRequire(import.meta.url);`,
-  `import { fileURLToPath as topLevelFileUrlToPath, URL as topLevelURL } from "url"`,
-  `const __filename = topLevelFileUrlToPath(import.meta.url)`,
-  `const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))`,
-].join("\n");
 
 interface StepResult {
   step: string;
@@ -86,29 +78,6 @@ async function typecheck(): Promise<string[]> {
   const { code, output } = await run(path.join(BIN, "tsc"), ["-p", "tsconfig.infra.json"]);
   if (code !== 0) throw new Error(`tsc -p tsconfig.infra.json failed:\n${tail(output, 60)}`);
   return ["sst.config.ts and infra/ type-check against SST's components"];
-}
-
-/** Bundles `entry` as SST 3 does (pkg/runtime/node/build.go), minified as for a deploy. */
-async function bundle(
-  entry: string,
-  outfile: string,
-): Promise<{ metafile: Metafile; text: string; exports: string[] }> {
-  const result = await build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "esnext",
-    mainFields: ["module", "main"],
-    banner: { js: SST_BANNER },
-    keepNames: true,
-    minify: true,
-    metafile: true,
-    logLevel: "silent",
-  });
-  const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined);
-  return { metafile: result.metafile, text: await readFile(outfile, "utf8"), exports: output?.exports ?? [] };
 }
 
 /** Why a bundle holds the embedded store, if it does: inputs from its folders, or its names in the text. */

@@ -31,6 +31,7 @@ import { createApiHandler } from "../../lib/http/handler.js";
 import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
+import { apiGatewayEvent } from "../support/api-gateway-event.js";
 
 const BUCKET = "bucket";
 const ROOT = { accessKey: "root", secretKey: "root-secret-1" };
@@ -60,39 +61,14 @@ function recordingStorage(storage: Storage, touched: Set<string>): Storage {
 
 /** A request as API Gateway hands it over, signed by the root user (functions without auth ignore it). */
 function apiEvent(method: string, url: string, body?: unknown): ApiEvent {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
   const signature = signNimbusRequest({
     method,
     url: `https://api.test${url}`,
     headers: { "content-type": "application/json" },
-    body: payload,
+    body: body === undefined ? undefined : JSON.stringify(body),
     credentials: ROOT,
   });
-  const { pathname, searchParams } = new URL(url, "https://api.test");
-  const query = Object.fromEntries(searchParams);
-  const now = Date.now();
-  return {
-    version: "2.0",
-    routeKey: "$default",
-    rawPath: pathname,
-    rawQueryString: searchParams.toString(),
-    headers: { "content-type": "application/json", host: "api.test", ...signature },
-    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
-    requestContext: {
-      accountId: "test",
-      apiId: "test",
-      domainName: "api.test",
-      domainPrefix: "api",
-      http: { method, path: pathname, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "grants-test" },
-      requestId: `r-${now}`,
-      routeKey: "$default",
-      stage: "$default",
-      time: new Date(now).toISOString(),
-      timeEpoch: now,
-    },
-    ...(payload === undefined ? {} : { body: payload }),
-    isBase64Encoded: false,
-  };
+  return apiGatewayEvent(method, url, body, { headers: signature, userAgent: "grants-test" });
 }
 
 const HOUR = 3600_000;
@@ -194,6 +170,24 @@ describe("each function is granted exactly the resources it uses", () => {
       queueOffset: 0,
     });
     await call("GET /topics/{topic}/status", "/topics/Orders/status");
+    // The message index: a keyed message found by its id and its key; the topic's key indexing set.
+    const keyed = (await call("POST /send", "/send", {
+      ...small,
+      messages: [{ body: text("keyed"), keys: "order-1" }],
+    })) as { msgIds: string[] };
+    await call("POST /messages/by-id", "/messages/by-id", {
+      topic: "Orders",
+      msgId: keyed.msgIds[0],
+      begin: clock - HOUR,
+      end: clock + HOUR,
+    });
+    await call("POST /messages/by-key", "/messages/by-key", {
+      topic: "Orders",
+      key: "order-1",
+      begin: clock - HOUR,
+      end: clock + HOUR,
+    });
+    await call("PUT /topics/{topic}", "/topics/Orders", { keyIndex: true, brokerNames: ["broker-a"] });
 
     // POP: a receive sets the group's start, a second one takes a message, which is changed and acked.
     const pop = { consumerGroup: "PopG", topic: "Orders", invisibleDurationMs: 10_000 };

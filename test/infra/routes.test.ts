@@ -17,10 +17,19 @@ import {
   functionAuthEnvironment,
   reservedConcurrency,
   routeProtection,
+  stageReservedConcurrency,
   TABLES,
 } from "../../infra/manifest.js";
 import { BROKER_TABLES } from "../../lib/broker/store/tables.js";
-import { NAMED_STAGE_NAMES, StageSettingsSchema, stageSettings } from "../../lib/config/stages.js";
+import {
+  ACCOUNT_RESERVABLE_CONCURRENCY,
+  CONTAINERS_PER_HOT_QUEUE,
+  HOT_QUEUE_APPENDS_PER_SECOND,
+  NAMED_STAGE_NAMES,
+  StageSettingsSchema,
+  sendConcurrencyFor,
+  stageSettings,
+} from "../../lib/config/stages.js";
 import { ENDPOINTS, routeKey, SERVICES } from "../../lib/protocol/index.js";
 import { assertSameSet } from "../support/sets.js";
 import { handlersNamedInInfra, ROOT } from "./infra-source.js";
@@ -100,6 +109,34 @@ describe("infra routes and the protocol", () => {
     assert.deepEqual(functionAuthEnvironment(open), { NIMBUS_AUTH: "off" });
     const unset = StageSettingsSchema.parse({ region: "us-east-1", production: false, nimbus: {} });
     assert.equal(unset.auth, "acl", "a stage that says nothing gets auth");
+  });
+
+  it("sizes every stage's limits from the hot-queue ceiling, within what an account can reserve", () => {
+    // 1,000 write units per key / 2 per 1 KiB item: the ceiling the lambda-concurrency benchmark reached.
+    assert.equal(HOT_QUEUE_APPENDS_PER_SECOND, 500);
+    assert.equal(CONTAINERS_PER_HOT_QUEUE, 10);
+    for (const stage of [...NAMED_STAGE_NAMES, "some-dev-stage"]) {
+      const settings = stageSettings(stage);
+      const send = reservedConcurrency(settings, "Send");
+      assert.ok(send >= sendConcurrencyFor(settings.limits.rateLimit), `${stage}: Send serves the stage's rate at p99`);
+      assert.ok(settings.limits.burstLimit >= settings.limits.rateLimit, `${stage}: a burst holds at least a second`);
+      const reserved = stageReservedConcurrency(settings);
+      assert.ok(reserved <= ACCOUNT_RESERVABLE_CONCURRENCY, `${stage} reserves ${reserved}: over the account's 900`);
+    }
+    // The old production limits (100 per function, Send and Pull 200) reserved more than an account has.
+    const old = StageSettingsSchema.parse({
+      region: "us-east-1",
+      production: true,
+      nimbus: {},
+      limits: {
+        rateLimit: 2000,
+        burstLimit: 4000,
+        reservedConcurrency: 100,
+        functionConcurrency: { Send: 200, Pull: 200 },
+      },
+    });
+    assert.equal(stageReservedConcurrency(old), 1100);
+    assert.equal(stageReservedConcurrency(stageSettings("production")), 600);
   });
 
   it("wires the protection in infra/: api.ts routes by routeProtection, functions.ts sets NIMBUS_AUTH, auth.ts warns", () => {

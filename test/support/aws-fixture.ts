@@ -30,7 +30,7 @@ import type {
   Table,
   TableSpec,
 } from "../../lib/storage/table.js";
-import { type DynamoBackend, EMULATOR_CREDENTIALS } from "./emulators.js";
+import { type DynamoBackend, EMULATOR_CREDENTIALS, EMULATOR_TIMEOUTS } from "./emulators.js";
 import { acquireEmulators } from "./shared-emulators.js";
 import type { OpenFixture, StorageFixture } from "./storage-fixture.js";
 
@@ -57,6 +57,7 @@ async function openOn(backend: DynamoBackend): Promise<StorageFixture> {
     dynamoEndpoint: emulators.dynamoEndpoint,
     s3Endpoint: emulators.s3Endpoint,
     credentials: EMULATOR_CREDENTIALS,
+    timeouts: EMULATOR_TIMEOUTS,
     // maxAttempts stays the SDK's default (3), as in production: s3rver can answer a rare 500 when a put
     // races a delete's clean-up of the same folder, and a retry is what S3 clients do anyway.
   };

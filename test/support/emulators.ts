@@ -38,6 +38,13 @@ export interface Emulators {
   stop(): Promise<void>;
 }
 
+/**
+ * The AWS adapters' timeouts on these emulators: production's (2 s to connect, 5 s a DynamoDB request) are
+ * for AWS, while an emulator on a loaded 2-core machine can be descheduled for longer; a test must not
+ * depend on machine speed. Tests about timeouts set their own.
+ */
+export const EMULATOR_TIMEOUTS = { connectMs: 30_000, dynamoRequestMs: 60_000, s3RequestMs: 60_000 } as const;
+
 /** The credentials s3rver checks signatures against; dynalite accepts anything. */
 export const EMULATOR_CREDENTIALS = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } as const;
 

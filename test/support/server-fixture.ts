@@ -21,7 +21,7 @@ import { type LocalServer, type StorageChoice, startLocalServer } from "../../li
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { dynamoDBLocalUnavailable } from "./dynamodb-local.js";
-import { type DynamoBackend, EMULATOR_CREDENTIALS } from "./emulators.js";
+import { type DynamoBackend, EMULATOR_CREDENTIALS, EMULATOR_TIMEOUTS } from "./emulators.js";
 import { type Api, api } from "./http.js";
 import { acquireEmulators } from "./shared-emulators.js";
 
@@ -85,6 +85,7 @@ export async function openBacking(mode: ServerMode): Promise<Backing> {
       dynamoEndpoint: emulators.dynamoEndpoint,
       s3Endpoint: emulators.s3Endpoint,
       credentials: EMULATOR_CREDENTIALS,
+      timeouts: EMULATOR_TIMEOUTS,
     },
     // The emulators keep everything in memory or in their temp folder, and stop with their last user.
     release,

@@ -170,7 +170,9 @@ export class OffsetService {
           const last = await this.queueLog.read(q, consumerOffset - 1, { maxMessages: 1 });
           lastTimestamp = last.messages[0]?.storeTimestamp ?? 0;
         }
-        const diff = Math.max(0, status.maxOffset - consumerOffset);
+        // Messages, not offsets: a dead writer's sealed range is no lag (exact for a group that keeps up;
+        // an upper bound past the backlog's page, docs/api.md).
+        const diff = (await this.queueLog.backlog(q, consumerOffset, status.maxOffset)).messages;
         return { ...q, brokerOffset: status.maxOffset, consumerOffset, diff, lastTimestamp };
       }),
     );

@@ -57,6 +57,17 @@ export const TIMERS_TABLE: TableSpec = { name: "timers", sortKeyType: "string", 
  */
 export const POP_TABLE: TableSpec = { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
+/**
+ * The message index (lib/broker/query): one item per group commit of a queue (`<queue pk>` / zero-padded store
+ * time#first offset) listing its messages' ids and keys, and the topics' index settings (`topic-index` / topic).
+ * TTL (the retention) removes the items.
+ */
+export const MESSAGE_INDEX_TABLE: TableSpec = {
+  name: "message-index",
+  sortKeyType: "string",
+  ttlAttribute: "expiresAt",
+};
+
 /** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
 export const BROKER_TABLES: readonly TableSpec[] = [
   QUEUE_INDEX_TABLE,
@@ -68,6 +79,7 @@ export const BROKER_TABLES: readonly TableSpec[] = [
   ACL_TABLE,
   TIMERS_TABLE,
   POP_TABLE,
+  MESSAGE_INDEX_TABLE,
 ];
 
 export const keys = {

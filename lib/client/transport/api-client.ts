@@ -24,6 +24,9 @@ import {
   type PulledMessage,
   type PullRequest,
   type PullResponse,
+  type QueryByIdRequest,
+  type QueryByKeyRequest,
+  type QueryByKeyResponse,
   type QueueOwner,
   type QueueRef,
   type QueueStatus,
@@ -165,6 +168,19 @@ export class NimbusApi {
 
   pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {
     return this.router.atBroker(req, "read", options, (o) => this.#pullBatch(req, o));
+  }
+
+  /**
+   * The stored messages with this UNIQ_KEY (mqadmin's queryMsgByUniqueKey and queryMsgById): the message, and
+   * any copy of it (sent again after a lost answer). QUERY_NOT_FOUND when there is none.
+   */
+  async queryMessageById(req: QueryByIdRequest): Promise<PulledMessage[]> {
+    return (await this.call(endpoints.queryMessageById, { body: req })).messages;
+  }
+
+  /** One page of a topic's messages with a key, oldest first (mqadmin's queryMsgByKey); `nextCursor` continues. */
+  queryMessagesByKey(req: QueryByKeyRequest): Promise<QueryByKeyResponse> {
+    return this.call(endpoints.queryMessagesByKey, { body: req });
   }
 
   /** Registers this client in its groups; the answer carries check-backs for a producer. */

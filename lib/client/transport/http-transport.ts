@@ -11,8 +11,9 @@
  * });
  * const api = new NimbusApi(transport);
  */
-import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
+import { ErrorCode, isNimbusError, isShedAnswer, NimbusError, SHED_MARK } from "../../core/errors.js";
 import { type NimbusCredentials, signNimbusRequest } from "../../core/request-signing.js";
+import { sleep } from "../../core/sleep.js";
 import { isBatchMediaType } from "../../protocol/index.js";
 import { type ConnectionOptions, HttpConnections, sharedConnections } from "./http-connections.js";
 import { type Credentials, type CredentialsProvider, signRequest } from "./sigv4.js";
@@ -53,7 +54,17 @@ export interface TransportOptions {
   binaryBatches?: boolean | undefined;
   /** Its own connection pool (default: the process's shared one, 32 connections per origin, pipelining 4). */
   connections?: ConnectionOptions | undefined;
+  /**
+   * Times a request refused before anything of it ran (SYSTEM_BUSY from the broker's load shedder, a gateway's
+   * 429) is sent again, after a jittered, doubling pause (first up to 100 ms), within `timeoutMs`. Default 2; 0 off.
+   */
+  shedRetries?: number | undefined;
 }
+
+/** The first pause before a shed request is sent again is up to this long (jittered), the next twice as long. */
+const SHED_BACKOFF_MS = 100;
+/** Bounded: a caller asking for more still gets at most this many. */
+const MAX_SHED_RETRIES = 5;
 
 export interface RequestOptions {
   timeoutMs?: number | undefined;
@@ -82,6 +93,7 @@ export class HttpTransport {
   readonly #ownsConnections: boolean;
   /** Sends and pulls go as binary batches. */
   readonly binaryBatches: boolean;
+  readonly shedRetries: number;
   #next = 0;
 
   constructor(options: TransportOptions) {
@@ -96,6 +108,7 @@ export class HttpTransport {
     if (this.#iam && this.#credentials)
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "sign with either iam or credentials, not both");
     this.binaryBatches = options.binaryBatches ?? true;
+    this.shedRetries = Math.max(0, Math.min(MAX_SHED_RETRIES, Math.trunc(options.shedRetries ?? 2)));
     this.#ownsConnections = options.connections !== undefined;
     this.#connections = options.connections
       ? new HttpConnections({ connectTimeoutMs: this.timeoutMs, ...options.connections })
@@ -112,9 +125,26 @@ export class HttpTransport {
 
   /**
    * One request. A network failure or timeout on one endpoint moves on to the next (each tried once);
-   * an answer from the API (even an error) is final.
+   * an answer from the API (even an error) is final, but for a refusal made before anything of the request
+   * ran (`isShedAnswer`), which is sent again up to `shedRetries` times after a jittered backoff, as
+   * RocketMQ's clients back off a broker in flow control.
    */
   async request<T>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
+    const deadline = Date.now() + (options.timeoutMs ?? this.timeoutMs);
+    for (let retry = 0; ; retry++) {
+      try {
+        // One deadline for the request, its attempts included.
+        const left = retry === 0 ? options : { ...options, timeoutMs: deadline - Date.now() };
+        return await this.#requestOnce<T>(method, path, body, left);
+      } catch (err) {
+        const pause = Math.round(SHED_BACKOFF_MS * 2 ** retry * (0.5 + Math.random() / 2));
+        if (!isShedAnswer(err) || retry >= this.shedRetries || Date.now() + pause >= deadline) throw err;
+        await sleep(pause);
+      }
+    }
+  }
+
+  async #requestOnce<T>(method: string, path: string, body: unknown, options: RequestOptions): Promise<T> {
     const bases = options.baseUrl ? [options.baseUrl.replace(/\/+$/, "")] : this.#rotation();
     const signing = await this.#signing();
     let lastError: unknown;
@@ -217,6 +247,8 @@ export class HttpTransport {
     const { code, message, Message } = (parsed ?? {}) as { code?: string; message?: string; Message?: string };
     const description = message ?? Message ?? `${method} ${url} answered ${res.status}`;
     if (typeof code === "string" && KNOWN_CODES.has(code)) throw new NimbusError(code as ErrorCode, description);
+    // A gateway's throttling refused it before any function ran: shed, safe to send again.
+    if (res.status === 429) throw new NimbusError(ErrorCode.SYSTEM_BUSY, `${SHED_MARK} throttled: ${description}`);
     // No answer of ours: API Gateway's, in front of a broker that is down (502, 503, 504) counts as no answer.
     const gatewayDown = res.status === 502 || res.status === 503 || res.status === 504;
     throw new NimbusError(codeOfStatus(res.status), description, gatewayDown ? { cause: UNREACHABLE } : {});

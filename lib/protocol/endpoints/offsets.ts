@@ -32,6 +32,7 @@ export const ProgressRowSchema = z
     queueId,
     brokerOffset: queueOffset,
     consumerOffset: queueOffset,
+    /** The lag in messages (sealed offsets excluded): exact over 32 index items, an upper bound past them. */
     diff: z.number().int(),
     /** Store time of the last consumed message (offset - 1), 0 when nothing was consumed. */
     lastTimestamp: timestamp,
