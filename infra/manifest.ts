@@ -101,9 +101,18 @@ export const API_FUNCTIONS = {
     handler: "functions/offsets.handler",
     memoryMb: 256,
     timeoutSeconds: 15,
-    tables: ["offsets", "routes", "queue-index", "message-index", "clients", "connections"],
+    tables: ["offsets", "routes", "queue-index", "clients", "connections"],
     bucket: true,
     channel: true,
+  },
+  // Subscription groups live in the routes table; the group list reads each group's topics and offsets
+  // (offsets), members (clients) and queues' ends (queue-index); the lag history is in the offsets table.
+  Groups: {
+    handler: "functions/groups.handler",
+    memoryMb: 256,
+    timeoutSeconds: 15,
+    tables: ["routes", "offsets", "clients", "queue-index"],
+    bucket: false,
   },
   // A client joining or leaving over HTTP: the group's members hear of it on the push channel.
   // A clustering consumer's heartbeat creates its group's retry topic (routes).
@@ -239,6 +248,16 @@ export const SCHEDULED_FUNCTIONS = {
     // A check-back left for a producer: a `checks` hint to its connection.
     channel: true,
   },
+  // One lag sample per consumer group a minute (lib/broker/groups/lag-samples.ts): the groups (routes), their
+  // offsets and sample rings (offsets), their queues' ends (queue-index).
+  SampleLag: {
+    handler: "functions/sample-lag.handler",
+    schedule: "rate(1 minute)",
+    memoryMb: 256,
+    timeoutSeconds: 60,
+    tables: ["routes", "offsets", "queue-index"],
+    bucket: false,
+  },
   // The backstop of delayed delivery: each run stays up through its minute while buckets fall due in it.
   DelayedDelivery: {
     handler: "functions/delayed-delivery.handler",
@@ -264,14 +283,14 @@ export const SCHEDULED_FUNCTIONS = {
 /**
  * The push channel's function (docs/push-channel.md): `$connect`, `$disconnect` and `$default` of the
  * WebSocket API. Registrations live in `connections`; a registration records the client's heartbeat
- * (`clients`) with the channel's lease.
+ * (`clients`) with the channel's lease, and a consumer's group meets its subscription group (`routes`).
  */
 export const CHANNEL_FUNCTIONS = {
   Channel: {
     handler: "functions/channel.handler",
     memoryMb: 256,
     timeoutSeconds: 10,
-    tables: ["connections", "clients"],
+    tables: ["connections", "clients", "routes"],
     bucket: false,
     channel: true,
   },

@@ -22,6 +22,7 @@ import { addQueryCommands } from "./query-commands.js";
 import { addReceiveCommand } from "./receive-command.js";
 import { addSendCommand } from "./send-command.js";
 import { addSubscriptionCommands } from "./subscription-commands.js";
+import { addSubscriptionGroupCommands } from "./subscription-group-commands.js";
 import { addTopicCommands } from "./topic-commands.js";
 
 const program = new Command("nimbus")
@@ -35,6 +36,7 @@ addTopicCommands(program);
 addConsumerCommands(program);
 addGroupAdminCommands(program);
 addSubscriptionCommands(program);
+addSubscriptionGroupCommands(program);
 addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);

@@ -258,7 +258,8 @@ export async function serveOn(
     throw err;
   }
 
-  // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
+  // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts,
+  // sample-lag.ts), on timers:
   // every process registers what it serves; the name server (or the all-in-one process) runs the others.
   // One run of a job at a time (a run longer than its period is not started twice), and close() waits for
   // the runs in flight before it closes the store.
@@ -279,6 +280,7 @@ export async function serveOn(
     timers.push(
       every("retention", options.retentionIntervalMs ?? 3_600_000, () => broker.applyRetention()),
       every("transaction check", config.transactionCheckIntervalMs, () => broker.checkTransactions()),
+      every("lag samples", broker.lagSamples.options.intervalMs, () => broker.sampleLag()),
       every("delayed delivery", options.delayedDeliveryIntervalMs ?? config.timerSweepIntervalMs, () =>
         broker.moveDueMessages(),
       ),

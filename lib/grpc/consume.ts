@@ -53,7 +53,7 @@ export interface PopPort {
   ): Promise<{ receiptHandle: string; invisibleUntil: number }>;
   forwardToDeadLetter(group: string, topic: string, handle: string): Promise<void>;
   /** What a consumer of `group` is told in its Settings (settings.ts). */
-  groupPolicy(group: string): ConsumerPolicy;
+  groupPolicy(group: string): Promise<ConsumerPolicy>;
 }
 
 /** A PushConsumer's receive names no invisible time (it renews): the time it gets. */

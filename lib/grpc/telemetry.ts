@@ -56,7 +56,7 @@ const failWith = (stream: Stream, code: grpcStatus, details: string) =>
 export class TelemetrySessions {
   readonly #broker: Broker;
   readonly #options: TelemetryOptions;
-  readonly #policyOf: (group: string) => ConsumerPolicy;
+  readonly #policyOf: (group: string) => Promise<ConsumerPolicy>;
   readonly #open = new Set<Session>();
   readonly #byClient = new Map<string, Session>();
   readonly #timer: NodeJS.Timeout;
@@ -69,7 +69,7 @@ export class TelemetrySessions {
   constructor(
     broker: Broker,
     options: Partial<TelemetryOptions> = {},
-    policyOf: (group: string) => ConsumerPolicy = () => DEFAULT_CONSUMER_POLICY,
+    policyOf: (group: string) => Promise<ConsumerPolicy> = async () => DEFAULT_CONSUMER_POLICY,
   ) {
     this.#broker = broker;
     this.#policyOf = policyOf;
@@ -188,7 +188,9 @@ export class TelemetrySessions {
       const previous = this.#byClient.get(session.clientId);
       this.#byClient.set(session.clientId, session);
       if (previous !== undefined && previous !== session) this.#forget(previous);
-      this.#write(session, { status: okStatus(), settings: answerSettings(settings, given, this.#policyOf) });
+      const group = settings.subscription?.group?.name;
+      const policy = group === undefined ? DEFAULT_CONSUMER_POLICY : await this.#policyOf(group);
+      this.#write(session, { status: okStatus(), settings: answerSettings(settings, given, () => policy) });
       await this.#deliverChecks(session);
     });
   }

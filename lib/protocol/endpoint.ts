@@ -19,6 +19,7 @@ export const SERVICES = [
   "Send",
   "Pull",
   "Offsets",
+  "Groups",
   "Clients",
   "Transactions",
   "Acl",

@@ -17,6 +17,7 @@ import {
   updateUser,
 } from "./endpoints/acl.js";
 import { consumerConnection, consumerStatus, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
+import { deleteSubGroup, getSubGroup, lagHistory, listGroups, updateSubGroup } from "./endpoints/groups.js";
 import { lockQueues, queueLocks, unlockQueues } from "./endpoints/locks.js";
 import { brokerList, channelInfo, clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
 import {
@@ -46,6 +47,7 @@ export * from "./bounds.js";
 export * from "./endpoint.js";
 export * from "./endpoints/acl.js";
 export * from "./endpoints/clients.js";
+export * from "./endpoints/groups.js";
 export * from "./endpoints/locks.js";
 export * from "./endpoints/name-server.js";
 export * from "./endpoints/offsets.js";
@@ -86,6 +88,11 @@ export const endpoints = {
   queueOwners,
   consumerProgress,
   resetOffsetByTime,
+  listGroups,
+  getSubGroup,
+  updateSubGroup,
+  deleteSubGroup,
+  lagHistory,
   lockQueues,
   unlockQueues,
   queueLocks,

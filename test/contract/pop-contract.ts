@@ -12,19 +12,13 @@ import { diffCounts } from "../../lib/storage/request-counter.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { fakeClock } from "../support/server-fixture.js";
 import type { OpenFixture } from "../support/storage-fixture.js";
-import { BROKER, freshNames, popBroker, receive, sendTo, text } from "./pop-helpers.js";
+import { BROKER, freshNames, popBroker, receive, sendTo, text, topicWith } from "./pop-helpers.js";
 import { suiteFixture } from "./queue-log-helpers.js";
 
 export function popContract(label: string, open: OpenFixture): void {
   describe(`POP contract: ${label}`, () => {
     const fixture = suiteFixture(open);
     const storage = (): Storage => fixture().storage;
-
-    async function topicWith(broker: Broker, queues: number): Promise<{ topic: string; group: string }> {
-      const names = freshNames();
-      await broker.topics.upsert(names.topic, { readQueueNums: queues, writeQueueNums: queues });
-      return names;
-    }
 
     it("a new group starts at the queue's end; receive + ack of a batch of 32 cost one state write each", async () => {
       const broker = await popBroker(storage());

@@ -112,6 +112,18 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
     request: () => ({ method: "GET", path: "/groups/G/progress?topic=T" }),
     grants: ["Group:G|Get", "Topic:T|Get"],
   },
+  listGroups: { request: () => ({ method: "GET", path: "/groups" }), grants: ["Cluster|List"] },
+  // A group nobody configured: Create (Update once it has a config), then read, sampled history, delete.
+  updateSubGroup: {
+    request: () => ({ method: "PUT", path: "/groups/SG/subscription-group", body: { retryMaxTimes: 3 } }),
+    grants: ["Group:SG|Create"],
+  },
+  getSubGroup: { request: () => ({ method: "GET", path: "/groups/SG/subscription-group" }), grants: ["Group:SG|Get"] },
+  lagHistory: { request: () => ({ method: "GET", path: "/groups/G/lag-history" }), grants: ["Group:G|Get"] },
+  deleteSubGroup: {
+    request: () => ({ method: "DELETE", path: "/groups/SG/subscription-group" }),
+    grants: ["Group:SG|Delete"],
+  },
   lockQueues: {
     request: () => ({
       method: "POST",

@@ -15,6 +15,7 @@ import { endpointCases } from "./endpoints-suite.js";
 import { adminErrorCases } from "./errors-admin-suite.js";
 import { dataErrorCases } from "./errors-data-suite.js";
 import { groupCommitCases } from "./group-commit-suite.js";
+import { groupCases } from "./groups-suite.js";
 import { handoverEndpointCases } from "./handover-endpoints-suite.js";
 import { pullCases } from "./pull-suite.js";
 import { queueCases } from "./queues-suite.js";
@@ -35,6 +36,7 @@ export function e2eSuite(mode: ServerMode): void {
     pullCases(mode);
     binaryBatchCases(mode);
     groupCommitCases(mode);
+    groupCases(mode);
     dataErrorCases(mode);
     adminErrorCases(mode);
     restartCases(mode);

@@ -16,6 +16,7 @@ import { moveDueMessages } from "../../functions/delayed-delivery.js";
 import { dispatchSubscriptions } from "../../functions/dispatch.js";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
+import { sampleLag } from "../../functions/sample-lag.js";
 import { checkTransactions } from "../../functions/transaction-check.js";
 import { ALL_FUNCTIONS, API_FUNCTIONS, API_ROUTES, type ApiFunctionName } from "../../infra/manifest.js";
 import { ACL_TABLE, AclStore } from "../../lib/broker/security/acl-store.js";
@@ -171,6 +172,24 @@ describe("each function is granted exactly the resources it uses", () => {
       queueOffset: 0,
     });
     await call("GET /topics/{topic}/status", "/topics/Orders/status");
+    // The message index: a keyed message found by its id and its key; the topic's key indexing set.
+    const keyed = (await call("POST /send", "/send", {
+      ...small,
+      messages: [{ body: text("keyed"), keys: "order-1" }],
+    })) as { msgIds: string[] };
+    await call("POST /messages/by-id", "/messages/by-id", {
+      topic: "Orders",
+      msgId: keyed.msgIds[0],
+      begin: clock - HOUR,
+      end: clock + HOUR,
+    });
+    await call("POST /messages/by-key", "/messages/by-key", {
+      topic: "Orders",
+      key: "order-1",
+      begin: clock - HOUR,
+      end: clock + HOUR,
+    });
+    await call("PUT /topics/{topic}", "/topics/Orders", { keyIndex: true, brokerNames: ["broker-a"] });
 
     // POP: a receive sets the group's start, a second one takes a message, which is changed and acked.
     const pop = { consumerGroup: "PopG", topic: "Orders", invisibleDurationMs: 10_000 };
@@ -229,6 +248,14 @@ describe("each function is granted exactly the resources it uses", () => {
     await call("POST /offsets/{group}/{topic}/unlock", "/offsets/G/Orders/unlock", lock);
     await call("POST /offsets/{group}/{topic}/reset-by-time", "/offsets/G/Orders/reset-by-time", { timestamp: 1 });
     await call("GET /groups/{group}/progress", "/groups/G/progress?topic=Orders");
+    // Subscription groups, the group list, one lag sample per group and a group's lag history.
+    await call("PUT /groups/{group}/subscription-group", "/groups/G/subscription-group", { retryMaxTimes: 3 });
+    await call("GET /groups/{group}/subscription-group", "/groups/G/subscription-group");
+    await call("GET /groups", "/groups");
+    const sampled = await sampleLag(contextOf("SampleLag"));
+    assert.ok(sampled.groups >= 2, "the committing group and the POP group are sampled");
+    await call("GET /groups/{group}/lag-history", "/groups/G/lag-history");
+    await call("DELETE /groups/{group}/subscription-group", "/groups/G/subscription-group");
     await call("GET /openapi.json", "/openapi.json");
 
     // A transaction committed at once, and one left to a check-back (large: its half message is an object).

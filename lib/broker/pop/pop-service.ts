@@ -64,6 +64,16 @@ export interface PopGroupPolicy {
   maxLongPollMs: number;
 }
 
+/**
+ * What a group's subscription group says (lib/broker/groups): `maxDeliveryAttempts` (its retryMaxTimes + 1)
+ * when configured, and whether it is FIFO. For a receive (`receiving`) it also throws NO_PERMISSION when
+ * consuming is disabled.
+ */
+export type PopGroupConfig = (
+  group: string,
+  receiving: boolean,
+) => Promise<{ maxDeliveryAttempts?: number | undefined; fifo: boolean }>;
+
 export interface PopOptions extends PopSettings {
   /** Groups whose receives are FIFO (one message of a message group in flight at a time). */
   fifoGroups: readonly string[];
@@ -102,6 +112,7 @@ export class PopService {
     private readonly sendBack: SendBackService,
     private readonly options: PopOptions,
     private readonly now: () => number,
+    private readonly groupConfig: PopGroupConfig = async () => ({ fifo: false }),
   ) {
     this.#store = new CheckpointStore(table, options.retentionMs);
     this.#polls = new LongPolls(options.maxWaiters);
@@ -139,11 +150,15 @@ export class PopService {
     return this.#fifo.has(group);
   }
 
-  /** What a consumer of `group` is told: FIFO or not, its attempts before the DLQ, the longest wait. */
-  groupPolicy(group: string): PopGroupPolicy {
+  /**
+   * What a consumer of `group` is told, and how its receives are served: FIFO or not (a `fifoGroups` group or
+   * its subscription group's consumeMessageOrderly), its attempts before the DLQ, the longest wait.
+   */
+  async groupPolicy(group: string, receiving = false): Promise<PopGroupPolicy> {
+    const config = await this.groupConfig(group, receiving);
     return {
-      fifo: this.isFifo(group),
-      maxDeliveryAttempts: this.options.maxDeliveryAttempts,
+      fifo: config.fifo || this.isFifo(group),
+      maxDeliveryAttempts: config.maxDeliveryAttempts ?? this.options.maxDeliveryAttempts,
       maxLongPollMs: this.options.maxLongPollMs,
     };
   }
@@ -155,6 +170,7 @@ export class PopService {
     checkRange("invisibleMs", req.invisibleMs, MIN_INVISIBLE_MS, MAX_INVISIBLE_MS);
     checkRange("longPollMs", req.longPollMs, 0, MAX_LONG_POLL_MS);
     const filter = compileFilter(req.filter);
+    const policy = await this.groupPolicy(req.group, true);
     const waitUntil = Date.now() + Math.min(req.longPollMs, this.options.maxLongPollMs);
     for (;;) {
       const queues = await this.#readableQueues(req.topic, req.brokerName);
@@ -170,7 +186,8 @@ export class PopService {
             filter,
             want,
             req.invisibleMs,
-            this.isFifo(req.group),
+            policy.fifo,
+            policy.maxDeliveryAttempts,
             req.initMode,
           )),
         );

@@ -113,13 +113,14 @@ export class QueuePopper {
     want: number,
     invisibleMs: number,
     fifo: boolean,
+    maxDeliveryAttempts = this.deps.settings.maxDeliveryAttempts,
     initMode: PopInitMode = "max",
   ): Promise<Delivery[]> {
     const pk = popPk(group, queue);
     const cache = this.#cache(pk);
     const now = this.deps.now();
     if (this.#scanDue(cache, now, fifo)) await this.#scan(pk, cache, now);
-    const out = await this.#redeliver(group, queue, pk, cache, want, invisibleMs);
+    const out = await this.#redeliver(group, queue, pk, cache, want, invisibleMs, maxDeliveryAttempts);
     // FIFO: nothing new from a queue while an earlier message of it is in flight.
     if (out.length >= want || (fifo && cache.window.some((ck) => !isDone(ck)))) return out;
     out.push(...(await this.#receiveNew(queue, pk, cache, filter, want - out.length, invisibleMs, fifo, initMode)));
@@ -171,6 +172,7 @@ export class QueuePopper {
     c: QueueCache,
     want: number,
     invisibleMs: number,
+    maxDeliveryAttempts: number,
   ): Promise<Delivery[]> {
     const { store, settings } = this.deps;
     const out: Delivery[] = [];
@@ -181,8 +183,8 @@ export class QueuePopper {
         .filter((o) => !o.acked && now >= o.invisibleUntil + settings.redeliveryGraceMs)
         .sort((a, b) => a.offset - b.offset);
       if (due.length === 0) continue;
-      const dead = due.filter((o) => o.deliveryAttempt >= settings.maxDeliveryAttempts);
-      const live = due.filter((o) => o.deliveryAttempt < settings.maxDeliveryAttempts).slice(0, want - out.length);
+      const dead = due.filter((o) => o.deliveryAttempt >= maxDeliveryAttempts);
+      const live = due.filter((o) => o.deliveryAttempt < maxDeliveryAttempts).slice(0, want - out.length);
       if (live.length > 0) {
         const round = ck.maxRound + 1;
         const invisibleUntil = now + invisibleMs;

@@ -10,10 +10,12 @@ import {
   type EndTransactionRequest,
   encodeSendFrame,
   endpoints,
+  type GroupSummary,
   type HalfMessageRequest,
   type HalfMessageResponse,
   type HeartbeatData,
   type HeartbeatResponse,
+  type LagSample,
   type LockedQueue,
   type OffsetEntry,
   type OffsetReset,
@@ -33,6 +35,8 @@ import {
   type SendBackResponse,
   type SendRequest,
   type SendResponse,
+  type SubscriptionGroupConfig,
+  type SubscriptionGroupSettings,
   type TopicConfig,
   type TopicRouteData,
   type TransactionInfo,
@@ -336,5 +340,32 @@ export class NimbusApi {
 
   async progress(group: string, topic?: string): Promise<ProgressRow[]> {
     return (await this.call(endpoints.consumerProgress, { params: { group }, query: { topic } })).rows;
+  }
+
+  /** One page of every consumer group: topics, live members, total lag, subscription group (`GET /groups`). */
+  listGroups(
+    page: { startAfter?: string; limit?: number } = {},
+  ): Promise<{ groups: GroupSummary[]; nextStartAfter?: string | undefined }> {
+    return this.call(endpoints.listGroups, { query: page });
+  }
+
+  /** The group's subscription group config (RocketMQ's defaults when nobody configured it). */
+  getSubGroup(group: string): Promise<SubscriptionGroupConfig> {
+    return this.call(endpoints.getSubGroup, { params: { group } });
+  }
+
+  /** mqadmin's updateSubGroup: replaces the config; a setting left out takes RocketMQ's default. */
+  updateSubGroup(group: string, settings: Partial<SubscriptionGroupSettings> = {}): Promise<SubscriptionGroupConfig> {
+    return this.call(endpoints.updateSubGroup, { params: { group }, body: settings });
+  }
+
+  /** mqadmin's deleteSubGroup (SUBSCRIPTION_GROUP_NOT_EXIST for a group the broker does not know). */
+  async deleteSubGroup(group: string): Promise<void> {
+    await this.call(endpoints.deleteSubGroup, { params: { group } });
+  }
+
+  /** The lag samples the broker kept for the group, oldest first, and its sampling period. */
+  lagHistory(group: string): Promise<{ samples: LagSample[]; intervalMs: number }> {
+    return this.call(endpoints.lagHistory, { params: { group } });
   }
 }

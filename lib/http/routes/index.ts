@@ -5,6 +5,7 @@ import type { Route } from "../route.js";
 import { aclRoutes } from "./acl.js";
 import { clientRoutes } from "./clients.js";
 import { pullRoutes, sendRoutes } from "./data-plane.js";
+import { groupRoutes } from "./groups.js";
 import { nameServerRoutes } from "./name-server.js";
 import { offsetRoutes } from "./offsets.js";
 import { subscriptionRoutes } from "./subscriptions.js";
@@ -17,6 +18,7 @@ export const SERVICE_ROUTES: Readonly<Record<ServiceName, Route<HandlerContext>[
   Send: sendRoutes,
   Pull: pullRoutes,
   Offsets: offsetRoutes,
+  Groups: groupRoutes,
   Clients: clientRoutes,
   Transactions: transactionRoutes,
   Acl: aclRoutes,
