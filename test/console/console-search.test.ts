@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { SendResponse } from "../../lib/protocol/index.js";
+import { waitUntil } from "../support/consumer-helpers.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
 import { CONSOLE_SKIP as skip, useConsolePage, WAIT as wait } from "./browser.js";
@@ -50,11 +51,7 @@ describe("the console's search in Chromium", { skip }, () => {
     assert.equal(await rows.count(), 64);
     await session.shot("search");
     await session.page.getByRole("button", { name: "More →" }).click();
-    await session.page.waitForFunction(
-      `document.querySelectorAll('[data-testid="found-row"]').length === 6`,
-      undefined,
-      wait,
-    );
+    await waitUntil(async () => (await rows.count()) === 6, "the next page's 6 rows", TEST_TIMEOUT_MS);
     assert.equal(await session.page.getByRole("button", { name: "More →" }).count(), 0);
   });
 
