@@ -132,7 +132,7 @@ export const API_FUNCTIONS = {
     channel: true,
   },
   // Half messages live in the queue log (half queues), their records in the transactions table.
-  // A commit appends to the real queue: a push hint, like a send.
+  // A commit appends to the real queue: a push hint, like a send, and the wake of a subscribed topic's Dispatch.
   Transactions: {
     handler: "functions/transactions.handler",
     memoryMb: 512,
@@ -140,6 +140,7 @@ export const API_FUNCTIONS = {
     tables: ["routes", "queue-index", "message-index", "transactions", "connections"],
     bucket: true,
     channel: true,
+    invokes: ["Dispatch"],
   },
   // Users and ACLs (lib/broker/security/acl-store.ts); every API function also reads them to authorize (AUTH_TABLE).
   Acl: {

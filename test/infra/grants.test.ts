@@ -22,7 +22,7 @@ import { checkTransactions } from "../../functions/transaction-check.js";
 import { ALL_FUNCTIONS, API_FUNCTIONS, API_ROUTES, type ApiFunctionName } from "../../infra/manifest.js";
 import { ACL_TABLE, AclStore } from "../../lib/broker/security/acl-store.js";
 import { AesGcmSealer } from "../../lib/broker/security/secret-sealer.js";
-import { type DispatchWake, WAKE_CACHE_MS } from "../../lib/broker/subscriptions/index.js";
+import { type DispatchWake, WAKE_CACHE_MS, WAKE_WINDOW_MS } from "../../lib/broker/subscriptions/index.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
@@ -322,8 +322,20 @@ describe("each function is granted exactly the resources it uses", () => {
       clock += WAKE_CACHE_MS;
       await call("POST /send", "/send", large);
       assert.deepEqual(wokenTopics, ["Orders"], "the send to the subscribed topic invoked Dispatch once");
+      // After the wake's window, a transaction's commit to Orders wakes it too (the Transactions function).
+      clock += WAKE_WINDOW_MS + 1;
+      const woken = (await call("POST /transactions", "/transactions", {
+        producerGroup: "TxG",
+        topic: "Orders",
+        message: { body: text("tx-woken"), properties: { UNIQ_KEY: "TX3" } },
+      })) as { transactionId: string };
+      await call("POST /transactions/{transactionId}/end", `/transactions/${woken.transactionId}/end`, {
+        producerGroup: "TxG",
+        commitOrRollback: "COMMIT_MESSAGE",
+      });
+      assert.deepEqual(wokenTopics, ["Orders", "Orders"], "the commit to the subscribed topic invoked Dispatch");
       const run = await dispatchSubscriptions(contextOf("Dispatch"), { topic: "Orders" });
-      assert.deepEqual([run.delivered, run.acked], [1, 1], "the Dispatch run delivered the message and acked it");
+      assert.deepEqual([run.delivered, run.acked], [2, 2], "the Dispatch run delivered both messages and acked them");
       await call("DELETE /subscriptions/{group}", "/subscriptions/SubG");
     } finally {
       await hook.close();
