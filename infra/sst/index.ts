@@ -3,3 +3,4 @@
  * (docs/subscriptions.md, docs/deploy.md). Source, not built: SST bundles an app's config with esbuild.
  */
 export { NimbusSubscription, type NimbusSubscriptionArgs } from "./nimbus-subscription.js";
+export type { SubscriptionSettings } from "./registration.js";

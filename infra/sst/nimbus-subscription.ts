@@ -13,8 +13,9 @@
  * Removing the component removes the function and the grant. The definition stays: delete it with
  * `nimbus deleteSubscription` (an Invocation runs on create and update only).
  */
+import { checkAnswer, cliStep, definition, putRequest, type SubscriptionSettings } from "./registration.js";
 
-export interface NimbusSubscriptionArgs {
+export interface NimbusSubscriptionArgs extends SubscriptionSettings {
   /** The Nimbus stage's outputs this app subscribes on (`sst deploy` prints them; `.sst/outputs.json`). */
   nimbus: {
     /** The `dispatchRole` output: the role that invokes subscriber functions. */
@@ -22,82 +23,13 @@ export interface NimbusSubscriptionArgs {
     /** The `subscriptionsFunction` output: the Subscriptions function's name. */
     subscriptionsFunction: $util.Input<string>;
   };
-  topic: string;
-  /** The consumer group the subscription delivers as (its offsets, retries and `%DLQ%<group>`). */
-  group: string;
   /** The handler to create a function from (`"src/orders.handler"`), or `functionArn` of an existing one. */
   handler?: string;
   functionArn?: $util.Input<string>;
   /** More settings of the created function (memory, timeout, link, ...). */
   function?: Omit<sst.aws.FunctionArgs, "handler">;
-  filterExpression?: { type: "TAG" | "SQL92"; expression: string };
-  batchSize?: number;
-  maxBatchingWindowMs?: number;
-  maxConcurrency?: number;
-  ordering?: "none" | "queue" | "messageGroup";
-  maxReconsumeTimes?: number;
-  timeoutMs?: number;
-  retryBackoff?: { initialMs: number; maxMs: number };
   /** Register the definition at deploy time (default true); false on `acl` stages (see the module comment). */
   register?: boolean;
-}
-
-/** The subscription body of `PUT /subscriptions/{group}` (lib/protocol/endpoints/subscriptions.ts). */
-function definition(args: NimbusSubscriptionArgs, functionArn: string): Record<string, unknown> {
-  const optional = {
-    filterExpression: args.filterExpression,
-    batchSize: args.batchSize,
-    maxBatchingWindowMs: args.maxBatchingWindowMs,
-    maxConcurrency: args.maxConcurrency,
-    ordering: args.ordering,
-    maxReconsumeTimes: args.maxReconsumeTimes,
-    timeoutMs: args.timeoutMs,
-    retryBackoff: args.retryBackoff,
-  };
-  const set = Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined));
-  return { topic: args.topic, target: { type: "lambda", functionArn }, ...set };
-}
-
-/** The one CLI step that registers the definition (lib/cli/subscription-commands.ts), for `register: false`. */
-function cliStep(args: NimbusSubscriptionArgs, functionArn: string): string {
-  const quote = (v: string | number) => `'${String(v).replaceAll("'", "'\\''")}'`;
-  const flags: [string, string | number | undefined][] = [
-    ["-g", args.group],
-    ["-t", args.topic],
-    ["-f", functionArn],
-    [args.filterExpression?.type === "SQL92" ? "--sql" : "-e", args.filterExpression?.expression],
-    ["-b", args.batchSize],
-    ["-w", args.maxBatchingWindowMs],
-    ["-c", args.maxConcurrency],
-    ["-o", args.ordering],
-    ["-r", args.maxReconsumeTimes],
-    ["--timeout", args.timeoutMs],
-  ];
-  const set = flags.flatMap(([flag, v]) => (v === undefined ? [] : [`${flag} ${quote(v)}`]));
-  return `nimbus updateSubscription ${set.join(" ")}`;
-}
-
-/** The request as API Gateway's HTTP API (payload 2.0) hands it to the Subscriptions function. */
-function putRequest(group: string, body: Record<string, unknown>): string {
-  return JSON.stringify({
-    version: "2.0",
-    routeKey: "PUT /subscriptions/{group}",
-    rawPath: `/subscriptions/${encodeURIComponent(group)}`,
-    rawQueryString: "",
-    headers: { "content-type": "application/json" },
-    requestContext: { http: { method: "PUT", path: `/subscriptions/${encodeURIComponent(group)}` } },
-    body: JSON.stringify(body),
-    isBase64Encoded: false,
-  });
-}
-
-/** Fails the deploy on a refused definition (the function's answer: `{statusCode, body}`). */
-function checkAnswer(result: string): string {
-  const answer = JSON.parse(result) as { statusCode?: number; body?: string };
-  const status = answer.statusCode ?? 500;
-  if (status >= 300)
-    throw new Error(`Nimbus refused the subscription (${status}): ${(answer.body ?? "").slice(0, 500)}`);
-  return result;
 }
 
 export class NimbusSubscription {
