@@ -73,5 +73,8 @@ for (const spec of API_ROUTES) {
   api.route(spec.route, functions[spec.fn].arn, { auth: protection === "iam" ? { iam: true } : false });
 }
 
+/** What `NimbusSubscription` (nimbus-mq/sst) invokes at an app's deploy time to register its subscription. */
+export const subscriptionsFunction = functions.Subscriptions;
+
 // Probes that use HEAD get GET's answer without a body (the handler treats HEAD as GET); open like GET /health.
 api.route("HEAD /health", functions.NameServer.arn, { auth: false });

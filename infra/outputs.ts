@@ -1,6 +1,6 @@
 /** @module What `sst deploy` prints and `.sst/outputs.json` keeps: how apps, the SDK and the CLI reach the stage. */
 
-import { api } from "./api.js";
+import { api, subscriptionsFunction } from "./api.js";
 import { channelApi } from "./channel-api.js";
 import { settings } from "./config.js";
 import { consoleSite } from "./console.js";
@@ -26,4 +26,6 @@ export const outputs = {
   grpc: grpcEndpoint?.url ?? "off",
   /** What a subscriber function's resource policy grants `lambda:InvokeFunction` to (docs/subscriptions.md). */
   dispatchRole: dispatchRole ?? "off",
+  /** The function `NimbusSubscription` (nimbus-mq/sst) registers an app's subscription with at deploy time. */
+  subscriptionsFunction: subscriptionsFunction.name,
 };

@@ -22,8 +22,15 @@ export interface DeliveryFixture {
   subscribe(group: string, definition: Record<string, unknown>): Promise<void>;
   /** Sends each body to queue `queueId` of the topic, one request each, in order. */
   send(topic: string, bodies: readonly string[], queueId?: number): Promise<void>;
-  /** Sends the bodies as one batch (one request, one append, consecutive offsets on one queue). */
-  sendBatch(topic: string, bodies: readonly string[]): Promise<void>;
+  /**
+   * Sends the bodies as one batch (one request, one append, consecutive offsets on one queue), each with the
+   * properties `propertiesOf` gives it (a message group, for one).
+   */
+  sendBatch(
+    topic: string,
+    bodies: readonly string[],
+    propertiesOf?: (body: string) => Record<string, string>,
+  ): Promise<void>;
   /** Waits (bounded) until `condition` holds; on timeout fails naming `what`, the totals and the last errors. */
   until(condition: () => boolean | Promise<boolean>, what: string): Promise<void>;
   /** The bodies in `%DLQ%<group>` (read by a pull from offset 0 of each of its queues). */
@@ -65,11 +72,13 @@ export function useDeliveryFixture(mode: ServerMode): DeliveryFixture {
     async send(topic, bodies, queueId = 0) {
       for (const body of bodies) await started().send(new Message(topic, "TagA", body), queueOf(topic, queueId));
     },
-    async sendBatch(topic, bodies) {
-      await started().send(
-        bodies.map((body) => new Message(topic, "TagA", body)),
-        queueOf(topic, 0),
-      );
+    async sendBatch(topic, bodies, propertiesOf) {
+      const messages = bodies.map((body) => {
+        const m = new Message(topic, "TagA", body);
+        for (const [k, v] of Object.entries(propertiesOf?.(body) ?? {})) m.putUserProperty(k, v);
+        return m;
+      });
+      await started().send(messages, queueOf(topic, 0));
     },
     async until(condition, what) {
       try {

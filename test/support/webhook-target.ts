@@ -1,13 +1,15 @@
 /**
  * @module A subscription's HTTP target for tests: a plain `node:http` server on a free loopback port that checks
  * every delivery's signature with the SDK's `verifyDeliverySignature`, records each delivery (its records and
- * how many deliveries were in flight then, overall and per queue), and answers what the test's `answer` says:
- * a status and a JSON body, or `"hold"` (no answer at all: the dispatcher's timeout path). `close()` drops held
+ * how many deliveries were in flight then, overall, per queue and per message group), and answers what the test's
+ * `answer` says, now or later (a promise): a status and a JSON body, or `"hold"` (no answer at all: the
+ * dispatcher's timeout path). `close()` drops held
  * and idle connections, so a test file exits on its own.
  */
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type NimbusRecord, verifyDeliverySignature } from "../../lib/client/index.js";
+import { MessageConst } from "../../lib/core/message.js";
 
 /** A delivered record as any HTTP stack reads it: the SDK's `NimbusRecord` (the issue's shape). */
 export type TargetRecord = NimbusRecord;
@@ -24,9 +26,12 @@ export type TargetAnswer = { status: number; body?: unknown } | "hold";
 export interface WebhookTarget {
   readonly url: string;
   readonly deliveries: TargetDelivery[];
-  /** Most deliveries in flight at once, overall and of one queue (`brokerName:queueId`). */
+  /** Most deliveries in flight at once: overall, of one queue (`brokerName:queueId`), of one message group. */
   readonly maxInFlight: number;
   readonly maxInFlightPerQueue: number;
+  readonly maxInFlightPerGroup: number;
+  /** Deliveries in flight now. */
+  readonly inFlight: number;
   close(): Promise<void>;
 }
 
@@ -35,14 +40,16 @@ const MAX_KEPT_DELIVERIES = 1000;
 
 export async function startWebhookTarget(
   secret: string,
-  answer: (delivery: TargetDelivery) => TargetAnswer,
+  answer: (delivery: TargetDelivery) => TargetAnswer | Promise<TargetAnswer>,
 ): Promise<WebhookTarget> {
   const deliveries: TargetDelivery[] = [];
   const held: ServerResponse[] = [];
+  /** In flight per key: `q:<brokerName>:<queueId>` and `g:<message group>`. */
   const inFlightOf = new Map<string, number>();
   let inFlight = 0;
   let maxInFlight = 0;
   let maxInFlightPerQueue = 0;
+  let maxInFlightPerGroup = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -55,24 +62,32 @@ export async function startWebhookTarget(
         signatureValid: verifyDeliverySignature(secret, raw, req.headers["x-nimbus-signature"] as string).valid,
       };
       if (deliveries.length < MAX_KEPT_DELIVERIES) deliveries.push(delivery);
-      const queues = [...new Set(records.map((r) => `${r.brokerName}:${r.queueId}`))];
+      const groups = records.flatMap((r) => {
+        const group = r.properties[MessageConst.SHARDING_KEY];
+        return group === undefined ? [] : [`g:${group}`];
+      });
+      const keys = [...new Set([...records.map((r) => `q:${r.brokerName}:${r.queueId}`), ...groups])];
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
-      for (const q of queues) {
-        inFlightOf.set(q, (inFlightOf.get(q) ?? 0) + 1);
-        maxInFlightPerQueue = Math.max(maxInFlightPerQueue, inFlightOf.get(q) ?? 0);
+      for (const k of keys) {
+        const now = (inFlightOf.get(k) ?? 0) + 1;
+        inFlightOf.set(k, now);
+        if (k.startsWith("q:")) maxInFlightPerQueue = Math.max(maxInFlightPerQueue, now);
+        else maxInFlightPerGroup = Math.max(maxInFlightPerGroup, now);
       }
       res.on("close", () => {
         inFlight--;
-        for (const q of queues) inFlightOf.set(q, (inFlightOf.get(q) ?? 1) - 1);
+        for (const k of keys) inFlightOf.set(k, (inFlightOf.get(k) ?? 1) - 1);
       });
-      const verdict = delivery.signatureValid ? answer(delivery) : { status: 401 };
-      if (verdict === "hold") {
-        held.push(res);
-        return;
-      }
-      res.writeHead(verdict.status, { "content-type": "application/json" });
-      res.end(verdict.body === undefined ? "" : JSON.stringify(verdict.body));
+      void Promise.resolve(delivery.signatureValid ? answer(delivery) : { status: 401 }).then((verdict) => {
+        if (verdict === "hold") {
+          held.push(res);
+          return;
+        }
+        if (res.destroyed) return;
+        res.writeHead(verdict.status, { "content-type": "application/json" });
+        res.end(verdict.body === undefined ? "" : JSON.stringify(verdict.body));
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -85,6 +100,12 @@ export async function startWebhookTarget(
     },
     get maxInFlightPerQueue() {
       return maxInFlightPerQueue;
+    },
+    get maxInFlightPerGroup() {
+      return maxInFlightPerGroup;
+    },
+    get inFlight() {
+      return inFlight;
     },
     close: () =>
       new Promise<void>((resolve) => {

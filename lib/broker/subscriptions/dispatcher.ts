@@ -178,10 +178,12 @@ export class SubscriptionDispatcher {
     return sumReports(reports);
   }
 
-  /** One key's messages, in order: a failed message and everything after it are retried in place. */
+  /**
+   * One key's messages, in order: a failed message and everything after it are retried in place. Moving a
+   * message's invisibility gives it a new receipt handle (POP's old one dies), so the pending list carries the new.
+   */
   async #orderedKey(s: Subscription, messages: PoppedMessage[]): Promise<DispatchReport> {
     const report = emptyReport();
-    const attempts = new Map(messages.map((m) => [m.receiptHandle, m.deliveryAttempt]));
     let pending = messages;
     while (pending.length > 0 && !this.#stop.signal.aborted) {
       const outcome = await this.#deliver(s, pending);
@@ -193,25 +195,30 @@ export class SubscriptionDispatcher {
       if (firstFailed < 0) break;
       pending = pending.slice(firstFailed);
       const head = pending[0] as PoppedMessage;
-      const attempt = attempts.get(head.receiptHandle) ?? 1;
-      if (exhausted(s, { ...head, deliveryAttempt: attempt })) {
+      if (exhausted(s, head)) {
         await this.#options.pop.forwardToDeadLetter(s.group, s.topic, head.receiptHandle);
         report.deadLettered++;
         pending = pending.slice(1);
         continue;
       }
       // Keep the key's messages invisible over the backoff and the next delivery, then try again from the failed one.
-      const waitMs = backoffMs(s, attempt);
+      const waitMs = backoffMs(s, head.deliveryAttempt);
+      const moved: PoppedMessage[] = [];
       for (const m of pending) {
-        await this.#options.pop.changeInvisibleDuration(
+        const changed = await this.#options.pop.changeInvisibleDuration(
           s.group,
           s.topic,
           m.receiptHandle,
           waitMs + s.timeoutMs + INVISIBLE_MARGIN_MS,
         );
-        attempts.set(m.receiptHandle, (attempts.get(m.receiptHandle) ?? 1) + 1);
+        moved.push({
+          ...m,
+          ...changed,
+          deliveryAttempt: m.deliveryAttempt + 1,
+          reconsumeTimes: m.deliveryAttempt,
+        });
       }
-      pending = pending.map((m) => ({ ...m, reconsumeTimes: (attempts.get(m.receiptHandle) ?? 1) - 1 }));
+      pending = moved;
       report.retried += pending.length;
       await sleep(waitMs, this.#stop.signal);
     }
