@@ -1,11 +1,12 @@
 /**
  * @module RocketMQ's Java client (rocketmq-client-java 5.0.8) as a test process: the Maven module in
  * test/interop/java, built by .ci/run (`mvn -q -B package`) or here when its jar is missing (offline first,
- * from the local Maven repository), run as a JVM per scenario. Its log directory is a temp folder (the client
- * would write ~/logs/rocketmq). Without Java or Maven the tests skip, naming why; with CI=true they fail.
+ * from the local Maven repository), run as a JVM per scenario. Its log directory is a temp folder, removed
+ * when the test process exits (the client would write ~/logs/rocketmq). Without Java or Maven the tests skip,
+ * naming why; with CI=true they fail.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,6 +14,8 @@ import { fileURLToPath } from "node:url";
 const MODULE = join(dirname(fileURLToPath(import.meta.url)), "..", "interop", "java");
 const JAR = join(MODULE, "target", "nimbus-java-interop-1.0.0.jar");
 const LOG_ROOT = mkdtempSync(join(os.tmpdir(), "nimbus-java-client-logs-"));
+// The clients' logs go when the test process ends (its JVMs are gone by then: each run is awaited or killed).
+process.on("exit", () => rmSync(LOG_ROOT, { recursive: true, force: true }));
 /** The same quick-start JVM settings as DynamoDB Local's (a small heap, C1 only). */
 const JVM_OPTIONS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", `-Drocketmq.log.root=${LOG_ROOT}`];
 
