@@ -19,17 +19,36 @@ import org.apache.rocketmq.client.apis.message.Message;
 import org.apache.rocketmq.client.apis.message.MessageView;
 import org.apache.rocketmq.client.apis.producer.Producer;
 import org.apache.rocketmq.client.apis.producer.SendReceipt;
+import org.apache.rocketmq.client.apis.producer.Transaction;
+import org.apache.rocketmq.client.apis.producer.TransactionResolution;
+import org.apache.rocketmq.client.java.impl.producer.SendReceiptImpl;
 
 /**
  * RocketMQ's Java client against a Nimbus gRPC endpoint, one scenario per run. Each line on stdout is one
- * result: {@code sent <messageId>}, {@code received <messageId> <tag> <deliveryAttempt> <body>},
- * {@code acked <messageId>} or {@code consumed <messageId> <tag> <body>}; a failure exits non-zero.
+ * result: {@code sent <messageId> [...]}, {@code received <messageId> <tag> <deliveryAttempt> <body>},
+ * {@code acked <messageId>}, {@code changed <messageId> <deliveryAttempt>}, {@code consumed <messageId> <tag> <body>},
+ * {@code checked <messageId>} or {@code ready}; a failure exits non-zero.
  *
  * <pre>
- *   produce &lt;endpoint&gt; &lt;topic&gt; &lt;count&gt; [tag]
- *   consume &lt;endpoint&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt; [tag expression]
- *   push    &lt;endpoint&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt; [tag expression]
+ *   produce       &lt;endpoint&gt; &lt;topic&gt; &lt;count&gt; [tag]
+ *   produce-fifo  &lt;endpoint&gt; &lt;topic&gt; &lt;count per group&gt; &lt;message group&gt;...
+ *   produce-delay &lt;endpoint&gt; &lt;topic&gt; &lt;delay ms&gt;
+ *   transaction   &lt;endpoint&gt; &lt;topic&gt; commit|rollback|leave
+ *   check-back    &lt;endpoint&gt; &lt;topic&gt;
+ *   consume       &lt;endpoint&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt; [tag expression]
+ *   dead-letter   &lt;endpoint&gt; &lt;group&gt; &lt;topic&gt;
+ *   push          &lt;endpoint&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt; [tag expression]
  * </pre>
+ *
+ * {@code produce-fifo} sends {@code count} messages of each message group, the groups interleaved
+ * ({@code sent <messageId> <group> <i>}). {@code produce-delay} sends one message due {@code delay ms} from now
+ * ({@code sent <messageId> <deliveryTimestamp>}). {@code transaction} sends one half message
+ * ({@code sent <messageId> <transactionId>}) and commits it, rolls it back, or leaves it undecided and exits.
+ * {@code check-back} is a transactional producer of the topic whose checker answers COMMIT to every check-back
+ * ({@code checked <messageId>}); it prints {@code ready} once started and runs until its stdin ends.
+ * {@code dead-letter} is a SimpleConsumer that never acks: it receives with a 60 s invisible duration, changes
+ * each delivery's to 1 s ({@code changed <messageId> <deliveryAttempt>}), and keeps receiving, printing every delivery, until its stdin
+ * ends. Both wait for stdin at most 90 s.
  *
  * {@code consume} is a SimpleConsumer that receives with a 1 s invisible duration and acks every message
  * except the first it is given, which it leaves to come back (delivery attempt 2) and acks then; it ends once
@@ -49,6 +68,17 @@ public final class Interop {
     ClientServiceProvider provider = ClientServiceProvider.loadService();
     if (mode.equals("produce")) {
       produce(provider, config, args[2], Integer.parseInt(args[3]), args.length > 4 ? args[4] : "java");
+    } else if (mode.equals("produce-fifo")) {
+      produceFifo(provider, config, args[2], Integer.parseInt(args[3]), java.util.Arrays.copyOfRange(args, 4,
+          args.length));
+    } else if (mode.equals("produce-delay")) {
+      produceDelay(provider, config, args[2], Long.parseLong(args[3]));
+    } else if (mode.equals("transaction")) {
+      transaction(provider, config, args[2], args[3]);
+    } else if (mode.equals("check-back")) {
+      checkBack(provider, config, args[2]);
+    } else if (mode.equals("dead-letter")) {
+      deadLetter(provider, config, args[2], args[3]);
     } else if (mode.equals("consume")) {
       consume(provider, config, args[2], args[3], Integer.parseInt(args[4]), args.length > 5 ? args[5] : "*");
     } else if (mode.equals("push")) {
@@ -133,5 +163,120 @@ public final class Interop {
         throw new IllegalStateException("consumed " + consumed.size() + " of " + count);
       }
     }
+  }
+
+  private static Producer producer(ClientServiceProvider provider, ClientConfiguration config, String topic)
+      throws Exception {
+    return provider.newProducerBuilder().setClientConfiguration(config).setTopics(topic).build();
+  }
+
+  private static void produceFifo(ClientServiceProvider provider, ClientConfiguration config, String topic,
+      int count, String[] groups) throws Exception {
+    try (Producer producer = producer(provider, config, topic)) {
+      for (int i = 0; i < count; i++) {
+        for (String group : groups) {
+          Message message = provider.newMessageBuilder()
+              .setTopic(topic)
+              .setMessageGroup(group)
+              .setBody((group + " " + i).getBytes(StandardCharsets.UTF_8))
+              .build();
+          System.out.println("sent " + producer.send(message).getMessageId() + " " + group + " " + i);
+        }
+      }
+    }
+  }
+
+  private static void produceDelay(ClientServiceProvider provider, ClientConfiguration config, String topic,
+      long delayMs) throws Exception {
+    try (Producer producer = producer(provider, config, topic)) {
+      long at = System.currentTimeMillis() + delayMs;
+      Message message = provider.newMessageBuilder()
+          .setTopic(topic)
+          .setDeliveryTimestamp(at)
+          .setBody("later".getBytes(StandardCharsets.UTF_8))
+          .build();
+      System.out.println("sent " + producer.send(message).getMessageId() + " " + at);
+    }
+  }
+
+  private static void transaction(ClientServiceProvider provider, ClientConfiguration config, String topic,
+      String end) throws Exception {
+    // Its own check-backs go unanswered: this producer decides (or leaves) the transaction itself.
+    try (Producer producer = provider.newProducerBuilder()
+        .setClientConfiguration(config)
+        .setTopics(topic)
+        .setTransactionChecker(view -> TransactionResolution.UNKNOWN)
+        .build()) {
+      Transaction tx = producer.beginTransaction();
+      Message message = provider.newMessageBuilder()
+          .setTopic(topic)
+          .setTag("tx")
+          .setBody(("java " + end).getBytes(StandardCharsets.UTF_8))
+          .build();
+      SendReceipt receipt = producer.send(message, tx);
+      System.out.println("sent " + receipt.getMessageId() + " " + ((SendReceiptImpl) receipt).getTransactionId());
+      if (end.equals("commit")) tx.commit();
+      else if (end.equals("rollback")) tx.rollback();
+      else if (!end.equals("leave")) throw new IllegalArgumentException("commit, rollback or leave: " + end);
+    }
+  }
+
+  private static void checkBack(ClientServiceProvider provider, ClientConfiguration config, String topic)
+      throws Exception {
+    try (Producer producer = provider.newProducerBuilder()
+        .setClientConfiguration(config)
+        .setTopics(topic)
+        .setTransactionChecker(view -> {
+          System.out.println("checked " + view.getMessageId());
+          return TransactionResolution.COMMIT;
+        })
+        .build()) {
+      System.out.println("ready");
+      awaitStdinEnd();
+    }
+  }
+
+  private static void deadLetter(ClientServiceProvider provider, ClientConfiguration config, String group,
+      String topic) throws Exception {
+    CountDownLatch stdinEnded = stdinEnd();
+    try (SimpleConsumer consumer = provider.newSimpleConsumerBuilder()
+        .setClientConfiguration(config)
+        .setConsumerGroup(group)
+        .setAwaitDuration(Duration.ofSeconds(2))
+        .setSubscriptionExpressions(Collections.singletonMap(topic, FilterExpression.SUB_ALL))
+        .build()) {
+      long deadline = System.currentTimeMillis() + 90_000;
+      while (stdinEnded.getCount() > 0 && System.currentTimeMillis() < deadline) {
+        for (MessageView view : consumer.receive(16, Duration.ofSeconds(60))) {
+          String id = view.getMessageId().toString();
+          System.out.println("received " + id + " " + view.getTag().orElse("") + " " + view.getDeliveryAttempt()
+              + " " + StandardCharsets.UTF_8.decode(view.getBody()));
+          consumer.changeInvisibleDuration(view, Duration.ofSeconds(1));
+          System.out.println("changed " + id + " " + view.getDeliveryAttempt());
+        }
+      }
+    }
+  }
+
+  /** A latch that opens when stdin ends: the test's signal that a run may stop. */
+  private static CountDownLatch stdinEnd() {
+    CountDownLatch ended = new CountDownLatch(1);
+    Thread reader = new Thread(() -> {
+      try {
+        while (System.in.read() != -1) {
+          // The test writes nothing; it only closes stdin.
+        }
+      } catch (java.io.IOException ignored) {
+        // A closed stdin ends the run too.
+      }
+      ended.countDown();
+    });
+    reader.setDaemon(true);
+    reader.start();
+    return ended;
+  }
+
+  private static void awaitStdinEnd() throws InterruptedException {
+    if (!stdinEnd().await(90, TimeUnit.SECONDS)) throw new IllegalStateException("stdin never ended");
   }
 }
