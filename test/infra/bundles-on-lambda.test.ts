@@ -136,6 +136,18 @@ const TOUR: [string, { name: string; event: unknown }[]][] = [
     ],
   ],
   [
+    "Groups",
+    [
+      api("PUT", `/groups/${GROUP}/subscription-group`, {
+        consumeEnable: true,
+        consumeBroadcastEnable: true,
+        retryMaxTimes: 3,
+        consumeMessageOrderly: false,
+      }),
+      api("GET", "/groups"),
+    ],
+  ],
+  [
     "Clients",
     [
       api("POST", "/heartbeat", {
@@ -179,6 +191,7 @@ const TOUR: [string, { name: string; event: unknown }[]][] = [
   ["DelayedDelivery", [scheduled("DelayedDelivery")]],
   ["TransactionCheck", [scheduled("TransactionCheck")]],
   ["Retention", [scheduled("Retention")]],
+  ["SampleLag", [scheduled("SampleLag")]],
   // The subscription starts after the tour's sends: its run finds nothing to deliver, and ends.
   ["Dispatch", [scheduled("Dispatch")]],
 ];
@@ -338,6 +351,15 @@ describe("the function bundles, run as Lambda runs them", () => {
       progress.rows.map((r) => [r.consumerOffset, r.diff]),
       [[1, 1]],
     );
+    answer(inv("Groups", 0));
+    const groups = answer(inv("Groups", 1)) as {
+      groups: { group: string; subscriptionGroup?: { retryMaxTimes?: number } }[];
+    };
+    assert.equal(
+      groups.groups.find((g) => g.group === GROUP)?.subscriptionGroup?.retryMaxTimes,
+      3,
+      "the group's config",
+    );
     answer(inv("Clients", 0));
     assert.equal((answer(inv("Clients", 1)).consumers as unknown[]).length, 1, "the heartbeat's consumer");
     assert.match(String(answer(inv("Transactions", 0)).transactionId), /\S/);
@@ -349,7 +371,7 @@ describe("the function bundles, run as Lambda runs them", () => {
     assert.equal((answer(inv("Subscriptions", 1)).subscriptions as unknown[]).length, 1, "the saved subscription");
     const dispatched = inv("Dispatch", 0)?.result as { subscriptions?: number; delivered?: number } | undefined;
     assert.deepEqual([dispatched?.subscriptions, dispatched?.delivered], [1, 0], inv("Dispatch", 0)?.error);
-    for (const fn of ["DelayedDelivery", "TransactionCheck", "Retention", "Dispatch"]) {
+    for (const fn of ["DelayedDelivery", "TransactionCheck", "Retention", "SampleLag", "Dispatch"]) {
       const run = inv(fn, 0);
       assert.equal(run?.error, undefined, `${fn}: ${run?.error}`);
       assert.equal(typeof run?.result, "object", `${fn} answers its report`);
