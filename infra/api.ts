@@ -8,7 +8,14 @@
 import { settings } from "./config.js";
 import { consoleSite } from "./console.js";
 import { createFunction } from "./functions.js";
-import { API_FUNCTIONS, API_ROUTES, type ApiFunctionName, reservedConcurrency, routeProtection } from "./manifest.js";
+import {
+  API_FUNCTIONS,
+  API_ROUTES,
+  type ApiFunctionName,
+  reservedConcurrency,
+  routeProtection,
+  SCHEDULED_FUNCTIONS,
+} from "./manifest.js";
 
 export const api = new sst.aws.ApiGatewayV2("Api", {
   // The stage's own console site, plus any other console origins the stage lists.
@@ -39,12 +46,23 @@ export const api = new sst.aws.ApiGatewayV2("Api", {
   },
 });
 
+/**
+ * The scheduled `Dispatch` function (infra/schedules.ts puts it on its schedule), made here because Send wakes it
+ * at send time and so needs its name. Absent on a slave cell (delivery is the master stage's).
+ */
+export const dispatchFunction =
+  settings.cell === undefined ? createFunction("Dispatch", SCHEDULED_FUNCTIONS.Dispatch, api.url) : undefined;
+
 const functions = Object.fromEntries(
   Object.entries(API_FUNCTIONS).map(([name, spec]) => [
     name,
-    createFunction(`Api${name}`, spec, api.url, {
-      reservedConcurrency: reservedConcurrency(settings, name as ApiFunctionName),
-    }),
+    createFunction(
+      `Api${name}`,
+      spec,
+      api.url,
+      { reservedConcurrency: reservedConcurrency(settings, name as ApiFunctionName) },
+      { Dispatch: dispatchFunction },
+    ),
   ]),
 ) as Record<ApiFunctionName, sst.aws.Function>;
 

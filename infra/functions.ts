@@ -22,7 +22,10 @@ export function createFunction(
   spec: FunctionSpec,
   apiUrl: $util.Input<string>,
   api?: { reservedConcurrency: number },
+  /** The functions its spec's `invokes` names (infra/api.ts creates Dispatch before the API functions). */
+  invokable: { Dispatch?: sst.aws.Function | undefined } = {},
 ): sst.aws.Function {
+  const invokes = (spec.invokes ?? []).flatMap((target) => invokable[target] ?? []);
   // An API function on a stage with ACLs reads users and ACLs (the acl table) and gets the stage's auth secrets.
   const acl = api !== undefined && aclSecrets !== undefined ? aclSecrets : undefined;
   const tables = acl && !spec.tables.includes(AUTH_TABLE) ? [...spec.tables, AUTH_TABLE] : spec.tables;
@@ -33,7 +36,8 @@ export function createFunction(
     architecture: "arm64",
     memory: `${spec.memoryMb} MB`,
     timeout: `${spec.timeoutSeconds} seconds`,
-    link: [...tables.map(table), ...(spec.bucket ? [bucket] : []), ...(spec.channel ? [channelApi] : [])],
+    // A linked function grants `lambda:InvokeFunction` on it alone.
+    link: [...tables.map(table), ...(spec.bucket ? [bucket] : []), ...(spec.channel ? [channelApi] : []), ...invokes],
     // Its cap and its guaranteed share of the account's concurrency (the stage's limits).
     ...(api ? { concurrency: { reserved: api.reservedConcurrency } } : {}),
     environment: {
@@ -51,6 +55,10 @@ export function createFunction(
       // Every function answers where the channel is; those that post hints reach its Management API.
       NIMBUS_CHANNEL_URL: channelApi.url,
       ...(spec.channel ? { NIMBUS_CHANNEL_MANAGEMENT_URL: channelApi.managementEndpoint } : {}),
+      // The send-time wake of subscription delivery (functions/shared/dispatch-wake.ts).
+      ...(invokable.Dispatch && spec.invokes?.includes("Dispatch")
+        ? { NIMBUS_DISPATCH_FUNCTION: invokable.Dispatch.name }
+        : {}),
       ...(api ? functionAuthEnvironment(settings) : {}),
       // Lambda keeps its environment encrypted at rest with KMS; the values come from SSM SecureStrings.
       ...(acl

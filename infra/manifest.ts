@@ -53,6 +53,11 @@ export interface FunctionSpec {
   readonly bucket: boolean;
   /** Whether it posts push hints to the channel's connections (linked to the WebSocket API: ManageConnections). */
   readonly channel?: true;
+  /**
+   * The functions it invokes (linked to them: `lambda:InvokeFunction` on each, nothing else). `Dispatch`: an
+   * append to a subscribed topic wakes it (NIMBUS_DISPATCH_FUNCTION; its marker is in the routes table).
+   */
+  readonly invokes?: readonly "Dispatch"[];
 }
 
 /**
@@ -77,6 +82,7 @@ export const API_FUNCTIONS = {
   },
   // An append hints the queue's holders on the push channel (their connections, then a post each).
   // Delayed sends and send-backs wait in the timer store; sends and pulls also move due ones (timers).
+  // A send to a subscribed topic wakes Dispatch: the topic's subscriptions and wake marker are in routes.
   Send: {
     handler: "functions/send.handler",
     memoryMb: 512,
@@ -84,6 +90,7 @@ export const API_FUNCTIONS = {
     tables: ["routes", "queue-index", "message-index", "timers", "connections"],
     bucket: true,
     channel: true,
+    invokes: ["Dispatch"],
   },
   // POP receives, acks and invisible-time changes keep their checkpoints in the pop table; a receive may
   // wait up to 20 s (long polling) and move a message past its max attempts to %DLQ% (routes, queue-index).
@@ -125,7 +132,7 @@ export const API_FUNCTIONS = {
     channel: true,
   },
   // Half messages live in the queue log (half queues), their records in the transactions table.
-  // A commit appends to the real queue: a push hint, like a send.
+  // A commit appends to the real queue: a push hint, like a send, and the wake of a subscribed topic's Dispatch.
   Transactions: {
     handler: "functions/transactions.handler",
     memoryMb: 512,
@@ -133,6 +140,7 @@ export const API_FUNCTIONS = {
     tables: ["routes", "queue-index", "message-index", "transactions", "connections"],
     bucket: true,
     channel: true,
+    invokes: ["Dispatch"],
   },
   // Users and ACLs (lib/broker/security/acl-store.ts); every API function also reads them to authorize (AUTH_TABLE).
   Acl: {

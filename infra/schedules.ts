@@ -3,7 +3,7 @@
  * name server expires a broker 120 s after its last registration), transaction check-backs, delayed delivery
  * and subscription delivery every minute, and hourly retention.
  */
-import { api } from "./api.js";
+import { api, dispatchFunction } from "./api.js";
 import { settings } from "./config.js";
 import { createFunction } from "./functions.js";
 import { SCHEDULED_FUNCTIONS } from "./manifest.js";
@@ -16,7 +16,13 @@ const scheduled = Object.entries(SCHEDULED_FUNCTIONS).filter(
   ([name]) => settings.cell === undefined || name === "RegisterBrokers",
 );
 
-const functions = new Map(scheduled.map(([name, spec]) => [name, createFunction(name, spec, api.url)] as const));
+// Dispatch is made in api.ts (Send needs its name to wake it).
+const functions = new Map(
+  scheduled.map(
+    ([name, spec]) =>
+      [name, name === "Dispatch" && dispatchFunction ? dispatchFunction : createFunction(name, spec, api.url)] as const,
+  ),
+);
 
 export const schedules = scheduled.map(([name, spec]) => {
   const fn = functions.get(name) as sst.aws.Function;

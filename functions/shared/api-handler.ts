@@ -1,9 +1,11 @@
 /** @module One Lambda handler per service: the service's routes (lib/http/routes) on this container's AWS-wired broker. */
 import type { ApiEvent, ApiResult } from "../../lib/http/api-types.js";
+import type { HandlerContext } from "../../lib/http/context.js";
 import { createApiHandler } from "../../lib/http/handler.js";
 import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
 import type { ServiceName } from "../../lib/protocol/index.js";
 import { awsContext } from "./aws-context.js";
+import { WAKE_SETTLE_MS } from "./dispatch-wake.js";
 
 /** A Lambda handler that says which service it serves (test/infra checks it against infra/manifest.ts). */
 export type ServiceHandler = ((event: ApiEvent) => Promise<ApiResult>) & { readonly service: ServiceName };
@@ -15,12 +17,17 @@ export type ServiceHandler = ((event: ApiEvent) => Promise<ApiResult>) & { reado
  */
 export const CHANNEL_SETTLE_MS = 150;
 
-export function serviceHandler(service: ServiceName): ServiceHandler {
-  const handle = createApiHandler(SERVICE_ROUTES[service], awsContext);
+/** `context`: this container's (the AWS-wired broker), or a test's. */
+export function serviceHandler(
+  service: ServiceName,
+  context: () => Promise<HandlerContext> = awsContext,
+): ServiceHandler {
+  const handle = createApiHandler(SERVICE_ROUTES[service], context);
   return Object.assign(
     async (event: ApiEvent) => {
       const result = await handle(event);
-      await (await awsContext()).broker.channel.settle(CHANNEL_SETTLE_MS);
+      const ctx = await context();
+      await Promise.all([ctx.broker.channel.settle(CHANNEL_SETTLE_MS), ctx.dispatchWake?.settle(WAKE_SETTLE_MS)]);
       return result;
     },
     { service },

@@ -7,10 +7,12 @@
  * - `NIMBUS_API_URL`: the stage's API URL (the brokers' address); `NIMBUS_CONFIG`: JSON `NimbusConfig` (optional)
  * - `NIMBUS_CHANNEL_URL`: the push channel's WebSocket URL (answered by `GET /push-channel`), optional
  * - `NIMBUS_CHANNEL_MANAGEMENT_URL`: its Management API, set on the functions that post hints (linked to it)
+ * - `NIMBUS_DISPATCH_FUNCTION`: the `Dispatch` function's name, on the functions that wake it at send time
  * - `NIMBUS_AUTH`: `acl` to check signatures and ACLs (users in the acl table), with `NIMBUS_ACL_MASTER_KEY`
  *   (seals their secrets) and `NIMBUS_ROOT_USER`/`NIMBUS_ROOT_PASSWORD` (the Super user); absent or `off`: open.
  * - `AWS_REGION` and the role's `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`: set by Lambda.
  */
+import { LambdaClient } from "@aws-sdk/client-lambda";
 import { z } from "zod";
 import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log/index.js";
 import { ACL_TABLE, AclStore, AesGcmSealer, parseMasterKey } from "../../lib/broker/security/index.js";
@@ -22,7 +24,15 @@ import type { HandlerContext } from "../../lib/http/context.js";
 import { DurableNonces } from "../../lib/http/replay-guard.js";
 import { createAwsStorage } from "../../lib/storage/aws/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
+import { attachDispatchWake, dispatchInvoker } from "./dispatch-wake.js";
 import { managementApiGateway } from "./management-api.js";
+
+let lambda: LambdaClient | undefined;
+/** This container's Lambda client (Dispatch's wake on the sending side, targets' invokes on Dispatch's). */
+export const defaultLambdaClient = (): LambdaClient => {
+  lambda ??= new LambdaClient({});
+  return lambda;
+};
 
 const jsonString = z.string().transform((s, ctx) => {
   try {
@@ -41,6 +51,7 @@ const Env = z.object({
   NIMBUS_CONFIG: jsonString.optional(),
   NIMBUS_CHANNEL_URL: z.string().url().optional(),
   NIMBUS_CHANNEL_MANAGEMENT_URL: z.string().url().optional(),
+  NIMBUS_DISPATCH_FUNCTION: z.string().min(1).max(256).optional(),
   AWS_ACCESS_KEY_ID: z.string().optional(),
   AWS_SECRET_ACCESS_KEY: z.string().optional(),
   AWS_SESSION_TOKEN: z.string().optional(),
@@ -109,11 +120,17 @@ export function awsContext(): Promise<HandlerContext> {
         }),
       );
     }
+    // Appends to a subscribed topic wake Dispatch (docs/subscriptions.md).
+    const dispatchWake =
+      env.NIMBUS_DISPATCH_FUNCTION === undefined
+        ? undefined
+        : attachDispatchWake(broker, dispatchInvoker(defaultLambdaClient, env.NIMBUS_DISPATCH_FUNCTION));
     // A stage serves its name server and all its brokers in one API, unless it is a slave cell.
     return {
       broker,
       role,
       channelUrl: env.NIMBUS_CHANNEL_URL,
+      dispatchWake,
       auth: env.NIMBUS_AUTH === "acl" ? requestAuth(env, storage) : undefined,
     };
   })();

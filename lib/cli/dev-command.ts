@@ -311,7 +311,8 @@ export function describe(opts: DevOptions): string {
       ? `embedded store in ${resolve(opts.dataDir)}, --flush ${opts.flush}`
       : `DynamoDB + S3 bucket ${opts.bucket}`;
   const auth = opts.auth === true || authFromEnv(process.env.NIMBUS_AUTH);
-  return `${store}, ${auth ? `auth on, root user ${opts.rootUser}` : opts.insecure ? "NO AUTH, --insecure" : "no auth"}`;
+  // The pid first: `kill -9 <pid>` stops this process, where `$!` of `npx nimbus ... &` is npx's wrapper.
+  return `pid ${process.pid}, ${store}, ${auth ? `auth on, root user ${opts.rootUser}` : opts.insecure ? "NO AUTH, --insecure" : "no auth"}`;
 }
 
 export function stopOnSignals(servers: readonly { close(): Promise<void> }[]): void {

@@ -20,6 +20,11 @@ export interface HandlerContext {
   channelUrl?: string | undefined;
   /** Signatures and ACLs are checked on every route but those declared `auth: "none"`; absent: open. */
   auth?: RequestAuth | undefined;
+  /**
+   * The send-time wake of subscription delivery (AWS: lib/broker/subscriptions' DispatchWake); the handler
+   * waits for its wakes, bounded, before answering, as for the push channel's hints.
+   */
+  dispatchWake?: { settle(ms: number): Promise<void> } | undefined;
   /** The user who signed this request (set per request when `auth` is on), for checks a route decides itself. */
   caller?: AclUser | undefined;
 }

@@ -43,15 +43,20 @@ export interface TableSpec {
  * It guarantees the put creates and never overwrites: of concurrent puts under one key, at most one
  * succeeds.
  */
-export type Condition = { exists: false } | { versionIs: number };
+export type Condition = { exists: false } | { versionIs: number } | { absentOrUntilBefore: number };
 
 /**
  * Whether `stored` (the item under the put's key, if any) meets `condition`. `{ versionIs: n }`: an item is
  * stored and its numeric `version` attribute is `n` (an item without one counts as version 0), which guarantees
  * a read-modify-write is applied to the item it read: of concurrent updates from one version, at most one succeeds.
+ * `{ absentOrUntilBefore: t }`: no item is stored, or the stored one's numeric `until` is below `t` (a lease or
+ * a marker that has run out), which guarantees that of concurrent claims while one is live, none succeeds, and of
+ * those after it ran out, the first wins (the winner's `until` is in the future for the others).
  */
 export function meetsCondition(condition: Condition, stored: Item | undefined): boolean {
   if ("exists" in condition) return stored === undefined;
+  if ("absentOrUntilBefore" in condition)
+    return stored === undefined || (typeof stored.until === "number" && stored.until < condition.absentOrUntilBefore);
   if (stored === undefined) return false;
   const version = stored.version ?? 0;
   return version === condition.versionIs;

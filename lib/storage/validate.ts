@@ -138,15 +138,19 @@ export function checkItem(spec: TableSpec, item: Item): void {
   }
 }
 
-/** A put's condition: absent, `{ exists: false }`, or `{ versionIs: n }`. */
+/** A put's condition: absent, `{ exists: false }`, `{ versionIs: n }` or `{ absentOrUntilBefore: t }`. */
 export function checkCondition(condition: Condition | undefined): void {
   if (condition === undefined) return;
   const keys = typeof condition === "object" && condition !== null ? Object.keys(condition) : [];
   const valid =
     keys.length === 1 &&
     (("exists" in condition && condition.exists === false) ||
-      ("versionIs" in condition && Number.isSafeInteger(condition.versionIs) && condition.versionIs >= 0));
-  if (!valid) throw illegal("a condition is { exists: false } or { versionIs: n } (n a non-negative integer)");
+      ("versionIs" in condition && Number.isSafeInteger(condition.versionIs) && condition.versionIs >= 0) ||
+      ("absentOrUntilBefore" in condition && Number.isSafeInteger(condition.absentOrUntilBefore)));
+  if (!valid)
+    throw illegal(
+      "a condition is { exists: false }, { versionIs: n } (n a non-negative integer) or { absentOrUntilBefore: t } (an integer)",
+    );
 }
 
 /** A condition that is absent or exactly `{ exists: <exists> }`. */

@@ -1,7 +1,8 @@
 /**
  * @module The README's high-availability section, as written: its background lines start the name server
- * and the brokers (the built `nimbus`, on free ports in place of the README's and a fresh data folder),
- * `kill -9 %2` SIGKILLs broker-a's master, and every other line runs and prints what the README shows.
+ * and the brokers (the built `nimbus`, on free ports in place of the README's and a fresh data folder), each
+ * printing its own pid; `kill -9 <pid>` SIGKILLs the process that printed that pid in the README (broker-a's
+ * master) by the pid it printed here, and every other line runs and prints what the README shows.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -46,10 +47,16 @@ describe("the README's high-availability section (the built CLI, real processes)
         jobs.push(job);
         await job.waitForStdout(/listening on/);
       } else if (step.kind === "kill") {
-        const job = jobs[Number(step.args[0]) - 1];
-        assert.ok(job, step.command);
-        job.child.kill("SIGKILL");
+        // The README's pid names the background server that printed it; here that server printed its own.
+        const background = steps.filter((s) => s.kind === "background");
+        const index = background.findIndex((s) => s.expected.includes(`(pid ${step.args[0]},`));
+        const job = jobs[index];
+        assert.ok(job, `${step.command}: no background line of the README printed that pid`);
+        const printed = Number(/\(pid (\d+),/.exec(job.stdout())?.[1]);
+        assert.equal(printed, job.child.pid, "the server prints its own process id");
+        process.kill(printed, "SIGKILL");
         await job.exited;
+        assert.equal(job.child.signalCode, "SIGKILL", step.command);
       } else {
         const r = await nimbus(local(step.args), { url });
         assert.equal(r.code, 0, `${step.command}\n${r.stderr}`);

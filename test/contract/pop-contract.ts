@@ -12,7 +12,7 @@ import { diffCounts } from "../../lib/storage/request-counter.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { fakeClock } from "../support/server-fixture.js";
 import type { OpenFixture } from "../support/storage-fixture.js";
-import { BROKER, freshNames, popBroker, receive, sendTo, text, topicWith } from "./pop-helpers.js";
+import { BROKER, popBroker, receive, sendTo, text, topicWith } from "./pop-helpers.js";
 import { suiteFixture } from "./queue-log-helpers.js";
 
 export function popContract(label: string, open: OpenFixture): void {

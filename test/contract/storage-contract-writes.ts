@@ -1,5 +1,6 @@
 /**
- * @module Contract cases: the put condition `{ exists: false }` (pass, fail, nothing written), `existing`, races;
+ * @module Contract cases: the put conditions `{ exists: false }` (pass, fail, nothing written), `existing`, races,
+ * and `{ absentOrUntilBefore }` (a marker's claim);
  * the atomic `add` (new values, `{ exists: true }`, concurrent adds from two storages never lost).
  */
 import assert from "node:assert/strict";
@@ -61,6 +62,21 @@ export function writeCases(open: OpenFixture): void {
       for (const r of results) {
         if (r.status === "rejected") assert.ok(isNimbusError(r.reason, ErrorCode.CONDITION_FAILED));
       }
+    });
+
+    it("put with absentOrUntilBefore: creates, never takes over a live item, takes over one run out; races: one wins", async () => {
+      const pk = unique("until");
+      const claim = (until: number, at: number, t = table()) =>
+        t.put({ pk, sk: 1, until }, { condition: { absentOrUntilBefore: at } });
+      await claim(1000, 500);
+      await failsWith(claim(2000, 900));
+      await failsWith(claim(2000, 1000));
+      assertItem(await table().get({ pk, sk: 1 }, { consistent: true }), { pk, sk: 1, until: 1000 }, "nothing changed");
+      const other = (await fx().reopen()).table(NUMBER_TABLE);
+      const results = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) => claim(5000 + i, 1001, i % 2 ? other : table())),
+      );
+      assert.equal(results.filter((r) => r.status === "fulfilled").length, 1, "one claim after the end wins");
     });
   });
 

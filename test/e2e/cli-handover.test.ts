@@ -12,7 +12,7 @@ import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import { report, sendRoundRobin, waitUntil } from "../support/consumer-helpers.js";
 import { MODE_LABEL, uniqueName, useTestServer } from "../support/server-fixture.js";
-import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
+import { TEST_TIMEOUT_MS, WAIT_GUARD_MS } from "../support/timeouts.js";
 
 for (const mode of ["local", "aws"] as const) {
   describe(`${MODE_LABEL[mode]}: nimbus consume hands queues over`, () => {
@@ -52,10 +52,10 @@ for (const mode of ["local", "aws"] as const) {
       await waitUntil(() => counts.size >= 40, "the first consumer reading");
       const secondRun = consumer(1).run();
       // Past the first's membership poll (5 s) and its release, the second reads its share of the stream.
-      await waitUntil(() => (byConsumer[1] ?? 0) >= 20, "the second consumer reading", 60_000);
+      await waitUntil(() => (byConsumer[1] ?? 0) >= 20, "the second consumer reading", WAIT_GUARD_MS);
       sending = false;
       await producing;
-      await waitUntil(() => sent.every((id) => counts.has(id)), "every message read", 60_000);
+      await waitUntil(() => sent.every((id) => counts.has(id)), "every message read", WAIT_GUARD_MS);
       stop.abort();
       const [a, b] = await Promise.all([first, secondRun]);
       const duplicates = [...counts.values()].reduce((sum, n) => sum + n - 1, 0);

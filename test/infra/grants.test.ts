@@ -1,6 +1,6 @@
 /**
  * @module Least privilege, checked: each function of infra/manifest.ts is linked (so allowed by IAM) to
- * exactly the tables and bucket it touches. Every function gets its own broker, as in its own Lambda
+ * exactly the tables and bucket it touches, and the functions it invokes (Send wakes Dispatch). Every function gets its own broker, as in its own Lambda
  * container, over one embedded store wrapped to record which table or object store each call reaches; a
  * scenario then calls every route through the function the manifest assigns it, and both scheduled jobs.
  * A resource used but not granted would be AccessDenied on AWS; one granted but unused is a wider grant
@@ -17,10 +17,12 @@ import { dispatchSubscriptions } from "../../functions/dispatch.js";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
 import { sampleLag } from "../../functions/sample-lag.js";
+import { attachDispatchWake } from "../../functions/shared/dispatch-wake.js";
 import { checkTransactions } from "../../functions/transaction-check.js";
 import { ALL_FUNCTIONS, API_FUNCTIONS, API_ROUTES, type ApiFunctionName } from "../../infra/manifest.js";
 import { ACL_TABLE, AclStore } from "../../lib/broker/security/acl-store.js";
 import { AesGcmSealer } from "../../lib/broker/security/secret-sealer.js";
+import { type DispatchWake, WAKE_CACHE_MS, WAKE_WINDOW_MS } from "../../lib/broker/subscriptions/index.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
@@ -98,8 +100,17 @@ describe("each function is granted exactly the resources it uses", () => {
     // The posts themselves go to API Gateway, not to a table or the bucket: answered here as delivered.
     if (ALL_FUNCTIONS[name]?.channel) broker.channel.attach({ post: async () => "sent" });
     contexts.push(broker);
+    // As aws-context.ts: the functions linked to Dispatch wake it at send time; the invoke itself goes to
+    // Lambda, recorded here as the function it reaches (granted by `invokes`).
+    const dispatchWake = ALL_FUNCTIONS[name]?.invokes?.includes("Dispatch")
+      ? attachDispatchWake(broker, async ({ topic }) => {
+          seen.add("lambda:Dispatch");
+          wokenTopics.push(topic);
+        })
+      : undefined;
+    if (dispatchWake) wakes.push(dispatchWake);
     // The Acl function with auth on, as on a stage with ACLs (its routes need the user store).
-    if (name !== "Acl") return { broker, role: { kind: "all" } };
+    if (name !== "Acl") return { broker, role: { kind: "all" }, dispatchWake };
     const store = new AclStore(recording.table(ACL_TABLE), new AesGcmSealer(new Uint8Array(32).fill(7)));
     const auth = new RequestAuth({
       store,
@@ -108,6 +119,8 @@ describe("each function is granted exactly the resources it uses", () => {
     return { broker, role: { kind: "all" }, auth };
   }
   const contexts: HandlerContext["broker"][] = [];
+  const wakes: DispatchWake[] = [];
+  const wokenTopics: string[] = [];
 
   /** Calls `route` (a manifest route key) with `url` through the function the manifest sends it to. */
   async function call(route: string, url: string, body?: unknown): Promise<unknown> {
@@ -117,7 +130,7 @@ describe("each function is granted exactly the resources it uses", () => {
     assert.ok(handler);
     const result = await handler(apiEvent(route.split(" ")[0] ?? "GET", url, body));
     // As functions/shared/api-handler.ts: the hints a request caused go out before its answer.
-    await Promise.all(contexts.map((b) => b.channel.settle(5000)));
+    await Promise.all([...contexts.map((b) => b.channel.settle(5000)), ...wakes.map((w) => w.settle(5000))]);
     assert.equal(result.statusCode, 200, `${route} (${url}) answered ${result.statusCode}: ${result.body}`);
     calledRoutes.add(route);
     return JSON.parse(result.body ?? "null") as unknown;
@@ -305,9 +318,24 @@ describe("each function is granted exactly the resources it uses", () => {
         topic: "Orders",
         target: { type: "http", url: hook.url, secret: "0123456789abcdef" },
       });
+      // Past the Send function's cache of subscribed topics: the send wakes Dispatch for Orders.
+      clock += WAKE_CACHE_MS;
       await call("POST /send", "/send", large);
-      const run = await dispatchSubscriptions(contextOf("Dispatch"));
-      assert.deepEqual([run.delivered, run.acked], [1, 1], "the Dispatch run delivered the message and acked it");
+      assert.deepEqual(wokenTopics, ["Orders"], "the send to the subscribed topic invoked Dispatch once");
+      // After the wake's window, a transaction's commit to Orders wakes it too (the Transactions function).
+      clock += WAKE_WINDOW_MS + 1;
+      const woken = (await call("POST /transactions", "/transactions", {
+        producerGroup: "TxG",
+        topic: "Orders",
+        message: { body: text("tx-woken"), properties: { UNIQ_KEY: "TX3" } },
+      })) as { transactionId: string };
+      await call("POST /transactions/{transactionId}/end", `/transactions/${woken.transactionId}/end`, {
+        producerGroup: "TxG",
+        commitOrRollback: "COMMIT_MESSAGE",
+      });
+      assert.deepEqual(wokenTopics, ["Orders", "Orders"], "the commit to the subscribed topic invoked Dispatch");
+      const run = await dispatchSubscriptions(contextOf("Dispatch"), { topic: "Orders" });
+      assert.deepEqual([run.delivered, run.acked], [2, 2], "the Dispatch run delivered both messages and acked them");
       await call("DELETE /subscriptions/{group}", "/subscriptions/SubG");
     } finally {
       await hook.close();
@@ -363,7 +391,11 @@ describe("each function is granted exactly the resources it uses", () => {
   for (const [name, spec] of Object.entries(ALL_FUNCTIONS)) {
     it(`${name} (${spec.handler})`, () => {
       const used = [...(touched.get(name) ?? [])].sort();
-      const granted = [...spec.tables, ...(spec.bucket ? [BUCKET] : [])].sort();
+      const granted = [
+        ...spec.tables,
+        ...(spec.bucket ? [BUCKET] : []),
+        ...(spec.invokes ?? []).map((fn) => `lambda:${fn}`),
+      ].sort();
       assert.deepEqual(
         {
           usedButNotGranted: used.filter((r) => !granted.includes(r)),

@@ -14,12 +14,13 @@ import type { MessageExt } from "../../lib/client/message.js";
 import type { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { MessageQueue } from "../../lib/core/message-queue.js";
 import { uniqueName } from "./server-fixture.js";
+import { WAIT_GUARD_MS } from "./timeouts.js";
 
 /** Polls `condition` until it holds; throws after `timeoutMs` (default 30 s) naming `what`. */
 export async function waitUntil(
   condition: () => boolean | Promise<boolean>,
   what: string,
-  timeoutMs = 30_000,
+  timeoutMs = WAIT_GUARD_MS,
   intervalMs = 20,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -3,7 +3,8 @@
  * for the AWS SDK's Lambda client: RequestResponse invocations run the registered handler with lambda-local
  * (`execute`: Lambda's context, callback and timeout semantics), answer 200 with the result as the payload, and on
  * a handler error 200 with `X-Amz-Function-Error: Unhandled` and `{errorMessage, errorType}` as Lambda does; an
- * unknown function is 404 `ResourceNotFoundException`. Chosen over lambda-local's own `watch` server (which answers
+ * unknown function is 404 `ResourceNotFoundException`. An `Event` invocation (`X-Amz-Invocation-Type: Event`) is
+ * answered 202 at once, as Lambda queues it, and its handler runs after (`asyncRuns` waits for those). Chosen over lambda-local's own `watch` server (which answers
  * 500 on an error, not the Invoke API) and serverless-offline (a framework, not installed): the smallest honest one.
  */
 import { createServer, type Server } from "node:http";
@@ -20,6 +21,8 @@ export interface InvokeApiServer {
   url: string;
   /** Invocations per function name, as the server saw them (event payloads). */
   invocations: Map<string, unknown[]>;
+  /** Waits, at most `ms`, until every `Event` invocation's handler has finished; answers whether they all did. */
+  asyncRuns(ms: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -38,6 +41,7 @@ export async function startInvokeApiServer(
 ): Promise<InvokeApiServer> {
   const ll = ((lambdaLocal as { default?: LambdaLocal }).default ?? lambdaLocal) as LambdaLocal;
   const invocations = new Map<string, unknown[]>();
+  const running = new Set<Promise<unknown>>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -59,6 +63,15 @@ export async function startInvokeApiServer(
       }
       const event: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
       invocations.set(name, [...(invocations.get(name) ?? []), event]);
+      const run = () =>
+        ll.execute({ event, lambdaFunc: { handler }, lambdaHandler: "handler", timeoutMs, verboseLevel: 0 });
+      if (String(req.headers["x-amz-invocation-type"] ?? "").toLowerCase() === "event") {
+        send(202, {}, "");
+        const tracked = run().catch(() => undefined);
+        running.add(tracked);
+        void tracked.finally(() => running.delete(tracked));
+        return;
+      }
       ll.execute({ event, lambdaFunc: { handler }, lambdaHandler: "handler", timeoutMs, verboseLevel: 0 }).then(
         (result) => send(200, { "x-amz-executed-version": "$LATEST" }, JSON.stringify(result ?? null)),
         (err: unknown) => {
@@ -80,6 +93,19 @@ export async function startInvokeApiServer(
   return {
     url: `http://127.0.0.1:${port}`,
     invocations,
+    asyncRuns: async (ms) => {
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      });
+      const done = (async () => {
+        while (running.size > 0) await Promise.allSettled([...running]);
+        return true as const;
+      })();
+      const all = await Promise.race([done, expired]);
+      clearTimeout(timer);
+      return all;
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * @module A local server whose background jobs (registration, retention, transaction check-backs) never fire
+ * @module A local server whose background jobs (registration, retention, transaction check-backs, lag samples) never fire
  * during a test, so a request's storage writes can be counted and nothing runs between two requests.
  */
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
@@ -24,7 +24,7 @@ export async function startQuietServer(
   const server = await startLocalServer({
     port: 0,
     storage: backing.choice,
-    config: parseNimbusConfig({ transactionCheckIntervalMs: NEVER_MS }),
+    config: parseNimbusConfig({ transactionCheckIntervalMs: NEVER_MS, lagSampleIntervalMs: NEVER_MS }),
     registerIntervalMs: NEVER_MS,
     retentionIntervalMs: NEVER_MS,
     ...extra,

@@ -1,7 +1,8 @@
 /**
  * @module The README's console blocks as steps a test runs: a README section's `$ npx nimbus ...` lines with
- * the output shown under each, background lines (`... &`, servers a section starts) and `kill -9 %N` lines
- * (SIGKILL of the Nth background command), and the normalization that hides what differs from run to run.
+ * the output shown under each, background lines (`... &`, servers a section starts, with the line each prints)
+ * and `kill -9 PID` lines (SIGKILL of the background server that printed `pid PID`), and the normalization
+ * that hides what differs from run to run.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -12,7 +13,7 @@ export interface Step {
   /** The line as written, without `$ `. */
   command: string;
   kind: "run" | "background" | "kill";
-  /** `nimbus` arguments (run, background), or the job number (kill). */
+  /** `nimbus` arguments (run, background), or the pid as the README shows it (kill). */
   args: string[];
   expected: string;
 }
@@ -43,8 +44,9 @@ export function consoleSteps(text: string): Step[] {
         const command = line.slice(2);
         const words = shellWords(command.replace(/\s+#.*$/, ""));
         if (words[0] === "kill") {
-          assert.match(command, /^kill -9 %\d+/, `a kill line names a job: ${line}`);
-          current = { command, kind: "kill", args: [String(Number(words[2]?.slice(1)))], expected: "" };
+          // A pid, never a job (`%2`) or `$!`: outside an interactive shell those name npx's wrapper only.
+          assert.match(command, /^kill -9 \d+(\s|$)/, `a kill line names a process id: ${line}`);
+          current = { command, kind: "kill", args: [words[2] ?? ""], expected: "" };
         } else {
           assert.deepEqual(words.slice(0, 2), ["npx", "nimbus"], `a console line runs nimbus: ${line}`);
           const background = words.at(-1) === "&";

@@ -4,3 +4,9 @@
  * must not depend on machine speed. Tests that are about timeouts set their own.
  */
 export const TEST_TIMEOUT_MS = 30_000;
+
+/**
+ * How long a test waits for a state it expects (`waitUntil`): only a guard against a test that would hang,
+ * never a speed requirement, so long enough for a machine loaded past 20; a passing wait ends when its state holds.
+ */
+export const WAIT_GUARD_MS = 120_000;

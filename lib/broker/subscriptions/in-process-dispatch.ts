@@ -99,6 +99,11 @@ export class InProcessDispatch {
     return [...this.#errors];
   }
 
+  /** Resolves once no wake is running (those started meanwhile included): nothing of it writes after. */
+  async settled(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#backstop);

@@ -13,6 +13,13 @@ export {
   readPartialFailures,
 } from "./delivery.js";
 export {
+  DispatchWake,
+  type DispatchWakeOptions,
+  type DispatchWakeStats,
+  WAKE_CACHE_MS,
+  WAKE_WINDOW_MS,
+} from "./dispatch-wake.js";
+export {
   type DispatcherOptions,
   type DispatchReport,
   MESSAGE_GROUP_PROPERTY,
@@ -31,5 +38,6 @@ export {
   type Subscription,
   SubscriptionStore,
   subscriptionInfo,
+  WAKE_MARKER_PREFIX,
 } from "./subscription-store.js";
 export { subscriptionTargets } from "./targets.js";

@@ -15,6 +15,8 @@ import { ConditionFailedError, type Item, type Table } from "../../storage/table
 import { queryAll } from "../store/index.js";
 
 const SUBSCRIPTIONS = "subscriptions";
+/** The partition of a topic's wake marker in the routes table (`wake#<topic>` / `-`, attribute `until`). */
+export const WAKE_MARKER_PREFIX = "wake#";
 
 /** A stored subscription: its definition (secret included) and its times. */
 export interface Subscription extends SubscriptionDefinition {
@@ -109,6 +111,28 @@ export class SubscriptionStore {
     if (!(await this.get(group)))
       throw new NimbusError(ErrorCode.SUBSCRIPTION_GROUP_NOT_EXIST, `the group ${group} has no subscription`);
     await this.routes.delete({ pk: SUBSCRIPTIONS, sk: group });
+  }
+
+  /**
+   * Claims the right to wake Dispatch for `topic` until `now + windowMs`, across every process of the stage:
+   * one conditional put of the marker `wake#<topic>`. The window's end if this caller won the claim, else undefined.
+   */
+  async claimWake(topic: string, windowMs: number): Promise<number | undefined> {
+    const now = this.now();
+    const until = now + windowMs;
+    try {
+      // Condition `absentOrUntilBefore: now`: the marker is absent or its window has passed, so while one
+      // window runs no other put succeeds (at most one wake per topic per window across all containers), and of
+      // concurrent claims after it, exactly one wins.
+      await this.routes.put(
+        { pk: `${WAKE_MARKER_PREFIX}${topic}`, sk: "-", until },
+        { condition: { absentOrUntilBefore: now } },
+      );
+      return until;
+    } catch (err) {
+      if (err instanceof ConditionFailedError) return undefined;
+      throw err;
+    }
   }
 
   /** Every subscription, or those of one topic: one partition query. */

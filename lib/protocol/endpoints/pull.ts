@@ -16,7 +16,6 @@ import {
   checkFilter,
   consumerGroupName,
   expressionType,
-  groupName,
   messageProperties,
   queueId,
   queueOffset,

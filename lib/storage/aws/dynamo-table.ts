@@ -75,6 +75,8 @@ export class DynamoTable implements Table {
           // creates under one key at most one succeeds. It fails only when an item is stored under the key.
           // `{ versionIs: n }`: the item is stored with `version` n (absent counts as 0), so a read-modify-write
           // lands only on the version it read; of concurrent updates from one version at most one succeeds.
+          // `{ absentOrUntilBefore: t }`: no item, or its `until` < t: a live marker is never taken over, and of
+          // concurrent claims after it ran out at most one succeeds.
           ...(options.condition !== undefined
             ? { ConditionExpression: conditionExpression(options.condition, ph), ...ph.fields() }
             : {}),

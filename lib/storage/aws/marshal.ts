@@ -121,6 +121,9 @@ export function notExistsCondition(ph: Placeholders): string {
 /** The `ConditionExpression` of a put condition (lib/storage/table.ts `Condition`, `meetsCondition`). */
 export function conditionExpression(condition: Condition, ph: Placeholders): string {
   if ("exists" in condition) return notExistsCondition(ph);
+  // No item, or one whose `until` has passed: a live marker or lease is never taken over.
+  if ("absentOrUntilBefore" in condition)
+    return `${notExistsCondition(ph)} OR ${ph.name("until")} < ${ph.value(condition.absentOrUntilBefore)}`;
   const version = `${ph.name("version")} = ${ph.value(condition.versionIs)}`;
   // An item without `version` is version 0.
   return condition.versionIs === 0

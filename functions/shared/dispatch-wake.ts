@@ -1,0 +1,47 @@
+/**
+ * @module The send-time wake on AWS (docs/subscriptions.md): the functions linked to `Dispatch`
+ * (`NIMBUS_DISPATCH_FUNCTION`, infra/manifest.ts's `invokes`) invoke it with `{"topic", "until"}` when an append lands on a
+ * subscribed topic, as an `Event` invocation (Lambda queues it and answers 202: the send waits for no delivery).
+ */
+import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
+import type { Broker } from "../../lib/broker/index.js";
+import { DispatchWake } from "../../lib/broker/subscriptions/index.js";
+
+/** How long an answer may wait for the wakes its request caused (a claim and an invoke), as CHANNEL_SETTLE_MS. */
+export const WAKE_SETTLE_MS = 150;
+/** An invoke that takes longer is abandoned (the window's next send, or the backstop, wakes the topic). */
+const INVOKE_TIMEOUT_MS = 1_000;
+
+export type DispatchInvoke = (wake: { topic: string; until: number }) => Promise<void>;
+
+/** Invokes `functionName` asynchronously with `{ topic, until }` (functions/dispatch.ts's event). */
+export function dispatchInvoker(lambda: () => LambdaClient, functionName: string): DispatchInvoke {
+  return async ({ topic, until }) => {
+    const answer = await lambda().send(
+      new InvokeCommand({
+        FunctionName: functionName,
+        InvocationType: "Event",
+        Payload: new TextEncoder().encode(JSON.stringify({ topic, until })),
+      }),
+      { abortSignal: AbortSignal.timeout(INVOKE_TIMEOUT_MS) },
+    );
+    if (answer.FunctionError !== undefined) throw new Error(`Dispatch invoke: ${answer.FunctionError}`);
+  };
+}
+
+/** The broker's appends wake Dispatch through `invoke`; errors are logged (and counted in `stats`). */
+export function attachDispatchWake(
+  broker: Broker,
+  invoke: DispatchInvoke,
+  options: { windowMs?: number } = {},
+): DispatchWake {
+  const wake = new DispatchWake({
+    subscriptions: broker.subscriptions,
+    invoke,
+    ...options,
+    now: () => broker.now(),
+    onError: (err) => console.error("nimbus: waking Dispatch failed:", err instanceof Error ? err.message : err),
+  });
+  broker.queueLog.onAppended((q) => wake.topicAppended(q.topic));
+  return wake;
+}
