@@ -24,6 +24,7 @@ import { addSendCommand } from "./send-command.js";
 import { addSubscriptionCommands } from "./subscription-commands.js";
 import { addSubscriptionGroupCommands } from "./subscription-group-commands.js";
 import { addTopicCommands } from "./topic-commands.js";
+import { addTraceCommands } from "./trace-commands.js";
 
 const program = new Command("nimbus")
   .description("Nimbus: a serverless message broker with RocketMQ's model. mqadmin's commands over the HTTP API.")
@@ -41,6 +42,7 @@ addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);
 addQueryCommands(program);
+addTraceCommands(program);
 addReceiveCommand(program);
 addAclCommands(program);
 addDlqCommands(program);

@@ -22,7 +22,6 @@ export const MISSING_COMMANDS: readonly MissingCommand[] = [
   { name: "updateOrderConf", hint: "every Nimbus queue keeps its order; send with a queue selector (docs/client.md)" },
   { name: "brokerStatus", hint: "clusterList shows the live brokers; topicStatus -t T their queues" },
   { name: "brokerConsumeStats", hint: "consumerProgress -g G shows a group's lag per queue" },
-  { name: "queryMsgTraceById", hint: "Nimbus has no message traces yet (issue 30)" },
   { name: "printMsg", hint: "consume -g G -t T --from first prints a topic's messages" },
   { name: "printMsgByQueue", hint: "queryMsgByOffset -t T -b B -i Q -o O prints one; consume prints a topic" },
   { name: "consumeMessage", hint: "consume -g G -t T --from first --count N (a group's read, committed)" },

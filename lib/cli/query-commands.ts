@@ -29,7 +29,7 @@ interface ByKeyOptions extends ApiOptions {
 }
 
 /** A time as mqadmin takes it (ms since the epoch), or a date Date.parse reads (`2026-12-01T10:00:00Z`). */
-function timeArg(value: string): number {
+export function timeArg(value: string): number {
   const ms = /^\d+$/.test(value.trim()) ? Number(value) : Date.parse(value);
   if (!Number.isSafeInteger(ms) || ms < 0) {
     throw new InvalidArgumentError("a time in ms since the epoch, or a date such as 2026-12-01T10:00:00Z, is needed");

@@ -66,7 +66,7 @@ export function addSendCommand(program: Command): void {
   refuseOptions(sendCommand, [
     {
       flags: "-m, --msgTraceEnable <bool>",
-      hint: "Nimbus has no message traces yet; the message's fields: queryMsgByOffset",
+      hint: "traces are written by SDK clients with enableMsgTrace: true (docs/trace.md); queryMsgTraceById reads them",
     },
   ]).action(send);
 }

@@ -64,6 +64,15 @@ export {
 } from "./producer/index.js";
 export type { NimbusBatchResponse, NimbusEvent, NimbusHandler, NimbusRecord } from "./subscriptions/index.js";
 export { recordBody, recordBytes } from "./subscriptions/index.js";
+export {
+  MessageTracer,
+  type QueryTraceOptions,
+  queryMessageTrace,
+  TraceDispatcher,
+  type TraceOptions,
+  type TraceRecord,
+  type TraceType,
+} from "./trace/index.js";
 export * from "./transport/index.js";
 export {
   type Credentials,

@@ -92,6 +92,15 @@ export function validateUserTopic(topic: string): void {
   if (isSystemTopic(topic)) throw illegal(`The topic[${topic}] is conflict with system topic.`);
 }
 
+/**
+ * `validateUserTopic`, but lets `RMQ_SYS_TRACE_TOPIC` through: a client with `enableMsgTrace` sends its trace
+ * records there, as RocketMQ's trace dispatcher does (docs/trace.md).
+ */
+export function validateSendTopic(topic: string): void {
+  if (topic === RMQ_SYS_TRACE_TOPIC) return;
+  validateUserTopic(topic);
+}
+
 /** Throws `PARAMETER_ILLEGAL` unless `group` is 1 to 255 characters of `^[%|a-zA-Z0-9_-]+$`. */
 export function validateGroup(group: string): void {
   validateName(group, "group", GROUP_MAX_LENGTH, "the");

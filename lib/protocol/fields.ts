@@ -15,6 +15,7 @@ import {
   validateBrokerName,
   validateConsumerGroup,
   validateGroup,
+  validateSendTopic,
   validateTopic,
   validateUserTopic,
 } from "../core/names.js";
@@ -52,6 +53,12 @@ export const topicName = named(validateTopic, "A topic, system topics included",
 export const userTopicName = named(
   validateUserTopic,
   "A topic that is not a system topic (TBW102, %RETRY%..., %DLQ%..., rmq_sys_...)",
+  TOPIC_MAX_LENGTH,
+);
+/** A topic a user may send to: a user topic, or the trace topic `RMQ_SYS_TRACE_TOPIC` (docs/trace.md). */
+export const sendTopicName = named(
+  validateSendTopic,
+  "A topic that is not a system topic (TBW102, %RETRY%..., %DLQ%..., rmq_sys_...), or RMQ_SYS_TRACE_TOPIC",
   TOPIC_MAX_LENGTH,
 );
 export const groupName = named(validateGroup, "A producer group", GROUP_MAX_LENGTH);

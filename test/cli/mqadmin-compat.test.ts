@@ -18,7 +18,7 @@ const REFUSED: readonly (readonly [string, RegExp])[] = [
   ["consumerConnection -g G -b 127.0.0.1:10911", /stage-wide/],
   ["consumerStatus -g G -s", /not JVMs/],
   ["resetOffsetByTime -g G -t TopicTest -s now -q 0", /every queue of the topic/],
-  ["sendMessage -t TopicTest -p hello -m true", /no message traces/],
+  ["sendMessage -t TopicTest -p hello -m true", /enableMsgTrace/],
   ["queryMsgByOffset -t TopicTest -b broker-a -i 0 -o 0 -f UTF-8", /base64/],
   [
     "updateBrokerConfig -b 127.0.0.1:10911 -k flushDiskType -v SYNC_FLUSH",

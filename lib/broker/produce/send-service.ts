@@ -7,6 +7,7 @@ import { hasControlCharacter } from "../../core/control-characters.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { MessageConst, type MessageRecord } from "../../core/message.js";
 import { encodeBatch } from "../../core/message-codec.js";
+import { RMQ_SYS_TRACE_TOPIC } from "../../core/names.js";
 import { PermName } from "../../core/perm-name.js";
 import {
   DEFAULT_AUTO_CREATE_QUEUE_NUMS,
@@ -147,8 +148,10 @@ export class SendService {
     try {
       return await this.routes.get(topic);
     } catch (err) {
-      if (!(err instanceof NimbusError) || err.code !== ErrorCode.TOPIC_NOT_EXIST || !this.options.autoCreateTopic)
-        throw err;
+      // The trace topic is created on its first record even without autoCreateTopic, as a RocketMQ broker
+      // with traceTopicEnable creates RMQ_SYS_TRACE_TOPIC at start (docs/trace.md).
+      const creatable = this.options.autoCreateTopic || topic === RMQ_SYS_TRACE_TOPIC;
+      if (!(err instanceof NimbusError) || err.code !== ErrorCode.TOPIC_NOT_EXIST || !creatable) throw err;
       const route = await this.topics.autoCreate(
         topic,
         this.options.defaultQueueNums ?? DEFAULT_AUTO_CREATE_QUEUE_NUMS,

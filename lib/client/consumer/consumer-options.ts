@@ -11,6 +11,7 @@ import { CHANNEL_PING_INTERVAL_MS, MAX_PULL_MESSAGES } from "../../protocol/inde
 import type { AllocateMessageQueueStrategy } from "../allocate/index.js";
 import { AllocateMessageQueueAveragely } from "../allocate/index.js";
 import type { MessageExt } from "../message.js";
+import type { TraceOptions } from "../trace/index.js";
 import type { TransportOptions } from "../transport/index.js";
 
 export type MessageModel = "CLUSTERING" | "BROADCASTING";
@@ -110,7 +111,8 @@ export interface ConsumerBaseOptions extends Omit<TransportOptions, "endpoints">
   onError?: (err: unknown, what: string) => void;
 }
 
-export interface PushConsumerOptions extends ConsumerBaseOptions {
+/** With `enableMsgTrace`, every listener call records SubBefore and SubAfter traces (docs/trace.md). */
+export interface PushConsumerOptions extends ConsumerBaseOptions, TraceOptions {
   /** Most messages handed to one listener call. Default 1. */
   consumeMessageBatchMaxSize?: number;
   /** Wait between two pulls of a queue that found messages. Default 0. */

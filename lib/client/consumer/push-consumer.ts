@@ -26,6 +26,7 @@ import type { MessageQueue } from "../../core/message-queue.js";
 import { retryTopic } from "../../core/names.js";
 import type { MessageExt } from "../message.js";
 import type { ServiceState } from "../service-state.js";
+import { MessageTracer } from "../trace/index.js";
 import type { ConsumerRunningInfo } from "../transport/index.js";
 import { ConsumeMessageConcurrentlyService } from "./consume-concurrently.js";
 import type { MessageListenerOrderly } from "./consume-orderly.js";
@@ -50,6 +51,7 @@ export class PushConsumer {
   #service: Pick<ConsumeMessageConcurrentlyService, "submitConsumeRequest" | "shutdown"> | undefined;
   #orderly: OrderlyMode | undefined;
   #state: ServiceState = "CREATE_JUST";
+  readonly #tracer: MessageTracer | undefined;
 
   constructor(options: PushConsumerOptions) {
     this.#options = options;
@@ -74,6 +76,12 @@ export class PushConsumer {
       heldQueues: () => this.#started(),
       queueHint: (hint) => this.#queues.hint(hint),
       wakeAll: () => this.#queues.wakeAll(),
+    });
+    this.#tracer = MessageTracer.of(options, {
+      api: this.#runtime.api,
+      group: options.consumerGroup,
+      clientId: () => this.clientId,
+      onError: (err) => resolved.onError(err, "sending trace records"),
     });
     this.#queues = new PushQueues({
       runtime: this.#runtime,
@@ -213,7 +221,10 @@ export class PushConsumer {
     if (this.#orderlyListener !== undefined) {
       if (r.messageModel !== "CLUSTERING")
         throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "an orderly listener needs the CLUSTERING model");
-      this.#orderly = this.#orderlyMode(this.#orderlyListener, onDelivered);
+      this.#orderly = this.#orderlyMode(
+        this.#tracer?.listener(this.#orderlyListener) ?? this.#orderlyListener,
+        onDelivered,
+      );
       this.#service = this.#orderly.service;
       this.#state = "RUNNING";
       this.#orderly.start();
@@ -222,7 +233,7 @@ export class PushConsumer {
     }
     if (this.#listener === undefined) return;
     this.#service = new ConsumeMessageConcurrentlyService({
-      listener: this.#listener,
+      listener: this.#tracer?.listener(this.#listener) ?? this.#listener,
       messageModel: r.messageModel,
       store: this.#runtime.store,
       consumeMessageBatchMaxSize: this.#settings.consumeMessageBatchMaxSize,
@@ -301,6 +312,7 @@ export class PushConsumer {
       r.onError(err, "releasing the queues at shutdown"),
     );
     await this.#runtime.unregister().catch((err: unknown) => r.onError(err, "unregistering"));
+    await this.#tracer?.close();
   }
 
   /** What the heartbeat reports (consumerStatus). */

@@ -19,7 +19,10 @@
  */
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { MessageConst } from "../../core/message.js";
+import { newMessageId } from "../../core/message-id-node.js";
 import { endpoints, MAX_LONG_POLL_MS, MAX_RECEIVE_MESSAGES, type ReceivedMessage } from "../../protocol/index.js";
+import { localIPv4 } from "../client-id.js";
+import { MessageTracer, type TracedMessage, type TraceOptions } from "../trace/index.js";
 import type { TransportOptions } from "../transport/index.js";
 import { NimbusApi } from "../transport/index.js";
 
@@ -40,7 +43,8 @@ export class FilterExpression {
   }
 }
 
-export interface SimpleConsumerOptions extends Omit<TransportOptions, "endpoints"> {
+/** With `enableMsgTrace`: SubBefore at receive, SubAfter at ack (docs/trace.md). */
+export interface SimpleConsumerOptions extends Omit<TransportOptions, "endpoints">, TraceOptions {
   consumerGroup: string;
   /** Name server / API base URLs. */
   endpoints: string | string[];
@@ -84,6 +88,11 @@ export class SimpleConsumer {
   readonly #brokers = new Map<string, { brokerName: string; baseUrl: string }[]>();
   #state: State = "CREATED";
   #next = 0;
+  readonly #tracer: MessageTracer | undefined;
+  /** Traced messages received and not yet acked: their receive time and trace request id. */
+  readonly #received = new WeakMap<MessageView, { begin: number; requestId: string }>();
+  /** This consumer in its trace records: `ip@pid`. */
+  readonly clientId = `${localIPv4()}@${process.pid}`;
 
   constructor(options: SimpleConsumerOptions) {
     if (typeof options.consumerGroup !== "string" || options.consumerGroup.length === 0) {
@@ -91,8 +100,20 @@ export class SimpleConsumer {
     }
     this.consumerGroup = options.consumerGroup;
     this.awaitDuration = checkRange("awaitDuration", options.awaitDuration ?? MAX_LONG_POLL_MS, 0, MAX_LONG_POLL_MS);
-    const { subscriptions, awaitDuration: _a, consumerGroup: _g, ...transport } = options;
+    const {
+      subscriptions,
+      awaitDuration: _a,
+      consumerGroup: _g,
+      enableMsgTrace,
+      customizedTraceTopic,
+      ...transport
+    } = options;
     this.#api = new NimbusApi(transport);
+    this.#tracer = MessageTracer.of(options, {
+      api: this.#api,
+      group: this.consumerGroup,
+      clientId: () => this.clientId,
+    });
     this.#timeoutMs = options.timeoutMs ?? 3000;
     const entries = subscriptions instanceof Map ? [...subscriptions] : Object.entries(subscriptions ?? {});
     for (const [topic, filter] of entries) this.subscribe(topic, filter);
@@ -146,7 +167,13 @@ export class SimpleConsumer {
       // The answer may take the whole wait: the transport's timeout counts after it.
       { timeoutMs: this.awaitDuration + this.#timeoutMs, ...(broker === undefined ? {} : { baseUrl: broker.baseUrl }) },
     );
-    return answer.messages.map(toView);
+    const views = answer.messages.map(toView);
+    if (this.#tracer !== undefined) {
+      const call = { begin: Date.now(), requestId: newMessageId() };
+      for (const v of views) this.#received.set(v, call);
+      this.#tracer.consumed(views.map(traced), "SubBefore", call.begin, call);
+    }
+    return views;
   }
 
   /** Acks one message; a stale handle (redelivered, changed, expired) is INVALID_RECEIPT_HANDLE. */
@@ -177,6 +204,12 @@ export class SimpleConsumer {
       }
     }
     for (const m of messages) out.push(codes.get(m) ?? "INVALID_RECEIPT_HANDLE");
+    for (const m of this.#tracer === undefined ? [] : messages) {
+      const call = this.#received.get(m);
+      const status = codes.get(m) === "OK" ? "CONSUME_SUCCESS" : "INVALID_RECEIPT_HANDLE";
+      if (call !== undefined) this.#tracer?.consumed([traced(m)], "SubAfter", call.begin, { ...call, status });
+      this.#received.delete(m);
+    }
     return out;
   }
 
@@ -198,6 +231,7 @@ export class SimpleConsumer {
   /** Stops: nothing is held by a simple consumer, so unacked messages simply come back after their invisible time. */
   async shutdown(): Promise<void> {
     this.#state = "TERMINATED";
+    await this.#tracer?.close();
     await this.#api.close();
   }
 
@@ -237,6 +271,21 @@ function toView(m: ReceivedMessage): MessageView {
     offset: m.queueOffset,
     receiptHandle: m.receiptHandle,
     invisibleUntil: m.invisibleUntil,
+  };
+}
+
+/** A view as a trace record reads it. */
+function traced(m: MessageView): TracedMessage {
+  return {
+    msgId: m.messageId,
+    topic: m.topic,
+    tags: m.tag ?? "",
+    keys: m.keys,
+    properties: m.properties,
+    brokerName: m.brokerName,
+    queueId: m.queueId,
+    queueOffset: m.offset,
+    reconsumeTimes: m.deliveryAttempt - 1,
   };
 }
 

@@ -18,6 +18,7 @@ import { validateGroup } from "../../core/names.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "../client-id.js";
 import type { Message, SendResult } from "../message.js";
 import type { ServiceState } from "../service-state.js";
+import { MessageTracer, type TraceOptions } from "../trace/index.js";
 import {
   type HeartbeatResponse,
   type IamAuth,
@@ -35,7 +36,7 @@ import { type TopicPublishInfo, topicRouteData2TopicPublishInfo } from "./topic-
 
 export { SelectMessageQueueByHash, SelectMessageQueueByRandom } from "./message-queue-selector.js";
 
-export interface ProducerOptions {
+export interface ProducerOptions extends TraceOptions {
   producerGroup: string;
   /** Name server / API base URLs (a list, or `;`-separated). */
   endpoints: string | string[];
@@ -62,8 +63,8 @@ export interface ProducerOptions {
   onError?: (err: unknown, during: ProducerErrorSource) => void;
 }
 
-/** What failed in the background: a heartbeat, a route poll, a one-way send, leaving, a transaction's end or check. */
-export type ProducerErrorSource = "heartbeat" | "route" | "oneway" | "unregister" | "transaction";
+/** What failed in the background: a heartbeat, a route poll, a one-way send, leaving, a transaction's end or check, a trace send. */
+export type ProducerErrorSource = "heartbeat" | "route" | "oneway" | "unregister" | "transaction" | "trace";
 
 /**
  * The producer groups started in this process: RocketMQ allows one producer instance per group per
@@ -98,6 +99,8 @@ export class Producer {
   readonly #batcher: SendBatcher | undefined;
   readonly #oneways = new Set<Promise<void>>();
   readonly #onError: ProducerOptions["onError"];
+  /** With `enableMsgTrace`: records every send's Pub records (docs/trace.md). */
+  protected readonly tracer: MessageTracer | undefined;
   #state: ServiceState = "CREATE_JUST";
 
   constructor(options: ProducerOptions) {
@@ -115,6 +118,12 @@ export class Producer {
       ...(options.credentials ? { credentials: options.credentials } : {}),
     });
     this.#onError = options.onError;
+    this.tracer = MessageTracer.of(options, {
+      api: this.api,
+      group: this.producerGroup,
+      clientId: () => this.clientId,
+      onError: (err) => this.#onError?.(err, "trace"),
+    });
     this.#instance = new ClientInstance({
       api: this.api,
       clientId: this.clientId,
@@ -163,6 +172,7 @@ export class Producer {
     startedGroups.delete(this.producerGroup);
     await this.#batcher?.close();
     await Promise.all([...this.#oneways]);
+    await this.tracer?.close();
     await this.#instance.shutdown();
     await this.api
       .unregister(this.clientId, { producerGroup: this.producerGroup })
@@ -188,11 +198,28 @@ export class Producer {
     this.ensureRunning();
     const prepared = prepare(msg);
     const { target, timeout } = this.#parseCall(prepared, msg, rest);
+    const begin = Date.now();
     // A delayed message is sent on its own: a batch is delayed as a whole or not at all.
     const single = !Array.isArray(msg) && !isDelayed(prepared.wire[0]?.properties) && prepared.wire[0];
     // Joins the batch before the first await, so that a shutdown() called right after still flushes it.
-    if (this.#batcher && target.kind === "any" && single) return this.#batcher.add(prepared.topic, single, timeout);
-    return resultOf(await this.#sendDefault(prepared, target, timeout, 1 + this.retryTimesWhenSendFailed));
+    const sending =
+      this.#batcher && target.kind === "any" && single
+        ? this.#batcher.add(prepared.topic, single, timeout)
+        : this.#sendDefault(prepared, target, timeout, 1 + this.retryTimesWhenSendFailed).then(resultOf);
+    return this.#traced(prepared, begin, sending);
+  }
+
+  /** The send's result; with `enableMsgTrace`, its Pub records queued too (never failing the send). */
+  async #traced(prepared: Prepared, begin: number, sending: Promise<SendResult>): Promise<SendResult> {
+    if (this.tracer === undefined) return sending;
+    try {
+      const result = await sending;
+      this.tracer.sent(prepared.topic, prepared.wire, begin, result);
+      return result;
+    } catch (err) {
+      this.tracer.sent(prepared.topic, prepared.wire, begin, err instanceof Error ? err : new Error(String(err)));
+      throw err;
+    }
   }
 
   /** Sends once without waiting for a result; never rejects (failures go to `onError`). */
@@ -204,7 +231,7 @@ export class Producer {
       this.ensureRunning();
       const prepared = prepare(msg);
       const { target, timeout } = this.#parseCall(prepared, msg, rest);
-      await this.#sendDefault(prepared, target, timeout, 1);
+      await this.#traced(prepared, Date.now(), this.#sendDefault(prepared, target, timeout, 1).then(resultOf));
     })().catch((err: unknown) => this.#onError?.(err, "oneway"));
     this.#oneways.add(job);
     void job.finally(() => this.#oneways.delete(job));

@@ -82,9 +82,14 @@ export class TransactionProducer extends Producer {
     const { topic, wire } = prepare(msg);
     const message = wire[0];
     if (message === undefined) throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "no message");
+    const begin = Date.now();
     const half = await this.#sendHalf(topic, message);
+    this.tracer?.sent(topic, wire, begin, { ...half, msgIds: [half.msgId] });
     const state = await settle(() => listener.executeLocalTransaction(msg, arg));
-    if (state !== LocalTransactionState.UNKNOW) await this.#end(half.transactionId, state, false);
+    if (state !== LocalTransactionState.UNKNOW) {
+      await this.#end(half.transactionId, state, false);
+      this.tracer?.endTransaction({ topic, tags: msg.tags, keys: msg.keys, msgId: half.msgId }, state);
+    }
     return {
       sendStatus: half.sendStatus,
       localTransactionState: state,

@@ -7,6 +7,7 @@ import { bodyText, formatTime, fromBase64, hexDump, prettyJson } from "../format
 import { href } from "../router.js";
 import { asApiError, useApi } from "../use-api.js";
 import { ErrorBox, Loading, TableBox } from "../widgets.js";
+import { MessageTrace } from "./message-trace.js";
 import { CONSOLE_GROUP, type PulledMessageWire } from "./messages.js";
 
 type BodyView = "text" | "hex" | "json";
@@ -121,6 +122,7 @@ function MessageDetails({ message: m }: { message: PulledMessageWire }) {
           Not JSON: {json.error}
         </p>
       )}
+      <MessageTrace msgId={m.msgId} />
       <Resend message={m} />
     </>
   );

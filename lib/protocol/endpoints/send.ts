@@ -13,6 +13,7 @@ import {
   messageQueue,
   queueId,
   queueOffset,
+  sendTopicName,
   timestamp,
   userTopicName,
 } from "../fields.js";
@@ -47,6 +48,8 @@ export const SendRequestSchema = z
   .object({
     producerGroup: groupName.optional(),
     ...sendTarget,
+    /** A user topic, or RMQ_SYS_TRACE_TOPIC for a client's trace records (docs/trace.md). */
+    topic: sendTopicName,
     // More than MAX_BATCH_MESSAGES is the broker's MESSAGE_ILLEGAL, as RocketMQ answers an oversized batch.
     messages: z
       .array(SendMessageSchema)
