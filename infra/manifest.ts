@@ -27,6 +27,7 @@ export const TABLES: readonly TableSpec[] = [
   { name: "acl", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" },
+  { name: "message-index", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
 
 /**
@@ -36,7 +37,7 @@ export const TABLES: readonly TableSpec[] = [
  * acl (signatures and ACLs). Nothing else: it serves no admin route, keeps no offsets, posts no push hints.
  */
 export const GRPC_PROXY = {
-  tables: ["routes", "queue-index", "timers", "transactions", "clients", "acl"],
+  tables: ["routes", "queue-index", "message-index", "timers", "transactions", "clients", "acl"],
   bucket: true,
 } as const;
 
@@ -71,7 +72,7 @@ export const API_FUNCTIONS = {
     handler: "functions/topics.handler",
     memoryMb: 256,
     timeoutSeconds: 15,
-    tables: ["routes", "queue-index"],
+    tables: ["routes", "queue-index", "message-index"],
     bucket: false,
   },
   // An append hints the queue's holders on the push channel (their connections, then a post each).
@@ -80,7 +81,7 @@ export const API_FUNCTIONS = {
     handler: "functions/send.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "timers", "connections"],
+    tables: ["routes", "queue-index", "message-index", "timers", "connections"],
     bucket: true,
     channel: true,
   },
@@ -90,7 +91,7 @@ export const API_FUNCTIONS = {
     handler: "functions/pull.handler",
     memoryMb: 512,
     timeoutSeconds: 25,
-    tables: ["routes", "queue-index", "timers", "pop"],
+    tables: ["routes", "queue-index", "message-index", "timers", "pop"],
     bucket: true,
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.
@@ -103,6 +104,15 @@ export const API_FUNCTIONS = {
     tables: ["offsets", "routes", "queue-index", "clients", "connections"],
     bucket: true,
     channel: true,
+  },
+  // Subscription groups live in the routes table; the group list reads each group's topics and offsets
+  // (offsets), members (clients) and queues' ends (queue-index); the lag history is in the offsets table.
+  Groups: {
+    handler: "functions/groups.handler",
+    memoryMb: 256,
+    timeoutSeconds: 15,
+    tables: ["routes", "offsets", "clients", "queue-index"],
+    bucket: false,
   },
   // A client joining or leaving over HTTP: the group's members hear of it on the push channel.
   // A clustering consumer's heartbeat creates its group's retry topic (routes).
@@ -120,7 +130,7 @@ export const API_FUNCTIONS = {
     handler: "functions/transactions.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "transactions", "connections"],
+    tables: ["routes", "queue-index", "message-index", "transactions", "connections"],
     bucket: true,
     channel: true,
   },
@@ -130,6 +140,15 @@ export const API_FUNCTIONS = {
     memoryMb: 256,
     timeoutSeconds: 10,
     tables: ["acl"],
+    bucket: false,
+  },
+  // Subscriptions live in the routes table (`subscriptions` / group); a PUT checks the topic exists there too.
+  // A saved subscription fixes its group's POP start at each queue's end (pop; the tail in queue-index).
+  Subscriptions: {
+    handler: "functions/subscriptions.handler",
+    memoryMb: 256,
+    timeoutSeconds: 10,
+    tables: ["routes", "pop", "queue-index"],
     bucket: false,
   },
 } as const satisfies Record<ServiceName, FunctionSpec>;
@@ -224,10 +243,20 @@ export const SCHEDULED_FUNCTIONS = {
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["routes", "queue-index", "transactions", "clients", "connections"],
+    tables: ["routes", "queue-index", "message-index", "transactions", "clients", "connections"],
     bucket: true,
     // A check-back left for a producer: a `checks` hint to its connection.
     channel: true,
+  },
+  // One lag sample per consumer group a minute (lib/broker/groups/lag-samples.ts): the groups (routes), their
+  // offsets and sample rings (offsets), their queues' ends (queue-index).
+  SampleLag: {
+    handler: "functions/sample-lag.handler",
+    schedule: "rate(1 minute)",
+    memoryMb: 256,
+    timeoutSeconds: 60,
+    tables: ["routes", "offsets", "queue-index"],
+    bucket: false,
   },
   // The backstop of delayed delivery: each run stays up through its minute while buckets fall due in it.
   DelayedDelivery: {
@@ -235,7 +264,18 @@ export const SCHEDULED_FUNCTIONS = {
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["queue-index", "timers"],
+    tables: ["queue-index", "message-index", "timers"],
+    bucket: true,
+  },
+  // The backstop of subscription delivery (docs/subscriptions.md): each run delivers while receives answer
+  // messages. Reads subscriptions and routes, receives and settles over POP, reads the queue log and the bucket,
+  // appends dead letters. Lambda targets grant it `lambda:InvokeFunction` by their own resource policy.
+  Dispatch: {
+    handler: "functions/dispatch.handler",
+    schedule: "rate(1 minute)",
+    memoryMb: 256,
+    timeoutSeconds: 60,
+    tables: ["routes", "pop", "queue-index"],
     bucket: true,
   },
 } as const satisfies Record<string, ScheduleSpec>;
@@ -243,14 +283,14 @@ export const SCHEDULED_FUNCTIONS = {
 /**
  * The push channel's function (docs/push-channel.md): `$connect`, `$disconnect` and `$default` of the
  * WebSocket API. Registrations live in `connections`; a registration records the client's heartbeat
- * (`clients`) with the channel's lease.
+ * (`clients`) with the channel's lease, and a consumer's group meets its subscription group (`routes`).
  */
 export const CHANNEL_FUNCTIONS = {
   Channel: {
     handler: "functions/channel.handler",
     memoryMb: 256,
     timeoutSeconds: 10,
-    tables: ["connections", "clients"],
+    tables: ["connections", "clients", "routes"],
     bucket: false,
     channel: true,
   },

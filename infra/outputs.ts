@@ -5,6 +5,7 @@ import { channelApi } from "./channel-api.js";
 import { settings } from "./config.js";
 import { consoleSite } from "./console.js";
 import { grpcEndpoint } from "./grpc.js";
+import { dispatchRole } from "./schedules.js";
 import { bucket, tableNamesJson, tableRegionsJson } from "./storage.js";
 
 export const outputs = {
@@ -23,4 +24,6 @@ export const outputs = {
   tableRegions: tableRegionsJson,
   /** RocketMQ 5 clients' `endpoints` (with TLS), when the stage sets `grpc` (docs/grpc.md). */
   grpc: grpcEndpoint?.url ?? "off",
+  /** What a subscriber function's resource policy grants `lambda:InvokeFunction` to (docs/subscriptions.md). */
+  dispatchRole: dispatchRole ?? "off",
 };

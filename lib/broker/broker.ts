@@ -14,22 +14,32 @@ import {
   type QueueLockOptions,
   QueueLockService,
 } from "./consume/index.js";
+import {
+  GroupViews,
+  type LagSampleOptions,
+  LagSamples,
+  type SampleReport,
+  SubscriptionGroups,
+} from "./groups/index.js";
 import { type BrokerRegistration, NameServer, RouteCache, TopicService } from "./names/index.js";
 import { DEFAULT_POP_OPTIONS, type PopOptions, PopService } from "./pop/index.js";
 import { SendService } from "./produce/index.js";
 import { PushChannel } from "./push/index.js";
+import { MessageIndex, QueryService } from "./query/index.js";
 import type { QueueRef } from "./queue-log/index.js";
 import { QueueLog } from "./queue-log/index.js";
 import { SendBackService } from "./retry/index.js";
 import {
   CLIENTS_TABLE,
   CONNECTIONS_TABLE,
+  MESSAGE_INDEX_TABLE,
   OFFSETS_TABLE,
   POP_TABLE,
   ROUTES_TABLE,
   TIMERS_TABLE,
   TRANSACTIONS_TABLE,
 } from "./store/index.js";
+import { checkFilterExpression, type FilterCheck, SubscriptionStore } from "./subscriptions/index.js";
 import { DelayedDelivery, TimerStore, type TimerSweepReport } from "./timers/index.js";
 import {
   DEFAULT_TRANSACTION_OPTIONS,
@@ -69,8 +79,12 @@ export interface BrokerOptions {
   timerMaxDelayMs?: number;
   /** Sweeps of due delayed messages alongside requests: at most one per process per this. Default 500 ms. */
   timerSweepIntervalMs?: number;
+  /** Checks a subscription's filter beyond its shape (tags here; SQL92 with the filter compiler). */
+  checkFilter?: FilterCheck;
   /** POP consumption: max delivery attempts, FIFO groups, long polling bounds (docs/pop.md). */
   pop?: Partial<Omit<PopOptions, "retentionMs">>;
+  /** Lag samples per group (lib/broker/groups/lag-samples.ts): period and ring size (60 s, 1440). */
+  lagSamples?: Partial<LagSampleOptions>;
   now?: () => number;
 }
 
@@ -107,8 +121,18 @@ export class Broker {
   readonly delays: DelayedDelivery;
   /** Retries and dead letters (RocketMQ's consumerSendMsgBack). */
   readonly sendBack: SendBackService;
+  /** Subscriptions: a group's messages pushed to a Lambda function or an HTTPS endpoint (docs/subscriptions.md). */
+  readonly subscriptions: SubscriptionStore;
   /** POP consumption (RocketMQ 5's SimpleConsumer): receive, ack, invisible time. */
   readonly pop: PopService;
+  /** RocketMQ's subscription groups: each consumer group's config, honoured by pulls, receives, send-backs. */
+  readonly subscriptionGroups: SubscriptionGroups;
+  /** Each group's lag samples (a bounded ring) and the operator's views of every group. */
+  readonly lagSamples: LagSamples;
+  readonly groups: GroupViews;
+  /** The message index (written by every append) and the queries by id and key it serves. */
+  readonly messageIndex: MessageIndex;
+  readonly query: QueryService;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
   readonly #storage: Storage;
@@ -119,7 +143,10 @@ export class Broker {
     this.#now = options.now ?? Date.now;
     const now = this.#now;
     const routes = storage.table(ROUTES_TABLE);
+    const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.messageIndex = new MessageIndex(storage.table(MESSAGE_INDEX_TABLE), { retentionMs, now });
     this.queueLog = new QueueLog(storage, {
+      indexer: this.messageIndex.write,
       inlineThresholdBytes: options.inlineThresholdBytes,
       objectReplicationGraceMs: options.objectReplicationGraceMs,
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
@@ -127,6 +154,8 @@ export class Broker {
     });
     this.nameServer = new NameServer(routes, now);
     this.routeCache = new RouteCache(this.nameServer, options.routeCacheMs ?? 3000, now);
+    const subscriptionGroups = new SubscriptionGroups(routes, options.routeCacheMs ?? 3000, now);
+    this.subscriptionGroups = subscriptionGroups;
     this.topics = new TopicService(routes, this.nameServer, this.queueLog, (t) => this.routeCache.invalidate(t), now);
     this.timers = new TimerStore(storage.table(TIMERS_TABLE), this.queueLog, {
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
@@ -146,12 +175,37 @@ export class Broker {
       now,
       delays: this.delays,
     });
-    this.sendBack = new SendBackService(this.queueLog, this.topics, this.nameServer, this.delays, (topic) =>
-      this.routeCache.get(topic),
+    this.sendBack = new SendBackService(
+      this.queueLog,
+      this.topics,
+      this.nameServer,
+      this.delays,
+      (topic) => this.routeCache.get(topic),
+      async (group) => (await subscriptionGroups.configOf(group)).retryMaxTimes,
     );
-    this.puller = new PullService(this.routeCache, this.queueLog);
-    this.offsets = new OffsetService(storage.table(OFFSETS_TABLE), this.routeCache, this.queueLog, now);
+    this.puller = new PullService(this.routeCache, this.queueLog, (group) =>
+      subscriptionGroups.checkConsumeEnabled(group),
+    );
+    // A subscription delivers what is sent after it is saved: its group's POP start is fixed first.
+    this.subscriptions = new SubscriptionStore(routes, options.checkFilter ?? checkFilterExpression, now, (g, t) =>
+      this.pop.pinStart(g, t),
+    );
+    this.query = new QueryService(this.messageIndex, this.routeCache, this.queueLog, retentionMs, now);
+    const offsetsTable = storage.table(OFFSETS_TABLE);
+    this.offsets = new OffsetService(offsetsTable, this.routeCache, this.queueLog, now);
+    this.offsets.onGroupTopic = (group) => subscriptionGroups.meet(group);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
+    this.clients.beforeConsumerHeartbeat = async (group, messageModel) => {
+      await subscriptionGroups.checkMessageModel(group, messageModel);
+      await subscriptionGroups.meet(group);
+    };
+    this.lagSamples = new LagSamples(offsetsTable, options.lagSamples ?? {}, now);
+    this.groups = new GroupViews({
+      subscriptionGroups,
+      offsets: this.offsets,
+      clients: this.clients,
+      lagSamples: this.lagSamples,
+    });
     this.locks = new QueueLockService(
       storage.table(CLIENTS_TABLE),
       { ...DEFAULT_QUEUE_LOCK_OPTIONS, ...options.queueLocks },
@@ -169,12 +223,20 @@ export class Broker {
       this.sendBack,
       { ...DEFAULT_POP_OPTIONS, ...options.pop, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS },
       now,
+      // RocketMQ's POP: consume disabled refuses, retryMaxTimes + 1 deliveries, consumeMessageOrderly is FIFO.
+      async (group, receiving) => {
+        if (receiving) {
+          await subscriptionGroups.checkConsumeEnabled(group);
+          await subscriptionGroups.meet(group);
+        }
+        const config = await subscriptionGroups.configOf(group);
+        const fifo = config.consumeMessageOrderly;
+        return config.configured ? { fifo, maxDeliveryAttempts: config.retryMaxTimes + 1 } : { fifo };
+      },
     );
     // The write path's hint: the push channel's notifications and the POP receives waiting in this process.
-    this.queueLog.onAppended = (q, maxOffset) => {
-      this.channel.queueAppended(q, maxOffset);
-      this.pop.queueAppended(q);
-    };
+    this.queueLog.onAppended((q, maxOffset) => this.channel.queueAppended(q, maxOffset));
+    this.queueLog.onAppended((q) => this.pop.queueAppended(q));
     this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     const transactionTable = storage.table(TRANSACTIONS_TABLE);
     this.transactions = new TransactionService(
@@ -214,6 +276,11 @@ export class Broker {
    */
   moveDueMessages(runMs = 0): Promise<TimerSweepReport> {
     return runMs > 0 ? this.timers.runScheduled(runMs) : this.timers.sweep();
+  }
+
+  /** One lag sample per consumer group: the scheduled job, every minute (lib/broker/groups/lag-samples.ts). */
+  sampleLag(): Promise<SampleReport> {
+    return this.groups.sampleLag();
   }
 
   /** Registers the configured brokers with the name server: the scheduled job, every 30 s. */

@@ -12,7 +12,9 @@
  * - `transactions/`: half messages, commit/rollback, check-backs
  * - `push/`: the push channel's registrations and hints
  * - `security/`: users and ACLs, sealed secrets
+ * - `groups/`: subscription groups (RocketMQ's SubscriptionGroupConfig), the list of every group, lag samples
  * - `pop/`: POP consumption (RocketMQ 5's SimpleConsumer): receive, ack, invisible time, checkpoints
+ * - `query/`: the message index (ids and keys per group commit) and the queries by id and key
  */
 export {
   Broker,
@@ -21,11 +23,13 @@ export {
   DEFAULT_TIMER_MAX_DELAY_MS,
   type RetentionReport,
 } from "./broker.js";
+export type { SampleReport } from "./groups/index.js";
 export {
   type AckCode,
   DEFAULT_POP_MAX_DELIVERY_ATTEMPTS,
   type FilterExpression,
   type FilterType,
+  type PopGroupPolicy,
   type PopOptions,
   type PoppedMessage,
   type PopReceiveRequest,

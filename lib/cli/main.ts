@@ -18,8 +18,11 @@ import { MISSING_COMMANDS } from "./mqadmin-missing.js";
 import { escapeControls } from "./output.js";
 import { addProducerCommands } from "./producer-commands.js";
 import { addProxyCommand } from "./proxy-command.js";
+import { addQueryCommands } from "./query-commands.js";
 import { addReceiveCommand } from "./receive-command.js";
 import { addSendCommand } from "./send-command.js";
+import { addSubscriptionCommands } from "./subscription-commands.js";
+import { addSubscriptionGroupCommands } from "./subscription-group-commands.js";
 import { addTopicCommands } from "./topic-commands.js";
 
 const program = new Command("nimbus")
@@ -32,9 +35,12 @@ addProxyCommand(program);
 addTopicCommands(program);
 addConsumerCommands(program);
 addGroupAdminCommands(program);
+addSubscriptionCommands(program);
+addSubscriptionGroupCommands(program);
 addProducerCommands(program);
 addSendCommand(program);
 addMessageCommands(program);
+addQueryCommands(program);
 addReceiveCommand(program);
 addAclCommands(program);
 addDlqCommands(program);

@@ -8,6 +8,7 @@ import type { PulledMessage } from "../client/transport/index.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import { CliConsumer } from "./cli-consumer.js";
 import { type ApiOptions, apiCommand, connect, describeFailure, intIn, messageAt } from "./common.js";
+import { type FilterOptions, filterOf } from "./filter-option.js";
 import { refuseOptions } from "./mqadmin-compat.js";
 import { bodyText, formatBody, formatFields, formatRate, formatTime, note, print, printJson } from "./output.js";
 import { Progress } from "./progress.js";
@@ -21,11 +22,9 @@ interface QueryOptions extends ApiOptions {
   offset: number;
 }
 
-interface ConsumeOptions extends ApiOptions {
+interface ConsumeOptions extends ApiOptions, FilterOptions {
   groupName: string;
   topic: string;
-  subExpression: string;
-  sql?: string;
   from: "first" | "last";
   count?: number;
   wait?: number;
@@ -89,7 +88,15 @@ async function queryMsgByOffset(opts: QueryOptions): Promise<void> {
       `no message at offset ${opts.offset} of ${opts.topic} ${opts.brokerName} queue ${opts.queueId} (min offset ${res.minOffset}, max offset ${res.maxOffset})`,
     );
   }
-  if (opts.json) return printJson(messageJson(m));
+  printMessage(m, opts.json === true);
+}
+
+/** One message's fields as mqadmin prints them (queryMsgByOffset, queryMsgById), or as JSON. */
+export function printMessage(m: PulledMessage, json: boolean): void {
+  if (json) {
+    printJson(messageJson(m));
+    return;
+  }
   print(
     formatFields([
       ["Msg ID", m.msgId],
@@ -111,7 +118,7 @@ async function queryMsgByOffset(opts: QueryOptions): Promise<void> {
 }
 
 /** A message for scripts: the API's fields, the body in base64 as the API sends it, and as text if it is. */
-function messageJson(m: PulledMessage): Record<string, unknown> {
+export function messageJson(m: PulledMessage): Record<string, unknown> {
   const text = bodyText(m.body);
   return {
     ...m,
@@ -149,10 +156,7 @@ async function consume(opts: ConsumeOptions): Promise<void> {
   const consumer = new CliConsumer(connect(opts), {
     group: opts.groupName,
     topic: opts.topic,
-    filter:
-      opts.sql === undefined
-        ? { type: "TAG", expression: opts.subExpression }
-        : { type: "SQL92", expression: opts.sql },
+    filter: filterOf(opts),
     from: opts.from,
     count: opts.count,
     ...(opts.wait === undefined ? {} : { idleMs: opts.wait * 1000 }),

@@ -7,14 +7,11 @@ import type { MissingCommand } from "./mqadmin-compat.js";
 const STAGE = "broker settings are per stage (lib/config/stages.ts, nimbus dev's options: docs/cli.md)";
 const NO_FILES = "Nimbus keeps no commit log or consume queue files: S3 and DynamoDB (or the embedded store) hold them";
 const NO_CONTROLLER = "Nimbus has no controller: a master's slaves serve reads, see docs/topology.md";
-const NOT_YET = "not in Nimbus yet (issue 30); a message by its place: queryMsgByOffset -t T -b B -i Q -o O";
 
 export const MISSING_COMMANDS: readonly MissingCommand[] = [
   { name: "updateTopicList", hint: "run updateTopic once per topic" },
   { name: "updateTopicPerm", hint: "updateTopic -t T -b B -p <perm> sets a topic's permission" },
-  { name: "updateSubGroup", hint: "not in Nimbus yet (issue 30): groups exist when a consumer joins" },
-  { name: "updateSubGroupList", hint: "not in Nimbus yet (issue 30): groups exist when a consumer joins" },
-  { name: "deleteSubGroup", hint: "not in Nimbus yet (issue 30): a group's offsets stay until retention" },
+  { name: "updateSubGroupList", hint: "updateSubGroup -g G, once per group (a group's settings are one request)" },
   { name: "setConsumeMode", hint: "Nimbus consumers pull or take the push channel (docs/push-channel.md)" },
   { name: "updateBrokerConfig", hint: STAGE },
   { name: "getBrokerConfig", hint: STAGE },
@@ -25,9 +22,6 @@ export const MISSING_COMMANDS: readonly MissingCommand[] = [
   { name: "updateOrderConf", hint: "every Nimbus queue keeps its order; send with a queue selector (docs/client.md)" },
   { name: "brokerStatus", hint: "clusterList shows the live brokers; topicStatus -t T their queues" },
   { name: "brokerConsumeStats", hint: "consumerProgress -g G shows a group's lag per queue" },
-  { name: "queryMsgById", hint: NOT_YET },
-  { name: "queryMsgByKey", hint: NOT_YET },
-  { name: "queryMsgByUniqueKey", hint: NOT_YET },
   { name: "queryMsgTraceById", hint: "Nimbus has no message traces yet (issue 30)" },
   { name: "printMsg", hint: "consume -g G -t T --from first prints a topic's messages" },
   { name: "printMsgByQueue", hint: "queryMsgByOffset -t T -b B -i Q -o O prints one; consume prints a topic" },

@@ -7,13 +7,12 @@
 import { type Command, Option } from "commander";
 import { endpoints, MAX_RECEIVE_MESSAGES, type ReceivedMessage } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, connect, intIn } from "./common.js";
+import { type FilterOptions, filterOf } from "./filter-option.js";
 import { bodyText, formatBody, note, print } from "./output.js";
 
-interface ReceiveOptions extends ApiOptions {
+interface ReceiveOptions extends ApiOptions, FilterOptions {
   groupName: string;
   topic: string;
-  subExpression: string;
-  sql?: string;
   count?: number;
   batch: number;
   invisible: number;
@@ -66,10 +65,7 @@ async function receive(opts: ReceiveOptions): Promise<void> {
         body: {
           consumerGroup: opts.groupName,
           topic: opts.topic,
-          filterExpression:
-            opts.sql === undefined
-              ? { type: "TAG", expression: opts.subExpression }
-              : { type: "SQL92", expression: opts.sql },
+          filterExpression: filterOf(opts),
           maxMessages: want,
           invisibleDurationMs: opts.invisible * 1000,
           awaitDurationMs: opts.wait * 1000,

@@ -3,7 +3,7 @@
  * `topicRoute`, `topicStatus`. Each is one NimbusApi call (two for `updateTopic -c`), printed as a table or
  * as the API's JSON.
  */
-import type { Command } from "commander";
+import { type Command, InvalidArgumentError } from "commander";
 import { PermName } from "../core/perm-name.js";
 import { MASTER_ID } from "../core/topology.js";
 import type { TopicRouteData } from "../protocol/index.js";
@@ -35,6 +35,27 @@ interface UpdateTopicOptions extends TopicOptions {
   readQueueNums?: number;
   writeQueueNums?: number;
   perm?: number;
+  /** `-a +key.index=<bool>`: whether the message index keeps the topic's keys. */
+  attributes?: boolean;
+}
+
+/**
+ * mqadmin's `-a +name=value,...` (RocketMQ 5's topic attributes). Nimbus has one, `key.index`; a message's type
+ * (delay, transaction, FIFO) is per message, so `message.type` and the others are refused with that.
+ */
+function keyIndexAttribute(value: string): boolean {
+  let keyIndex: boolean | undefined;
+  for (const part of value.split(",").map((p) => p.trim())) {
+    const match = /^\+key\.index=(true|false)$/.exec(part);
+    if (match === null) {
+      throw new InvalidArgumentError(
+        `${part}: Nimbus topics have one attribute, +key.index=true|false; a message's type (delay, transaction) is per message`,
+      );
+    }
+    keyIndex = match[1] === "true";
+  }
+  if (keyIndex === undefined) throw new InvalidArgumentError("-a needs +key.index=true or +key.index=false");
+  return keyIndex;
 }
 
 export function addTopicCommands(program: Command): void {
@@ -71,12 +92,13 @@ export function addTopicCommands(program: Command): void {
       intIn(1, MAX_QUEUE_NUMS),
     )
     .option("-p, --perm <perm>", "permission bits: 2 write, 4 read, 6 read+write (default 6)", intIn(0, 15))
+    .option(
+      "-a, --attributes <attributes>",
+      "topic attributes as mqadmin writes them; Nimbus has one: +key.index=false (keys not indexed)",
+      keyIndexAttribute,
+    )
     .addHelpText("after", "\nExample:\n  nimbus updateTopic -t TopicTest -b broker-a -r 2 -w 2");
   refuseOptions(updateTopicCommand, [
-    {
-      flags: "-a, --attributes <attributes>",
-      hint: "Nimbus topics have no attributes: a message's type (delay, transaction) is per message",
-    },
     {
       flags: "-o, --order <bool>",
       hint: "every Nimbus queue keeps its order: send with a queue selector for ordered messages (docs/client.md)",
@@ -160,6 +182,7 @@ async function updateTopic(opts: UpdateTopicOptions, cmd: Command): Promise<void
     readQueueNums: opts.readQueueNums,
     writeQueueNums: opts.writeQueueNums,
     perm: opts.perm,
+    ...(opts.attributes === undefined ? {} : { keyIndex: opts.attributes }),
   });
   if (opts.json) return printJson(route);
   for (const b of brokerNames) print(`create topic to ${b} success.\n`);

@@ -8,6 +8,13 @@
  * await producer.send(new Message("TopicTest", "TagA", "Hello"));
  */
 
+export {
+  DEFAULT_SIGNATURE_TOLERANCE_SECONDS,
+  DELIVERY_SIGNATURE_HEADER,
+  type SignatureCheck,
+  signDelivery,
+  verifyDeliverySignature,
+} from "../core/delivery-signature.js";
 export { ErrorCode, NimbusError } from "../core/errors.js";
 export { MessageQueue } from "../core/message-queue.js";
 export { dlqTopic, retryTopic } from "../core/names.js";
@@ -55,6 +62,8 @@ export {
   TransactionProducer,
   type TransactionSendResult,
 } from "./producer/index.js";
+export type { NimbusBatchResponse, NimbusEvent, NimbusHandler, NimbusRecord } from "./subscriptions/index.js";
+export { recordBody, recordBytes } from "./subscriptions/index.js";
 export * from "./transport/index.js";
 export {
   type Credentials,

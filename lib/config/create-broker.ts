@@ -33,6 +33,7 @@ export function createBroker(
       fifoGroups: config.popFifoGroups,
       maxLongPollMs: config.popMaxLongPollMs,
     },
+    lagSamples: { intervalMs: config.lagSampleIntervalMs },
     newMessageId: options.newMessageId,
     objectReplicationGraceMs: options.objectReplicationGraceMs,
     ...(options.now ? { now: options.now } : {}),

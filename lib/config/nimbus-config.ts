@@ -106,6 +106,11 @@ export const NimbusConfigSchema = z
      * woken only by sends its own container serves (docs/pop.md): keep it short there.
      */
     popMaxLongPollMs: z.number().int().min(0).max(20_000).default(20_000),
+    /**
+     * Lag samples: at most one per consumer group per this (the sampling job's period in `nimbus dev`; on AWS
+     * the schedule runs every minute). A group keeps 1440 samples: a day at the default.
+     */
+    lagSampleIntervalMs: z.number().int().min(1000).max(3_600_000).default(60_000),
   })
   .strict()
   // A half message must outlive its last check (retention trims half queues like any queue).

@@ -1,8 +1,9 @@
 /**
  * @module `npm run build:console`: bundles the console (main.tsx with preact, uPlot and the protocol module)
- * with esbuild into lib/console/build/{index.html, console.js, console.css}, committed so the local server
- * and a deployed stage serve them without a build step. `--check` builds in memory and fails when the
- * committed files differ (`npm test` runs it through test/console/bundle.test.ts).
+ * with esbuild into lib/console/build/{console.js, console.css}, committed so the local server and a deployed
+ * stage serve them without a build step. The page that loads them, lib/console/build/index.html, is written by
+ * hand and kept only there (no second copy to keep in step). `--check` builds in memory and fails when the
+ * committed files differ (`npm test` runs it through test/console/signing.test.ts).
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -32,7 +33,7 @@ const englishOnlyZodLocales: Plugin = {
   },
 };
 
-/** The console's files by name, as the build folder should hold them. */
+/** The console's built files by name, as the build folder should hold them (index.html is not built). */
 export async function bundleConsole(): Promise<Map<string, string>> {
   const result = await build({
     entryPoints: [path.join(HERE, "main.tsx")],
@@ -52,7 +53,6 @@ export async function bundleConsole(): Promise<Map<string, string>> {
   });
   const files = new Map<string, string>();
   for (const file of result.outputFiles) files.set(path.basename(file.path), file.text);
-  files.set("index.html", await readFile(path.join(HERE, "index.html"), "utf8"));
   return files;
 }
 

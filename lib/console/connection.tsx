@@ -42,28 +42,67 @@ export function useConnection(): Connection {
   return useContext(ConnectionContext);
 }
 
+/** A text field's value and its setter, as `useState` gives them. */
+type FieldState = [string, (value: string) => void];
+
+/**
+ * A labelled text input of the connection form. `login` makes it a required sign-in field: "user" autocompletes
+ * as a user name, "secret" is a password field.
+ */
+function Field(props: {
+  label: string;
+  name: string;
+  state: FieldState;
+  required?: boolean;
+  login?: "user" | "secret";
+}) {
+  const [value, setValue] = props.state;
+  return (
+    <label>
+      {props.label}
+      <input
+        name={props.name}
+        type={props.login === "secret" ? "password" : undefined}
+        value={value}
+        required={props.required === true || props.login !== undefined}
+        autocomplete={props.login === "user" ? "username" : props.login === "secret" ? "current-password" : undefined}
+        onInput={(e) => setValue(e.currentTarget.value)}
+      />
+    </label>
+  );
+}
+
 /** The connection form: API URL, and AWS keys for a stage with IAM auth. */
 export function ConnectionPage(props: { settings: ConnectionSettings; onSave: (s: ConnectionSettings) => void }) {
-  const [apiUrl, setApiUrl] = useState(props.settings.apiUrl);
+  const apiUrl = useState(props.settings.apiUrl);
   const current = props.settings.auth;
   const [kind, setKind] = useState<Auth["kind"]>(current.kind);
-  const [region, setRegion] = useState(current.kind === "sigv4" ? current.region : (regionOfApiUrl(apiUrl) ?? ""));
-  const [accessKeyId, setAccessKeyId] = useState(current.kind === "sigv4" ? current.accessKeyId : "");
-  const [secretAccessKey, setSecret] = useState(current.kind === "sigv4" ? current.secretAccessKey : "");
-  const [sessionToken, setToken] = useState(current.kind === "sigv4" ? (current.sessionToken ?? "") : "");
-  const [accessKey, setAccessKey] = useState(current.kind === "nimbus" ? current.accessKey : "");
-  const [secretKey, setSecretKey] = useState(current.kind === "nimbus" ? current.secretKey : "");
+  const sigv4 = current.kind === "sigv4" ? current : undefined;
+  const nimbus = current.kind === "nimbus" ? current : undefined;
+  const region = useState(sigv4?.region ?? regionOfApiUrl(apiUrl[0]) ?? "");
+  const accessKeyId = useState(sigv4?.accessKeyId ?? "");
+  const secretAccessKey = useState(sigv4?.secretAccessKey ?? "");
+  const sessionToken = useState(sigv4?.sessionToken ?? "");
+  const accessKey = useState(nimbus?.accessKey ?? "");
+  const secretKey = useState(nimbus?.secretKey ?? "");
   const [saved, setSaved] = useState(false);
 
   const submit = (e: Event) => {
     e.preventDefault();
+    const token = sessionToken[0];
     const auth: Auth =
       kind === "none"
         ? { kind: "none" }
         : kind === "nimbus"
-          ? { kind: "nimbus", accessKey, secretKey }
-          : { kind: "sigv4", region, accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
-    props.onSave({ apiUrl: apiUrl.trim().replace(/\/+$/, ""), auth });
+          ? { kind: "nimbus", accessKey: accessKey[0], secretKey: secretKey[0] }
+          : {
+              kind: "sigv4",
+              region: region[0],
+              accessKeyId: accessKeyId[0],
+              secretAccessKey: secretAccessKey[0],
+              ...(token ? { sessionToken: token } : {}),
+            };
+    props.onSave({ apiUrl: apiUrl[0].trim().replace(/\/+$/, ""), auth });
     setSaved(true);
   };
 
@@ -75,10 +114,7 @@ export function ConnectionPage(props: { settings: ConnectionSettings; onSave: (s
         does. Kept in this tab only.
       </p>
       <form class="form" onSubmit={submit}>
-        <label>
-          API URL
-          <input name="apiUrl" value={apiUrl} required onInput={(e) => setApiUrl(e.currentTarget.value)} />
-        </label>
+        <Field label="API URL" name="apiUrl" state={apiUrl} required />
         <label>
           Auth
           <select name="auth" value={kind} onChange={(e) => setKind(e.currentTarget.value as Auth["kind"])}>
@@ -89,60 +125,16 @@ export function ConnectionPage(props: { settings: ConnectionSettings; onSave: (s
         </label>
         {kind === "nimbus" && (
           <>
-            <label>
-              Access key (user name)
-              <input
-                name="accessKey"
-                value={accessKey}
-                required
-                autocomplete="username"
-                onInput={(e) => setAccessKey(e.currentTarget.value)}
-              />
-            </label>
-            <label>
-              Secret key (password)
-              <input
-                name="secretKey"
-                type="password"
-                value={secretKey}
-                required
-                autocomplete="current-password"
-                onInput={(e) => setSecretKey(e.currentTarget.value)}
-              />
-            </label>
+            <Field label="Access key (user name)" name="accessKey" state={accessKey} login="user" />
+            <Field label="Secret key (password)" name="secretKey" state={secretKey} login="secret" />
           </>
         )}
         {kind === "sigv4" && (
           <>
-            <label>
-              Region
-              <input name="region" value={region} required onInput={(e) => setRegion(e.currentTarget.value)} />
-            </label>
-            <label>
-              Access key id
-              <input
-                name="accessKeyId"
-                value={accessKeyId}
-                required
-                autocomplete="username"
-                onInput={(e) => setAccessKeyId(e.currentTarget.value)}
-              />
-            </label>
-            <label>
-              Secret access key
-              <input
-                name="secretAccessKey"
-                type="password"
-                value={secretAccessKey}
-                required
-                autocomplete="current-password"
-                onInput={(e) => setSecret(e.currentTarget.value)}
-              />
-            </label>
-            <label>
-              Session token (temporary credentials)
-              <input name="sessionToken" value={sessionToken} onInput={(e) => setToken(e.currentTarget.value)} />
-            </label>
+            <Field label="Region" name="region" state={region} required />
+            <Field label="Access key id" name="accessKeyId" state={accessKeyId} login="user" />
+            <Field label="Secret access key" name="secretAccessKey" state={secretAccessKey} login="secret" />
+            <Field label="Session token (temporary credentials)" name="sessionToken" state={sessionToken} />
           </>
         )}
         <button type="submit">Connect</button>

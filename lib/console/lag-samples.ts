@@ -1,7 +1,7 @@
 /**
- * @module Lag samples of a consumer group: taken by the group view while it is open, kept in the browser's
- * localStorage so the chart shows the history of earlier visits too. The broker keeps no samples
- * (docs/console.md says why: a server-side sampler would cost storage requests every period, watched or not).
+ * @module Lag samples of a consumer group: the broker's (one a minute for the last day, `GET
+ * /groups/{group}/lag-history`, loaded when the page opens) merged with those the group view takes while it is
+ * open, which are kept in the browser's localStorage so the chart also shows earlier visits' finer samples.
  */
 
 export interface LagSample {
@@ -42,13 +42,21 @@ export function appendSample(apiUrl: string, group: string, samples: LagSample[]
   return next;
 }
 
+/** The broker's samples and the browser's, in time order, one per instant (the broker's where both have one). */
+export function mergeSamples(broker: readonly LagSample[], local: readonly LagSample[]): LagSample[] {
+  const byTime = new Map<number, LagSample>();
+  for (const s of local) byTime.set(s.at, s);
+  for (const s of broker) byTime.set(s.at, s);
+  return [...byTime.values()].sort((a, b) => a.at - b.at).slice(-2 * MAX_SAMPLES);
+}
+
 export function clearSamples(apiUrl: string, group: string): void {
   localStorage.removeItem(key(apiUrl, group));
 }
 
 const RECENT_KEY = "nimbus-console-recent-groups";
 
-/** Groups opened before, most recent first (the API has no list of groups). */
+/** Groups opened before, most recent first. */
 export function recentGroups(): string[] {
   try {
     const parsed: unknown = JSON.parse(localStorage.getItem(RECENT_KEY) ?? "[]");

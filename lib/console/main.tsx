@@ -13,6 +13,7 @@ import { GroupsPage } from "./pages/groups.js";
 import { MessageViewPage } from "./pages/message-view.js";
 import { MessagesPage } from "./pages/messages.js";
 import { ProducersPage } from "./pages/producers.js";
+import { SearchPage } from "./pages/search.js";
 import { TopicDetailPage } from "./pages/topic-detail.js";
 import { TopicsPage } from "./pages/topics.js";
 import { TransactionsPage } from "./pages/transactions.js";
@@ -23,6 +24,7 @@ const NAV: [string, string][] = [
   ["topics", "Topics"],
   ["groups", "Consumer groups"],
   ["messages", "Messages"],
+  ["search", "Search"],
   ["producers", "Producers"],
   ["transactions", "Transactions"],
   ["connection", "Connection"],
@@ -80,6 +82,8 @@ function View({ route }: { route: Route }) {
       return a === undefined ? <GroupsPage /> : <GroupDetailPage group={a} />;
     case "messages":
       return <MessagesPage query={route.query} />;
+    case "search":
+      return <SearchPage query={route.query} />;
     case "message":
       return <MessageViewPage topic={a ?? ""} broker={b ?? ""} queue={Number(c)} offset={Number(d)} />;
     case "producers":

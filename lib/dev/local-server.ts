@@ -14,6 +14,7 @@ import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
 import { BROKER_TABLES } from "../broker/store/index.js";
+import type { InProcessDispatch } from "../broker/subscriptions/index.js";
 import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
@@ -23,6 +24,7 @@ import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import { LoadShedder, type LoadSheddingOptions } from "../http/load-shedder.js";
 import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
+import { startLocalDispatch } from "./local-dispatch.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
 
@@ -116,6 +118,8 @@ export interface LocalServer {
   readonly shedder: LoadShedder;
   /** The gRPC endpoint, when `grpcPort` was given. */
   readonly grpc: GrpcServer | undefined;
+  /** Subscription delivery in this process (its totals and last errors). */
+  readonly dispatch: InProcessDispatch;
   close(): Promise<void>;
 }
 
@@ -254,11 +258,14 @@ export async function serveOn(
     throw err;
   }
 
-  // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts), on timers:
+  // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts,
+  // sample-lag.ts), on timers:
   // every process registers what it serves; the name server (or the all-in-one process) runs the others.
   // One run of a job at a time (a run longer than its period is not started twice), and close() waits for
   // the runs in flight before it closes the store.
   await broker.registerBrokers();
+  // Subscriptions delivered in-process, woken by appends, saved subscriptions, due retries and a backstop.
+  const dispatch = startLocalDispatch(broker, { lambdaEndpoint: process.env.NIMBUS_LAMBDA_ENDPOINT });
   const running = new Map<string, Promise<unknown>>();
   const every = (job: string, periodMs: number, run: () => Promise<unknown>) =>
     setInterval(() => {
@@ -273,6 +280,7 @@ export async function serveOn(
     timers.push(
       every("retention", options.retentionIntervalMs ?? 3_600_000, () => broker.applyRetention()),
       every("transaction check", config.transactionCheckIntervalMs, () => broker.checkTransactions()),
+      every("lag samples", broker.lagSamples.options.intervalMs, () => broker.sampleLag()),
       every("delayed delivery", options.delayedDeliveryIntervalMs ?? config.timerSweepIntervalMs, () =>
         broker.moveDueMessages(),
       ),
@@ -291,8 +299,10 @@ export async function serveOn(
     },
     shedder,
     grpc,
+    dispatch,
     async close() {
       for (const t of timers) clearInterval(t);
+      await dispatch.close();
       await grpc?.close();
       await Promise.all(running.values());
       await channel.close();

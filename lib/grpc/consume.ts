@@ -12,6 +12,7 @@ import type { CallContext } from "./call-context.js";
 import { okStatus, status, statusOfError, type WireStatus } from "./codes.js";
 import { decodeRequest } from "./decode.js";
 import { encodeMessage } from "./messages.js";
+import type { ConsumerPolicy } from "./settings.js";
 import {
   AckMessageRequestSchema,
   ChangeInvisibleDurationRequestSchema,
@@ -51,6 +52,8 @@ export interface PopPort {
     invisibleMs: number,
   ): Promise<{ receiptHandle: string; invisibleUntil: number }>;
   forwardToDeadLetter(group: string, topic: string, handle: string): Promise<void>;
+  /** What a consumer of `group` is told in its Settings (settings.ts). */
+  groupPolicy(group: string): Promise<ConsumerPolicy>;
 }
 
 /** A PushConsumer's receive names no invisible time (it renews): the time it gets. */

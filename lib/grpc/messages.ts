@@ -5,7 +5,8 @@
  * that is not one of RocketMQ's system property names. So a message sent over gRPC is the same stored
  * message as one sent over HTTP, and each protocol reads the other's.
  */
-import { crc32, gunzipSync } from "node:zlib";
+import { createHash } from "node:crypto";
+import { gunzipSync } from "node:zlib";
 import { MessageConst } from "../core/message.js";
 import { MAX_BODY_BYTES, type PulledMessage, type SendMessage } from "../protocol/index.js";
 import { Refused } from "./codes.js";
@@ -97,8 +98,16 @@ export interface Delivery {
   invisibleMs?: number | undefined;
 }
 
-/** The body's CRC32 as RocketMQ's clients check it: an unsigned decimal. */
-export const bodyDigest = (b: Uint8Array) => ({ type: "CRC32" as const, checksum: String(crc32(b) >>> 0) });
+/**
+ * The body's digest, which every RocketMQ 5 client checks on each received message: MD5 as upper-case hex.
+ * Not CRC32: the clients disagree on how it is written (the Java client compares upper-case hex, the Node.js
+ * client 1.0.8 an unsigned decimal) and each treats the other form as a corrupted message (the Java
+ * PushConsumer nacks it, again and again). Both write MD5 and SHA-1 the same way.
+ */
+export const bodyDigest = (b: Uint8Array) => ({
+  type: "MD5" as const,
+  checksum: createHash("md5").update(b).digest("hex").toUpperCase(),
+});
 
 /** A stored message as a RocketMQ 5 `Message` (received, or carried by a transaction check-back). */
 export function encodeMessage(m: PulledMessage, delivery?: Delivery) {

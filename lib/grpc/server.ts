@@ -87,10 +87,14 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
     "grpc.keepalive_time_ms": 60_000,
     "grpc.keepalive_timeout_ms": 20_000,
   });
-  const sessions = new TelemetrySessions(broker, options.telemetry);
+  const pop = options.pop;
+  const sessions = new TelemetrySessions(
+    broker,
+    options.telemetry,
+    pop === undefined ? undefined : (group) => pop.groupPolicy(group),
+  );
   let own: Endpoints = { scheme: "IPv4", addresses: [] };
   let inFlight = 0;
-  const pop = options.pop;
   const receives = pop === undefined ? undefined : new Receives(pop, options.maxReceives ?? 512);
   const popOf = (): PopPort => {
     if (pop === undefined) throw new Refused("NOT_IMPLEMENTED", NO_POP);

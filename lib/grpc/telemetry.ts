@@ -18,7 +18,7 @@ import type { CallContext } from "./call-context.js";
 import { okStatus, statusOfError } from "./codes.js";
 import { decodeRequest } from "./decode.js";
 import { encodeMessage } from "./messages.js";
-import { answerSettings, registration } from "./settings.js";
+import { answerSettings, type ConsumerPolicy, DEFAULT_CONSUMER_POLICY, registration } from "./settings.js";
 import { type ClientSettings, ClientSettingsSchema, TelemetryCommandSchema } from "./wire.js";
 
 export interface TelemetryOptions {
@@ -56,6 +56,7 @@ const failWith = (stream: Stream, code: grpcStatus, details: string) =>
 export class TelemetrySessions {
   readonly #broker: Broker;
   readonly #options: TelemetryOptions;
+  readonly #policyOf: (group: string) => Promise<ConsumerPolicy>;
   readonly #open = new Set<Session>();
   readonly #byClient = new Map<string, Session>();
   readonly #timer: NodeJS.Timeout;
@@ -64,8 +65,14 @@ export class TelemetrySessions {
     if (session) this.#enqueue(session, () => this.#deliverChecks(session));
   };
 
-  constructor(broker: Broker, options: Partial<TelemetryOptions> = {}) {
+  /** `policyOf`: how a consumer group is served (the POP service's), told to its consumers in Settings. */
+  constructor(
+    broker: Broker,
+    options: Partial<TelemetryOptions> = {},
+    policyOf: (group: string) => Promise<ConsumerPolicy> = async () => DEFAULT_CONSUMER_POLICY,
+  ) {
     this.#broker = broker;
+    this.#policyOf = policyOf;
     this.#options = { ...DEFAULT_TELEMETRY_OPTIONS, ...options };
     this.#timer = setInterval(() => this.refresh(), this.#options.refreshMs);
     this.#timer.unref();
@@ -181,7 +188,9 @@ export class TelemetrySessions {
       const previous = this.#byClient.get(session.clientId);
       this.#byClient.set(session.clientId, session);
       if (previous !== undefined && previous !== session) this.#forget(previous);
-      this.#write(session, { status: okStatus(), settings: answerSettings(settings, given) });
+      const group = settings.subscription?.group?.name;
+      const policy = group === undefined ? DEFAULT_CONSUMER_POLICY : await this.#policyOf(group);
+      this.#write(session, { status: okStatus(), settings: answerSettings(settings, given, () => policy) });
       await this.#deliverChecks(session);
     });
   }

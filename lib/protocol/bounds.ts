@@ -63,6 +63,25 @@ export const DEFAULT_AUTO_CREATE_QUEUE_NUMS = 4;
 /** A queue id is a non-negative 32-bit integer; a queue offset a non-negative safe integer. */
 export const MAX_QUEUE_ID = 0x7fffffff;
 
+/** Subscriptions of a stage (one per consumer group): listed in one partition read. */
+export const MAX_SUBSCRIPTIONS = 1000;
+/** Messages in one delivery: 1 to 32 (a POP receive's maximum). */
+export const MAX_SUBSCRIPTION_BATCH_SIZE = 32;
+/** How long a subscription may wait to fill a batch: at most 5 minutes (SQS's event source mapping's limit). */
+export const MAX_SUBSCRIPTION_BATCHING_WINDOW_MS = 300_000;
+/** Deliveries of one subscription in flight at once: 1 to 100. */
+export const MAX_SUBSCRIPTION_CONCURRENCY = 100;
+/** Redeliveries of a failed message before its dead letter: at most 32. */
+export const MAX_SUBSCRIPTION_RECONSUME_TIMES = 32;
+/** One delivery's timeout: 1 s to 15 min (Lambda's longest run). */
+export const MIN_SUBSCRIPTION_TIMEOUT_MS = 1000;
+export const MAX_SUBSCRIPTION_TIMEOUT_MS = 900_000;
+/** An HTTPS target's URL, in characters. */
+export const MAX_SUBSCRIPTION_URL_LENGTH = 2048;
+/** A subscription's filter expression, in characters (the SQL92 filters' maximum). */
+export const MAX_SUBSCRIPTION_FILTER_LENGTH = MAX_FILTER_EXPRESSION_LENGTH;
+/** An HTTPS target's answer, read at most this far (the failed ids of a partial failure). */
+export const MAX_TARGET_ANSWER_BYTES = 256 * 1024;
 /**
  * The shape of any JSON body, checked before a schema sees it (lib/http/json-body.ts), so that no decoder
  * walks attacker-sized input: an array at most 4096 items, an object at most 1024 keys, nesting at most 16
@@ -93,3 +112,12 @@ export const MAX_PROPERTY_VALUE_LENGTH = 64 * 1024;
 export const MAX_KEYS_PER_MESSAGE = 1024;
 /** A message body as base64 text: whatever fits in one request (a body over MAX_BODY_BYTES is the broker's 413). */
 export const MAX_BASE64_LENGTH = 6 * 1024 * 1024;
+
+/** Messages one query by key answers per page (mqadmin queryMsgByKey's default maxNum, RocketMQ's maxMsgsNumBatch). */
+export const MAX_QUERY_MESSAGES = 64;
+/** Copies of one message id a query by id answers (a message sent again, or delayed and retried, keeps its id). */
+export const MAX_QUERY_BY_ID_MESSAGES = 32;
+/** A message key or a message id in a query, in characters. */
+export const MAX_QUERY_KEY_LENGTH = 255;
+/** A query's paging cursor, in characters. */
+export const MAX_QUERY_CURSOR_LENGTH = 1024;

@@ -13,7 +13,18 @@ export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
  * The services of the API, one Lambda function each on AWS (infra/manifest.ts) and one tag each in the
  * OpenAPI document.
  */
-export const SERVICES = ["NameServer", "Topics", "Send", "Pull", "Offsets", "Clients", "Transactions", "Acl"] as const;
+export const SERVICES = [
+  "NameServer",
+  "Topics",
+  "Send",
+  "Pull",
+  "Offsets",
+  "Groups",
+  "Clients",
+  "Transactions",
+  "Acl",
+  "Subscriptions",
+] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 /** No path parameters, or no query: an empty object that refuses unknown keys. */

@@ -17,6 +17,7 @@ import {
   updateUser,
 } from "./endpoints/acl.js";
 import { consumerConnection, consumerStatus, heartbeat, producerConnection, unregister } from "./endpoints/clients.js";
+import { deleteSubGroup, getSubGroup, lagHistory, listGroups, updateSubGroup } from "./endpoints/groups.js";
 import { lockQueues, queueLocks, unlockQueues } from "./endpoints/locks.js";
 import { brokerList, channelInfo, clusterInfo, health, openApi, topicRoute } from "./endpoints/name-server.js";
 import {
@@ -29,8 +30,15 @@ import {
 } from "./endpoints/offsets.js";
 import { ack, changeInvisibleDuration, receive } from "./endpoints/pop.js";
 import { pull } from "./endpoints/pull.js";
+import { queryMessageById, queryMessagesByKey } from "./endpoints/query.js";
 import { send } from "./endpoints/send.js";
 import { sendBack } from "./endpoints/send-back.js";
+import {
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  updateSubscription,
+} from "./endpoints/subscriptions.js";
 import { deleteTopic, listTopics, topicStatus, updateTopic } from "./endpoints/topics.js";
 import { endTransaction, sendHalfMessage, transactionInfo, transactionMessage } from "./endpoints/transactions.js";
 
@@ -39,13 +47,16 @@ export * from "./bounds.js";
 export * from "./endpoint.js";
 export * from "./endpoints/acl.js";
 export * from "./endpoints/clients.js";
+export * from "./endpoints/groups.js";
 export * from "./endpoints/locks.js";
 export * from "./endpoints/name-server.js";
 export * from "./endpoints/offsets.js";
 export * from "./endpoints/pop.js";
 export * from "./endpoints/pull.js";
+export * from "./endpoints/query.js";
 export * from "./endpoints/send.js";
 export * from "./endpoints/send-back.js";
+export * from "./endpoints/subscriptions.js";
 export * from "./endpoints/topics.js";
 export * from "./endpoints/transactions.js";
 export * from "./fields.js";
@@ -66,6 +77,8 @@ export const endpoints = {
   send,
   sendBack,
   pull,
+  queryMessageById,
+  queryMessagesByKey,
   receive,
   ack,
   changeInvisibleDuration,
@@ -75,6 +88,11 @@ export const endpoints = {
   queueOwners,
   consumerProgress,
   resetOffsetByTime,
+  listGroups,
+  getSubGroup,
+  updateSubGroup,
+  deleteSubGroup,
+  lagHistory,
   lockQueues,
   unlockQueues,
   queueLocks,
@@ -97,6 +115,10 @@ export const endpoints = {
   deleteAcl,
   getAcl,
   listAcls,
+  updateSubscription,
+  getSubscription,
+  deleteSubscription,
+  listSubscriptions,
 } as const;
 
 export type EndpointId = keyof typeof endpoints;

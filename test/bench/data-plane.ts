@@ -7,18 +7,10 @@
  */
 import { randomBytes } from "node:crypto";
 import type { LocalServer } from "../../lib/dev/local-server.js";
-import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";
+import type { RequestCounts } from "../../lib/storage/request-counter.js";
 import { type Answer, call, mustCall, type PullAnswer, type SendAnswer, sendBody } from "./http.js";
-import {
-  type CostBreakdown,
-  costPerMillion,
-  type LatencySummary,
-  type PerUnit,
-  perUnit,
-  round,
-  roundPerUnit,
-  summarize,
-} from "./stats.js";
+import { type PhaseRates, phaseRates, startMeter } from "./meter.js";
+import { type CostBreakdown, costPerMillion, type PerUnit, perUnit, roundPerUnit } from "./stats.js";
 
 export interface CaseOptions {
   batch: number;
@@ -34,15 +26,10 @@ export interface CaseOptions {
   consumeBudgetMs: number;
 }
 
-export interface PhaseResult {
+export interface PhaseResult extends PhaseRates {
   messages: number;
   requests: number;
   errors: number;
-  seconds: number;
-  msgsPerSec: number;
-  /** CPU time of this whole process (client, server and emulators) per message, user + system, in µs. */
-  cpuUsPerMsg: number;
-  latency: LatencySummary;
   counts: RequestCounts;
   perMessage: PerUnit;
   costPerMillionMessages: CostBreakdown;
@@ -81,10 +68,7 @@ export function phase(
     messages,
     requests,
     errors,
-    seconds: round(ms / 1000, 3),
-    msgsPerSec: round(messages / (ms / 1000), 1),
-    cpuUsPerMsg: round((cpu.user + cpu.system) / Math.max(1, messages), 1),
-    latency: summarize(latencies),
+    ...phaseRates(messages, ms, cpu, latencies),
     counts,
     perMessage: roundPerUnit(per, 5),
     costPerMillionMessages: costPerMillion(per),
@@ -114,10 +98,8 @@ export async function runCase(server: LocalServer, topic: string, o: CaseOptions
   let sent = 0;
   let sendRequests = 0;
   let sendErrors = 0;
-  const before = server.storage.counter.snapshot();
-  const cpuBefore = process.cpuUsage();
-  const started = performance.now();
-  const deadline = started + o.produceBudgetMs;
+  const produceMeter = startMeter(server);
+  const deadline = produceMeter.started + o.produceBudgetMs;
   const producer = async (): Promise<void> => {
     const body = sendBody(topic, o.batch, randomBytes(o.bodyBytes));
     while (claimed < target && performance.now() < deadline && sendErrors < MAX_ERRORS) {
@@ -136,17 +118,8 @@ export async function runCase(server: LocalServer, topic: string, o: CaseOptions
     }
   };
   await Promise.all(Array.from({ length: o.producers }, producer));
-  const produceMs = performance.now() - started;
-  const produceCounts = diffCounts(server.storage.counter.snapshot(), before);
-  const produce = phase(
-    sent,
-    sendRequests,
-    sendErrors,
-    produceMs,
-    process.cpuUsage(cpuBefore),
-    produceLatencies,
-    produceCounts,
-  );
+  const produced = produceMeter.stop();
+  const produce = phase(sent, sendRequests, sendErrors, produced.ms, produced.cpu, produceLatencies, produced.counts);
 
   // Consume: consumer c owns the queues q with q % consumers == c (RocketMQ's averagely allocation, by
   // stride), and reads each from offset 0 to its end, one pull in flight per consumer.
@@ -157,10 +130,8 @@ export async function runCase(server: LocalServer, topic: string, o: CaseOptions
   let pullRequests = 0;
   let pullErrors = 0;
   let intact = true;
-  const cBefore = server.storage.counter.snapshot();
-  const cCpuBefore = process.cpuUsage();
-  const cStarted = performance.now();
-  const cDeadline = cStarted + o.consumeBudgetMs;
+  const consumeMeter = startMeter(server);
+  const cDeadline = consumeMeter.started + o.consumeBudgetMs;
   const consumer = async (c: number): Promise<void> => {
     for (let queueId = c; queueId < o.queues; queueId += o.consumers) {
       const end = ends.get(queueId) ?? 0;
@@ -192,23 +163,22 @@ export async function runCase(server: LocalServer, topic: string, o: CaseOptions
     }
   };
   await Promise.all(Array.from({ length: o.consumers }, (_, c) => consumer(c)));
-  const consumeMs = performance.now() - cStarted;
-  const consumeCounts = diffCounts(server.storage.counter.snapshot(), cBefore);
+  const consumed = consumeMeter.stop();
   const consume = phase(
     received,
     pullRequests,
     pullErrors,
-    consumeMs,
-    process.cpuUsage(cCpuBefore),
+    consumed.ms,
+    consumed.cpu,
     consumeLatencies,
-    consumeCounts,
+    consumed.counts,
   );
 
   return {
     batch: o.batch,
     topic,
     maxMsgNums,
-    lostRaces: Math.max(0, produceCounts.tableWrites - (sendRequests - sendErrors)),
+    lostRaces: Math.max(0, produced.counts.tableWrites - (sendRequests - sendErrors)),
     produce,
     consume,
     complete: intact && received === sent && sendErrors === 0 && pullErrors === 0,

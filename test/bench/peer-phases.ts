@@ -6,21 +6,16 @@
  */
 import type { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { LocalServer } from "../../lib/dev/local-server.js";
-import { diffCounts } from "../../lib/storage/request-counter.js";
+import { type PhaseRates, phaseRates, startMeter } from "./meter.js";
 import { type LatencySummary, type PerUnit, perUnit, round, roundPerUnit, summarize } from "./stats.js";
 
 export const PEER_GROUP = "bench_peer";
 const MAX_ERRORS = 20;
 
-export interface PeerPhase {
+export interface PeerPhase extends PhaseRates {
   messages: number;
   calls: number;
   errors: number;
-  seconds: number;
-  msgsPerSec: number;
-  /** CPU time of this whole process (client, server, emulators) per message, user + system, µs. */
-  cpuUsPerMsg: number;
-  latency: LatencySummary;
   /** Storage requests per message; undefined against an external server. */
   perMessage: PerUnit | undefined;
 }
@@ -36,22 +31,15 @@ interface Meter {
 }
 
 function meter(server: LocalServer | undefined): Meter {
-  const before = server?.storage.counter.snapshot();
-  const cpu = process.cpuUsage();
-  const started = performance.now();
+  const m = startMeter(server);
   return {
     finish(messages, calls, errors, latencies) {
-      const ms = performance.now() - started;
-      const used = process.cpuUsage(cpu);
-      const counts = server && before ? diffCounts(server.storage.counter.snapshot(), before) : undefined;
+      const { ms, cpu, counts } = m.stop();
       return {
         messages,
         calls,
         errors,
-        seconds: round(ms / 1000, 3),
-        msgsPerSec: round(messages / (ms / 1000), 1),
-        cpuUsPerMsg: round((used.user + used.system) / Math.max(1, messages), 1),
-        latency: summarize(latencies),
+        ...phaseRates(messages, ms, cpu, latencies),
         perMessage: counts ? roundPerUnit(perUnit(counts, calls, messages), 5) : undefined,
       };
     },

@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { LocalServer } from "../../lib/dev/local-server.js";
 import { consumePhase, type EndToEndResult, endToEndPhase, type PeerPhase, producePhase } from "./peer-phases.js";
-import { table } from "./report.js";
+import { fmt, RATE_HEADERS, rateCells, table } from "./report.js";
 
 export interface PeerOptions {
   bodyBytes: number;
@@ -76,33 +76,10 @@ export async function runPeerTable(
   };
 }
 
-const f = (x: number | undefined): string =>
-  x === undefined || !Number.isFinite(x)
-    ? "-"
-    : x === 0
-      ? "0"
-      : Math.abs(x) >= 100
-        ? x.toFixed(0)
-        : Math.abs(x) >= 1
-          ? x.toFixed(2)
-          : x.toPrecision(2);
-
 export function formatPeerTable(r: PeerResult, o: PeerOptions): string {
   const e = r.endToEnd;
   const rows = [
-    [
-      "phase",
-      "msgs",
-      "calls",
-      "msgs/s",
-      "CPU µs/msg",
-      "p50 ms",
-      "p99 ms",
-      "reads/msg",
-      "writes/msg",
-      "PUT/msg",
-      "GET/msg",
-    ],
+    ["phase", "msgs", "calls", ...RATE_HEADERS, "reads/msg", "writes/msg", "PUT/msg", "GET/msg"],
     ...(
       [
         [`produce, batch ${o.batch}, 1 in flight`, r.produce32],
@@ -114,21 +91,18 @@ export function formatPeerTable(r: PeerResult, o: PeerOptions): string {
       name,
       String(p.messages),
       String(p.calls),
-      f(p.msgsPerSec),
-      f(p.cpuUsPerMsg),
-      f(p.latency.p50Ms),
-      f(p.latency.p99Ms),
-      f(p.perMessage?.tableReads),
-      f(p.perMessage?.tableWrites),
-      f(p.perMessage?.s3Puts),
-      f(p.perMessage?.s3Gets),
+      ...rateCells(p),
+      fmt(p.perMessage?.tableReads),
+      fmt(p.perMessage?.tableWrites),
+      fmt(p.perMessage?.s3Puts),
+      fmt(p.perMessage?.s3Gets),
     ]),
   ];
   const e2e =
     `end-to-end at ${e.offeredPerSec} msg/s for ${e.seconds} s, one message per send: ` +
-    `${e.sustained ? "SUSTAINED" : "NOT SUSTAINED"}, sent ${e.sent} (${f(e.sentPerSec)}/s), received ${e.received} ` +
-    `(${f(e.receivedPerSec)}/s), latency p50 ${f(e.latency.p50Ms)} ms, p99 ${f(e.latency.p99Ms)} ms, ` +
-    `max ${f(e.latency.maxMs)} ms, CPU ${f(e.cpuUsPerMsg)} µs/msg` +
+    `${e.sustained ? "SUSTAINED" : "NOT SUSTAINED"}, sent ${e.sent} (${fmt(e.sentPerSec)}/s), received ${e.received} ` +
+    `(${fmt(e.receivedPerSec)}/s), latency p50 ${fmt(e.latency.p50Ms)} ms, p99 ${fmt(e.latency.p99Ms)} ms, ` +
+    `max ${fmt(e.latency.maxMs)} ms, CPU ${fmt(e.cpuUsPerMsg)} µs/msg` +
     (e.sendErrors > 0 ? `, ${e.sendErrors} SEND ERRORS` : "");
   const notes = r.intact ? [] : ["note: INCOMPLETE: a message was not read back in order (see stderr)"];
   return [`\n## ${r.description}\n`, table(rows), e2e, ...notes].join("\n");

@@ -5,7 +5,8 @@
 import type { CommitResult, IdlePollResult } from "./consumer-overhead.js";
 import type { CaseResult, PhaseResult } from "./data-plane.js";
 import { type DelayedResult, formatDelayed } from "./delayed.js";
-import type { GrpcResult } from "./grpc.js";
+import { GRPC_RECEIVE_BATCH, type GrpcResult } from "./grpc.js";
+import type { PhaseRates } from "./meter.js";
 import { formatPop, type PopBenchResult } from "./pop.js";
 import type { PushBenchResult } from "./push-latency.js";
 
@@ -21,15 +22,15 @@ export interface ModeResult {
   pop: PopBenchResult;
 }
 
+/** The columns of a phase's rates (`rateCells`), after its message and call counts in every table. */
+export const RATE_HEADERS = ["msgs/s", "CPU µs/msg", "p50 ms", "p99 ms"];
+
 const HEADERS = [
   "batch",
   "phase",
   "msgs",
   "reqs",
-  "msgs/s",
-  "CPU µs/msg",
-  "p50 ms",
-  "p99 ms",
+  ...RATE_HEADERS,
   "reads/msg",
   "writes/msg",
   "RU/msg",
@@ -39,8 +40,9 @@ const HEADERS = [
   "$/M msgs",
 ];
 
-function fmt(x: number): string {
-  if (!Number.isFinite(x)) return "-";
+/** A figure as the tables print it: "-" for none, 3 significant digits or so. */
+export function fmt(x: number | undefined): string {
+  if (x === undefined || !Number.isFinite(x)) return "-";
   if (x === 0) return "0";
   if (Math.abs(x) >= 100) return x.toFixed(0);
   if (Math.abs(x) >= 1) return x.toFixed(2);
@@ -54,10 +56,7 @@ function row(batch: number, name: string, p: PhaseResult): string[] {
     name,
     String(p.messages),
     String(p.requests),
-    fmt(p.msgsPerSec),
-    fmt(p.cpuUsPerMsg),
-    fmt(p.latency.p50Ms),
-    fmt(p.latency.p99Ms),
+    ...rateCells(p),
     fmt(m.tableReads),
     fmt(m.tableWrites),
     fmt(m.readUnits),
@@ -66,6 +65,11 @@ function row(batch: number, name: string, p: PhaseResult): string[] {
     fmt(m.s3Gets),
     p.costPerMillionMessages.total.toFixed(2),
   ];
+}
+
+/** A phase's rates under RATE_HEADERS. */
+export function rateCells(p: PhaseRates): string[] {
+  return [fmt(p.msgsPerSec), fmt(p.cpuUsPerMsg), fmt(p.latency.p50Ms), fmt(p.latency.p99Ms)];
 }
 
 export function table(rows: string[][]): string {
@@ -82,6 +86,7 @@ export function formatMode(result: ModeResult): string {
     rows.push(row(c.batch, `consume(${c.maxMsgNums})`, c.consume));
   }
   rows.push(row(1, "gRPC produce", result.grpc.produce));
+  rows.push(row(GRPC_RECEIVE_BATCH, "gRPC receive + ack", result.grpc.receiveAck));
   const notes = result.cases.flatMap((c) => {
     const out: string[] = [];
     if (c.lostRaces > 0) out.push(`batch ${c.batch}: ${c.lostRaces} lost append races (one extra write each)`);

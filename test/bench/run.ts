@@ -30,7 +30,7 @@ import { benchStorage } from "./bench-storage.js";
 import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
 import { formatDelayed, runDelayed } from "./delayed.js";
-import { runGrpcProduce } from "./grpc.js";
+import { runGrpc } from "./grpc.js";
 import { formatJsonRate, runJsonRate } from "./json-rate.js";
 import { formatRow, runLambdaConcurrency, TABLE_HEADER } from "./lambda-concurrency.js";
 import { formatOverload, runOverload } from "./overload.js";
@@ -139,9 +139,10 @@ async function runMode(mode: "local" | "aws", runId: string, flush: FlushMode): 
       );
       cases.push(result);
     }
-    const grpc = await runGrpcProduce(server, `BenchGrpc${mode}${runId}`, { ...settings, batch: 1 });
+    const grpc = await runGrpc(server, `BenchGrpc${mode}${runId}`, { ...settings, batch: 1 });
     console.error(
-      `bench ${mode} gRPC (official Node.js client): produced ${grpc.produce.messages} (${grpc.produce.msgsPerSec}/s)`,
+      `bench ${mode} gRPC (official Node.js client): produced ${grpc.produce.messages} (${grpc.produce.msgsPerSec}/s), ` +
+        `received + acked ${grpc.receiveAck.messages} (${grpc.receiveAck.msgsPerSec}/s)`,
     );
     const last = cases[cases.length - 1];
     if (last === undefined) throw new Error("no case ran");

@@ -190,7 +190,7 @@ describe("nimbus consume, consumerProgress and consumerConnection (the built CLI
       ["consume", "-t", TOPIC],
       ["consume", "-g", "g9", "-t", TOPIC, "--from", "middle"],
       ["consume", "-g", "g9", "-t", TOPIC, "--count", "-1"],
-      ["consumerProgress"],
+      ["consumerProgress", "-t", TOPIC],
       ["consumerConnection"],
     ]) {
       const r = await run(...args);

@@ -12,7 +12,7 @@ const REFUSED: readonly (readonly [string, RegExp])[] = [
   ["clusterList -m", /-m \(mqadmin's moreStats\) is not used by Nimbus: .*topicStatus/],
   ["clusterList -i 5", /watch -n/],
   ["updateTopic -t TopicTest -c DefaultCluster -o true", /queue selector/],
-  ["updateTopic -t TopicTest -c DefaultCluster -a +message.type=NORMAL", /no attributes/],
+  ["updateTopic -t TopicTest -c DefaultCluster -a +message.type=NORMAL", /one attribute, \+key\.index/],
   ["createUser -b 127.0.0.1:10911 -u alice -p secret-pass-1", /-b \(mqadmin's brokerAddr\).*stage-wide/],
   ["createAcl -s User:alice -r Topic:TopicTest -a Pub -i 10.0.0.1", /source-IP/],
   ["consumerConnection -g G -b 127.0.0.1:10911", /stage-wide/],
@@ -24,7 +24,8 @@ const REFUSED: readonly (readonly [string, RegExp])[] = [
     "updateBrokerConfig -b 127.0.0.1:10911 -k flushDiskType -v SYNC_FLUSH",
     /updateBrokerConfig is mqadmin's; .*per stage/,
   ],
-  ["queryMsgByKey -t TopicTest -k k1", /not in Nimbus yet .*queryMsgByOffset/],
+  ["queryMsgByKey -t TopicTest -k k1 -c 65", /an integer from 1 to 64/],
+  ["queryMsgById -i 0A0000071092 -t TopicTest -g G", /Nimbus does not push a message to one consumer/],
   ["haStatus -c DefaultCluster", /no controller/],
 ];
 

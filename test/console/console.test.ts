@@ -79,10 +79,12 @@ describe("the console in Chromium", { skip }, () => {
     await api().updateTopic(other, { readQueueNums: 1, writeQueueNums: 1 });
     await session.page.goto(consoleUrl(`#/topics/${other}`));
     // The page shows the new topic's route (1 queue per broker) before the form is used.
-    await session.page.waitForFunction(
-      '[...document.querySelectorAll("[data-testid=route-row]")].some((r) => /^broker-a\\t1\\t1\\t/.test(r.innerText))',
-      undefined,
-      wait,
+    // Polled through locators, never a string predicate: the console's CSP refuses eval in the page.
+    await waitUntil(
+      async () =>
+        (await session.page.getByTestId("route-row").allInnerTexts()).some((r) => /^broker-a\t1\t1\t/.test(r)),
+      "the new topic's route row",
+      TEST_TIMEOUT_MS,
     );
     const update = session.page.getByRole("form", { name: "Update topic" });
     await update.getByLabel("Perm").fill("4");
@@ -149,10 +151,10 @@ describe("the console in Chromium", { skip }, () => {
     );
     // The chart has sampled both the 0 and the 4.
     const chart = session.page.getByTestId("lag-chart");
-    await session.page.waitForFunction(
-      'Number(document.querySelector("[data-testid=lag-chart]")?.getAttribute("data-samples")) >= 2',
-      undefined,
-      wait,
+    await waitUntil(
+      async () => Number(await chart.getAttribute("data-samples")) >= 2,
+      "the chart sampled twice",
+      TEST_TIMEOUT_MS,
     );
     assert.ok(await chart.locator("canvas").count(), "uPlot drew a canvas");
     const caption = await session.page.locator("figure.chart figcaption").innerText();
@@ -255,10 +257,10 @@ describe("the console in Chromium", { skip }, () => {
     const member = session.page.getByTestId("status-member").filter({ hasText: consumer?.clientId ?? "?" });
     await member.waitFor(wait);
     // Its four queues of the topic, as its heartbeat reports them (the held batch is cached on one of them).
-    await session.page.waitForFunction(
-      `document.querySelectorAll("[data-testid=status-queue-row]").length >= 4`,
-      undefined,
-      wait,
+    await waitUntil(
+      async () => (await session.page.getByTestId("status-queue-row").count()) >= 4,
+      "its four queue rows",
+      TEST_TIMEOUT_MS,
     );
     assert.match(await member.getByTestId("status-assigned").innerText(), new RegExp(topic));
     assert.equal(await session.page.getByTestId("subscriptions-consistent").innerText(), "consistent");

@@ -4,48 +4,38 @@
  * by the write path's hint, and the state requests per received batch and per ack call (docs/cost.md).
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import type { Broker } from "../../lib/broker/broker.js";
 import type { PoppedMessage } from "../../lib/broker/pop/index.js";
 import { dlqTopic } from "../../lib/core/names.js";
 import { diffCounts } from "../../lib/storage/request-counter.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { fakeClock } from "../support/server-fixture.js";
-import type { OpenFixture, StorageFixture } from "../support/storage-fixture.js";
-import { BROKER, freshNames, popBroker, receive, sendTo, text } from "./pop-helpers.js";
+import type { OpenFixture } from "../support/storage-fixture.js";
+import { BROKER, freshNames, popBroker, receive, sendTo, text, topicWith } from "./pop-helpers.js";
+import { suiteFixture } from "./queue-log-helpers.js";
 
 export function popContract(label: string, open: OpenFixture): void {
   describe(`POP contract: ${label}`, () => {
-    let fx: StorageFixture;
-    let storage: Storage;
-    before(async () => {
-      fx = await open();
-      storage = fx.storage;
-    });
-    after(async () => fx.cleanup());
-
-    async function topicWith(broker: Broker, queues: number): Promise<{ topic: string; group: string }> {
-      const names = freshNames();
-      await broker.topics.upsert(names.topic, { readQueueNums: queues, writeQueueNums: queues });
-      return names;
-    }
+    const fixture = suiteFixture(open);
+    const storage = (): Storage => fixture().storage;
 
     it("a new group starts at the queue's end; receive + ack of a batch of 32 cost one state write each", async () => {
-      const broker = await popBroker(storage);
+      const broker = await popBroker(storage());
       const { topic, group } = await topicWith(broker, 1);
       await sendTo(broker, topic, 0, ["before-1", "before-2"]);
       assert.deepEqual((await receive(broker, group, topic)).messages, [], "a new group starts at the end");
       const texts = Array.from({ length: 32 }, (_, i) => `m${i}`);
       await sendTo(broker, topic, 0, texts, { bytes: 1024 });
-      const c0 = storage.counter.snapshot();
+      const c0 = storage().counter.snapshot();
       const got = await receive(broker, group, topic, 32);
-      const c1 = storage.counter.snapshot();
+      const c1 = storage().counter.snapshot();
       const acked = await broker.pop.ack(
         group,
         topic,
         got.messages.map((m) => m.receiptHandle),
       );
-      const c2 = storage.counter.snapshot();
+      const c2 = storage().counter.snapshot();
       assert.deepEqual(got.messages.map(text), texts);
       assert.ok(got.messages.every((m) => m.deliveryAttempt === 1 && m.queueId === 0));
       assert.ok(acked.entries.every((e) => e.code === "OK"));
@@ -59,8 +49,8 @@ export function popContract(label: string, open: OpenFixture): void {
     });
 
     it("concurrent receivers of one group never hold the same message and together get everything", async () => {
-      const brokers = [await popBroker(storage)];
-      for (let i = 0; i < 2; i++) brokers.push(await popBroker(await fx.reopen()));
+      const brokers = [await popBroker(storage())];
+      for (let i = 0; i < 2; i++) brokers.push(await popBroker(await fixture().reopen()));
       const first = brokers[0] as Broker;
       const { topic, group } = await topicWith(first, 4);
       await Promise.all(brokers.map((b) => receive(b, group, topic))); // the group's start: the queues' end
@@ -98,7 +88,7 @@ export function popContract(label: string, open: OpenFixture): void {
 
     it("an unacked message returns after its invisible time with deliveryAttempt 2, then goes to %DLQ%", async () => {
       const clock = fakeClock(Date.now());
-      const broker = await popBroker(storage, clock, { maxDeliveryAttempts: 3 });
+      const broker = await popBroker(storage(), clock, { maxDeliveryAttempts: 3 });
       const { topic, group } = await topicWith(broker, 1);
       await receive(broker, group, topic);
       await sendTo(broker, topic, 0, ["late"]);
@@ -129,16 +119,16 @@ export function popContract(label: string, open: OpenFixture): void {
 
     it("a forged, stale or acked handle is refused and changes nothing; changeInvisibleDuration kills the old handle", async () => {
       const clock = fakeClock(Date.now());
-      const broker = await popBroker(storage, clock);
+      const broker = await popBroker(storage(), clock);
       const { topic, group } = await topicWith(broker, 1);
       await receive(broker, group, topic);
       await sendTo(broker, topic, 0, ["x", "y"]);
       const [x, y] = (await receive(broker, group, topic, 2, { invisibleMs: 5000 })).messages as PoppedMessage[];
       const forged = forge(x?.receiptHandle ?? "");
-      const c0 = storage.counter.snapshot();
+      const c0 = storage().counter.snapshot();
       const refused = await broker.pop.ack(group, topic, [forged, "not-a-handle", "%%%"]);
       assert.ok(refused.entries.every((e) => e.code === "INVALID_RECEIPT_HANDLE"));
-      assert.equal(diffCounts(storage.counter.snapshot(), c0).tableWrites, 0, "a refused ack writes nothing");
+      assert.equal(diffCounts(storage().counter.snapshot(), c0).tableWrites, 0, "a refused ack writes nothing");
       await assert.rejects(broker.pop.changeInvisibleDuration(group, topic, forged, 5000), {
         code: "INVALID_RECEIPT_HANDLE",
       });
@@ -168,14 +158,14 @@ export function popContract(label: string, open: OpenFixture): void {
     });
 
     it("acks many handles of several queues in one call: one ack item per checkpoint", async () => {
-      const broker = await popBroker(storage);
+      const broker = await popBroker(storage());
       const { topic, group } = await topicWith(broker, 2);
       await receive(broker, group, topic);
       await sendTo(broker, topic, 0, ["a0", "a1", "a2"]);
       await sendTo(broker, topic, 1, ["b0", "b1"]);
       const got = (await receive(broker, group, topic, 32)).messages;
       assert.equal(got.length, 5);
-      const c0 = storage.counter.snapshot();
+      const c0 = storage().counter.snapshot();
       const res = await broker.pop.ack(
         group,
         topic,
@@ -185,13 +175,13 @@ export function popContract(label: string, open: OpenFixture): void {
         res.entries.map((e) => e.code),
         ["OK", "OK", "OK", "OK", "OK"],
       );
-      assert.equal(diffCounts(storage.counter.snapshot(), c0).tableWrites, 2);
+      assert.equal(diffCounts(storage().counter.snapshot(), c0).tableWrites, 2);
     });
 
     it("FIFO: one message of each message group in flight, in order", async () => {
-      const broker = await popBroker(storage, fakeClock(Date.now()), { fifoGroups: [] });
+      const broker = await popBroker(storage(), fakeClock(Date.now()), { fifoGroups: [] });
       const { topic, group } = await topicWith(broker, 1);
-      const fifo = await popBroker(storage, fakeClock(Date.now()), { fifoGroups: [group] });
+      const fifo = await popBroker(storage(), fakeClock(Date.now()), { fifoGroups: [group] });
       await receive(fifo, group, topic);
       await sendTo(broker, topic, 0, ["A1", "B1", "A2", "B2", "A3"], { groups: ["A", "B", "A", "B", "A"] });
       const r1 = (await receive(fifo, group, topic)).messages;
@@ -213,7 +203,7 @@ export function popContract(label: string, open: OpenFixture): void {
     });
 
     it("SQL92 filters: a message without the property never matches; filtered-out offsets are done for the group", async () => {
-      const broker = await popBroker(storage);
+      const broker = await popBroker(storage());
       const { topic, group } = await topicWith(broker, 1);
       await receive(broker, group, topic);
       await broker.sender.send({
@@ -236,7 +226,7 @@ export function popContract(label: string, open: OpenFixture): void {
     });
 
     it("long polling wakes on a send through the write path's hint", async () => {
-      const broker = await popBroker(storage);
+      const broker = await popBroker(storage());
       const { topic, group } = await topicWith(broker, 2);
       await receive(broker, group, topic);
       const hints = broker.pop.wakeCounts.hint ?? 0;

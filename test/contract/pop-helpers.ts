@@ -28,6 +28,13 @@ export async function popBroker(
   return broker;
 }
 
+/** A fresh topic with `queues` queues on the broker, and a fresh group. */
+export async function topicWith(broker: Broker, queues: number): Promise<{ topic: string; group: string }> {
+  const names = freshNames();
+  await broker.topics.upsert(names.topic, { readQueueNums: queues, writeQueueNums: queues });
+  return names;
+}
+
 export function body(text: string, bytes = 0): Uint8Array {
   const out = new Uint8Array(Math.max(bytes, text.length));
   out.set(new TextEncoder().encode(text));

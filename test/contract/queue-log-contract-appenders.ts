@@ -7,15 +7,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-log/queue-index.js";
+import { QUEUE_INDEX_TABLE, queuePk } from "../../lib/broker/queue-log/queue-index.js";
 import { DEFAULT_MERGE_LIMIT_BYTES, QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import { encodeBatch } from "../../lib/core/message-codec.js";
 import { diffCounts } from "../../lib/storage/request-counter.js";
 import type { OpenFixture } from "../support/storage-fixture.js";
-import { record, suiteFixture } from "./queue-log-helpers.js";
+import { freshQueue, record, suiteFixture } from "./queue-log-helpers.js";
 
-let queueSeq = 0;
-const freshQueue = (): QueueRef => ({ topic: `Appenders_${process.pid}_${++queueSeq}`, brokerName: "b", queueId: 0 });
 const HOUR = 3_600_000;
 const text = (body: Uint8Array) => new TextDecoder().decode(body);
 
@@ -26,7 +24,7 @@ export function queueLogAppendersContract(label: string, open: OpenFixture): voi
     it("24 concurrent appends through one QueueLog never lose a race, and each gets its own offsets", async () => {
       const { storage } = fixture();
       const log = new QueueLog(storage, { inlineThresholdBytes: 1024 });
-      const q = freshQueue();
+      const q = freshQueue("Appenders");
       await log.append(q, [record("warm")]); // the tail is cached from here on
       const before = storage.counter.snapshot();
       const results = await Promise.all(
@@ -55,7 +53,7 @@ export function queueLogAppendersContract(label: string, open: OpenFixture): voi
     it("object batches waiting together are merged: one object and one index put per group", async () => {
       const { storage } = fixture();
       const log = new QueueLog(storage, { inlineThresholdBytes: 0 });
-      const q = freshQueue();
+      const q = freshQueue("Appenders");
       const before = storage.counter.snapshot();
       const results = await Promise.all(Array.from({ length: 6 }, (_, i) => log.append(q, [record(`o${i}`)])));
       const used = diffCounts(storage.counter.snapshot(), before);
@@ -80,7 +78,7 @@ export function queueLogAppendersContract(label: string, open: OpenFixture): voi
       const { storage } = fixture();
       const one = encodeBatch([record("m00")]).byteLength;
       const log = new QueueLog(storage, { inlineThresholdBytes: 0, mergeLimitBytes: 2 * one });
-      const q = freshQueue();
+      const q = freshQueue("Appenders");
       const results = await Promise.all(
         Array.from({ length: 7 }, (_, i) => log.append(q, [record(`m${i}`.padEnd(3, "0"))])),
       );
@@ -99,7 +97,7 @@ export function queueLogAppendersContract(label: string, open: OpenFixture): voi
     it("merged objects stay small enough that a pull reads little more than it delivers", async () => {
       const { storage } = fixture();
       const log = new QueueLog(storage);
-      const q = freshQueue();
+      const q = freshQueue("Appenders");
       const body = new Uint8Array(1024);
       // 100 producers sending 32 x 1 KiB at once to one queue (the benchmark's shape): merged in line.
       const sends = 100;
@@ -134,7 +132,7 @@ export function queueLogAppendersContract(label: string, open: OpenFixture): voi
 
     it("a wall clock stepped back does not keep a stale tail trusted: cache ages are monotonic", async () => {
       const { storage, reopen } = fixture();
-      const q = freshQueue();
+      const q = freshQueue("Appenders");
       const start = 100_000_000;
       const wallA = start;
       let monotonicA = 0;
@@ -176,7 +174,7 @@ export function queueLogAppendersContract(label: string, open: OpenFixture): voi
           fc.integer({ min: 1, max: 300 }),
           async (waves, inlineThresholdBytes, bodyBytes) => {
             const log = new QueueLog(storage, { inlineThresholdBytes });
-            const q = freshQueue();
+            const q = freshQueue("Appenders");
             const expected = new Map<number, string>();
             let total = 0;
             for (const [w, wave] of waves.entries()) {

@@ -17,12 +17,11 @@ import {
   type AppendedBatch,
   appendConcurrently,
   assertChainAndReadBack,
+  freshQueue,
   record,
   suiteFixture,
 } from "./queue-log-helpers.js";
 
-let queueSeq = 0;
-const freshQueue = (): QueueRef => ({ topic: `Ranges_${process.pid}_${++queueSeq}`, brokerName: "b", queueId: 0 });
 const text = (body: Uint8Array) => new TextDecoder().decode(body);
 const LEASE = DEFAULT_RESERVATION_LEASE_MS;
 const HOUR = 3_600_000;
@@ -52,7 +51,7 @@ function doomedWriter(storage: Storage, clock: { now: () => number }): { log: Qu
  * reserved and never filled; a live writer and a reader, all on `clock`, which `advance` moves on.
  */
 async function withDeadRange(fx: { storage: Storage; reopen: () => Promise<Storage> }) {
-  const q = freshQueue();
+  const q = freshQueue("Ranges");
   let now = 200_000_000;
   const clock = { now: () => now };
   const advance = (ms: number) => {
@@ -88,7 +87,7 @@ export function queueLogRangesContract(label: string, open: OpenFixture): void {
 
     it("32 independent writers, one append at a time each: every acked message once, gap-free, no conflicts", async () => {
       const { storage, reopen } = fixture();
-      const q = freshQueue();
+      const q = freshQueue("Ranges");
       const storages: Storage[] = [storage, await reopen(), await reopen(), await reopen()];
       const before = storages.map((s) => s.counter.snapshot());
       const batches: AppendedBatch[] = await appendConcurrently(storages, q, { appenders: 32, batchesEach: 8 });
@@ -180,7 +179,7 @@ export function queueLogRangesContract(label: string, open: OpenFixture): void {
 
     it("a late writer that finds its range sealed reserves again; its message is acked once, after the seal", async () => {
       const { storage, reopen } = fixture();
-      const q = freshQueue();
+      const q = freshQueue("Ranges");
       let now = 300_000_000;
       const clock = { now: () => now };
       let release: () => void = () => undefined;
@@ -219,7 +218,7 @@ export function queueLogRangesContract(label: string, open: OpenFixture): void {
 
     it("readers racing writers never skip: every offset read in order, each acked message once", async () => {
       const { storage, reopen } = fixture();
-      const q = freshQueue();
+      const q = freshQueue("Ranges");
       const clock = { now: () => 400_000_000 }; // frozen: no lease ever ends, so nothing can be sealed
       const storages = [await reopen(), await reopen()];
       const writers = Array.from({ length: 12 }, (_, i) => new QueueLog(storages[i % 2] as Storage, clock));
@@ -261,7 +260,7 @@ export function queueLogRangesContract(label: string, open: OpenFixture): void {
 
     it("retention seals an old unfilled range and trims past it; a replica never seals", async () => {
       const { storage, reopen } = fixture();
-      const q = freshQueue();
+      const q = freshQueue("Ranges");
       let now = 500_000_000;
       const clock = { now: () => now };
       const doomed = doomedWriter(await reopen(), clock);

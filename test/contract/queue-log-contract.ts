@@ -4,7 +4,7 @@
  * 20 concurrent appenders.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-log/queue-index.js";
 import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log/read.js";
@@ -12,8 +12,14 @@ import { ErrorCode } from "../../lib/core/errors.js";
 import type { MessageRecord } from "../../lib/core/message.js";
 import { diffCounts } from "../../lib/storage/request-counter.js";
 import type { Storage } from "../../lib/storage/storage.js";
-import type { OpenFixture, StorageFixture } from "../support/storage-fixture.js";
-import { type AppendedBatch, appendConcurrently, assertChainAndReadBack, record } from "./queue-log-helpers.js";
+import type { OpenFixture } from "../support/storage-fixture.js";
+import {
+  type AppendedBatch,
+  appendConcurrently,
+  assertChainAndReadBack,
+  record,
+  suiteFixture,
+} from "./queue-log-helpers.js";
 
 let queueSeq = 0;
 /** A fresh queue per test, so tests never see each other's data. */
@@ -24,16 +30,11 @@ function freshQueue(): QueueRef {
 
 export function queueLogContract(label: string, open: OpenFixture): void {
   describe(`queue log contract: ${label}`, () => {
-    let fx: StorageFixture;
-    let storage: Storage;
-    before(async () => {
-      fx = await open();
-      storage = fx.storage;
-    });
-    after(async () => fx.cleanup());
+    const fixture = suiteFixture(open);
+    const storage = (): Storage => fixture().storage;
 
     it("appends batches at consecutive offsets and reads every message back intact", async () => {
-      const log = new QueueLog(storage);
+      const log = new QueueLog(storage());
       const q = freshQueue();
       const first = await log.append(q, [record("a0"), record("a1"), record("a2")]);
       const second = await log.append(q, [record("b0")]);
@@ -60,13 +61,13 @@ export function queueLogContract(label: string, open: OpenFixture): void {
     });
 
     it("stores large batches as one object and small ones inline, both readable by byte range", async () => {
-      const log = new QueueLog(storage, { inlineThresholdBytes: 1024 });
+      const log = new QueueLog(storage(), { inlineThresholdBytes: 1024 });
       const q = freshQueue();
       const big = Buffer.alloc(5000, 7);
-      const before = storage.counter.snapshot();
+      const before = storage().counter.snapshot();
       await log.append(q, [record("small")]);
       await log.append(q, [record(big), record("after-big")]);
-      const used = diffCounts(storage.counter.snapshot(), before);
+      const used = diffCounts(storage().counter.snapshot(), before);
       assert.equal(used.objectPuts, 1, "only the large batch goes to the object store");
       const got = await log.read(q, 1, { maxMessages: 2 });
       assert.deepEqual(Buffer.from(got.messages[0]?.body ?? []), big);
@@ -74,7 +75,7 @@ export function queueLogContract(label: string, open: OpenFixture): void {
     });
 
     it("reads from the middle of a batch, across batches, up to maxMessages", async () => {
-      const log = new QueueLog(storage);
+      const log = new QueueLog(storage());
       const q = freshQueue();
       for (let b = 0; b < 5; b++)
         await log.append(
@@ -99,7 +100,7 @@ export function queueLogContract(label: string, open: OpenFixture): void {
     });
 
     it("stops a read before the answer outgrows a Lambda response, but always returns one message", async () => {
-      const log = new QueueLog(storage);
+      const log = new QueueLog(storage());
       const q = freshQueue();
       const big = (fill: number) => record(Buffer.alloc(1536 * 1024, fill));
       await log.append(q, [big(1), big(2), big(3)]);
@@ -120,7 +121,7 @@ export function queueLogContract(label: string, open: OpenFixture): void {
     });
 
     it("answers NO_NEW_MSG at the end, OFFSET_ILLEGAL past it, and on an empty queue", async () => {
-      const log = new QueueLog(storage);
+      const log = new QueueLog(storage());
       const q = freshQueue();
       const empty = await log.read(q, 0);
       assert.deepEqual(empty, { status: "NO_NEW_MSG", messages: [], nextBeginOffset: 0, minOffset: 0, maxOffset: 0 });
@@ -134,7 +135,7 @@ export function queueLogContract(label: string, open: OpenFixture): void {
     });
 
     it("skips filtered messages for good: NO_MATCHED_MSG moves nextBeginOffset past them", async () => {
-      const log = new QueueLog(storage);
+      const log = new QueueLog(storage());
       const q = freshQueue();
       await log.append(q, [record("1", "TagB"), record("2", "TagB"), record("3", "TagA"), record("4", "TagB")]);
       const onlyA = (m: MessageRecord) => m.tags === "TagA";
@@ -154,7 +155,7 @@ export function queueLogContract(label: string, open: OpenFixture): void {
 
     it("reports min/max offset and last store time", async () => {
       let now = 1_000_000;
-      const log = new QueueLog(storage, { now: () => now });
+      const log = new QueueLog(storage(), { now: () => now });
       const q = freshQueue();
       assert.deepEqual(await log.status(q), { minOffset: 0, maxOffset: 0, lastUpdateTimestamp: 0 });
       await log.append(q, [record("a")]);
@@ -165,7 +166,7 @@ export function queueLogContract(label: string, open: OpenFixture): void {
 
     it("retention deletes old batches and their objects, never the newest batch", async () => {
       let now = 10_000_000;
-      const log = new QueueLog(storage, { now: () => now, inlineThresholdBytes: 0 });
+      const log = new QueueLog(storage(), { now: () => now, inlineThresholdBytes: 0 });
       const q = freshQueue();
       for (let i = 0; i < 4; i++) {
         await log.append(q, [record(`old${i}`)]);
@@ -177,7 +178,7 @@ export function queueLogContract(label: string, open: OpenFixture): void {
         { code: ErrorCode.PARAMETER_ILLEGAL },
         "retention under the minimum",
       );
-      const index = storage.table(QUEUE_INDEX_TABLE);
+      const index = storage().table(QUEUE_INDEX_TABLE);
       const items = (await index.query(queuePk(q), { consistent: true })).items;
       const objectKeys = items.map((item) => String(item.ok));
       assert.equal(objectKeys.length, 4);
@@ -186,9 +187,9 @@ export function queueLogContract(label: string, open: OpenFixture): void {
       assert.equal(trimmed.deletedMessages, 3);
       assert.equal(trimmed.minOffset, 3);
       for (const key of objectKeys.slice(0, 3)) {
-        await assert.rejects(storage.objects.get(key), { code: ErrorCode.OBJECT_NOT_FOUND });
+        await assert.rejects(storage().objects.get(key), { code: ErrorCode.OBJECT_NOT_FOUND });
       }
-      assert.equal((await storage.objects.get(objectKeys[3] as string)).byteLength > 0, true);
+      assert.equal((await storage().objects.get(objectKeys[3] as string)).byteLength > 0, true);
       const below = await log.read(q, 0);
       assert.equal(below.status, "OFFSET_ILLEGAL");
       assert.equal(below.nextBeginOffset, 3);
@@ -207,12 +208,12 @@ export function queueLogContract(label: string, open: OpenFixture): void {
         inlineThresholdBytes: 0,
         objectReplicationGraceMs: OBJECT_REPLICATION_GRACE_MS,
       };
-      const log = new QueueLog(storage, options);
+      const log = new QueueLog(storage(), options);
       const q = freshQueue();
       await log.append(q, [record("lagging")]);
-      const [item] = (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
+      const [item] = (await storage().table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
       // What a slave cell sees while S3 replication lags DynamoDB's: the index item, no object yet.
-      await storage.objects.delete([String(item?.ok)]);
+      await storage().objects.delete([String(item?.ok)]);
       await assert.rejects(log.read(q, 0), { code: ErrorCode.SYSTEM_BUSY }, "retry: not replicated yet");
       now += OBJECT_REPLICATION_GRACE_MS + 1;
       await assert.rejects(log.read(q, 0), { code: ErrorCode.OBJECT_NOT_FOUND }, "past the grace: gone");
@@ -220,11 +221,11 @@ export function queueLogContract(label: string, open: OpenFixture): void {
 
     it("reads a batch whose object the lifecycle rule removed after retention as expired, and fails on a young one", async () => {
       let now = 50_000_000;
-      const log = new QueueLog(storage, { now: () => now, inlineThresholdBytes: 0, retentionMs: 3_600_000 });
+      const log = new QueueLog(storage(), { now: () => now, inlineThresholdBytes: 0, retentionMs: 3_600_000 });
       const q = freshQueue();
       await log.append(q, [record("old-a"), record("old-b")]);
-      const [item] = (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
-      await storage.objects.delete([String(item?.ok)]);
+      const [item] = (await storage().table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
+      await storage().objects.delete([String(item?.ok)]);
       await assert.rejects(
         log.read(q, 0),
         { code: ErrorCode.OBJECT_NOT_FOUND },
@@ -242,15 +243,15 @@ export function queueLogContract(label: string, open: OpenFixture): void {
     });
 
     it("costs one reservation and one conditional put per batch (plus one object put above the threshold)", async () => {
-      const log = new QueueLog(storage, { inlineThresholdBytes: 1024 });
+      const log = new QueueLog(storage(), { inlineThresholdBytes: 1024 });
       const q = freshQueue();
-      const c0 = storage.counter.snapshot();
+      const c0 = storage().counter.snapshot();
       await log.append(q, [record("first")]);
-      const c1 = storage.counter.snapshot();
+      const c1 = storage().counter.snapshot();
       await log.append(q, [record("second")]);
-      const c2 = storage.counter.snapshot();
+      const c2 = storage().counter.snapshot();
       await log.append(q, [record(Buffer.alloc(2000))]);
-      const c3 = storage.counter.snapshot();
+      const c3 = storage().counter.snapshot();
       assert.deepEqual(
         pick(diffCounts(c1, c0)),
         { tableReads: 1, tableWrites: 4, objectPuts: 0 },
@@ -258,28 +259,28 @@ export function queueLogContract(label: string, open: OpenFixture): void {
       );
       assert.deepEqual(pick(diffCounts(c2, c1)), { tableReads: 0, tableWrites: 2, objectPuts: 0 }, "inline");
       assert.deepEqual(pick(diffCounts(c3, c2)), { tableReads: 0, tableWrites: 2, objectPuts: 1 }, "object");
-      const fresh = new QueueLog(storage);
-      const c4 = storage.counter.snapshot();
+      const fresh = new QueueLog(storage());
+      const c4 = storage().counter.snapshot();
       await fresh.append(q, [record("cold")]);
       assert.deepEqual(
-        pick(diffCounts(storage.counter.snapshot(), c4)),
+        pick(diffCounts(storage().counter.snapshot(), c4)),
         { tableReads: 0, tableWrites: 2, objectPuts: 0 },
         "a cold instance (a new Lambda container) reads nothing before it writes",
       );
       const units = diffCounts(c2, c1).writeUnits;
       assert.ok(units <= 3, `${units} write units for a small append`);
       await log.read(q, 0, { maxMessages: 1 }); // warms the min-offset cache, as a consumer's first pull does
-      const r0 = storage.counter.snapshot();
+      const r0 = storage().counter.snapshot();
       await log.read(q, 4);
       assert.deepEqual(
-        pick(diffCounts(storage.counter.snapshot(), r0)),
+        pick(diffCounts(storage().counter.snapshot(), r0)),
         { tableReads: 1, tableWrites: 0, objectPuts: 0 },
         "a warm idle poll is one query",
       );
     });
 
     it("refuses bad input and writes nothing", async () => {
-      const log = new QueueLog(storage);
+      const log = new QueueLog(storage());
       const q = freshQueue();
       await assert.rejects(log.appendEncoded(q, new Uint8Array(8), 0), { code: ErrorCode.MESSAGE_ILLEGAL });
       await assert.rejects(log.read(q, -1), { code: ErrorCode.PARAMETER_ILLEGAL });
@@ -288,10 +289,10 @@ export function queueLogContract(label: string, open: OpenFixture): void {
     });
 
     it("detects a corrupt stored batch instead of returning garbage", async () => {
-      const log = new QueueLog(storage);
+      const log = new QueueLog(storage());
       const q = freshQueue();
       await log.append(q, [record("fine")]);
-      await storage
+      await storage()
         .table(QUEUE_INDEX_TABLE)
         .put({ pk: queuePk(q), sk: 1, n: 1, t: 1, d: new Uint8Array([1, 2, 3, 4, 5]) });
       await assert.rejects(log.read(q, 1), { code: ErrorCode.DATA_CORRUPTED });
@@ -299,9 +300,9 @@ export function queueLogContract(label: string, open: OpenFixture): void {
 
     it("20 concurrent appenders x 50 batches: offsets disjoint and gap-free, every message read back once", async () => {
       const q = freshQueue();
-      const storages = [storage, await fx.reopen(), await fx.reopen()];
+      const storages = [storage(), await fixture().reopen(), await fixture().reopen()];
       const batches: AppendedBatch[] = await appendConcurrently(storages, q, { appenders: 20, batchesEach: 50 });
-      await assertChainAndReadBack(new QueueLog(storage), q, batches, 20 * 50);
+      await assertChainAndReadBack(new QueueLog(storage()), q, batches, 20 * 50);
       for (const s of storages.slice(1)) await s.close();
     });
   });

@@ -98,6 +98,13 @@ export async function assertChainAndReadBack(
   assert.deepEqual(seen, expected);
 }
 
+let queueSeq = 0;
+
+/** A queue no other test uses (`<prefix>_<pid>_<n>` on broker "b", queue 0), so tests never see each other's data. */
+export function freshQueue(prefix: string): QueueRef {
+  return { topic: `${prefix}_${process.pid}_${++queueSeq}`, brokerName: "b", queueId: 0 };
+}
+
 /** Opens a fixture before the enclosing suite's tests and cleans it up after them (call inside `describe`). */
 export function suiteFixture(open: OpenFixture): () => StorageFixture {
   let fx: StorageFixture | undefined;

@@ -26,6 +26,8 @@ interface Sample {
 const tx: { first: string; second: string } = { first: "", second: "" };
 /** A receipt handle of group G on T, received in `before` (a change of invisible time needs a live one). */
 const pop = { handle: "" };
+/** The id of the message sent to T in `before` (a query by id needs one that exists). */
+const stored = { msgId: "" };
 
 const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   clusterInfo: { request: () => ({ method: "GET", path: "/cluster" }), grants: ["Cluster|Get"] },
@@ -48,6 +50,14 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
       body: { consumerGroup: "G", topic: "T", brokerName: A, queueId: 0, queueOffset: 0 },
     }),
     grants: ["Topic:T|Sub", "Group:G|Sub"],
+  },
+  queryMessageById: {
+    request: () => ({ method: "POST", path: "/messages/by-id", body: { topic: "T", msgId: stored.msgId } }),
+    grants: ["Topic:T|Get"],
+  },
+  queryMessagesByKey: {
+    request: () => ({ method: "POST", path: "/messages/by-key", body: { topic: "T", key: "k1" } }),
+    grants: ["Topic:T|Get"],
   },
   sendBack: {
     request: () => ({
@@ -101,6 +111,18 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   consumerProgress: {
     request: () => ({ method: "GET", path: "/groups/G/progress?topic=T" }),
     grants: ["Group:G|Get", "Topic:T|Get"],
+  },
+  listGroups: { request: () => ({ method: "GET", path: "/groups" }), grants: ["Cluster|List"] },
+  // A group nobody configured: Create (Update once it has a config), then read, sampled history, delete.
+  updateSubGroup: {
+    request: () => ({ method: "PUT", path: "/groups/SG/subscription-group", body: { retryMaxTimes: 3 } }),
+    grants: ["Group:SG|Create"],
+  },
+  getSubGroup: { request: () => ({ method: "GET", path: "/groups/SG/subscription-group" }), grants: ["Group:SG|Get"] },
+  lagHistory: { request: () => ({ method: "GET", path: "/groups/G/lag-history" }), grants: ["Group:G|Get"] },
+  deleteSubGroup: {
+    request: () => ({ method: "DELETE", path: "/groups/SG/subscription-group" }),
+    grants: ["Group:SG|Delete"],
   },
   lockQueues: {
     request: () => ({
@@ -195,6 +217,18 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   listAcls: { request: () => ({ method: "GET", path: "/acl/acls" }), grants: [] },
   deleteAcl: { request: () => ({ method: "DELETE", path: "/acl/acls/User:temp" }), grants: [] },
   deleteUser: { request: () => ({ method: "DELETE", path: "/acl/users/temp" }), grants: [] },
+  // Last: once SG's subscription exists nothing more is sent to T (its delivery would write beside a refusal).
+  updateSubscription: {
+    request: () => ({
+      method: "PUT",
+      path: "/subscriptions/SG",
+      body: { topic: "T", target: { type: "http", url: "http://127.0.0.1:9/hook", secret: "s".repeat(32) } },
+    }),
+    grants: ["Topic:T|Sub", "Group:SG|Sub", "Group:SG|Create"],
+  },
+  getSubscription: { request: () => ({ method: "GET", path: "/subscriptions/SG" }), grants: ["Group:SG|Sub"] },
+  listSubscriptions: { request: () => ({ method: "GET", path: "/subscriptions" }), grants: ["Cluster|List"] },
+  deleteSubscription: { request: () => ({ method: "DELETE", path: "/subscriptions/SG" }), grants: ["Group:SG|Delete"] },
 };
 
 describe("auth on every endpoint (nimbus dev --auth)", () => {
@@ -214,12 +248,17 @@ describe("auth on every endpoint (nimbus dev --auth)", () => {
   const user = async (name: string, grants: string[]): Promise<NimbusCredentials> => {
     const credentials = { accessKey: name, secretKey: `${name}-secret-1` };
     await ok({ method: "POST", path: "/acl/users", body: { username: name, password: credentials.secretKey } });
+    // One ACL entry per resource, with every action granted on it (a second entry would replace the first).
+    const actionsOf = new Map<string, string[]>();
     for (const grant of grants) {
-      const [resource, action] = grant.split("|");
+      const [resource = "", action = ""] = grant.split("|");
+      actionsOf.set(resource, [...(actionsOf.get(resource) ?? []), action]);
+    }
+    for (const [resource, actions] of actionsOf) {
       await ok({
         method: "POST",
         path: "/acl/acls",
-        body: { subject: `User:${name}`, resources: [resource], actions: [action], decision: "Allow" },
+        body: { subject: `User:${name}`, resources: [resource], actions, decision: "Allow" },
       });
     }
     return credentials;
@@ -231,11 +270,12 @@ describe("auth on every endpoint (nimbus dev --auth)", () => {
     await ok({ method: "PUT", path: "/topics/T", body: {} });
     const receive = { consumerGroup: "G", topic: "T", invisibleDurationMs: 600_000 };
     await ok({ method: "POST", path: "/receive", body: receive }); // group G's POP start: the queues' end
-    await ok({
+    const sent = (await ok({
       method: "POST",
       path: "/send",
       body: { topic: "T", queueId: 0, brokerName: A, messages: [{ body: b64("m") }] },
-    });
+    })) as { msgIds: string[] };
+    stored.msgId = sent.msgIds[0] ?? "";
     const received = (await ok({ method: "POST", path: "/receive", body: receive })) as {
       messages: { receiptHandle: string }[];
     };

@@ -10,7 +10,15 @@ import { Message } from "../../lib/client/message.js";
 import { Producer } from "../../lib/client/producer/producer.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { signNimbusRequest } from "../../lib/core/request-signing.js";
-import { type AuthServer, type Call, call, ROOT, signedHeaders, startAuthServer } from "../support/auth-server.js";
+import {
+  type AuthServer,
+  type Call,
+  call,
+  createUserAndTopics,
+  ROOT,
+  signedHeaders,
+  startAuthServer,
+} from "../support/auth-server.js";
 import { MODE_LABEL } from "../support/server-fixture.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
 
@@ -40,14 +48,7 @@ for (const mode of ["local", "aws"] as const)
     before(async () => {
       t = await startAuthServer(mode);
       url = t.server.url;
-      const created = await call(
-        url,
-        { method: "POST", path: "/acl/users", body: { username: "alice", password: alice.secretKey } },
-        ROOT,
-      );
-      assert.equal(created.status, 200, JSON.stringify(created.body));
-      for (const topic of ["orders-eu", "orders-us", "orders-secret", "billing"])
-        assert.equal((await call(url, { method: "PUT", path: `/topics/${topic}`, body: {} }, ROOT)).status, 200);
+      await createUserAndTopics(url, alice, ["orders-eu", "orders-us", "orders-secret", "billing"]);
       assert.equal((await acl(["Topic:orders-*"], ["Pub", "Get"], "Allow")).status, 200);
       assert.equal((await acl(["Topic:orders-secret"], ["Pub"], "Deny")).status, 200);
     });

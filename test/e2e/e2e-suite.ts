@@ -15,11 +15,13 @@ import { endpointCases } from "./endpoints-suite.js";
 import { adminErrorCases } from "./errors-admin-suite.js";
 import { dataErrorCases } from "./errors-data-suite.js";
 import { groupCommitCases } from "./group-commit-suite.js";
+import { groupCases } from "./groups-suite.js";
 import { handoverEndpointCases } from "./handover-endpoints-suite.js";
 import { pullCases } from "./pull-suite.js";
 import { queueCases } from "./queues-suite.js";
 import { restartCases } from "./restart-suite.js";
 import { sendCases } from "./send-suite.js";
+import { subscriptionCases } from "./subscriptions-suite.js";
 
 export function e2eSuite(mode: ServerMode): void {
   // Skipped, with the reason, only where the mode cannot run here (DynamoDB Local without Java).
@@ -34,8 +36,10 @@ export function e2eSuite(mode: ServerMode): void {
     pullCases(mode);
     binaryBatchCases(mode);
     groupCommitCases(mode);
+    groupCases(mode);
     dataErrorCases(mode);
     adminErrorCases(mode);
     restartCases(mode);
+    subscriptionCases(mode);
   });
 }

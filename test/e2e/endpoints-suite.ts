@@ -4,20 +4,16 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  b64,
-  type ClusterAnswer,
-  expectError,
-  type OffsetRow,
-  ok,
-  type ProgressRow,
-  type PullAnswer,
-  type RouteAnswer,
-  type SendAnswer,
-  type StatusRow,
-  sortOffsets,
-  text,
+import type {
+  ClusterAnswer,
+  OffsetRow,
+  ProgressRow,
+  PullAnswer,
+  RouteAnswer,
+  SendAnswer,
+  StatusRow,
 } from "../support/http.js";
+import { b64, expectError, ok, sortOffsets, text } from "../support/http.js";
 import { type ServerMode, uniqueName, useTestServer } from "../support/server-fixture.js";
 
 const PULLED_KEYS = [
@@ -100,30 +96,16 @@ export function endpointCases(mode: ServerMode): void {
     it("POST /send and POST /pull: the documented fields, and status shows the stored message", async () => {
       const topic = uniqueName("SendPull");
       ok(await ctx.http.put(`/topics/${topic}`, { readQueueNums: 2, writeQueueNums: 2 }));
-      const sent = ok(
-        await ctx.http.post<SendAnswer>("/send", {
-          producerGroup: "PG",
-          topic,
-          brokerName: "broker-b",
-          queueId: 1,
-          messages: [{ body: b64("hello"), tags: "TagA", keys: ["k1", "k2"], properties: { color: "red" } }],
-        }),
-      );
+      const queue = { topic, brokerName: "broker-b", queueId: 1 };
+      const message = { body: b64("hello"), tags: "TagA", keys: ["k1", "k2"], properties: { color: "red" } };
+      const sent = ok(await ctx.http.post<SendAnswer>("/send", { producerGroup: "PG", ...queue, messages: [message] }));
       assert.equal(sent.sendStatus, "SEND_OK");
       assert.deepEqual(sent.messageQueue, { topic, brokerName: "broker-b", queueId: 1 });
       assert.equal(sent.queueOffset, 0);
       assert.equal(sent.msgIds.length, 1);
       assert.match(sent.msgIds[0] ?? "", /^[0-9A-F]{32}$/, "RocketMQ's 32 hex digit unique id");
 
-      const pulled = ok(
-        await ctx.http.post<PullAnswer>("/pull", {
-          consumerGroup: "CG",
-          topic,
-          brokerName: "broker-b",
-          queueId: 1,
-          queueOffset: 0,
-        }),
-      );
+      const pulled = ok(await ctx.http.post<PullAnswer>("/pull", { consumerGroup: "CG", ...queue, queueOffset: 0 }));
       assert.equal(pulled.pullStatus, "FOUND");
       assert.deepEqual([pulled.nextBeginOffset, pulled.minOffset, pulled.maxOffset], [1, 0, 1]);
       const [m] = pulled.messages;

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { signNimbusRequest } from "../../lib/core/request-signing.js";
-import { type AuthServer, call, ROOT, startAuthServer } from "../support/auth-server.js";
+import { type AuthServer, call, createUserAndTopics, ROOT, startAuthServer } from "../support/auth-server.js";
 import { b64 } from "../support/http.js";
 import { rawHttp } from "../support/raw-http.js";
 import { MODE_LABEL, type ServerMode } from "../support/server-fixture.js";
@@ -32,13 +32,7 @@ export function hardeningAuthSuite(mode: ServerMode): void {
     before(async () => {
       t = await startAuthServer(mode);
       url = t.server.url;
-      const created = await call(
-        url,
-        { method: "POST", path: "/acl/users", body: { username: "bob", password: bob.secretKey } },
-        ROOT,
-      );
-      assert.equal(created.status, 200, JSON.stringify(created.body));
-      assert.equal((await call(url, { method: "PUT", path: "/topics/Secret", body: {} }, ROOT)).status, 200);
+      await createUserAndTopics(url, bob, ["Secret"]);
     });
     after(async () => {
       await t.close();

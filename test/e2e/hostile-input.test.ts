@@ -14,13 +14,14 @@ import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 import { BATCH_MEDIA_TYPE, encodeSendFrame } from "../../lib/protocol/index.js";
 import { type Api, api, b64, expectError, ok, type RouteAnswer } from "../support/http.js";
+import { type QuietServer, startQuietServer } from "../support/quiet-server.js";
 
 const A = "broker-a";
 
 describe("hostile input", () => {
   let server: LocalServer;
   let http: Api;
-  let dataDir = "";
+  let quiet: QuietServer;
   const writes = () => {
     const c = server.storage.counter.snapshot();
     return c.tableWrites + c.objectPuts + c.objectDeletes;
@@ -39,23 +40,13 @@ describe("hostile input", () => {
   const send = (messages: unknown[], topic = "H") => http.post("/send", { topic, brokerName: A, queueId: 0, messages });
 
   before(async () => {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-hostile-"));
-    server = await startLocalServer({
-      port: 0,
-      storage: { kind: "local", dataDir },
-      config: parseNimbusConfig({ transactionCheckIntervalMs: 3_600_000 }),
-      registerIntervalMs: 3_600_000,
-      retentionIntervalMs: 3_600_000,
-      maxInFlightBytes: 1024 * 1024,
-    });
+    quiet = await startQuietServer("local", { maxInFlightBytes: 1024 * 1024 });
+    server = quiet.server;
     http = api(server.url);
     ok(await http.put("/topics/H", { readQueueNums: 2, writeQueueNums: 2 }));
     ok(await send([{ body: b64("1") }, { body: b64("2") }, { body: b64("3") }]));
   });
-  after(async () => {
-    await server.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(async () => quiet.close());
 
   it("clamps an offset commit beyond the queue's max offset to it, as RocketMQ does", async () => {
     const table = ok(

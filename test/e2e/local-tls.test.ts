@@ -4,14 +4,14 @@
  * never cross a network in clear.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:https";
 import os from "node:os";
 import path from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { ErrorCode, NimbusError } from "../../lib/core/errors.js";
 import { startLocalServer } from "../../lib/dev/local-server.js";
+import { certificateUnavailable, testCertificate } from "../support/test-certificate.js";
 
 const quiet = { port: 0, registerIntervalMs: 3_600_000, retentionIntervalMs: 3_600_000 };
 const auth = { root: { username: "root", password: "root-secret-123" }, masterKey: new Uint8Array(32), cacheMs: 0 };
@@ -30,36 +30,14 @@ function httpsGet(url: string, ca: Buffer): Promise<{ status: number; text: stri
   });
 }
 
-describe("TLS for the local server", () => {
+describe("TLS for the local server", { skip: certificateUnavailable }, () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "nimbus-tls-"));
-  let cert: Buffer;
-  let key: Buffer;
-  before(() => {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=localhost",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1,DNS:localhost",
-        "-keyout",
-        path.join(dir, "key.pem"),
-        "-out",
-        path.join(dir, "cert.pem"),
-      ],
-      { stdio: "ignore" },
-    );
-    cert = readFileSync(path.join(dir, "cert.pem"));
-    key = readFileSync(path.join(dir, "key.pem"));
+  const cert = testCertificate?.cert ?? Buffer.alloc(0);
+  const key = testCertificate?.key ?? Buffer.alloc(0);
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+    testCertificate?.remove();
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("refuses --auth on a non-loopback address without TLS, before listening", async () => {
     await assert.rejects(

@@ -82,13 +82,7 @@ describe("PushConsumer (local server)", () => {
       );
     }
     assert.deepEqual(await api().queryOffsets(group, topic), [], "broadcasting never commits to the broker");
-    report("broadcasting, 2 consumers", {
-      sent: sent.length,
-      b1: received.distinctOf("b1").size,
-      b2: received.distinctOf("b2").size,
-      duplicatesB1: received.duplicatesOf("b1"),
-      duplicatesB2: received.duplicatesOf("b2"),
-    });
+    report("broadcasting, 2 consumers", { sent: sent.length, ...received.perConsumer(["b1", "b2"]) });
   });
 
   it("two groups each get every message", async () => {
@@ -106,13 +100,7 @@ describe("PushConsumer (local server)", () => {
       () => ids.every((id) => received.distinctOf("g1").has(id) && received.distinctOf("g2").has(id)),
       "both groups got all",
     );
-    report("two groups", {
-      sent: sent.length,
-      g1: received.distinctOf("g1").size,
-      g2: received.distinctOf("g2").size,
-      duplicatesG1: received.duplicatesOf("g1"),
-      duplicatesG2: received.duplicatesOf("g2"),
-    });
+    report("two groups", { sent: sent.length, ...received.perConsumer(["g1", "g2"]) });
   });
 
   it("keeps per-key order within each queue for messages routed by the hash of their key", async () => {
@@ -149,12 +137,7 @@ describe("PushConsumer (local server)", () => {
       seqs.set(key, [...(seqs.get(key) ?? []), Number(seq)]);
     }
     for (const key of keys) assert.deepEqual(seqs.get(key), [...Array(15).keys()], `order of ${key}`);
-    report("ordered by key", {
-      sent: sentIds.length,
-      received: received.counts.size,
-      duplicates: received.duplicates,
-      keys: keys.length,
-    });
+    report("ordered by key", { ...received.summary(sentIds.length), keys: keys.length });
   });
 
   it("a new group starts at the first offset with FIRST, at the end with LAST, and at a time with TIMESTAMP", async () => {

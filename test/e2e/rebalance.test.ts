@@ -84,9 +84,7 @@ describe("rebalance of push consumers (local server)", () => {
     }
     assert.deepEqual(consumers.map((c) => received.queuesOf(c.clientId).size).sort(), [2, 3, 3]);
     report("3 consumers / 8 queues", {
-      sent: sent.length,
-      received: received.counts.size,
-      duplicates: received.duplicates,
+      ...received.summary(sent.length),
       perConsumer: consumers.map((c) => received.distinctOf(c.clientId).size).join("/"),
     });
     assert.equal(received.duplicates, 0, "no rebalance happened while consuming, so no duplicates");
@@ -127,11 +125,9 @@ describe("rebalance of push consumers (local server)", () => {
     const takenOver = new Set(staying.flatMap((c) => c.assignedQueues().map((q) => q.key())));
     assert.equal(takenOver.size, 8);
     report("takeover after shutdown", {
-      sent: sent.length,
+      ...received.summary(sent.length),
       sentDuring: duringCount,
-      received: received.counts.size,
       deliveries: received.deliveries,
-      duplicates: received.duplicates,
       shutdownMs,
       rebalanceMsAfterShutdown: rebalanceMs,
       roundsUntilSettled: rounds.join("/"),
@@ -167,12 +163,7 @@ describe("rebalance of push consumers (local server)", () => {
     const ids = sent.map((s) => s.msgId);
     await waitUntil(() => received.has(ids), "every message received");
     assert.deepEqual(received.missing(ids), []);
-    report("2 consumers join a busy one", {
-      sent: sent.length,
-      received: received.counts.size,
-      deliveries: received.deliveries,
-      duplicates: received.duplicates,
-    });
+    report("2 consumers join a busy one", { ...received.summary(sent.length), deliveries: received.deliveries });
   });
 
   it("6 consumers on 5 queues leave exactly one idle, and it receives nothing", async () => {
@@ -187,11 +178,6 @@ describe("rebalance of push consumers (local server)", () => {
     const sent = await sendRoundRobin(api(), queues, 50, "m");
     await waitUntil(() => received.has(sent.map((s) => s.msgId)), "every message received");
     assert.equal(received.distinctOf(idle[0]?.clientId ?? "").size, 0);
-    report("6 consumers / 5 queues", {
-      sent: sent.length,
-      received: received.counts.size,
-      duplicates: received.duplicates,
-      idle: idle.length,
-    });
+    report("6 consumers / 5 queues", { ...received.summary(sent.length), idle: idle.length });
   });
 });

@@ -6,15 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
 import { type ClientRequest, type IncomingMessage, request } from "node:http";
-import os from "node:os";
-import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { signNimbusRequest } from "../../lib/core/request-signing.js";
-import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
+import type { LocalServer } from "../../lib/dev/local-server.js";
 import { api, b64, ok } from "../support/http.js";
+import { type QuietServer, startQuietServer } from "../support/quiet-server.js";
 
 const ROOT = { accessKey: "root", secretKey: "root-secret-123" };
 const until = async (done: () => boolean) => {
@@ -35,25 +32,14 @@ function stalled(url: string, declared: number, sent: string, headers: Record<st
 }
 
 describe("request bodies: bytes received, not declared", () => {
+  let quiet: QuietServer;
   let server: LocalServer;
-  let dataDir: string;
   before(async () => {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-body-guard-"));
-    server = await startLocalServer({
-      port: 0,
-      storage: { kind: "local", dataDir },
-      config: parseNimbusConfig({ transactionCheckIntervalMs: 3_600_000 }),
-      registerIntervalMs: 3_600_000,
-      retentionIntervalMs: 3_600_000,
-      maxInFlightBytes: 1024 * 1024,
-      bodyTimeoutMs: 500,
-    });
+    quiet = await startQuietServer("local", { maxInFlightBytes: 1024 * 1024, bodyTimeoutMs: 500 });
+    server = quiet.server;
     ok(await api(server.url).put("/topics/B", {}));
   });
-  after(async () => {
-    await server.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(async () => quiet.close());
 
   it("stalled uploads declaring 900 KiB each hold only the bytes they sent, and are dropped after the body timeout", async () => {
     const uploads = Array.from({ length: 5 }, () => stalled(server.url, 900 * 1024, "{"));
@@ -68,23 +54,15 @@ describe("request bodies: bytes received, not declared", () => {
 });
 
 describe("request bodies with auth on", () => {
+  let quiet: QuietServer;
   let server: LocalServer;
-  let dataDir: string;
   before(async () => {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-body-auth-"));
-    server = await startLocalServer({
-      port: 0,
-      storage: { kind: "local", dataDir },
-      config: parseNimbusConfig({ transactionCheckIntervalMs: 3_600_000 }),
-      registerIntervalMs: 3_600_000,
-      retentionIntervalMs: 3_600_000,
+    quiet = await startQuietServer("local", {
       auth: { root: { username: "root", password: ROOT.secretKey }, masterKey: new Uint8Array(randomBytes(32)) },
     });
+    server = quiet.server;
   });
-  after(async () => {
-    await server.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(async () => quiet.close());
 
   it("an unsigned upload gets 401 from its headers while its body is still unsent, holding nothing", async () => {
     const upload = stalled(server.url, 900 * 1024, "{");

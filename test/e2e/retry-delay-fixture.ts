@@ -57,6 +57,14 @@ export function retryDelayFixture(mode: ServerMode) {
     properties: { ...m.properties },
   });
 
+  /** A listener that records each delivery into `seen` and answers `status`. */
+  const recordingInto =
+    (seen: Delivery[], status: "CONSUME_SUCCESS" | "RECONSUME_LATER") =>
+    (m: MessageExt): typeof status => {
+      seen.push(record(m));
+      return status;
+    };
+
   async function sendOne(topic: string, body: string): Promise<string> {
     const res = await api().send({
       topic,
@@ -68,7 +76,7 @@ export function retryDelayFixture(mode: ServerMode) {
   }
 
   const committed = async (group: string, topic: string) => (await api().queryOffsets(group, topic))[0]?.offset ?? -1;
-  return { ctx, api, consumer, record, sendOne, committed };
+  return { ctx, api, consumer, record, recordingInto, sendOne, committed };
 }
 
 export type RetryDelayFixture = ReturnType<typeof retryDelayFixture>;

@@ -14,7 +14,7 @@ import { uniqueName } from "../support/server-fixture.js";
 
 import { type Delivery, type RetryDelayFixture, WAIT_MS } from "./retry-delay-fixture.js";
 
-export function retryCases({ ctx, api, consumer, record, sendOne, committed }: RetryDelayFixture): void {
+export function retryCases({ ctx, api, consumer, record, recordingInto, sendOne, committed }: RetryDelayFixture): void {
   it("RECONSUME_LATER twice, then success: 3 deliveries, reconsumeTimes 0,1,2, the original queue's offset moves on", async () => {
     const { topic, group } = await freshTopicOnBrokerA(api(), "Retry");
     const seen: Delivery[] = [];
@@ -52,15 +52,7 @@ export function retryCases({ ctx, api, consumer, record, sendOne, committed }: R
   it("always RECONSUME_LATER with maxReconsumeTimes 2: in %DLQ%<group> after the third try, with its topic, body and msgId", async () => {
     const { topic, group } = await freshTopicOnBrokerA(api(), "Dlq");
     const seen: Delivery[] = [];
-    const c = consumer(
-      group,
-      topic,
-      (m) => {
-        seen.push(record(m));
-        return "RECONSUME_LATER";
-      },
-      { maxReconsumeTimes: 2 },
-    );
+    const c = consumer(group, topic, recordingInto(seen, "RECONSUME_LATER"), { maxReconsumeTimes: 2 });
     await c.start();
     const msgId = await sendOne(topic, "dead-letter");
     const dlq = dlqTopic(group);
@@ -110,20 +102,14 @@ export function retryCases({ ctx, api, consumer, record, sendOne, committed }: R
   it("a consumer restarted while its failed message waits in the retry topic loses nothing", async () => {
     const { topic, group } = await freshTopicOnBrokerA(api(), "Restart");
     const first: Delivery[] = [];
-    const c1 = consumer(group, topic, (m) => {
-      first.push(record(m));
-      return "RECONSUME_LATER";
-    });
+    const c1 = consumer(group, topic, recordingInto(first, "RECONSUME_LATER"));
     await c1.start();
     const msgId = await sendOne(topic, "survivor");
     // c1 failed it and the broker holds it: the original queue is committed past it.
     await waitUntil(async () => (await committed(group, topic)) === 1, "c1 sent it back", WAIT_MS);
     await c1.shutdown();
     const second: Delivery[] = [];
-    const c2 = consumer(group, topic, (m) => {
-      second.push(record(m));
-      return "CONSUME_SUCCESS";
-    });
+    const c2 = consumer(group, topic, recordingInto(second, "CONSUME_SUCCESS"));
     await c2.start();
     const later = await sendOne(topic, "after-restart");
     await waitUntil(
@@ -146,15 +132,11 @@ export function retryCases({ ctx, api, consumer, record, sendOne, committed }: R
     const path = await import("node:path");
     const dir = mkdtempSync(path.join(os.tmpdir(), "nimbus-broadcast-fail-"));
     try {
-      const c = consumer(
-        group,
-        topic,
-        (m) => {
-          seen.push(record(m));
-          return "RECONSUME_LATER";
-        },
-        { messageModel: "BROADCASTING", offsetStoreDir: dir, onError: (_e, what) => errors.push(what) },
-      );
+      const c = consumer(group, topic, recordingInto(seen, "RECONSUME_LATER"), {
+        messageModel: "BROADCASTING",
+        offsetStoreDir: dir,
+        onError: (_e, what) => errors.push(what),
+      });
       await c.start();
       await sendOne(topic, "dropped");
       await waitUntil(() => errors.some((e) => e.includes("BROADCASTING drops")), "the drop reported", WAIT_MS);

@@ -13,8 +13,10 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { handleChannelEvent } from "../../functions/channel.js";
 import { moveDueMessages } from "../../functions/delayed-delivery.js";
+import { dispatchSubscriptions } from "../../functions/dispatch.js";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
+import { sampleLag } from "../../functions/sample-lag.js";
 import { checkTransactions } from "../../functions/transaction-check.js";
 import { ALL_FUNCTIONS, API_FUNCTIONS, API_ROUTES, type ApiFunctionName } from "../../infra/manifest.js";
 import { ACL_TABLE, AclStore } from "../../lib/broker/security/acl-store.js";
@@ -31,6 +33,7 @@ import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { apiGatewayEvent } from "../support/api-gateway-event.js";
+import { startWebhookTarget } from "../support/webhook-target.js";
 
 const BUCKET = "bucket";
 const ROOT = { accessKey: "root", secretKey: "root-secret-1" };
@@ -169,6 +172,24 @@ describe("each function is granted exactly the resources it uses", () => {
       queueOffset: 0,
     });
     await call("GET /topics/{topic}/status", "/topics/Orders/status");
+    // The message index: a keyed message found by its id and its key; the topic's key indexing set.
+    const keyed = (await call("POST /send", "/send", {
+      ...small,
+      messages: [{ body: text("keyed"), keys: "order-1" }],
+    })) as { msgIds: string[] };
+    await call("POST /messages/by-id", "/messages/by-id", {
+      topic: "Orders",
+      msgId: keyed.msgIds[0],
+      begin: clock - HOUR,
+      end: clock + HOUR,
+    });
+    await call("POST /messages/by-key", "/messages/by-key", {
+      topic: "Orders",
+      key: "order-1",
+      begin: clock - HOUR,
+      end: clock + HOUR,
+    });
+    await call("PUT /topics/{topic}", "/topics/Orders", { keyIndex: true, brokerNames: ["broker-a"] });
 
     // POP: a receive sets the group's start, a second one takes a message, which is changed and acked.
     const pop = { consumerGroup: "PopG", topic: "Orders", invisibleDurationMs: 10_000 };
@@ -227,6 +248,14 @@ describe("each function is granted exactly the resources it uses", () => {
     await call("POST /offsets/{group}/{topic}/unlock", "/offsets/G/Orders/unlock", lock);
     await call("POST /offsets/{group}/{topic}/reset-by-time", "/offsets/G/Orders/reset-by-time", { timestamp: 1 });
     await call("GET /groups/{group}/progress", "/groups/G/progress?topic=Orders");
+    // Subscription groups, the group list, one lag sample per group and a group's lag history.
+    await call("PUT /groups/{group}/subscription-group", "/groups/G/subscription-group", { retryMaxTimes: 3 });
+    await call("GET /groups/{group}/subscription-group", "/groups/G/subscription-group");
+    await call("GET /groups", "/groups");
+    const sampled = await sampleLag(contextOf("SampleLag"));
+    assert.ok(sampled.groups >= 2, "the committing group and the POP group are sampled");
+    await call("GET /groups/{group}/lag-history", "/groups/G/lag-history");
+    await call("DELETE /groups/{group}/subscription-group", "/groups/G/subscription-group");
     await call("GET /openapi.json", "/openapi.json");
 
     // A transaction committed at once, and one left to a check-back (large: its half message is an object).
@@ -269,6 +298,21 @@ describe("each function is granted exactly the resources it uses", () => {
     // the newest; the two half messages and the retry are each the newest of their queue.
     assert.equal(report.deletedBatches, 5, "retention trimmed the old batches");
 
+    // A subscription of Orders (its save fixes the group's POP start), a large message, one Dispatch run.
+    const hook = await startWebhookTarget("0123456789abcdef", () => ({ status: 200 }));
+    try {
+      await call("PUT /subscriptions/{group}", "/subscriptions/SubG", {
+        topic: "Orders",
+        target: { type: "http", url: hook.url, secret: "0123456789abcdef" },
+      });
+      await call("POST /send", "/send", large);
+      const run = await dispatchSubscriptions(contextOf("Dispatch"));
+      assert.deepEqual([run.delivered, run.acked], [1, 1], "the Dispatch run delivered the message and acked it");
+      await call("DELETE /subscriptions/{group}", "/subscriptions/SubG");
+    } finally {
+      await hook.close();
+    }
+
     await call("DELETE /topics/{topic}", "/topics/Orders");
 
     // The push channel's function: connect, a registration, a ping, a bad frame, the disconnect.
@@ -299,6 +343,15 @@ describe("each function is granted exactly the resources it uses", () => {
     await call("GET /acl/acls", "/acl/acls");
     await call("DELETE /acl/acls/{subject}", "/acl/acls/User:alice");
     await call("DELETE /acl/users/{username}", "/acl/users/alice");
+    // Subscriptions (the Subscriptions function): definitions in the routes table.
+    const subscription = {
+      topic: "Orders",
+      target: { type: "http", url: "https://example.com/hook", secret: "0123456789abcdef" },
+    };
+    await call("PUT /subscriptions/{group}", "/subscriptions/G", subscription);
+    await call("GET /subscriptions/{group}", "/subscriptions/G");
+    await call("GET /subscriptions", "/subscriptions");
+    await call("DELETE /subscriptions/{group}", "/subscriptions/G");
 
     assert.deepEqual(
       API_ROUTES.map((r) => r.route).filter((r) => !calledRoutes.has(r)),

@@ -135,8 +135,12 @@ describe("infra routes and the protocol", () => {
         functionConcurrency: { Send: 200, Pull: 200 },
       },
     });
-    assert.equal(stageReservedConcurrency(old), 1100);
-    assert.equal(stageReservedConcurrency(stageSettings("production")), 600);
+    // n API functions: Send and Pull at 200, the others at 100, plus 100 for the rest of the stack.
+    const n = Object.keys(API_FUNCTIONS).length;
+    assert.equal(stageReservedConcurrency(old), 2 * 200 + (n - 2) * 100 + 100);
+    assert.ok(stageReservedConcurrency(old) > ACCOUNT_RESERVABLE_CONCURRENCY);
+    // Production: Send 200, Pull 200, NameServer and Offsets 50, the other API functions and the rest 20 each.
+    assert.equal(stageReservedConcurrency(stageSettings("production")), 200 + 200 + 50 + 50 + (n - 4) * 20 + 20);
   });
 
   it("wires the protection in infra/: api.ts routes by routeProtection, functions.ts sets NIMBUS_AUTH, auth.ts warns", () => {

@@ -3,31 +3,23 @@
  * key, no ACL cache (a change applies to the next request), background jobs that never fire during a test
  * (so a request's storage writes can be counted), and `call` to send a request signed by any user or unsigned.
  */
+import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { type NimbusCredentials, signNimbusRequest } from "../../lib/core/request-signing.js";
-import { type LocalServer, type LocalServerOptions, startLocalServer } from "../../lib/dev/local-server.js";
-import { openBacking, type ServerMode } from "./server-fixture.js";
+import type { LocalServerOptions } from "../../lib/dev/local-server.js";
+import { type QuietServer, startQuietServer } from "./quiet-server.js";
+import type { ServerMode } from "./server-fixture.js";
 
 export const ROOT: NimbusCredentials = { accessKey: "root", secretKey: "root-secret-123" };
 
-export interface AuthServer {
-  server: LocalServer;
-  close(): Promise<void>;
-}
+export type AuthServer = QuietServer;
 
 /** On the embedded store ("local") or on the AWS adapters over the emulators ("aws": dynalite + s3rver). */
 export async function startAuthServer(
   mode: ServerMode = "local",
   extra: Partial<LocalServerOptions> = {},
 ): Promise<AuthServer> {
-  const backing = await openBacking(mode);
-  const server = await startLocalServer({
-    port: 0,
-    storage: backing.choice,
-    config: parseNimbusConfig({ transactionCheckIntervalMs: 3_600_000 }),
-    registerIntervalMs: 3_600_000,
-    retentionIntervalMs: 3_600_000,
+  return startQuietServer(mode, {
     auth: {
       root: { username: ROOT.accessKey, password: ROOT.secretKey },
       masterKey: new Uint8Array(randomBytes(32)),
@@ -35,16 +27,6 @@ export async function startAuthServer(
     },
     ...extra,
   });
-  return {
-    server,
-    close: async () => {
-      try {
-        await server.close();
-      } finally {
-        await backing.release();
-      }
-    },
-  };
 }
 
 export interface Call {
@@ -83,4 +65,16 @@ export async function call(
   });
   const text = await res.text();
   return { status: res.status, body: text === "" ? {} : (JSON.parse(text) as CallAnswer["body"]) };
+}
+
+/** Setup as root: creates the stored `user` and the `topics` (default queue numbers); a refusal fails the setup. */
+export async function createUserAndTopics(baseUrl: string, user: NimbusCredentials, topics: string[]): Promise<void> {
+  const created = await call(
+    baseUrl,
+    { method: "POST", path: "/acl/users", body: { username: user.accessKey, password: user.secretKey } },
+    ROOT,
+  );
+  assert.equal(created.status, 200, JSON.stringify(created.body));
+  for (const topic of topics)
+    assert.equal((await call(baseUrl, { method: "PUT", path: `/topics/${topic}`, body: {} }, ROOT)).status, 200);
 }

@@ -17,8 +17,13 @@ import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.j
 
 export const REPO = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI = path.join(REPO, "dist", "lib", "cli", "main.js");
-/** Only a guard against a hung child: the test fails instead of hanging. Not a speed requirement. */
-const GUARD_MS = 120_000;
+/**
+ * Only guards against a hung child (the test fails instead of hanging), never a speed requirement: a command
+ * run to its end is killed after 2 minutes; a started one (a server, a consumer the test stops itself) after
+ * 15, since it lives as long as its test file, however slow a loaded machine makes that file.
+ */
+const COMMAND_GUARD_MS = 120_000;
+const STARTED_GUARD_MS = 900_000;
 /** One build at a time per checkout (outside dist/, so that a killed run never leaves it in the package). */
 const LOCK = path.join(
   os.tmpdir(),
@@ -97,6 +102,8 @@ export interface CliOptions {
   /** Written to the child's stdin, which is then closed. */
   input?: string | Buffer;
   cwd?: string;
+  /** Kill the child after this long (a guard, not a deadline). Default: see COMMAND_GUARD_MS / STARTED_GUARD_MS. */
+  guardMs?: number;
 }
 
 export interface RunningCli {
@@ -130,7 +137,8 @@ export function spawnNimbus(args: string[], options: CliOptions = {}): RunningCl
     for (const w of watchers) w();
   });
   child.stdin?.end(options.input ?? "");
-  const guard = setTimeout(() => child.kill("SIGKILL"), GUARD_MS);
+  const guard = setTimeout(() => child.kill("SIGKILL"), options.guardMs ?? STARTED_GUARD_MS);
+  guard.unref();
   const waitFor = (text: () => string, pattern: RegExp) =>
     new Promise<void>((resolve, reject) => {
       const check = () => {
@@ -164,7 +172,7 @@ export function spawnNimbus(args: string[], options: CliOptions = {}): RunningCl
 
 /** Runs `nimbus ...args` to its end. */
 export function nimbus(args: string[], options: CliOptions = {}): Promise<CliResult> {
-  return spawnNimbus(args, options).exited;
+  return spawnNimbus(args, { guardMs: COMMAND_GUARD_MS, ...options }).exited;
 }
 
 export interface TestBroker {

@@ -177,6 +177,20 @@ export class Received {
   distinctOf(consumer: string): Set<string> {
     return new Set((this.byConsumer.get(consumer) ?? []).map((m) => m.msgId));
   }
+
+  /** The report's figures of a run that sent `sent` messages: distinct ones received, deliveries beyond the first. */
+  summary(sent: number): { sent: number; received: number; duplicates: number } {
+    return { sent, received: this.counts.size, duplicates: this.duplicates };
+  }
+
+  /** The report's figures per consumer: `<name>` distinct messages it got, `duplicates<Name>` its extra deliveries. */
+  perConsumer(names: readonly string[]): Record<string, number> {
+    const capital = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+    return Object.fromEntries([
+      ...names.map((name) => [name, this.distinctOf(name).size]),
+      ...names.map((name) => [`duplicates${capital(name)}`, this.duplicatesOf(name)]),
+    ]);
+  }
 }
 
 /** Prints one line of numbers for the report (node:test shows console output). */

@@ -1,8 +1,10 @@
 /**
  * @module What the consumer processes the tests fork share: their arguments (API url, group, topic), the
- * channel to the parent (a process whose parent is gone exits too), and the orderly lock tests' short timings.
+ * channel to the parent (a process whose parent is gone exits too), their push consumer's options, and the
+ * orderly lock tests' short timings.
  */
 import type { PushConsumerOptions } from "../../lib/client/consumer/consumer-options.js";
+import { TEST_TIMEOUT_MS } from "./timeouts.js";
 
 /** The process's `[url, group, topic]` arguments and its `send` to the parent; throws with the usage otherwise. */
 export function consumerProcessArgs(script: string): {
@@ -17,6 +19,24 @@ export function consumerProcessArgs(script: string): {
   // The parent gone (a failed test), this process goes too.
   process.on("disconnect", () => process.exit(0));
   return { url, group, topic, send: (message, sent) => void send(message, undefined, undefined, sent) };
+}
+
+/**
+ * A forked push consumer's options: the group and API of its arguments, from the first offset, the tests'
+ * request timeout, errors left to the parent (it watches what the process reports), and `settings`.
+ */
+export function forkedConsumerOptions(
+  args: { url: string; group: string },
+  settings: Partial<PushConsumerOptions>,
+): PushConsumerOptions {
+  return {
+    consumerGroup: args.group,
+    endpoints: args.url,
+    timeoutMs: TEST_TIMEOUT_MS,
+    consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
+    onError: () => undefined,
+    ...settings,
+  };
 }
 
 /**

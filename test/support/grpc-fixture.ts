@@ -2,7 +2,11 @@
  * @module A local server with its gRPC endpoint on free loopback ports, on the embedded store or the AWS
  * adapters on the shared emulators (server-fixture.ts's `openBacking`), for RocketMQ's official clients;
  * and a quiet logger for those clients (they log to ~/logs/rocketmq otherwise), keeping what they said.
+ *
+ * Importing this module also routes the Node.js client's own default logger to a quiet one (see
+ * `quietClientDefaultLogger`): without it a PushConsumer keeps its test process alive after `shutdown()`.
  */
+import { createRequire } from "node:module";
 import { after, before } from "node:test";
 import { type NimbusConfigInput, parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { type LocalServer, type LocalServerOptions, startLocalServer } from "../../lib/dev/local-server.js";
@@ -90,3 +94,25 @@ export function quietLogger(keep = 200) {
     };
   return { info: log("info"), warn: log("warn"), error: log("error"), debug: log("debug"), lines };
 }
+
+type ClientLogger = ReturnType<typeof quietLogger>;
+
+/**
+ * rocketmq-client-nodejs 1.0.8's consume services (a PushConsumer's StandardConsumeService and
+ * FifoConsumeService) ignore the consumer's `logger` option: each calls the client's `getDefaultLogger()`,
+ * which makes a new egg-logger file logger (~/logs/rocketmq) with a 1 s flush `setInterval` that nothing ever
+ * clears, not `shutdown()` either, so the process cannot exit. The client's bug, not the endpoint's (found
+ * with async_hooks: after the server and the clients have closed, that interval is the one handle left).
+ * This points the client's default-logger factory (read at call time through its CommonJS exports) at a
+ * quiet logger with no timer and no file. Returns the logger, whose `lines` keep what those services said.
+ */
+export function quietClientDefaultLogger(): ClientLogger {
+  const logger = quietLogger();
+  const loggerModule = createRequire(import.meta.url)("rocketmq-client-nodejs/dist/client/Logger.js") as {
+    getDefaultLogger: () => unknown;
+  };
+  loggerModule.getDefaultLogger = () => logger;
+  return logger;
+}
+
+export const clientDefaultLogger: ClientLogger = quietClientDefaultLogger();

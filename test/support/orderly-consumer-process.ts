@@ -6,18 +6,11 @@
  * same machine's as the test's). The parent pauses it with SIGSTOP/SIGCONT and ends it with SIGKILL.
  */
 import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
-import { consumerProcessArgs, ORDERLY_TEST_TIMINGS } from "./consumer-process.js";
-import { TEST_TIMEOUT_MS } from "./timeouts.js";
+import { consumerProcessArgs, forkedConsumerOptions, ORDERLY_TEST_TIMINGS } from "./consumer-process.js";
 
-const { url, group, topic, send } = consumerProcessArgs("orderly-consumer-process.ts");
-const consumer = new PushConsumer({
-  consumerGroup: group,
-  endpoints: url,
-  timeoutMs: TEST_TIMEOUT_MS,
-  consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
-  ...ORDERLY_TEST_TIMINGS,
-  onError: () => undefined,
-});
+const args = consumerProcessArgs("orderly-consumer-process.ts");
+const { topic, send } = args;
+const consumer = new PushConsumer(forkedConsumerOptions(args, ORDERLY_TEST_TIMINGS));
 consumer.subscribe(topic, "*");
 consumer.registerMessageListenerOrderly(async (msgs, context) => {
   const first = msgs[0];

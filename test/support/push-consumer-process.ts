@@ -6,20 +6,13 @@
  * The parent may instead kill it with SIGKILL (a crash).
  */
 import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
-import { consumerProcessArgs } from "./consumer-process.js";
-import { TEST_TIMEOUT_MS } from "./timeouts.js";
+import { consumerProcessArgs, forkedConsumerOptions } from "./consumer-process.js";
 
-const { url, group, topic, send } = consumerProcessArgs("push-consumer-process.ts");
-const consumer = new PushConsumer({
-  consumerGroup: group,
-  endpoints: url,
-  timeoutMs: TEST_TIMEOUT_MS,
-  consumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
-  consumeThreadMax: 1,
-  membershipPollInterval: 1000,
-  handoverGraceMillis: 30_000,
-  onError: () => undefined,
-});
+const args = consumerProcessArgs("push-consumer-process.ts");
+const { topic, send } = args;
+const consumer = new PushConsumer(
+  forkedConsumerOptions(args, { consumeThreadMax: 1, membershipPollInterval: 1000, handoverGraceMillis: 30_000 }),
+);
 consumer.subscribe(topic, "*");
 consumer.registerMessageListener(async (msgs) => {
   await new Promise((resolve) => setTimeout(resolve, 8 * msgs.length));

@@ -29,6 +29,11 @@ export class ClientService {
   onCheckAdded: ((group: string, clientId: string) => void) | undefined;
   /** Told as well when a check-back waits for a producer client (the gRPC endpoint pushes it on its stream). */
   readonly checkListeners = new Set<(group: string, clientId: string) => void>();
+  /**
+   * Asked before a consumer's heartbeat is recorded (its subscription group: refuses a BROADCASTING consumer of
+   * a group that does not allow it, and records the group).
+   */
+  beforeConsumerHeartbeat: ((group: string, messageModel: string | undefined) => Promise<void>) | undefined;
 
   constructor(
     private readonly clients: Table,
@@ -51,6 +56,8 @@ export class ClientService {
     const expiresAt = Math.floor(lastHeartbeat / 1000) + TTL_SECONDS;
     // Every filter compiles before anything is written: a bad one is PARAMETER_ILLEGAL and registers nothing.
     for (const c of consumers) for (const s of c.subscriptionDataSet ?? []) compileFilter(filterOf(s));
+    const admit = this.beforeConsumerHeartbeat;
+    if (admit) await Promise.all(consumers.map((c) => admit(c.groupName, c.messageModel)));
     // Unconditional puts: a heartbeat replaces the client's previous one.
     await Promise.all([
       ...producers.map((p) =>

@@ -27,6 +27,8 @@ export interface CommitAuthor {
 
 export class OffsetService {
   readonly #knownGroupTopics = new Set<string>();
+  /** Told of a group's first commit on a topic in this process (the group's subscription group records it). */
+  onGroupTopic: ((group: string) => Promise<void>) | undefined;
 
   constructor(
     private readonly offsets: Table,
@@ -101,7 +103,10 @@ export class OffsetService {
     );
     const groupTopic = `${group}\n${topic}`;
     if (!this.#knownGroupTopics.has(groupTopic)) {
-      await this.offsets.put({ pk: keys.groupTopics(group), sk: topic, since: updatedAt });
+      await Promise.all([
+        this.offsets.put({ pk: keys.groupTopics(group), sk: topic, since: updatedAt }),
+        this.onGroupTopic?.(group),
+      ]);
       this.#knownGroupTopics.add(groupTopic);
     }
   }
@@ -135,12 +140,12 @@ export class OffsetService {
   }
 
   /** RocketMQ's consumerProgress: every queue of the topic(s), broker offset, consumer offset, diff. */
-  async progress(group: string, topic?: string): Promise<ProgressRow[]> {
+  async progress(group: string, topic?: string, options: { lastTimestamps?: boolean } = {}): Promise<ProgressRow[]> {
     const topics = topic === undefined ? await this.topicsOf(group) : [topic];
     // Without a topic, skip topics deleted since the group committed on them.
     const rows = await Promise.all(
       topics.map((t) =>
-        this.#topicProgress(group, t).catch((err: unknown) => {
+        this.#topicProgress(group, t, options.lastTimestamps ?? true).catch((err: unknown) => {
           if (topic === undefined && isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) return [];
           throw err;
         }),
@@ -149,7 +154,8 @@ export class OffsetService {
     return rows.flat();
   }
 
-  async #topicProgress(group: string, topic: string): Promise<ProgressRow[]> {
+  /** With `lastTimestamps` false, no read of the last consumed message (`lastTimestamp` 0): what a lag sum needs. */
+  async #topicProgress(group: string, topic: string, lastTimestamps: boolean): Promise<ProgressRow[]> {
     const [route, committed] = await Promise.all([this.routes.get(topic), this.query(group, topic)]);
     const byQueue = new Map(committed.map((e) => [keys.offsetSk(e.brokerName, e.queueId), e.offset]));
     const queues = route.queueDatas.flatMap((qd) =>
@@ -160,7 +166,7 @@ export class OffsetService {
         const status = await this.queueLog.status(q);
         const consumerOffset = byQueue.get(keys.offsetSk(q.brokerName, q.queueId)) ?? 0;
         let lastTimestamp = 0;
-        if (consumerOffset > status.minOffset && consumerOffset <= status.maxOffset) {
+        if (lastTimestamps && consumerOffset > status.minOffset && consumerOffset <= status.maxOffset) {
           const last = await this.queueLog.read(q, consumerOffset - 1, { maxMessages: 1 });
           lastTimestamp = last.messages[0]?.storeTimestamp ?? 0;
         }

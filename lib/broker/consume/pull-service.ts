@@ -18,12 +18,14 @@ export class PullService {
   constructor(
     private readonly routes: RouteCache,
     private readonly queueLog: QueueLog,
+    /** The group's subscription group check: NO_PERMISSION when its consumeEnable is false (lib/broker/groups). */
+    private readonly checkConsumeEnabled: (group: string) => Promise<void> = async () => {},
   ) {}
 
   async pull(req: PullRequest): Promise<PullResponse> {
     // PARAMETER_ILLEGAL for a bad expression before anything is read.
     const filter = compileFilter({ type: req.expressionType ?? "TAG", expression: req.subExpression ?? "*" });
-    const route = await this.routes.get(req.topic);
+    const [route] = await Promise.all([this.routes.get(req.topic), this.checkConsumeEnabled(req.consumerGroup)]);
     const qd = queueDataOn(route, req.topic, req.brokerName);
     if (!PermName.isReadable(qd.perm)) {
       throw new NimbusError(

@@ -7,6 +7,7 @@ export {
   type AckCode,
   DEFAULT_POP_MAX_DELIVERY_ATTEMPTS,
   DEFAULT_POP_OPTIONS,
+  type PopGroupPolicy,
   type PopOptions,
   type PoppedMessage,
   type PopReceiveRequest,

@@ -26,7 +26,7 @@ import type { QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
 import type { SendBackService } from "../retry/index.js";
 import { type CheckpointState, CheckpointStore, popPk } from "./checkpoints.js";
 import { LongPolls } from "./long-poll.js";
-import { type Delivery, type PopSettings, QueuePopper } from "./queue-pop.js";
+import { type Delivery, type PopInitMode, type PopSettings, QueuePopper } from "./queue-pop.js";
 import { decodeHandle, encodeHandle, type ReceiptHandle } from "./receipt-handle.js";
 
 export interface PopReceiveRequest {
@@ -41,6 +41,8 @@ export interface PopReceiveRequest {
   clientId?: string;
   /** Only this broker's queues (what a broker process serves); absent: every broker's. */
   brokerName?: string | undefined;
+  /** Where the group starts on a queue it never received from: its end (default) or its first message. */
+  initMode?: PopInitMode | undefined;
 }
 
 /** The stored message as a pull answers it, plus its receipt handle, delivery attempt and invisible time. */
@@ -51,6 +53,26 @@ export interface PoppedMessage extends PulledMessage {
 }
 
 export type AckCode = "OK" | "INVALID_RECEIPT_HANDLE";
+
+/** How a group's messages are handed out, as a RocketMQ 5 consumer is told in its Settings. */
+export interface PopGroupPolicy {
+  /** One message of each message group in flight at a time (RocketMQ: `consumeMessageOrderly`). */
+  fifo: boolean;
+  /** Deliveries of a message before it goes to `%DLQ%<group>` (RocketMQ: `retryMaxTimes` + 1). */
+  maxDeliveryAttempts: number;
+  /** The longest a receive is held here. */
+  maxLongPollMs: number;
+}
+
+/**
+ * What a group's subscription group says (lib/broker/groups): `maxDeliveryAttempts` (its retryMaxTimes + 1)
+ * when configured, and whether it is FIFO. For a receive (`receiving`) it also throws NO_PERMISSION when
+ * consuming is disabled.
+ */
+export type PopGroupConfig = (
+  group: string,
+  receiving: boolean,
+) => Promise<{ maxDeliveryAttempts?: number | undefined; fifo: boolean }>;
 
 export interface PopOptions extends PopSettings {
   /** Groups whose receives are FIFO (one message of a message group in flight at a time). */
@@ -90,6 +112,7 @@ export class PopService {
     private readonly sendBack: SendBackService,
     private readonly options: PopOptions,
     private readonly now: () => number,
+    private readonly groupConfig: PopGroupConfig = async () => ({ fifo: false }),
   ) {
     this.#store = new CheckpointStore(table, options.retentionMs);
     this.#polls = new LongPolls(options.maxWaiters);
@@ -108,6 +131,11 @@ export class PopService {
     return this.#polls.wakeCounts;
   }
 
+  /** How long past its invisible time a message is redelivered (a retry's wake comes after it). */
+  get redeliveryGraceMs(): number {
+    return this.options.redeliveryGraceMs;
+  }
+
   /** Receives waiting for a message in this process now. */
   get waitingReceives(): number {
     return this.#polls.waiting;
@@ -122,6 +150,19 @@ export class PopService {
     return this.#fifo.has(group);
   }
 
+  /**
+   * What a consumer of `group` is told, and how its receives are served: FIFO or not (a `fifoGroups` group or
+   * its subscription group's consumeMessageOrderly), its attempts before the DLQ, the longest wait.
+   */
+  async groupPolicy(group: string, receiving = false): Promise<PopGroupPolicy> {
+    const config = await this.groupConfig(group, receiving);
+    return {
+      fifo: config.fifo || this.isFifo(group),
+      maxDeliveryAttempts: config.maxDeliveryAttempts ?? this.options.maxDeliveryAttempts,
+      maxLongPollMs: this.options.maxLongPollMs,
+    };
+  }
+
   async receive(req: PopReceiveRequest, signal?: AbortSignal): Promise<{ messages: PoppedMessage[] }> {
     validateGroup(req.group);
     validateTopic(req.topic);
@@ -129,6 +170,7 @@ export class PopService {
     checkRange("invisibleMs", req.invisibleMs, MIN_INVISIBLE_MS, MAX_INVISIBLE_MS);
     checkRange("longPollMs", req.longPollMs, 0, MAX_LONG_POLL_MS);
     const filter = compileFilter(req.filter);
+    const policy = await this.groupPolicy(req.group, true);
     const waitUntil = Date.now() + Math.min(req.longPollMs, this.options.maxLongPollMs);
     for (;;) {
       const queues = await this.#readableQueues(req.topic, req.brokerName);
@@ -138,7 +180,16 @@ export class PopService {
         const queue = queues[(offset + i) % queues.length] as QueueRef;
         const want = req.maxMessages - found.length;
         found.push(
-          ...(await this.#popper.take(req.group, queue, filter, want, req.invisibleMs, this.isFifo(req.group))),
+          ...(await this.#popper.take(
+            req.group,
+            queue,
+            filter,
+            want,
+            req.invisibleMs,
+            policy.fifo,
+            policy.maxDeliveryAttempts,
+            req.initMode,
+          )),
         );
       }
       if (found.length > 0) return { messages: found.map(toPopped) };
@@ -155,6 +206,31 @@ export class PopService {
       // timeout, once (a send another process served gives no hint here), and then the wait is over.
       if (cause === undefined || cause === "abort") return { messages: [] };
     }
+  }
+
+  /**
+   * Fixes where `group` starts on each readable queue of `topic` it never received from: the queue's end now
+   * (a subscription delivers what is sent after it is created). A topic that does not exist yet: nothing to fix.
+   */
+  async pinStart(group: string, topic: string): Promise<void> {
+    validateGroup(group);
+    validateTopic(topic);
+    let queues: QueueRef[];
+    try {
+      queues = await this.#readableQueues(topic, undefined);
+    } catch (err) {
+      if (err instanceof NimbusError && err.code === ErrorCode.TOPIC_NOT_EXIST) return;
+      throw err;
+    }
+    await Promise.all(queues.map((q) => this.#popper.startOffset(q, popPk(group, q), "max")));
+  }
+
+  /**
+   * When this process next knows a message of `group` on `topic` to become receivable again (an invisible time
+   * ending, grace included), from the checkpoints its receives have read; undefined when it knows of none.
+   */
+  async nextDeadline(group: string, topic: string): Promise<number | undefined> {
+    return this.#popper.nextDeadline(group, await this.#readableQueues(topic, undefined));
   }
 
   /** Acks each handle: OK, or INVALID_RECEIPT_HANDLE (forged, stale, expired, acked); one write per checkpoint. */

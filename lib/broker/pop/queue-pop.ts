@@ -37,6 +37,9 @@ export interface PopSettings {
   deadLetterMoveMs: number;
 }
 
+/** Where a group new to a queue starts: the queue's end (RocketMQ's `ConsumeInitMode.MAX`) or its first message. */
+export type PopInitMode = "max" | "min";
+
 export interface Delivery {
   queue: QueueRef;
   message: StoredMessage;
@@ -110,15 +113,17 @@ export class QueuePopper {
     want: number,
     invisibleMs: number,
     fifo: boolean,
+    maxDeliveryAttempts = this.deps.settings.maxDeliveryAttempts,
+    initMode: PopInitMode = "max",
   ): Promise<Delivery[]> {
     const pk = popPk(group, queue);
     const cache = this.#cache(pk);
     const now = this.deps.now();
     if (this.#scanDue(cache, now, fifo)) await this.#scan(pk, cache, now);
-    const out = await this.#redeliver(group, queue, pk, cache, want, invisibleMs);
+    const out = await this.#redeliver(group, queue, pk, cache, want, invisibleMs, maxDeliveryAttempts);
     // FIFO: nothing new from a queue while an earlier message of it is in flight.
     if (out.length >= want || (fifo && cache.window.some((ck) => !isDone(ck)))) return out;
-    out.push(...(await this.#receiveNew(queue, pk, cache, filter, want - out.length, invisibleMs, fifo)));
+    out.push(...(await this.#receiveNew(queue, pk, cache, filter, want - out.length, invisibleMs, fifo, initMode)));
     return out;
   }
 
@@ -167,6 +172,7 @@ export class QueuePopper {
     c: QueueCache,
     want: number,
     invisibleMs: number,
+    maxDeliveryAttempts: number,
   ): Promise<Delivery[]> {
     const { store, settings } = this.deps;
     const out: Delivery[] = [];
@@ -177,8 +183,8 @@ export class QueuePopper {
         .filter((o) => !o.acked && now >= o.invisibleUntil + settings.redeliveryGraceMs)
         .sort((a, b) => a.offset - b.offset);
       if (due.length === 0) continue;
-      const dead = due.filter((o) => o.deliveryAttempt >= settings.maxDeliveryAttempts);
-      const live = due.filter((o) => o.deliveryAttempt < settings.maxDeliveryAttempts).slice(0, want - out.length);
+      const dead = due.filter((o) => o.deliveryAttempt >= maxDeliveryAttempts);
+      const live = due.filter((o) => o.deliveryAttempt < maxDeliveryAttempts).slice(0, want - out.length);
       if (live.length > 0) {
         const round = ck.maxRound + 1;
         const invisibleUntil = now + invisibleMs;
@@ -260,10 +266,11 @@ export class QueuePopper {
     want: number,
     invisibleMs: number,
     fifo: boolean,
+    initMode: PopInitMode,
   ): Promise<Delivery[]> {
     const { store, queueLog } = this.deps;
     for (let tries = 0; tries < MAX_CLAIM_TRIES; tries++) {
-      const start = c.popOffset ?? (await this.#startOffset(queue, pk));
+      const start = c.popOffset ?? (await this.startOffset(queue, pk, initMode));
       c.popOffset = start;
       const read = await queueLog.read(queue, start, {
         maxMessages: want,
@@ -315,15 +322,17 @@ export class QueuePopper {
 
   /**
    * Where the group's POP offset of the queue is: the newest checkpoint's end; for a new group the queue's
-   * end, recorded as its low-water mark (a create: of first receivers racing, one position wins).
+   * end ("max", RocketMQ's default) or its first retained message ("min"), recorded as its low-water mark (a
+   * create: of first receivers racing, one position wins).
    */
-  async #startOffset(queue: QueueRef, pk: string): Promise<number> {
-    const { store } = this.deps;
+  async startOffset(queue: QueueRef, pk: string, initMode: PopInitMode): Promise<number> {
+    const { store, queueLog } = this.deps;
     const newest = await store.newestEnd(pk);
     if (newest !== undefined) return newest;
     const marked = await store.startMark(pk);
     if (marked !== undefined) return marked;
-    return store.markStart(pk, await this.deps.queueLog.maxOffset(queue), this.deps.now());
+    const start = initMode === "min" ? (await queueLog.status(queue)).minOffset : await queueLog.maxOffset(queue);
+    return store.markStart(pk, start, this.deps.now());
   }
 
   /** The stored messages at `offsets` (sorted), read in as few reads as their span allows. */

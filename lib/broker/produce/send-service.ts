@@ -22,7 +22,7 @@ import {
 } from "../../protocol/index.js";
 import type { RouteCache, TopicService } from "../names/index.js";
 import { queueDataOn } from "../names/index.js";
-import type { QueueLog, QueueRef } from "../queue-log/index.js";
+import { indexedMessages, type QueueLog, type QueueRef } from "../queue-log/index.js";
 import type { DelayedDelivery } from "../timers/index.js";
 import { checkClientProperties, refuseDuplicateIds } from "./message-checks.js";
 
@@ -56,7 +56,12 @@ export class SendService {
   async send(req: SendRequest): Promise<SendResponse> {
     const { records, batch, queue, dueAts } = await this.prepare(req, (r) => r);
     if (dueAts !== undefined && this.options.delays) return this.options.delays.schedule(queue, records, dueAts);
-    const { queueOffset, storeTimestamp } = await this.queueLog.appendEncoded(queue, batch, records.length);
+    const { queueOffset, storeTimestamp } = await this.queueLog.appendEncoded(
+      queue,
+      batch,
+      records.length,
+      indexedMessages(records),
+    );
     const msgIds = records.map((r) => r.properties[MessageConst.UNIQ_KEY] as string);
     return { sendStatus: "SEND_OK", messageQueue: queue, queueOffset, msgIds, storeTimestamp };
   }

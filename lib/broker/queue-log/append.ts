@@ -14,6 +14,23 @@ import { type BatchLocation, end, fromItem, type IndexEntry, toItem } from "./qu
 /** The index item's attribute holding the id of the append that wrote it. */
 export const APPEND_ID_ATTRIBUTE = "a";
 
+/** What the message index (lib/broker/query) keeps of one appended message: its UNIQ_KEY and its keys. */
+export interface IndexedMessage {
+  uniqKey: string;
+  keys: readonly string[];
+}
+
+/**
+ * Told once per index put (a group commit: every batch merged into it) after it landed, with the queue, the
+ * first offset, the store time and each message's id and keys (undefined for a message appended without).
+ */
+export type AppendIndexer = (
+  pk: string,
+  queueOffset: number,
+  storeTimestamp: number,
+  messages: readonly (IndexedMessage | undefined)[],
+) => Promise<void>;
+
 export interface AppendResult {
   /** Queue offset of the batch's first message; the batch holds `[queueOffset, queueOffset + count)`. */
   queueOffset: number;
@@ -38,11 +55,14 @@ export interface RangeWriterOptions {
   store: (batch: Uint8Array) => Promise<BatchLocation>;
   /** Batches waiting together are merged while the result stays at most this big (one object at most). */
   mergeLimitBytes: number;
+  /** The message index: one call per group commit, awaited before the appends are answered. */
+  indexer?: AppendIndexer | undefined;
 }
 
 interface PendingAppend {
   batch: Uint8Array;
   count: number;
+  indexed: readonly IndexedMessage[] | undefined;
   resolve: (result: AppendResult) => void;
   reject: (err: unknown) => void;
 }
@@ -68,9 +88,9 @@ export class RangeWriter {
    * out one after another; those that wait together are merged into one batch, one object at most and one index put,
    * and each caller is answered its own offsets (in line order) once that put has landed.
    */
-  append(pk: string, batch: Uint8Array, count: number): Promise<AppendResult> {
+  append(pk: string, batch: Uint8Array, count: number, indexed?: readonly IndexedMessage[]): Promise<AppendResult> {
     return new Promise<AppendResult>((resolve, reject) => {
-      const pending: PendingAppend = { batch, count, resolve, reject };
+      const pending: PendingAppend = { batch, count, indexed, resolve, reject };
       const line = this.#lines.get(pk);
       if (line) {
         line.push(pending);
@@ -90,6 +110,7 @@ export class RangeWriter {
           group.length === 1 ? (group[0] as PendingAppend).batch : concatBatches(group.map((p) => p.batch));
         const loc = await this.#options.store(merged);
         const { queueOffset, storeTimestamp } = await this.#fill(pk, loc, sumCounts(group));
+        await this.#index(pk, queueOffset, storeTimestamp, group);
         let offset = queueOffset;
         for (const p of group) {
           p.resolve({ queueOffset: offset, storeTimestamp });
@@ -100,6 +121,23 @@ export class RangeWriter {
       }
     }
     this.#lines.delete(pk);
+  }
+
+  /**
+   * One index call for the whole group, after its put landed. The messages are stored: a failing index write
+   * is logged, never turned into a failed send (the producer would send them again).
+   */
+  async #index(pk: string, queueOffset: number, storeTimestamp: number, group: PendingAppend[]): Promise<void> {
+    const indexer = this.#options.indexer;
+    if (indexer === undefined || group.every((p) => p.indexed === undefined)) return;
+    const messages = group.flatMap((p): readonly (IndexedMessage | undefined)[] =>
+      p.indexed?.length === p.count ? p.indexed : Array.from({ length: p.count }, () => undefined),
+    );
+    try {
+      await indexer(pk, queueOffset, storeTimestamp, messages);
+    } catch (err) {
+      console.warn(`nimbus: message index of ${pk}@${queueOffset} not written: ${String(err)}`);
+    }
   }
 
   /** The first waiting append, with those right behind it while the merged batch stays within the limit. */

@@ -1,3 +1,9 @@
-export { QUEUE_INDEX_TABLE, type QueueRef } from "./queue-index.js";
-export { QueueLog } from "./queue-log.js";
+export { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "./queue-index.js";
+export {
+  type AppendIndexer,
+  type AppendListener,
+  type IndexedMessage,
+  indexedMessages,
+  QueueLog,
+} from "./queue-log.js";
 export { OBJECT_REPLICATION_GRACE_MS, type StoredMessage } from "./read.js";

@@ -4,12 +4,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
-import type { MessageRecord } from "../../core/message.js";
+import { MessageConst, type MessageRecord } from "../../core/message.js";
 import { encodeBatch } from "../../core/message-codec.js";
 import type { ObjectStore } from "../../storage/object-store.js";
 import type { Storage } from "../../storage/storage.js";
 import type { Table } from "../../storage/table.js";
-import { type AppendResult, RangeWriter } from "./append.js";
+import { type AppendIndexer, type AppendResult, type IndexedMessage, RangeWriter } from "./append.js";
 import { type Backlog, countBacklog } from "./backlog.js";
 import {
   BATCH_OBJECT_PREFIX,
@@ -27,7 +27,7 @@ import {
 import { reserveRange, sealOffset } from "./ranges.js";
 import { type ReadOptions, type ReadResult, readQueue } from "./read.js";
 
-export type { AppendResult, Backlog };
+export type { AppendIndexer, AppendResult, Backlog, IndexedMessage };
 
 export interface QueueLogOptions {
   /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
@@ -68,6 +68,8 @@ export interface QueueLogOptions {
    * bounds the bytes one pull may move to deliver a few messages.
    */
   mergeLimitBytes?: number;
+  /** The message index (lib/broker/query): told once per group commit with the messages' ids and keys. */
+  indexer?: AppendIndexer | undefined;
   /** Wall clock (ms since epoch) for store timestamps and retention, for tests. Default `Date.now`. */
   now?: () => number;
   /**
@@ -110,6 +112,9 @@ interface Cached {
   /** When it was learned, on the monotonic clock. */
   at: number;
 }
+
+/** Told of an append: the queue and its new end. */
+export type AppendListener = (q: QueueRef, maxOffset: number) => void;
 
 export class QueueLog {
   readonly #index: Table;
@@ -154,12 +159,13 @@ export class QueueLog {
       maxAppendMs: options.maxAppendMs ?? 2500,
       store: (batch) => this.#store(batch),
       mergeLimitBytes: Math.max(this.#inlineThreshold, options.mergeLimitBytes ?? DEFAULT_MERGE_LIMIT_BYTES),
+      indexer: options.indexer,
     });
   }
 
-  /** Encodes and appends `messages` as one batch. */
+  /** Encodes and appends `messages` as one batch (indexed by their UNIQ_KEY and keys). */
   append(q: QueueRef, messages: readonly MessageRecord[]): Promise<AppendResult> {
-    return this.appendEncoded(q, encodeBatch(messages), messages.length);
+    return this.appendEncoded(q, encodeBatch(messages), messages.length, indexedMessages(messages));
   }
 
   /**
@@ -169,17 +175,29 @@ export class QueueLog {
    * lifecycle rule, or the embedded store's `collectGarbage`, removes it). A SYSTEM_BUSY given up after an
    * unknown outcome may still have landed: the client's retry then stores the messages twice (same UNIQ_KEY).
    */
-  async appendEncoded(q: QueueRef, batch: Uint8Array, count: number): Promise<AppendResult> {
+  async appendEncoded(
+    q: QueueRef,
+    batch: Uint8Array,
+    count: number,
+    indexed?: readonly IndexedMessage[],
+  ): Promise<AppendResult> {
     if (!Number.isInteger(count) || count < 1) {
       throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
     }
-    const appended = await this.#writer.append(queuePk(q), batch, count);
-    this.onAppended?.(q, appended.queueOffset + count);
+    const appended = await this.#writer.append(queuePk(q), batch, count, indexed);
+    for (const listener of this.#appendListeners) listener(q, appended.queueOffset + count);
     return appended;
   }
 
-  /** Told after each append, with the queue's new end (the push channel's hint); must not throw or wait. */
-  onAppended: ((q: QueueRef, maxOffset: number) => void) | undefined;
+  /**
+   * Tells `listener` after each append, with the queue's new end (the write path's hint: the push channel, POP's
+   * long polls, the subscription dispatcher); a listener must not throw or wait. Returns its removal.
+   */
+  onAppended(listener: AppendListener): () => void {
+    this.#appendListeners.add(listener);
+    return () => this.#appendListeners.delete(listener);
+  }
+  readonly #appendListeners = new Set<AppendListener>();
 
   /** Appends waiting in line for this queue, to be merged into its next index put (group commit). */
   waitingAppends(q: QueueRef): number {
@@ -340,4 +358,9 @@ export class QueueLog {
   #learn(cache: Map<string, Cached>, pk: string, value: number): void {
     cache.set(pk, { value, at: this.#monotonicNow() });
   }
+}
+
+/** What the message index keeps of each message: its UNIQ_KEY (absent: not indexed) and its keys. */
+export function indexedMessages(messages: readonly MessageRecord[]): IndexedMessage[] {
+  return messages.map((m) => ({ uniqKey: m.properties[MessageConst.UNIQ_KEY] ?? "", keys: m.keys }));
 }

@@ -31,6 +31,8 @@ export class SendBackService {
     private readonly delays: DelayedDelivery,
     /** The topic's route (TOPIC_NOT_EXIST for an unknown topic). */
     private readonly route: (topic: string) => Promise<unknown>,
+    /** The group's retryMaxTimes (its subscription group), for a send-back that names no maxReconsumeTimes. */
+    private readonly retryMaxTimesOf: (group: string) => Promise<number> = async () => DEFAULT_MAX_RECONSUME_TIMES,
   ) {}
 
   /** Re-stores a failed message for its group: retry topic, or dead-letter queue. */
@@ -43,7 +45,8 @@ export class SendBackService {
     const stored = await this.#read(req);
     const { queueOffset: _o, storeTimestamp: _s, ...record } = stored;
     const msgId = record.properties[MessageConst.UNIQ_KEY] ?? `${req.brokerName}-${req.queueId}-${req.queueOffset}`;
-    const maxReconsumeTimes = req.maxReconsumeTimes ?? DEFAULT_MAX_RECONSUME_TIMES;
+    // The consumer's own maxReconsumeTimes wins, as in RocketMQ's broker; else the group's retryMaxTimes.
+    const maxReconsumeTimes = req.maxReconsumeTimes ?? (await this.retryMaxTimesOf(req.consumerGroup));
     const properties: Record<string, string> = { ...record.properties };
     // The first send-back records where the message came from; later ones (from the retry topic) keep it.
     if (properties[MessageConst.RETRY_TOPIC] === undefined && !isRetryTopic(req.topic)) {

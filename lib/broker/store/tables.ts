@@ -18,9 +18,15 @@ export const QUEUE_INDEX_TABLE: TableSpec = {
 /** Users, ACLs and the nonces of replay-proof requests (which expire by TTL). */
 export const ACL_TABLE: TableSpec = { name: "acl", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
-/** Topic routes (`topic:<T>` / brokerName), the topic list (`topics` / topic), brokers (`brokers` / cluster:name:id). */
+/**
+ * Topic routes (`topic:<T>` / brokerName), the topic list (`topics` / topic), brokers (`brokers` / cluster:name:id)
+ * and subscription groups (`subgroups` / group: lib/broker/groups).
+ */
 export const ROUTES_TABLE: TableSpec = { name: "routes", sortKeyType: "string" };
-/** Consumer offsets (`offset:<T>:<G>` / brokerName:queueId) and each group's topics (`group:<G>` / topic). */
+/**
+ * Consumer offsets (`offset:<T>:<G>` / brokerName:queueId), each group's topics (`group:<G>` / topic) and its
+ * lag samples, a ring of slots (`lag:<G>` / slot number: lib/broker/groups/lag-samples.ts).
+ */
 export const OFFSETS_TABLE: TableSpec = { name: "offsets", sortKeyType: "string" };
 /**
  * Heartbeats (`consumer:<G>` or `producer:<G>` / clientId), a group's offset resets (`consumer:<G>` /
@@ -51,6 +57,17 @@ export const TIMERS_TABLE: TableSpec = { name: "timers", sortKeyType: "string", 
  */
 export const POP_TABLE: TableSpec = { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
+/**
+ * The message index (lib/broker/query): one item per group commit of a queue (`<queue pk>` / zero-padded store
+ * time#first offset) listing its messages' ids and keys, and the topics' index settings (`topic-index` / topic).
+ * TTL (the retention) removes the items.
+ */
+export const MESSAGE_INDEX_TABLE: TableSpec = {
+  name: "message-index",
+  sortKeyType: "string",
+  ttlAttribute: "expiresAt",
+};
+
 /** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
 export const BROKER_TABLES: readonly TableSpec[] = [
   QUEUE_INDEX_TABLE,
@@ -62,6 +79,7 @@ export const BROKER_TABLES: readonly TableSpec[] = [
   ACL_TABLE,
   TIMERS_TABLE,
   POP_TABLE,
+  MESSAGE_INDEX_TABLE,
 ];
 
 export const keys = {
@@ -72,6 +90,10 @@ export const keys = {
   offsets: (topic: string, group: string) => `offset:${topic}:${group}`,
   offsetSk: (brokerName: string, queueId: number) => `${brokerName}:${queueId}`,
   groupTopics: (group: string) => `group:${group}`,
+  /** Every consumer group's subscription group item (sk: the group). */
+  subscriptionGroups: "subgroups",
+  /** A group's lag samples (sk: the ring slot, zero-padded). */
+  lagSamples: (group: string) => `lag:${group}`,
   consumers: (group: string) => `consumer:${group}`,
   /** A group's offset resets of a topic, in its consumers' partition: the blank keeps it apart from client ids. */
   offsetResetSk: (topic: string) => `reset ${topic}`,

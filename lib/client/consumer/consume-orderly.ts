@@ -19,6 +19,7 @@
 import type { MessageQueue } from "../../core/message-queue.js";
 import type { MessageExt } from "../message.js";
 import { sleep } from "../schedule.js";
+import type { ConsumeContext, MessageListenerOf } from "./consumer-options.js";
 import type { OffsetStore } from "./offset-store.js";
 import type { ProcessQueue } from "./process-queue.js";
 import type { QueueLeases } from "./queue-leases.js";
@@ -27,17 +28,13 @@ import type { QueueLeases } from "./queue-leases.js";
 export type ConsumeOrderlyStatus = "SUCCESS" | "SUSPEND_CURRENT_QUEUE_A_MOMENT";
 
 /** What an orderly listener learns about its batch and may set (RocketMQ's ConsumeOrderlyContext). */
-export interface ConsumeOrderlyContext {
-  readonly messageQueue: MessageQueue;
+export interface ConsumeOrderlyContext extends ConsumeContext {
   /** How long this queue waits after SUSPEND_CURRENT_QUEUE_A_MOMENT; starts at the consumer's setting. */
   suspendCurrentQueueTimeMillis: number;
 }
 
 /** RocketMQ's MessageListenerOrderly. A throw or a rejected promise counts as SUSPEND_CURRENT_QUEUE_A_MOMENT. */
-export type MessageListenerOrderly = (
-  msgs: MessageExt[],
-  context: ConsumeOrderlyContext,
-) => ConsumeOrderlyStatus | Promise<ConsumeOrderlyStatus>;
+export type MessageListenerOrderly = MessageListenerOf<ConsumeOrderlyContext, ConsumeOrderlyStatus>;
 
 /**
  * Sends messages that failed too often to the group's dead letter queue; resolves when stored. Absent while

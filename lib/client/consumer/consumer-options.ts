@@ -17,9 +17,19 @@ export type MessageModel = "CLUSTERING" | "BROADCASTING";
 export type ConsumeFromWhere = "CONSUME_FROM_LAST_OFFSET" | "CONSUME_FROM_FIRST_OFFSET" | "CONSUME_FROM_TIMESTAMP";
 export type ConsumeConcurrentlyStatus = "CONSUME_SUCCESS" | "RECONSUME_LATER";
 
-/** What a concurrent listener learns about its batch and may set (RocketMQ's ConsumeConcurrentlyContext). */
-export interface ConsumeConcurrentlyContext {
+/** What every listener learns about its batch: the queue it comes from. */
+export interface ConsumeContext {
   readonly messageQueue: MessageQueue;
+}
+
+/** A listener of either kind: called with a batch and its context, it answers a status (or a promise of one). */
+export type MessageListenerOf<C extends ConsumeContext, S extends string> = (
+  msgs: MessageExt[],
+  context: C,
+) => S | Promise<S>;
+
+/** What a concurrent listener learns about its batch and may set (RocketMQ's ConsumeConcurrentlyContext). */
+export interface ConsumeConcurrentlyContext extends ConsumeContext {
   /**
    * With CONSUME_SUCCESS, the messages after this index of the batch are retried as if they had failed
    * (RocketMQ's ackIndex). Starts past the end: the whole batch succeeded.
@@ -28,10 +38,7 @@ export interface ConsumeConcurrentlyContext {
 }
 
 /** RocketMQ's MessageListenerConcurrently. A throw or a rejected promise counts as RECONSUME_LATER. */
-export type MessageListenerConcurrently = (
-  msgs: MessageExt[],
-  context: ConsumeConcurrentlyContext,
-) => ConsumeConcurrentlyStatus | Promise<ConsumeConcurrentlyStatus>;
+export type MessageListenerConcurrently = MessageListenerOf<ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus>;
 
 /** Options both consumers share. Every interval is in milliseconds. */
 export interface ConsumerBaseOptions extends Omit<TransportOptions, "endpoints"> {

@@ -229,7 +229,7 @@ export class PushConsumer {
       consumeThreadMax: this.#settings.consumeThreadMax,
       reconsumeDelay: this.#settings.reconsumeDelay,
       ...(r.messageModel === "CLUSTERING"
-        ? { sendBack: sendBackTo(this.#runtime.api, r.consumerGroup, this.#settings.maxReconsumeTimes) }
+        ? { sendBack: sendBackTo(this.#runtime.api, r.consumerGroup, this.#settings.sendBackMaxReconsumeTimes) }
         : {}),
       onDelivered,
       onError: r.onError,

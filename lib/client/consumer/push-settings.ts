@@ -27,6 +27,12 @@ export function resolvePushSettings(options: PushConsumerOptions) {
       65535,
     ),
     maxReconsumeTimes: maxReconsumeTimes === -1 ? 16 : checkRange("maxReconsumeTimes", maxReconsumeTimes, 0, 1000),
+    /**
+     * What a send-back names: the consumer's own maxReconsumeTimes when set; unset (or -1), none, so the broker
+     * applies the group's retryMaxTimes (its subscription group, mqadmin's updateSubGroup -r; 16 by default).
+     */
+    sendBackMaxReconsumeTimes:
+      options.maxReconsumeTimes === undefined || maxReconsumeTimes === -1 ? undefined : maxReconsumeTimes,
     reconsumeDelay: typeof reconsume === "function" ? reconsume : () => reconsume ?? DEFAULT_LOCAL_RECONSUME_DELAY_MS,
     // An orderly consumer retries for ever by default (RocketMQ's orderly maxReconsumeTimes -1).
     orderlyMaxReconsumeTimes:

@@ -15,7 +15,7 @@ import { type MessageExt, toMessageExt } from "../message.js";
 import type { NimbusApi, SendBackResponse } from "../transport/index.js";
 
 /** A send-back function for `group`: the message at `mq` and its offset goes to the retry topic or the DLQ. */
-export function sendBackTo(api: NimbusApi, group: string, maxReconsumeTimes: number) {
+export function sendBackTo(api: NimbusApi, group: string, maxReconsumeTimes: number | undefined) {
   return async (msg: MessageExt, mq: MessageQueue, delayLevel = 0): Promise<SendBackResponse> =>
     api.sendBack({
       consumerGroup: group,
@@ -24,7 +24,8 @@ export function sendBackTo(api: NimbusApi, group: string, maxReconsumeTimes: num
       queueId: mq.queueId,
       queueOffset: msg.queueOffset,
       delayLevel,
-      maxReconsumeTimes,
+      // Unset: the broker applies the group's retryMaxTimes.
+      ...(maxReconsumeTimes === undefined ? {} : { maxReconsumeTimes }),
     });
 }
 

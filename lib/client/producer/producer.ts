@@ -13,11 +13,8 @@
 
 import { isDelayed } from "../../core/delay-levels.js";
 import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
-import { MessageConst } from "../../core/message.js";
-import { newMessageId } from "../../core/message-id-node.js";
 import { MessageQueue } from "../../core/message-queue.js";
-import { validateGroup, validateUserTopic } from "../../core/names.js";
-import { HTTP_STATUS, MAX_BODY_BYTES } from "../../protocol/index.js";
+import { validateGroup } from "../../core/names.js";
 import { buildMQClientId, DEFAULT_INSTANCE_NAME, localIPv4, resolveInstanceName } from "../client-id.js";
 import type { Message, SendResult } from "../message.js";
 import type { ServiceState } from "../service-state.js";
@@ -27,12 +24,12 @@ import {
   isUnreachable,
   NimbusApi,
   type NimbusCredentials,
-  type SendMessage,
   type SendResponse,
 } from "../transport/index.js";
 
 import { ClientInstance } from "./client-instance.js";
 import { isMessageQueueSelector, type MessageQueueSelector, selectMessageQueue } from "./message-queue-selector.js";
+import { isRetryable, type Prepared, prepare } from "./prepare.js";
 import { type BatchingOptions, resultAt, SendBatcher } from "./send-batcher.js";
 import { type TopicPublishInfo, topicRouteData2TopicPublishInfo } from "./topic-publish-info.js";
 
@@ -87,7 +84,6 @@ type Target =
   | { kind: "any" }
   | { kind: "queue"; mq: MessageQueue }
   | { kind: "select"; selector: MessageQueueSelector<unknown>; arg: unknown; head: Message };
-export type Prepared = { topic: string; wire: SendMessage[] };
 
 /** RocketMQ's producer, HTTP edition. See the module example. */
 export class Producer {
@@ -357,44 +353,6 @@ export class Producer {
       throw new NimbusError(ErrorCode.SERVICE_NOT_AVAILABLE, `The producer service state not OK, ${this.#state}`);
     }
   }
-}
-
-/**
- * Busy, network failures and timeouts (the transport's SYSTEM_BUSY), and every code answered with a 5xx.
- * Bad requests, NO_PERMISSION and too-large batches fail the same way on every broker.
- */
-export function isRetryable(err: unknown): boolean {
-  return isNimbusError(err) && (err.code === ErrorCode.SYSTEM_BUSY || HTTP_STATUS[err.code] >= 500);
-}
-
-/** Checks messages as RocketMQ's `Validators.checkMessage` and `batch()` do, sets UNIQ_KEY, and makes wire messages. */
-export function prepare(msg: Message | Message[]): Prepared {
-  const msgs = Array.isArray(msg) ? msg : [msg];
-  const topic = msgs[0]?.topic;
-  if (topic === undefined) throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
-  validateUserTopic(topic);
-  const wire = msgs.map((m): SendMessage => {
-    if (m.topic !== topic) {
-      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "The topic of the messages in one batch should be the same");
-    }
-    if (m.body.byteLength === 0) throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "the message body length is zero");
-    if (m.body.byteLength > MAX_BODY_BYTES) {
-      throw new NimbusError(
-        ErrorCode.MESSAGE_BODY_TOO_LARGE,
-        `the message body size over max value, MAX: ${MAX_BODY_BYTES}`,
-      );
-    }
-    // Set once: a retry, or a second send of the same Message object, keeps the id (deduplicable).
-    m.properties[MessageConst.UNIQ_KEY] ??= newMessageId();
-    return {
-      body: m.body,
-      ...(m.tags === "" ? {} : { tags: m.tags }),
-      ...(m.keys.length === 0 ? {} : { keys: m.keys }),
-      properties: { ...m.properties },
-      ...(m.flag === 0 ? {} : { flag: m.flag }),
-    };
-  });
-  return { topic, wire };
 }
 
 function resultOf(res: SendResponse): SendResult {

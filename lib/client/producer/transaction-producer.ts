@@ -22,7 +22,8 @@ import { type Message, type MessageExt, type SendResult, toMessageExt, toMessage
 import type { HeartbeatResponse } from "../transport/index.js";
 import { PushChannelClient } from "../transport/index.js";
 import { CLIENT_LANGUAGE, CLIENT_VERSION } from "../version.js";
-import { isRetryable, Producer, type ProducerOptions, prepare } from "./producer.js";
+import { isRetryable, prepare } from "./prepare.js";
+import { Producer, type ProducerOptions } from "./producer.js";
 
 /** RocketMQ's LocalTransactionState (its spelling: `UNKNOW`). */
 export const LocalTransactionState = {

@@ -10,10 +10,12 @@ import {
   type EndTransactionRequest,
   encodeSendFrame,
   endpoints,
+  type GroupSummary,
   type HalfMessageRequest,
   type HalfMessageResponse,
   type HeartbeatData,
   type HeartbeatResponse,
+  type LagSample,
   type LockedQueue,
   type OffsetEntry,
   type OffsetReset,
@@ -22,6 +24,9 @@ import {
   type PulledMessage,
   type PullRequest,
   type PullResponse,
+  type QueryByIdRequest,
+  type QueryByKeyRequest,
+  type QueryByKeyResponse,
   type QueueOwner,
   type QueueRef,
   type QueueStatus,
@@ -30,6 +35,8 @@ import {
   type SendBackResponse,
   type SendRequest,
   type SendResponse,
+  type SubscriptionGroupConfig,
+  type SubscriptionGroupSettings,
   type TopicConfig,
   type TopicRouteData,
   type TransactionInfo,
@@ -161,6 +168,19 @@ export class NimbusApi {
 
   pull(req: PullRequest, options?: RequestOptions): Promise<PullResponse> {
     return this.router.atBroker(req, "read", options, (o) => this.#pullBatch(req, o));
+  }
+
+  /**
+   * The stored messages with this UNIQ_KEY (mqadmin's queryMsgByUniqueKey and queryMsgById): the message, and
+   * any copy of it (sent again after a lost answer). QUERY_NOT_FOUND when there is none.
+   */
+  async queryMessageById(req: QueryByIdRequest): Promise<PulledMessage[]> {
+    return (await this.call(endpoints.queryMessageById, { body: req })).messages;
+  }
+
+  /** One page of a topic's messages with a key, oldest first (mqadmin's queryMsgByKey); `nextCursor` continues. */
+  queryMessagesByKey(req: QueryByKeyRequest): Promise<QueryByKeyResponse> {
+    return this.call(endpoints.queryMessagesByKey, { body: req });
   }
 
   /** Registers this client in its groups; the answer carries check-backs for a producer. */
@@ -320,5 +340,32 @@ export class NimbusApi {
 
   async progress(group: string, topic?: string): Promise<ProgressRow[]> {
     return (await this.call(endpoints.consumerProgress, { params: { group }, query: { topic } })).rows;
+  }
+
+  /** One page of every consumer group: topics, live members, total lag, subscription group (`GET /groups`). */
+  listGroups(
+    page: { startAfter?: string; limit?: number } = {},
+  ): Promise<{ groups: GroupSummary[]; nextStartAfter?: string | undefined }> {
+    return this.call(endpoints.listGroups, { query: page });
+  }
+
+  /** The group's subscription group config (RocketMQ's defaults when nobody configured it). */
+  getSubGroup(group: string): Promise<SubscriptionGroupConfig> {
+    return this.call(endpoints.getSubGroup, { params: { group } });
+  }
+
+  /** mqadmin's updateSubGroup: replaces the config; a setting left out takes RocketMQ's default. */
+  updateSubGroup(group: string, settings: Partial<SubscriptionGroupSettings> = {}): Promise<SubscriptionGroupConfig> {
+    return this.call(endpoints.updateSubGroup, { params: { group }, body: settings });
+  }
+
+  /** mqadmin's deleteSubGroup (SUBSCRIPTION_GROUP_NOT_EXIST for a group the broker does not know). */
+  async deleteSubGroup(group: string): Promise<void> {
+    await this.call(endpoints.deleteSubGroup, { params: { group } });
+  }
+
+  /** The lag samples the broker kept for the group, oldest first, and its sampling period. */
+  lagHistory(group: string): Promise<{ samples: LagSample[]; intervalMs: number }> {
+    return this.call(endpoints.lagHistory, { params: { group } });
   }
 }

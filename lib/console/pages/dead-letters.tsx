@@ -8,8 +8,14 @@ import { dlqTopic } from "../../core/names.js";
 import { ApiError, call } from "../api.js";
 import { useConnection } from "../connection.js";
 import { useApi } from "../use-api.js";
-import { ErrorBox, TableBox } from "../widgets.js";
-import { QueueStatusRow } from "./queue-status-row.js";
+import { ErrorBox } from "../widgets.js";
+import { QueueStatusTable, type QueueTableKind } from "./queue-status-table.js";
+
+const DEAD_LETTER_QUEUES: QueueTableKind = {
+  label: "Dead letters",
+  testId: "dead-letter-row",
+  browseLabel: "Browse dead letters",
+};
 
 export function DeadLetters({ group }: { group: string }) {
   const conn = useConnection();
@@ -39,29 +45,7 @@ export function DeadLetters({ group }: { group: string }) {
           <p data-testid="dead-letter-total">
             {total} in <span class="mono">{topic}</span>
           </p>
-          <TableBox label="Dead letters">
-            <thead>
-              <tr>
-                <th>Broker</th>
-                <th>Queue</th>
-                <th>Min offset</th>
-                <th>Max offset</th>
-                <th>Last store time (UTC)</th>
-                <th>Messages</th>
-              </tr>
-            </thead>
-            <tbody>
-              {queues.map((q) => (
-                <QueueStatusRow
-                  key={`${q.brokerName}:${q.queueId}`}
-                  topic={topic}
-                  queue={q}
-                  testId="dead-letter-row"
-                  browseLabel="Browse dead letters"
-                />
-              ))}
-            </tbody>
-          </TableBox>
+          <QueueStatusTable topic={topic} queues={queues} kind={DEAD_LETTER_QUEUES} />
         </>
       )}
     </>

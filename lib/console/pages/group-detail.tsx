@@ -1,18 +1,27 @@
 /**
- * @module One consumer group: its live members (consumerConnection), the consumerProgress table with the
- * total lag, and the lag chart, sampled every few seconds while the page is open; each member's status
- * (consumerStatus), reset offset by time, and the group's dead letters.
+ * @module One consumer group: its live members (consumerConnection), its subscription group, the consumerProgress
+ * table with the total lag, and the lag chart: the broker's samples (one a minute, loaded when the page opens)
+ * and those taken every few seconds while the page is open; each member's status (consumerStatus), reset
+ * offset by time, its subscription, and the group's dead letters.
  */
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../api.js";
 import { useConnection } from "../connection.js";
 import { formatAge, formatTime } from "../format.js";
-import { appendSample, clearSamples, type LagSample, loadSamples, rememberGroup } from "../lag-samples.js";
+import {
+  appendSample,
+  clearSamples,
+  type LagSample,
+  loadSamples,
+  mergeSamples,
+  rememberGroup,
+} from "../lag-samples.js";
 import { href } from "../router.js";
 import { useApi } from "../use-api.js";
 import { ErrorBox, Loading, Stat, TableBox } from "../widgets.js";
 import { ConsumerStatusTable } from "./consumer-status.js";
 import { DeadLetters } from "./dead-letters.js";
+import { GroupSubscription } from "./group-subscription.js";
 import { LagChart } from "./lag-chart.js";
 import { ResetOffset } from "./reset-offset.js";
 
@@ -24,6 +33,8 @@ export function GroupDetailPage({ group }: { group: string }) {
   const members = useApi(() => call(conn, "consumerConnection", { params: { group } }), [conn, group]);
   const progress = useApi(() => call(conn, "consumerProgress", { params: { group } }), [conn, group]);
   const status = useApi(() => call(conn, "consumerStatus", { params: { group } }), [conn, group]);
+  const history = useApi(() => call(conn, "lagHistory", { params: { group } }), [conn, group]);
+  const subGroup = useApi(() => call(conn, "getSubGroup", { params: { group } }), [conn, group]);
   const [samples, setSamples] = useState<LagSample[]>(() => loadSamples(conn.apiUrl, group));
 
   useEffect(() => {
@@ -55,6 +66,9 @@ export function GroupDetailPage({ group }: { group: string }) {
       ...(members.data?.consumers ?? []).flatMap((c) => c.subscriptionDataSet.map((d) => d.topic)),
     ]),
   ].sort();
+  const brokerSamples = history.data?.samples ?? [];
+  const chartSamples = mergeSamples(brokerSamples, samples);
+  const config = subGroup.data;
   const now = Date.now();
   return (
     <section>
@@ -75,6 +89,12 @@ export function GroupDetailPage({ group }: { group: string }) {
           }
           testId="subscriptions-consistent"
         />
+        <Stat
+          label="Consume"
+          value={config === undefined ? "…" : config.consumeEnable ? "enabled" : "disabled"}
+          testId="consume-enable"
+        />
+        <Stat label="Retry max times" value={config?.retryMaxTimes ?? "…"} testId="retry-max-times" />
       </div>
 
       <h2>Lag over time</h2>
@@ -99,7 +119,12 @@ export function GroupDetailPage({ group }: { group: string }) {
           Clear history
         </button>
       </div>
-      <LagChart samples={samples} />
+      <p class="muted" data-testid="broker-samples" data-count={brokerSamples.length}>
+        {history.error
+          ? `The broker's samples could not be read: ${history.error.message}`
+          : `${brokerSamples.length} samples from the broker (one every ${(history.data?.intervalMs ?? 60_000) / 1000} s, the last day), the rest from this browser.`}
+      </p>
+      <LagChart samples={chartSamples} />
 
       <h2>Members</h2>
       <ErrorBox error={members.error} />
@@ -176,6 +201,7 @@ export function GroupDetailPage({ group }: { group: string }) {
       )}
 
       <ResetOffset group={group} topics={topics} onReset={progress.reload} />
+      <GroupSubscription group={group} />
       <DeadLetters group={group} />
     </section>
   );

@@ -1,7 +1,7 @@
 /**
  * @module Messages: browse one queue of a topic by offset range (a pull that commits nothing), filter the
- * range by msgId or key, open one message. A topic named alone lists its queues to pick from. The API has no lookup by msgId or key across a topic (RocketMQ's
- * queryMessage needs an index Nimbus does not keep), so the filter works on the range shown.
+ * range by msgId or key, open one message. A topic named alone lists its queues to pick from. A search by id
+ * or key across a whole topic is the Search view (search.tsx, the message index).
  */
 import { useState } from "preact/hooks";
 import { type Answer, call } from "../api.js";

@@ -6,8 +6,10 @@ import { formatPerm } from "../format.js";
 import { href, navigate } from "../router.js";
 import { asApiError, useApi } from "../use-api.js";
 import { ErrorBox, Loading, TableBox } from "../widgets.js";
-import { QueueStatusRow } from "./queue-status-row.js";
+import { QueueStatusTable, type QueueTableKind } from "./queue-status-table.js";
 import { TopicForm } from "./topic-form.js";
+
+const TOPIC_QUEUES: QueueTableKind = { label: "Queues", testId: "queue-row", browseLabel: "Browse" };
 
 export function TopicDetailPage({ topic }: { topic: string }) {
   const conn = useConnection();
@@ -64,31 +66,7 @@ export function TopicDetailPage({ topic }: { topic: string }) {
       )}
       <h2>Queues</h2>
       <ErrorBox error={status.error} />
-      {status.data && (
-        <TableBox label="Queues">
-          <thead>
-            <tr>
-              <th>Broker</th>
-              <th>Queue</th>
-              <th>Min offset</th>
-              <th>Max offset</th>
-              <th>Last store time (UTC)</th>
-              <th>Messages</th>
-            </tr>
-          </thead>
-          <tbody>
-            {status.data.queues.map((q) => (
-              <QueueStatusRow
-                key={`${q.brokerName}:${q.queueId}`}
-                topic={topic}
-                queue={q}
-                testId="queue-row"
-                browseLabel="Browse"
-              />
-            ))}
-          </tbody>
-        </TableBox>
-      )}
+      {status.data && <QueueStatusTable topic={topic} queues={status.data.queues} kind={TOPIC_QUEUES} />}
       {route.data && first && (
         <>
           <h2>Update</h2>

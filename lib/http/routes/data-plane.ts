@@ -11,6 +11,7 @@ import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
 import { servedBroker } from "./broker-scope.js";
 import { popRoutes } from "./pop.js";
+import { queryRoutes } from "./query.js";
 
 export const sendRoutes = serviceRoutes<HandlerContext>("Send", [
   route(endpoints.send, async ({ body }, ctx) => {
@@ -52,4 +53,5 @@ export const pullRoutes = serviceRoutes<HandlerContext>("Pull", [
     return answer;
   }),
   ...popRoutes,
+  ...queryRoutes,
 ]);

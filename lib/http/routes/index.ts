@@ -5,8 +5,10 @@ import type { Route } from "../route.js";
 import { aclRoutes } from "./acl.js";
 import { clientRoutes } from "./clients.js";
 import { pullRoutes, sendRoutes } from "./data-plane.js";
+import { groupRoutes } from "./groups.js";
 import { nameServerRoutes } from "./name-server.js";
 import { offsetRoutes } from "./offsets.js";
+import { subscriptionRoutes } from "./subscriptions.js";
 import { topicRoutes } from "./topics.js";
 import { transactionRoutes } from "./transactions.js";
 
@@ -16,9 +18,11 @@ export const SERVICE_ROUTES: Readonly<Record<ServiceName, Route<HandlerContext>[
   Send: sendRoutes,
   Pull: pullRoutes,
   Offsets: offsetRoutes,
+  Groups: groupRoutes,
   Clients: clientRoutes,
   Transactions: transactionRoutes,
   Acl: aclRoutes,
+  Subscriptions: subscriptionRoutes,
 };
 
 /** Every route of the API: what the local server serves. */

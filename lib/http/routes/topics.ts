@@ -14,7 +14,9 @@ export const topicRoutes = serviceRoutes<HandlerContext>("Topics", [
       const action = (await ctx.broker.topics.exists(params.topic)) ? "Update" : "Create";
       await ctx.auth.require(ctx.caller, [topicPermission(params.topic, action)]);
     }
-    return ctx.broker.topics.upsert(params.topic, body ?? {});
+    const route = await ctx.broker.topics.upsert(params.topic, body ?? {});
+    if (body?.keyIndex !== undefined) await ctx.broker.messageIndex.setKeysIndexed(params.topic, body.keyIndex);
+    return route;
   }),
   route(endpoints.deleteTopic, async ({ params }, ctx) => {
     refuseOnSlave(ctx, "change topics");

@@ -23,6 +23,11 @@ export const TopicConfigSchema = z
     perm: topicPerm.optional(),
     /** Brokers to set the QueueData on; default every live master. Other brokers' QueueData stays as it was. */
     brokerNames: z.array(brokerName).max(MAX_LIST_ITEMS).min(1).optional(),
+    /**
+     * The topic attribute `key.index` (mqadmin `updateTopic -a +key.index=false`): whether the message index
+     * keeps its messages' keys (queryMsgByKey). Ids are always indexed. Absent: unchanged (new topics: true).
+     */
+    keyIndex: z.boolean().optional(),
   })
   .strict()
   .meta({ id: "TopicConfig" });

@@ -1,0 +1,124 @@
+/**
+ * @module Delivery inside one long-running process (`nimbus dev`): the write path's append hint wakes the
+ * subscriptions of the appended topic, a retry falling due wakes its subscription by a timer, and a backstop
+ * (once a minute by default) wakes every subscription, for what no hint announced (a message whose invisible
+ * time ended because a process died, an append by another process). Nothing runs while no hint comes.
+ */
+import type { DispatchReport, SubscriptionDispatcher } from "./dispatcher.js";
+import type { Subscription, SubscriptionStore } from "./subscription-store.js";
+
+/** A retry's wake comes this long after its message is visible again (clocks read in different places). */
+const RETRY_WAKE_MARGIN_MS = 50;
+const MAX_KEPT_ERRORS = 20;
+
+export interface InProcessDispatchOptions {
+  store: SubscriptionStore;
+  dispatcher: SubscriptionDispatcher;
+  /** How long after its invisible time POP redelivers a message (`PopService.redeliveryGraceMs`); default 0. */
+  redeliveryGraceMs?: number;
+  /** Period of the backstop that wakes every subscription; default 60 s. */
+  backstopMs?: number;
+  onError?: (err: unknown) => void;
+  now?: () => number;
+}
+
+export class InProcessDispatch {
+  readonly #options: InProcessDispatchOptions;
+  readonly #now: () => number;
+  /** Topics whose wake is already on its way (one subscription list per burst of appends). */
+  readonly #topicsWaking = new Set<string>();
+  /** One wake timer per subscription at most: the earliest due time asked for (bounded by the subscriptions). */
+  readonly #retryTimers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  readonly #running = new Set<Promise<unknown>>();
+  readonly #backstop: NodeJS.Timeout;
+  #closed = false;
+  readonly #errors: string[] = [];
+
+  constructor(options: InProcessDispatchOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#backstop = setInterval(() => void this.wakeAll(), options.backstopMs ?? 60_000);
+    this.#backstop.unref();
+  }
+
+  /** The append hint (a `QueueLog` listener): wakes the topic's subscriptions; never throws or waits. */
+  topicAppended(topic: string): void {
+    if (this.#closed || this.#topicsWaking.has(topic)) return;
+    this.#topicsWaking.add(topic);
+    this.#track(
+      this.#options.store
+        .list(topic)
+        .finally(() => this.#topicsWaking.delete(topic))
+        .then((subscriptions) => Promise.all(subscriptions.map((s) => this.wake(s)))),
+    );
+  }
+
+  /** A retry falls due at `at`: its subscription is woken then (the dispatcher's `onRetryDue`). */
+  retryDue(subscription: Subscription, at: number): void {
+    if (this.#closed) return;
+    const key = subscription.group;
+    const pending = this.#retryTimers.get(key);
+    if (pending !== undefined && pending.at <= at) return;
+    if (pending !== undefined) clearTimeout(pending.timer);
+    const timer = setTimeout(
+      () => {
+        this.#retryTimers.delete(key);
+        this.#track(this.wake(subscription));
+      },
+      Math.max(0, at - this.#now()) + (this.#options.redeliveryGraceMs ?? 0) + RETRY_WAKE_MARGIN_MS,
+    );
+    this.#retryTimers.set(key, { at, timer });
+  }
+
+  /** A subscription was created or replaced (`SubscriptionStore.onSaved`): its first receive; never throws. */
+  saved(subscription: Subscription): void {
+    this.#track(this.wake(subscription));
+  }
+
+  /** Wakes one subscription (its current definition, or nothing if it was deleted meanwhile). */
+  async wake(subscription: Subscription): Promise<DispatchReport | undefined> {
+    if (this.#closed) return undefined;
+    const current = await this.#options.store.get(subscription.group);
+    return current ? this.#options.dispatcher.wake(current) : undefined;
+  }
+
+  /** Wakes every subscription (the backstop; also after a subscription is created or replaced). */
+  async wakeAll(): Promise<void> {
+    if (this.#closed) return;
+    const run = this.#options.store.list().then((all) => Promise.all(all.map((s) => this.#options.dispatcher.wake(s))));
+    await this.#track(run);
+  }
+
+  /** What was delivered and settled since start (the dispatcher's totals). */
+  get totals(): Readonly<DispatchReport> {
+    return this.#options.dispatcher.totals;
+  }
+
+  /** The last failed wakes' messages (at most MAX_KEPT_ERRORS), oldest first. */
+  get errors(): readonly string[] {
+    return [...this.#errors];
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#backstop);
+    for (const { timer } of this.#retryTimers.values()) clearTimeout(timer);
+    this.#retryTimers.clear();
+    await this.#options.dispatcher.close();
+    await Promise.allSettled([...this.#running]);
+  }
+
+  #track(run: Promise<unknown>): Promise<void> {
+    const tracked = run.then(
+      () => undefined,
+      (err: unknown) => {
+        this.#errors.push((err instanceof Error ? err.message : String(err)).slice(0, 500));
+        if (this.#errors.length > MAX_KEPT_ERRORS) this.#errors.shift();
+        this.#options.onError?.(err);
+      },
+    );
+    this.#running.add(tracked);
+    void tracked.finally(() => this.#running.delete(tracked));
+    return tracked;
+  }
+}

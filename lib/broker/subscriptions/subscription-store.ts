@@ -1,0 +1,154 @@
+/**
+ * @module Subscriptions at rest: one item per consumer group in the routes table (`subscriptions` / group), the
+ * definition as JSON with an http target's signing secret (DynamoDB encrypts the table at rest; the API never
+ * answers the secret). The list is one partition query, bounded by MAX_SUBSCRIPTIONS.
+ */
+import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { compileFilter } from "../../core/filter/index.js";
+import {
+  MAX_SUBSCRIPTIONS,
+  type SubscriptionDefinition,
+  SubscriptionDefinitionSchema,
+  type SubscriptionInfo,
+} from "../../protocol/index.js";
+import { ConditionFailedError, type Item, type Table } from "../../storage/table.js";
+import { queryAll } from "../store/index.js";
+
+const SUBSCRIPTIONS = "subscriptions";
+
+/** A stored subscription: its definition (secret included) and its times. */
+export interface Subscription extends SubscriptionDefinition {
+  group: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * Checks a filter expression beyond its shape, throwing PARAMETER_ILLEGAL with a bounded message: RocketMQ's tag
+ * rules or SQL92 (lib/core/filter's `compileFilter`). Injectable for tests of refusals.
+ */
+export type FilterCheck = (filter: SubscriptionDefinition["filterExpression"]) => void;
+
+export const checkFilterExpression: FilterCheck = (filter) => {
+  compileFilter(filter);
+};
+
+export class SubscriptionStore {
+  constructor(
+    private readonly routes: Table,
+    private readonly checkFilter: FilterCheck,
+    private readonly now: () => number,
+    /** Before a valid definition is written: fixes where the group starts on the topic (POP's `pinStart`). */
+    private readonly beforeSave: (group: string, topic: string) => Promise<void> = async () => {},
+  ) {}
+
+  /**
+   * Creates or replaces `group`'s subscription. Everything is checked before the write (a 400 stores nothing).
+   * `exists` says which it was (the route asks for Create or Update permission by it).
+   */
+  async put(
+    group: string,
+    definition: SubscriptionDefinition,
+  ): Promise<{ subscription: Subscription; created: boolean }> {
+    const parsed = SubscriptionDefinitionSchema.safeParse(definition);
+    if (!parsed.success)
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, parsed.error.issues[0]?.message ?? "bad subscription");
+    this.checkFilter(parsed.data.filterExpression);
+    const current = await this.get(group);
+    const now = this.now();
+    if (!current && (await this.list()).length >= MAX_SUBSCRIPTIONS)
+      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `a stage holds at most ${MAX_SUBSCRIPTIONS} subscriptions`);
+    await this.beforeSave(group, parsed.data.topic);
+    const subscription: Subscription = {
+      ...parsed.data,
+      group,
+      createdAt: current?.createdAt ?? now,
+      updatedAt: now,
+    };
+    const item: Item = {
+      pk: SUBSCRIPTIONS,
+      sk: group,
+      definition: JSON.stringify(parsed.data),
+      createdAt: subscription.createdAt,
+      updatedAt: now,
+    };
+    if (current) {
+      // A replace: last writer wins, as updateTopic's; a delete racing it may be undone (the admin's later PUT).
+      await this.routes.put(item);
+      this.onSaved?.(subscription);
+      return { subscription, created: false };
+    }
+    try {
+      // Condition `attribute_not_exists(pk)`: a create never overwrites a subscription another admin created
+      // meanwhile (its createdAt, its Create permission check); the loser is told to retry as an update.
+      await this.routes.put(item, { condition: { exists: false } });
+    } catch (err) {
+      if (err instanceof ConditionFailedError)
+        throw new NimbusError(ErrorCode.CONDITION_FAILED, `the subscription of ${group} was created meanwhile; retry`);
+      throw err;
+    }
+    this.onSaved?.(subscription);
+    return { subscription, created: true };
+  }
+
+  /** Told after a subscription is created or replaced (an in-process dispatcher wakes it: its first receive). */
+  onSaved: ((subscription: Subscription) => void) | undefined;
+
+  /** The group's subscription, or undefined: one consistent read. */
+  async get(group: string): Promise<Subscription | undefined> {
+    const item = await this.routes.get({ pk: SUBSCRIPTIONS, sk: group }, { consistent: true });
+    return item ? subscriptionOf(item) : undefined;
+  }
+
+  /** Whether the group has one (before the route asks for Create or Update). */
+  async exists(group: string): Promise<boolean> {
+    return (await this.get(group)) !== undefined;
+  }
+
+  async delete(group: string): Promise<void> {
+    if (!(await this.get(group)))
+      throw new NimbusError(ErrorCode.SUBSCRIPTION_GROUP_NOT_EXIST, `the group ${group} has no subscription`);
+    await this.routes.delete({ pk: SUBSCRIPTIONS, sk: group });
+  }
+
+  /** Every subscription, or those of one topic: one partition query. */
+  async list(topic?: string): Promise<Subscription[]> {
+    const all = (await queryAll(this.routes, SUBSCRIPTIONS, { limit: MAX_SUBSCRIPTIONS })).map(subscriptionOf);
+    return topic === undefined ? all : all.filter((s) => s.topic === topic);
+  }
+}
+
+function subscriptionOf(item: Item): Subscription {
+  const parsed = SubscriptionDefinitionSchema.safeParse(JSON.parse(String(item.definition)));
+  if (!parsed.success)
+    throw new NimbusError(ErrorCode.DATA_CORRUPTED, `the subscription of ${String(item.sk)} is not a subscription`);
+  return {
+    ...parsed.data,
+    group: String(item.sk),
+    createdAt: Number(item.createdAt ?? 0),
+    updatedAt: Number(item.updatedAt ?? 0),
+  };
+}
+
+/** What the API answers of a subscription: everything but an http target's secret. */
+export function subscriptionInfo(s: Subscription): SubscriptionInfo {
+  const target =
+    s.target.type === "http"
+      ? { type: "http" as const, url: s.target.url, secretSet: true as const }
+      : { type: "lambda" as const, functionArn: s.target.functionArn };
+  return {
+    group: s.group,
+    topic: s.topic,
+    filterExpression: s.filterExpression,
+    target,
+    batchSize: s.batchSize,
+    maxBatchingWindowMs: s.maxBatchingWindowMs,
+    maxConcurrency: s.maxConcurrency,
+    ordering: s.ordering,
+    maxReconsumeTimes: s.maxReconsumeTimes,
+    timeoutMs: s.timeoutMs,
+    retryBackoff: s.retryBackoff,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+  };
+}

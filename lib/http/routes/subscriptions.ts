@@ -1,0 +1,38 @@
+/** @module Subscription routes (docs/subscriptions.md). */
+
+import { subscriptionInfo } from "../../broker/subscriptions/index.js";
+import { groupPermission } from "../../core/acl.js";
+import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { endpoints } from "../../protocol/index.js";
+import type { HandlerContext } from "../context.js";
+import { route, serviceRoutes } from "../route.js";
+import { refuseOnSlave } from "./broker-scope.js";
+
+export const subscriptionRoutes = serviceRoutes<HandlerContext>("Subscriptions", [
+  route(endpoints.updateSubscription, async ({ params, body }, ctx) => {
+    refuseOnSlave(ctx, "change subscriptions");
+    // Create on a group without a subscription, Update on one with (the endpoint admits either), as topics.
+    if (ctx.auth && ctx.caller) {
+      const action = (await ctx.broker.subscriptions.exists(params.group)) ? "Update" : "Create";
+      await ctx.auth.require(ctx.caller, [groupPermission(params.group, action)]);
+    }
+    const { subscription } = await ctx.broker.subscriptions.put(params.group, body);
+    return subscriptionInfo(subscription);
+  }),
+  route(endpoints.getSubscription, async ({ params }, { broker }) => {
+    const subscription = await broker.subscriptions.get(params.group);
+    if (!subscription) throw noSubscription(params.group);
+    return subscriptionInfo(subscription);
+  }),
+  route(endpoints.deleteSubscription, async ({ params }, ctx) => {
+    refuseOnSlave(ctx, "change subscriptions");
+    await ctx.broker.subscriptions.delete(params.group);
+    return { code: "SUCCESS" as const };
+  }),
+  route(endpoints.listSubscriptions, async ({ query }, { broker }) => ({
+    subscriptions: (await broker.subscriptions.list(query.topic)).map(subscriptionInfo),
+  })),
+]);
+
+const noSubscription = (group: string): NimbusError =>
+  new NimbusError(ErrorCode.SUBSCRIPTION_GROUP_NOT_EXIST, `the group ${group} has no subscription`);

@@ -1,0 +1,73 @@
+/**
+ * @module The built `nimbus updateSubscription`, `subscriptionList` and `deleteSubscription` against a local
+ * broker: an HTTPS target with its secret from the environment, a Lambda target with a SQL92 filter, the list
+ * (never a secret), a bad definition refused with nothing stored, and the delete.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { ensureBuilt, nimbus, startTestBroker, type TestBroker } from "../support/cli-runner.js";
+
+describe("nimbus updateSubscription, subscriptionList, deleteSubscription (the built CLI)", () => {
+  let broker: TestBroker;
+  const secret = "whsec-from-the-environment";
+  const run = (args: string[], env: NodeJS.ProcessEnv = {}) => nimbus(args, { url: broker.url, env });
+  const listed = async () =>
+    (JSON.parse((await run(["subscriptionList", "--json"])).stdout) as { subscriptions: { group: string }[] })
+      .subscriptions;
+
+  before(async () => {
+    await ensureBuilt();
+    broker = await startTestBroker();
+  });
+  after(() => broker.close());
+
+  it("creates an HTTPS subscription (secret from NIMBUS_WEBHOOK_SECRET) and a Lambda one; lists both", async () => {
+    const http = await run(
+      ["updateSubscription", "-g", "Hooks", "-t", "Orders", "-u", "http://127.0.0.1:8080/hook", "-b", "32", "-c", "4"],
+      { NIMBUS_WEBHOOK_SECRET: secret },
+    );
+    assert.equal(http.code, 0, http.stderr);
+    assert.match(http.stdout, /Hooks\s+Orders\s+TAG \*\s+http:\/\/127\.0\.0\.1:8080\/hook\s+32\s+4\s+none/);
+    const arn = "arn:aws:lambda:eu-west-1:123456789012:function:orders";
+    const fn = await run([
+      "updateSubscription",
+      "-g",
+      "Fn",
+      "-t",
+      "Orders",
+      "-f",
+      arn,
+      "--sql",
+      "amount > 10",
+      "-o",
+      "queue",
+    ]);
+    assert.equal(fn.code, 0, fn.stderr);
+    const list = await run(["subscriptionList"]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /Fn\s+Orders\s+SQL92 amount > 10\s+arn:aws:lambda/);
+    assert.ok(!list.stdout.includes(secret) && !(await run(["subscriptionList", "--json"])).stdout.includes(secret));
+    assert.deepEqual((await listed()).map((s) => s.group).sort(), ["Fn", "Hooks"]);
+  });
+
+  it("a bad definition is refused and stores nothing; a missing target is a usage error", async () => {
+    const bad = await run(["updateSubscription", "-g", "Bad", "-t", "Orders", "-f", "arn:aws:lambda:nowhere"]);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /PARAMETER_ILLEGAL/);
+    const none = await run(["updateSubscription", "-g", "Bad", "-t", "Orders"]);
+    assert.notEqual(none.code, 0);
+    assert.match(none.stderr, /exactly one target/);
+    assert.deepEqual((await listed()).map((s) => s.group).sort(), ["Fn", "Hooks"]);
+  });
+
+  it("deleteSubscription ends one; deleting it again fails", async () => {
+    assert.equal((await run(["deleteSubscription", "-g", "Fn"])).code, 0);
+    assert.deepEqual(
+      (await listed()).map((s) => s.group),
+      ["Hooks"],
+    );
+    const again = await run(["deleteSubscription", "-g", "Fn"]);
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /SUBSCRIPTION_GROUP_NOT_EXIST|no subscription/);
+  });
+});

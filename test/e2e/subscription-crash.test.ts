@@ -1,0 +1,89 @@
+/**
+ * @module A dispatcher killed mid-batch loses nothing (docs/subscriptions.md "At least once"): `nimbus dev` runs as
+ * its own OS process on an embedded data folder, delivers a batch to a target that holds it unanswered, and is
+ * killed with SIGKILL while the delivery is in flight. A new server on the same data (this process) finds the
+ * batch's checkpoint at start, wakes when its invisible time ends, and delivers every message again; the target
+ * acks them. Asserted on the path (the held batch, the redelivery with reconsumeTimes 1, the acks), never on time.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { Message, MessageQueue, Producer } from "../../lib/client/index.js";
+import { NimbusApi } from "../../lib/client/transport/api-client.js";
+import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
+import { createTopic, waitUntil } from "../support/consumer-helpers.js";
+import { api, ok } from "../support/http.js";
+import { uniqueName } from "../support/server-fixture.js";
+import { SECRET } from "../support/subscription-delivery.js";
+import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
+import { freePort, NimbusProcess } from "../support/topology.js";
+import { startWebhookTarget } from "../support/webhook-target.js";
+
+describe("subscription delivery across a SIGKILL of the dispatching process", () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-sub-crash-"));
+  let dev: NimbusProcess | undefined;
+  let next: LocalServer | undefined;
+  after(async () => {
+    await dev?.kill();
+    await next?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("the batch in flight is delivered again by the next process, and acked", { timeout: 180_000 }, async () => {
+    let held = false;
+    const target = await startWebhookTarget(SECRET, (d) => {
+      if (!held && d.records.every((r) => r.reconsumeTimes === 0)) {
+        held = true;
+        return "hold";
+      }
+      return { status: 200 };
+    });
+    try {
+      dev = await new NimbusProcess(["dev", "--data-dir", dataDir], await freePort()).start();
+      const topic = uniqueName("CrashTopic");
+      const group = uniqueName("CrashGroup");
+      await createTopic(new NimbusApi({ endpoints: dev.url, timeoutMs: TEST_TIMEOUT_MS }), topic, 1, ["broker-a"]);
+      ok(
+        await api(dev.url).put(`/subscriptions/${group}`, {
+          topic,
+          target: { type: "http", url: target.url, secret: SECRET },
+          timeoutMs: 5000,
+        }),
+      );
+      const producer = new Producer({
+        producerGroup: uniqueName("CrashP"),
+        endpoints: dev.url,
+        sendMsgTimeout: TEST_TIMEOUT_MS,
+      });
+      await producer.start();
+      const bodies = ["c0", "c1", "c2"];
+      await producer.send(
+        bodies.map((b) => new Message(topic, "TagA", b)),
+        new MessageQueue(topic, "broker-a", 0),
+      );
+      await producer.shutdown();
+      await waitUntil(() => held, "the first delivery reached the target (held unanswered)", 60_000);
+      await dev.kill();
+
+      next = await startLocalServer({ port: 0, storage: { kind: "local", dataDir } });
+      const server = next;
+      await waitUntil(
+        () => server.dispatch.totals.acked >= bodies.length,
+        `every message delivered again and acked by the next process: ${JSON.stringify(server.dispatch.errors)}`,
+        90_000,
+      );
+      const [first, ...later] = target.deliveries;
+      assert.deepEqual(first?.bodies, bodies, "the killed process's batch: all three, held");
+      const again = later.flatMap((d) => d.records.map((r, i) => [d.bodies[i], r.reconsumeTimes] as const));
+      assert.deepEqual(
+        [...again].sort(),
+        bodies.map((b) => [b, 1] as const),
+        "each message once more, reconsumeTimes 1",
+      );
+    } finally {
+      await target.close();
+    }
+  });
+});
