@@ -140,7 +140,7 @@ export interface EndToEndResult {
   latency: LatencySummary;
   /** Send start to its answer. */
   sendLatency: LatencySummary;
-  /** Messages received that were not awaited: a second copy, or one this phase did not send. */
+  /** Messages received that were not awaited: a second copy, or a send that failed at the client (timed out) yet was stored. */
   strays: number;
   /** Every message came back once, at least 98 % of the offered rate from the first send to the last receipt. */
   sustained: boolean;
