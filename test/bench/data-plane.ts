@@ -76,7 +76,7 @@ export function phase(
 }
 
 /** Creates `topic` with `queues` read and write queues on broker-a only (so the topic has exactly that many). */
-export async function createTopic(server: LocalServer, topic: string, queues: number): Promise<void> {
+export async function createTopic(server: { url: string }, topic: string, queues: number): Promise<void> {
   await mustCall(server.url, "PUT", `/topics/${topic}`, {
     readQueueNums: queues,
     writeQueueNums: queues,

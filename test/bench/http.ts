@@ -11,6 +11,7 @@ export interface SendAnswer {
 }
 
 export interface PulledMessage {
+  msgId: string;
   queueOffset: number;
   body: string;
 }

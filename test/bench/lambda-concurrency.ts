@@ -34,7 +34,7 @@ import type { Table, TableSpec } from "../../lib/storage/table.js";
 import { apiGatewayEvent } from "../support/api-gateway-event.js";
 import { type DynamoBackend, emulatorStorageOptions, startEmulators } from "../support/emulators.js";
 import { type LatencyProfile, withAwsLatencies } from "./aws-latency.js";
-import { percentile } from "./stats.js";
+import { percentile, procCpuSeconds } from "./stats.js";
 
 export interface ConcurrencyOptions {
   backends: DynamoBackend[];
@@ -105,16 +105,6 @@ function countingConflicts(storage: Storage, counts: { conflicts: number }): Sto
       return t;
     },
   };
-}
-
-/** CPU seconds of a process from /proc (utime + stime), 0 where there is no /proc. */
-function procCpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
 }
 
 /** Child processes of this one (the DynamoDB Local JVM). */

@@ -138,7 +138,11 @@ export interface EndToEndResult {
   receivedPerSec: number;
   /** Send start to receipt by the consumer. */
   latency: LatencySummary;
-  /** Every message came back, at least 98 % of the offered rate from the first send to the last receipt. */
+  /** Send start to its answer. */
+  sendLatency: LatencySummary;
+  /** Messages received that were not awaited: a second copy, or a send that failed at the client (timed out) yet was stored. */
+  strays: number;
+  /** Every message came back once, at least 98 % of the offered rate from the first send to the last receipt. */
   sustained: boolean;
   cpuUsPerMsg: number;
 }
@@ -149,7 +153,7 @@ export interface EndToEndResult {
  * (pulling again at once after an empty answer) and times each message from its send's start.
  */
 export async function endToEndPhase(
-  api: NimbusApi,
+  api: Pick<NimbusApi, "send" | "pull">,
   topic: string,
   brokerName: string,
   rate: number,
@@ -158,7 +162,9 @@ export async function endToEndPhase(
 ): Promise<EndToEndResult> {
   const sentAt = new Map<number, number>();
   const latencies: number[] = [];
+  const sendLatencies: number[] = [];
   const total = Math.round(rate * seconds);
+  let strays = 0;
   let sent = 0;
   let sendErrors = 0;
   let received = 0;
@@ -188,6 +194,7 @@ export async function endToEndPhase(
           const seq = new DataView(msg.body.buffer, msg.body.byteOffset, 8).getFloat64(0, true);
           const at = sentAt.get(seq);
           if (at !== undefined) latencies.push(now - at);
+          else strays++;
           sentAt.delete(seq);
           received++;
           lastReceipt = now;
@@ -203,10 +210,13 @@ export async function endToEndPhase(
   const sendOne = (seq: number) => {
     const body = new Uint8Array(bodyBytes);
     new DataView(body.buffer).setFloat64(0, seq, true);
-    sentAt.set(seq, performance.now());
+    const sendStarted = performance.now();
+    sentAt.set(seq, sendStarted);
     const p = api
       .send({ topic, brokerName, queueId: 0, messages: [{ body }] })
-      .then(() => undefined)
+      .then(() => {
+        sendLatencies.push(performance.now() - sendStarted);
+      })
       .catch((err: unknown) => {
         sentAt.delete(seq);
         if (sendErrors++ === 0) console.error("bench peer: e2e send failed:", err);
@@ -235,7 +245,9 @@ export async function endToEndPhase(
     sentPerSec,
     receivedPerSec,
     latency: summarize(latencies),
-    sustained: received === sent && sendErrors === 0 && receivedPerSec >= rate * 0.98,
+    sendLatency: summarize(sendLatencies),
+    strays,
+    sustained: received === sent && strays === 0 && sendErrors === 0 && receivedPerSec >= rate * 0.98,
     cpuUsPerMsg: round((used.user + used.system) / Math.max(1, received), 1),
   };
 }

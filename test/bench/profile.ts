@@ -5,12 +5,12 @@
  * writes its profile) and prints the profile's idle share and top frames by self time.
  * See docs/benchmarks.md ("Profiles").
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
+import { startBrokerProcess } from "./broker-process.js";
 import { summarizeProfile } from "./profile-summary.js";
 
 const { values } = parseArgs({
@@ -21,36 +21,12 @@ const clients = Number(values.clients);
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "nimbus-profile-"));
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const server = spawn(
-    process.execPath,
-    [
-      "--cpu-prof",
-      "--cpu-prof-dir",
-      join(dir, "prof"),
-      "--import",
-      "tsx",
-      "lib/cli/main.ts",
-      "dev",
-      "--port",
-      String(port),
-      "--data-dir",
-      join(dir, "data"),
-    ],
-    { stdio: ["ignore", "inherit", "inherit"] },
-  );
-  const exited = new Promise<void>((resolve) => server.once("exit", () => resolve()));
+  const broker = await startBrokerProcess({
+    dataDir: join(dir, "data"),
+    nodeArgs: ["--cpu-prof", "--cpu-prof-dir", join(dir, "prof")],
+  });
   try {
-    const api = new NimbusApi({ endpoints: `http://127.0.0.1:${port}`, timeoutMs: 30_000 });
-    for (let i = 0; ; i++) {
-      try {
-        await api.health();
-        break;
-      } catch (err) {
-        if (i > 300) throw err;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    const api = new NimbusApi({ endpoints: broker.url, timeoutMs: 30_000 });
     const topic = `Profile${Date.now().toString(36)}`;
     await api.updateTopic(topic, { readQueueNums: 8, writeQueueNums: 8 });
     const body = new Uint8Array(1024);
@@ -68,8 +44,7 @@ async function main(): Promise<void> {
       `sent ${sent} single-message sends in ${seconds} s (${Math.round(sent / seconds)}/s), ${clients} clients`,
     );
   } finally {
-    server.kill("SIGINT");
-    await exited;
+    await broker.stop();
   }
   const [file] = (await readdir(join(dir, "prof"))).filter((f) => f.endsWith(".cpuprofile"));
   if (file === undefined) throw new Error("the server wrote no profile");

@@ -14,8 +14,13 @@
  * 30/100`, `--s3-get 15/60`, `--dynamo 5/15`; the idle cost's shortened period `--idle-cost-period <ms, default
  * 2000>` over `--idle-cost-periods <default 10>` (idle-cost.ts); `--rates-channel off` runs the rates and the
  * first idle rounds with a polling consumer (the A/B of the send path).
+ *
+ * `--suite overload` (overload.ts) and `--suite json-rate` (json-rate.ts) run `nimbus dev` as its own process
+ * and the load as others: `--seconds <per phase>`, `--senders 64`, `--connections 256`, `--factors 2`
+ * (multiples of the closed-loop capacity offered open-loop), `--health-interval <ms, 20>`, `--flush` (sync for
+ * overload, async otherwise); json-rate takes `--rate 2000`.
  */
-import { availableParallelism, cpus } from "node:os";
+import { availableParallelism, cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 import type { FlushMode } from "../../lib/storage/local/index.js";
@@ -26,7 +31,9 @@ import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
 import { formatDelayed, runDelayed } from "./delayed.js";
 import { runGrpc } from "./grpc.js";
+import { formatJsonRate, runJsonRate } from "./json-rate.js";
 import { formatRow, runLambdaConcurrency, TABLE_HEADER } from "./lambda-concurrency.js";
+import { formatOverload, runOverload } from "./overload.js";
 import { runPeerSuite } from "./peer-run.js";
 import { formatPop, runPop } from "./pop.js";
 import { type PushBenchResult, runPushLatency } from "./push-latency.js";
@@ -42,7 +49,7 @@ const { values } = parseArgs({
     batches: { type: "string", default: "1,32,256" },
     polls: { type: "string" },
     clients: { type: "string" },
-    flush: { type: "string", default: "async" },
+    flush: { type: "string" },
     push: { type: "boolean", default: false },
     "push-mode": { type: "string", default: "both" },
     rates: { type: "string", default: "1,100,2000" },
@@ -64,6 +71,10 @@ const { values } = parseArgs({
     shapes: { type: "string", default: "hot,topic" },
     stretch: { type: "string" },
     via: { type: "string", default: "queue-log" },
+    senders: { type: "string", default: "64" },
+    connections: { type: "string", default: "256" },
+    factors: { type: "string", default: "2" },
+    "health-interval": { type: "string", default: "20" },
   },
   strict: true,
 });
@@ -93,13 +104,11 @@ if (batches.some((b) => b > 1024)) throw new Error("--batches: a send holds at m
 const modes: ("local" | "aws")[] =
   values.mode === "both" ? ["local", "aws"] : values.mode === "local" || values.mode === "aws" ? [values.mode] : [];
 if (modes.length === 0) throw new Error(`--mode must be local, aws or both, got ${values.mode}`);
+// The overload suite defaults to `--flush sync` (issue 25's method), the others to async (`nimbus dev`'s default).
+const flushArg = values.flush ?? (values.suite === "overload" ? "sync" : "async");
 const flushes: FlushMode[] =
-  values.flush === "both"
-    ? ["async", "sync"]
-    : values.flush === "async" || values.flush === "sync"
-      ? [values.flush]
-      : [];
-if (flushes.length === 0) throw new Error(`--flush must be async, sync or both, got ${values.flush}`);
+  flushArg === "both" ? ["async", "sync"] : flushArg === "async" || flushArg === "sync" ? [flushArg] : [];
+if (flushes.length === 0) throw new Error(`--flush must be async, sync or both, got ${flushArg}`);
 
 // Whatever happens, this process ends: a hung call would otherwise keep a CI job up.
 const WATCHDOG_MS = (values.push ? 40 : 15) * 60_000;
@@ -203,7 +212,12 @@ async function main(): Promise<void> {
     console.log(`BENCH_JSON ${JSON.stringify({ suite: "lambda-concurrency", options, machine, rows })}`);
     return;
   }
-  if (values.suite !== "data") throw new Error(`--suite must be data, peer or lambda-concurrency, got ${values.suite}`);
+  if (values.suite === "overload" || values.suite === "json-rate") {
+    await runLoadSuite(values.suite, runId, machine);
+    return;
+  }
+  if (values.suite !== "data")
+    throw new Error(`--suite must be data, peer, lambda-concurrency, overload or json-rate, got ${values.suite}`);
   console.error(
     `bench: ${modes.join(" + ")}, batches ${batches.join("/")}, ${settings.bodyBytes} B bodies, ` +
       `${settings.producers} producers / ${settings.consumers} consumers, ${settings.queues} queues, ` +
@@ -259,6 +273,40 @@ async function mainPush(): Promise<void> {
   }
   for (const r of results) console.log(formatPush(r));
   console.log(`BENCH_PUSH_JSON ${JSON.stringify({ date: new Date().toISOString(), machine: machineInfo(), results })}`);
+}
+
+/** The suites whose broker and load are separate processes (overload.ts, json-rate.ts). */
+async function runLoadSuite(suite: "overload" | "json-rate", runId: string, machine: object): Promise<void> {
+  const flush = flushes[0] ?? "sync";
+  const started = { date: new Date().toISOString(), load: loadavg() };
+  if (suite === "json-rate") {
+    const options = {
+      flush,
+      rate: positive("rate", values.rate, 2000),
+      seconds: positive("seconds", values.seconds, quick ? 2 : 20),
+      bodyBytes: settings.bodyBytes,
+    };
+    console.error(`bench json-rate: ${JSON.stringify({ ...options, machine, started })}`);
+    const rows = await runJsonRate(options, runId);
+    console.log(formatJsonRate(rows, options));
+    console.log(`BENCH_JSON ${JSON.stringify({ suite, options, machine, started, rows })}`);
+    return;
+  }
+  const options = {
+    flush,
+    seconds: positive("seconds", values.seconds, quick ? 2 : 15),
+    warmupSeconds: quick ? 0.5 : 2,
+    senders: Math.floor(positive("senders", values.senders, 64)),
+    connections: Math.floor(positive("connections", values.connections, 256)),
+    factors: values.factors.split(",").map((x) => positive("factors", x, 2)),
+    healthIntervalMs: positive("health-interval", values["health-interval"], 20),
+    bodyBytes: settings.bodyBytes,
+    queues: settings.queues,
+  };
+  console.error(`bench overload: ${JSON.stringify({ ...options, machine, started })}`);
+  const result = await runOverload(options, runId);
+  console.log(formatOverload(result, options));
+  console.log(`BENCH_JSON ${JSON.stringify({ suite, options, machine, started, result })}`);
 }
 
 function machineInfo() {

@@ -3,6 +3,7 @@
  * AWS price model of ARCHITECTURE.md §6 (us-east-1, on demand). Lambda duration, storage (GB-month) and
  * data transfer are not priced: only requests and capacity units are.
  */
+import { readFileSync } from "node:fs";
 import type { RequestCounts } from "../../lib/storage/request-counter.js";
 
 /** USD per million, ARCHITECTURE.md §6. */
@@ -104,4 +105,14 @@ export function roundPerUnit(p: PerUnit, digits = 4): PerUnit {
     s3Puts: round(p.s3Puts, digits),
     s3Gets: round(p.s3Gets, digits),
   };
+}
+
+/** CPU seconds of a process from /proc (utime + stime, at 100 ticks/s), 0 where there is no /proc. */
+export function procCpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
 }

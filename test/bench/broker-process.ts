@@ -1,0 +1,93 @@
+/**
+ * @module `nimbus dev` as its own OS process for a benchmark (the CLI from source under tsx, as `npm run dev`
+ * runs it): on a free port, gRPC off, the embedded store in `dataDir`. `start` answers once `/health` does;
+ * `stop` sends SIGINT (the server closes its store, a `--cpu-prof` run writes its profile) and SIGKILLs it
+ * if it has not exited within 20 s.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import type { FlushMode } from "../../lib/storage/local/index.js";
+import { procCpuSeconds } from "./stats.js";
+
+export interface BrokerProcess {
+  url: string;
+  pid: number;
+  /** CPU seconds the broker process used so far (user + system, /proc). */
+  cpuSeconds(): number;
+  stop(): Promise<void>;
+}
+
+export interface BrokerProcessOptions {
+  dataDir: string;
+  flush?: FlushMode | undefined;
+  /** Node flags before the script, e.g. `--cpu-prof`. */
+  nodeArgs?: readonly string[] | undefined;
+}
+
+const START_TIMEOUT_MS = 90_000;
+
+export async function startBrokerProcess(o: BrokerProcessOptions): Promise<BrokerProcess> {
+  const args = [
+    ...(o.nodeArgs ?? []),
+    "--import",
+    "tsx",
+    "lib/cli/main.ts",
+    "dev",
+    "--port",
+    "0",
+    "--grpc-port",
+    "0",
+    "--data-dir",
+    o.dataDir,
+    "--flush",
+    o.flush ?? "async",
+  ];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    const url = await listeningUrl(child);
+    await untilHealthy(url);
+    return { url, pid: child.pid ?? 0, cpuSeconds: () => procCpuSeconds(child.pid ?? 0), stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** The URL of the "listening on" line the CLI prints once it serves; its other output is passed on. */
+function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => reject(new Error("nimbus dev did not start listening")), START_TIMEOUT_MS);
+    child.once("exit", (code) => reject(new Error(`nimbus dev exited (${code}) before listening`)));
+    child.stdout?.setEncoding("utf8");
+    child.stdout?.on("data", (chunk: string) => {
+      seen = (seen + chunk).slice(-4096);
+      const found = /listening on (http:\/\/\S+)/.exec(seen);
+      if (found?.[1] === undefined) return;
+      clearTimeout(timer);
+      resolve(found[1]);
+    });
+  });
+}
+
+async function untilHealthy(url: string): Promise<void> {
+  let last: unknown;
+  for (let i = 0; i < 300; i++) {
+    try {
+      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(5_000) });
+      await res.arrayBuffer();
+      if (res.ok) return;
+      last = new Error(`/health answered ${res.status}`);
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw last;
+}
