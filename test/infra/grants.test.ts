@@ -26,7 +26,6 @@ import { type DispatchWake, WAKE_CACHE_MS, WAKE_WINDOW_MS } from "../../lib/brok
 import { createBroker } from "../../lib/config/create-broker.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
-import { signNimbusRequest } from "../../lib/core/request-signing.js";
 import type { ApiEvent, ApiResult } from "../../lib/http/api-types.js";
 import { RequestAuth } from "../../lib/http/authorize.js";
 import type { HandlerContext } from "../../lib/http/context.js";
@@ -34,46 +33,8 @@ import { createApiHandler } from "../../lib/http/handler.js";
 import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
-import { apiGatewayEvent } from "../support/api-gateway-event.js";
 import { startWebhookTarget } from "../support/webhook-target.js";
-
-const BUCKET = "bucket";
-const ROOT = { accessKey: "root", secretKey: "root-secret-1" };
-
-/** `target` with every method call recorded in `touched` as `resource`. */
-function recorded<T extends object>(target: T, resource: string, touched: Set<string>): T {
-  return new Proxy(target, {
-    get(obj, prop) {
-      const value: unknown = Reflect.get(obj, prop, obj);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        touched.add(resource);
-        return Reflect.apply(value, obj, args);
-      };
-    },
-  });
-}
-
-function recordingStorage(storage: Storage, touched: Set<string>): Storage {
-  return {
-    table: (spec) => recorded(storage.table(spec), spec.name, touched),
-    objects: recorded(storage.objects, BUCKET, touched),
-    counter: storage.counter,
-    close: async () => {},
-  };
-}
-
-/** A request as API Gateway hands it over, signed by the root user (functions without auth ignore it). */
-function apiEvent(method: string, url: string, body?: unknown): ApiEvent {
-  const signature = signNimbusRequest({
-    method,
-    url: `https://api.test${url}`,
-    headers: { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: ROOT,
-  });
-  return apiGatewayEvent(method, url, body, { headers: signature, userAgent: "grants-test" });
-}
+import { apiEvent, BUCKET, ROOT, recordingStorage } from "./grants-helpers.js";
 
 const HOUR = 3600_000;
 const config = parseNimbusConfig({ inlineThresholdBytes: 1024, retentionHours: 1, transactionCheckMax: 1 });
