@@ -83,7 +83,7 @@ export interface LocalServerOptions {
   delayedDeliveryIntervalMs?: number;
   /**
    * Requests running at once and how long one may wait for its turn before SYSTEM_BUSY (default 64 and
-   * 200 ms: lib/http/load-shedder.ts; `nimbus dev --max-wait-ms`).
+   * 200 ms: lib/http/load-shedder.ts; set here, no `nimbus dev` flag).
    */
   loadShedding?: LoadSheddingOptions | undefined;
   /** Also serve RocketMQ 5's gRPC protocol (docs/grpc.md) on this port (0: a free one), same host and auth. */
