@@ -4,8 +4,9 @@
  * `nimbus dev`'s in-process dispatcher delivering over POP, with the SDK's Producer sending 1 KiB messages.
  * - throughput: at `batchSize` 1 and 32, `messages` sent as fast as sends of 32 go; delivered msg/s is the count
  *   over first send → last receipt at the target;
- * - end to end at `rate` msg/s (open loop, one message per send, batchSize 1): send call start → target receipt;
- * - idle: `idleRounds` times, wait `idleSeconds` with nothing sent, send one message, time it to the target.
+ * - end to end at `rate` msg/s (open loop, one message per send, batchSize 32 and 1): send call start → target
+ *   receipt;
+ * - idle (batchSize 1): `idleRounds` times, wait `idleSeconds` with nothing sent, send one message, time it to the target.
  * Modes: `local` (embedded store) and `aws-latency` (AWS adapters on dynalite + s3rver, every call delayed:
  * aws-latency.ts). Everything runs in this process: the sender, the server, its dispatcher and the target.
  */
@@ -43,11 +44,19 @@ export interface ThroughputRow {
   deliveries: number;
 }
 
+export interface RateRow {
+  rate: number;
+  batchSize: number;
+  sent: number;
+  delivered: number;
+  endToEnd: LatencySummary;
+}
+
 export interface SubscriptionBenchResult {
   mode: string;
   description: string;
   throughput: ThroughputRow[];
-  rate: { rate: number; sent: number; delivered: number; endToEnd: LatencySummary };
+  rate: RateRow[];
   idle: { idleSeconds: number; rounds: number; endToEnd: LatencySummary; samplesMs: number[] };
 }
 
@@ -130,30 +139,37 @@ export async function runSubscriptionBench(o: SubscriptionBenchOptions): Promise
       console.error(`bench subscription ${o.mode} batchSize ${batchSize}: ${JSON.stringify(throughput.at(-1))}`);
     }
 
-    // Open loop at `rate` msg/s, one message per send, round robin over the queues.
-    const rateTopic = await subscribed(1);
-    const sentAt = new Map<number, number>();
-    const rateFirst = seq;
-    const total = Math.round(o.rate * o.rateSeconds);
-    const t0 = performance.now();
-    const sends: Promise<unknown>[] = [];
-    for (let i = 0; i < total; i++) {
-      const wait = t0 + (i * 1000) / o.rate - performance.now();
-      if (wait > 0) await sleep(wait);
-      const s = seq++;
-      sentAt.set(s, performance.now());
-      sends.push(
-        producer.send(new Message(rateTopic.topic, "TagA", body(s)), rateTopic.queues[i % QUEUES] as MessageQueue),
-      );
+    // Open loop at `rate` msg/s, one message per send, round robin over the queues, at batchSize 32 then 1.
+    const rate: RateRow[] = [];
+    let idleTopic: { topic: string; queues: MessageQueue[] } | undefined;
+    for (const batchSize of [32, 1]) {
+      const rateTopic = await subscribed(batchSize);
+      idleTopic = rateTopic;
+      const sentAt = new Map<number, number>();
+      const rateFirst = seq;
+      const total = Math.round(o.rate * o.rateSeconds);
+      const t0 = performance.now();
+      const sends: Promise<unknown>[] = [];
+      for (let i = 0; i < total; i++) {
+        const wait = t0 + (i * 1000) / o.rate - performance.now();
+        if (wait > 0) await sleep(wait);
+        const s = seq++;
+        sentAt.set(s, performance.now());
+        sends.push(
+          producer.send(new Message(rateTopic.topic, "TagA", body(s)), rateTopic.queues[i % QUEUES] as MessageQueue),
+        );
+      }
+      await Promise.all(sends);
+      await waitFor(() => countIn(receivedAt, rateFirst, seq) >= total, DELIVERY_WAIT_MS);
+      const samples = [...sentAt].flatMap(([s, at]) => {
+        const got = receivedAt.get(s);
+        return got === undefined ? [] : [got - at];
+      });
+      rate.push({ rate: o.rate, batchSize, sent: total, delivered: samples.length, endToEnd: summarize(samples) });
+      console.error(`bench subscription ${o.mode} ${o.rate} msg/s: ${JSON.stringify(rate.at(-1))}`);
     }
-    await Promise.all(sends);
-    await waitFor(() => countIn(receivedAt, rateFirst, seq) >= total, DELIVERY_WAIT_MS);
-    const rateSamples = [...sentAt].flatMap(([s, at]) => {
-      const got = receivedAt.get(s);
-      return got === undefined ? [] : [got - at];
-    });
-    const rate = { rate: o.rate, sent: total, delivered: rateSamples.length, endToEnd: summarize(rateSamples) };
-    console.error(`bench subscription ${o.mode} ${o.rate} msg/s: ${JSON.stringify(rate)}`);
+    if (idleTopic === undefined) throw new Error("no rate phase ran");
+    const rateTopic = idleTopic;
 
     // Idle: the same subscription, nothing sent for idleSeconds, then one message.
     const idleSamples: number[] = [];
@@ -210,8 +226,11 @@ export function formatSubscription(r: SubscriptionBenchResult): string {
       (t) => `${t.batchSize} | ${t.messages} | ${t.delivered} | ${t.seconds} | ${t.deliveredPerSec} | ${t.deliveries}`,
     ),
     "phase | samples | p50 ms | p99 ms | max ms",
-    `${r.rate.rate} msg/s (batchSize 1) | ${r.rate.endToEnd.count}/${r.rate.sent} | ${r.rate.endToEnd.p50Ms} | ${r.rate.endToEnd.p99Ms} | ${r.rate.endToEnd.maxMs}`,
-    `after ${r.idle.idleSeconds} s idle | ${r.idle.endToEnd.count}/${r.idle.rounds} | ${r.idle.endToEnd.p50Ms} | ${r.idle.endToEnd.p99Ms} | ${r.idle.endToEnd.maxMs}`,
+    ...r.rate.map(
+      (x) =>
+        `${x.rate} msg/s (batchSize ${x.batchSize}) | ${x.endToEnd.count}/${x.sent} | ${x.endToEnd.p50Ms} | ${x.endToEnd.p99Ms} | ${x.endToEnd.maxMs}`,
+    ),
+    `after ${r.idle.idleSeconds} s idle (batchSize 1) | ${r.idle.endToEnd.count}/${r.idle.rounds} | ${r.idle.endToEnd.p50Ms} | ${r.idle.endToEnd.p99Ms} | ${r.idle.endToEnd.maxMs}`,
   ];
   return lines.join("\n");
 }
