@@ -93,8 +93,9 @@ function countRequests(base: string): { count(): number; restore(): void } {
   return { count: () => n, restore: () => diagnostics.unsubscribe("undici:request:create", onCreate) };
 }
 
-async function openServer(
-  o: PushBenchOptions,
+/** A local server on the embedded store, or on the AWS adapters with injected latencies (also subscription.ts). */
+export async function openServer(
+  o: Pick<PushBenchOptions, "mode" | "latencies">,
   runId: string,
 ): Promise<{ server: LocalServer; cleanup(): Promise<void>; description: string }> {
   // Brokers register every 30 s as by default (a broker expires 120 s after its last registration).
@@ -155,9 +156,11 @@ function startConsumer(url: string, group: string, topic: string, channel: boole
   return { consumer, receivedAt, duplicates: () => duplicates };
 }
 
-const body = (seq: number) => `${seq} `.padEnd(BODY_BYTES, "x");
+/** A 1 KiB body whose first word is `seq` (also subscription.ts). */
+export const body = (seq: number) => `${seq} `.padEnd(BODY_BYTES, "x");
 
-async function waitFor(condition: () => boolean, maxMs: number): Promise<boolean> {
+/** Polls `condition` every 5 ms for at most `maxMs`; answers whether it held (also subscription.ts). */
+export async function waitFor(condition: () => boolean, maxMs: number): Promise<boolean> {
   const deadline = Date.now() + maxMs;
   while (!condition()) {
     if (Date.now() > deadline) return false;

@@ -19,6 +19,11 @@
  * and the load as others: `--seconds <per phase>`, `--senders 64`, `--connections 256`, `--factors 2`
  * (multiples of the closed-loop capacity offered open-loop), `--health-interval <ms, 20>`, `--flush` (sync for
  * overload, async otherwise); json-rate takes `--rate 2000`.
+ *
+ * `--suite subscription` (subscription.ts): delivered msg/s to an HTTP target at batchSize 1 and 32
+ * (`--max-messages`, default 4096), end to end at `--rate` (default 100) msg/s for `--rate-seconds` (10) and
+ * after `--idle-seconds` (60) idle, `--idle-rounds` (2) times; `--mode local|aws|both` (aws: injected latencies,
+ * `--s3-put`, `--s3-get`, `--dynamo` as for `--push`).
  */
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
@@ -39,6 +44,7 @@ import { formatPop, runPop } from "./pop.js";
 import { type PushBenchResult, runPushLatency } from "./push-latency.js";
 import { formatMode, formatPush, type ModeResult } from "./report.js";
 import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
+import { formatSubscription, runSubscriptionBench, type SubscriptionBenchResult } from "./subscription.js";
 
 const { values } = parseArgs({
   options: {
@@ -216,8 +222,14 @@ async function main(): Promise<void> {
     await runLoadSuite(values.suite, runId, machine);
     return;
   }
+  if (values.suite === "subscription") {
+    await runSubscriptionSuite(machine);
+    return;
+  }
   if (values.suite !== "data")
-    throw new Error(`--suite must be data, peer, lambda-concurrency, overload or json-rate, got ${values.suite}`);
+    throw new Error(
+      `--suite must be data, peer, lambda-concurrency, overload, json-rate or subscription, got ${values.suite}`,
+    );
   console.error(
     `bench: ${modes.join(" + ")}, batches ${batches.join("/")}, ${settings.bodyBytes} B bodies, ` +
       `${settings.producers} producers / ${settings.consumers} consumers, ${settings.queues} queues, ` +
@@ -307,6 +319,31 @@ async function runLoadSuite(suite: "overload" | "json-rate", runId: string, mach
   const result = await runOverload(options, runId);
   console.log(formatOverload(result, options));
   console.log(`BENCH_JSON ${JSON.stringify({ suite, options, machine, started, result })}`);
+}
+
+async function runSubscriptionSuite(machine: object): Promise<void> {
+  const started = { date: new Date().toISOString(), load: loadavg() };
+  const results: SubscriptionBenchResult[] = [];
+  for (const mode of modes) {
+    const options = {
+      mode: mode === "aws" ? ("aws-latency" as const) : ("local" as const),
+      latencies: {
+        s3Put: parseProfile(values["s3-put"], "s3-put"),
+        s3Get: parseProfile(values["s3-get"], "s3-get"),
+        dynamo: parseProfile(values.dynamo, "dynamo"),
+      },
+      messages: Math.floor(positive("max-messages", values["max-messages"], quick ? 512 : 4096)),
+      rate: positive("rate", values.rate, 100),
+      rateSeconds: positive("rate-seconds", values["rate-seconds"], quick ? 3 : 10),
+      idleSeconds: positive("idle-seconds", values["idle-seconds"], quick ? 5 : 60),
+      idleRounds: Math.floor(positive("idle-rounds", values["idle-rounds"], 2)),
+    };
+    console.error(`bench subscription: ${JSON.stringify({ ...options, machine, started })}`);
+    results.push(await runSubscriptionBench(options));
+  }
+  for (const r of results) console.log(formatSubscription(r));
+  const ended = { date: new Date().toISOString(), load: loadavg() };
+  console.log(`BENCH_JSON ${JSON.stringify({ suite: "subscription", machine, started, ended, results })}`);
 }
 
 function machineInfo() {

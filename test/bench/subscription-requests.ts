@@ -10,16 +10,15 @@ import { Message, MessageQueue, Producer } from "../../lib/client/index.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { RequestCounts } from "../../lib/storage/request-counter.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
-import { api, ok } from "../support/http.js";
 import { startTestServer, uniqueName } from "../support/server-fixture.js";
 import { startWebhookTarget } from "../support/webhook-target.js";
+import { BENCH_SECRET, subscribeHttp } from "./subscription.js";
 
-const SECRET = "whsec-subscription-bench-0123456";
 const MESSAGES = 256;
 const mode = process.argv[2] === "aws" ? "aws" : "local";
 
 const server = await startTestServer(mode);
-const target = await startWebhookTarget(SECRET, () => ({ status: 204 }));
+const target = await startWebhookTarget(BENCH_SECRET, () => ({ status: 204 }));
 const producer = new Producer({ producerGroup: uniqueName("BenchP"), endpoints: server.url, sendMsgTimeout: 30_000 });
 await producer.start();
 const client = new NimbusApi({ endpoints: server.url, timeoutMs: 30_000 });
@@ -35,14 +34,7 @@ async function run(perSend: number, batchSize?: number): Promise<Record<keyof Re
   const topic = uniqueName("BenchTopic");
   await createTopic(client, topic, 1, ["broker-a"]);
   if (batchSize !== undefined)
-    ok(
-      await api(server.url).put(`/subscriptions/${uniqueName("BenchGroup")}`, {
-        topic,
-        target: { type: "http", url: target.url, secret: SECRET },
-        batchSize,
-        maxConcurrency: 1,
-      }),
-    );
+    await subscribeHttp(server.url, uniqueName("BenchGroup"), topic, target.url, { batchSize, maxConcurrency: 1 });
   const acked = server.server.dispatch.totals.acked;
   const before = counts();
   const mq = new MessageQueue(topic, "broker-a", 0);
