@@ -52,6 +52,9 @@ describe("local storage: garbage of killed writers", () => {
     await log.append(q, [record("owned")]);
     const [item] = (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items;
     const ownedKey = String(item?.ok);
+    // Collections run one at a time: once this one is over, so are those the opening started (which would
+    // otherwise race the garbage made below).
+    await storage.collectGarbage?.();
     await storage.objects.put("batches/aa/bb/orphan-old", new Uint8Array([1]));
     await storage.objects.put("batches/aa/cc/orphan-young", new Uint8Array([2]));
     await storage.objects.put("other/not-owned-by-any-table", new Uint8Array([3]));

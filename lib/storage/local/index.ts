@@ -67,14 +67,23 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
   const tables = new Map<string, SqliteTable>();
   const objects = new FileObjectStore(path.join(dataDir, "objects"), counter, options.flush ?? "async");
   const graceMs = options.orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS;
-  const collectGarbage = (): Promise<GarbageReport> => {
-    const owners: ObjectOwner[] = [];
-    for (const table of tables.values()) {
-      const owned = table.spec.ownedObjects;
-      if (owned) owners.push({ prefix: owned.prefix, owned: table.ownedObjectKeys() });
-    }
-    return objects.collectGarbage(owners, Date.now() - graceMs);
+  // One collection at a time, in the order asked: two walks of one folder would race each other, and a caller's
+  // collection starts only once those already asked for (the store's and tables' opening ones) are over.
+  let lastCollection: Promise<unknown> = Promise.resolve();
+  const serialized = (collect: () => Promise<GarbageReport>): Promise<GarbageReport> => {
+    const next = lastCollection.then(collect, collect);
+    lastCollection = next.catch(() => undefined);
+    return next;
   };
+  const collectGarbage = (): Promise<GarbageReport> =>
+    serialized(() => {
+      const owners: ObjectOwner[] = [];
+      for (const table of tables.values()) {
+        const owned = table.spec.ownedObjects;
+        if (owned) owners.push({ prefix: owned.prefix, owned: table.ownedObjectKeys() });
+      }
+      return objects.collectGarbage(owners, Date.now() - graceMs);
+    });
   // Collections started when the store or an owning table opens run in the background; close waits for
   // them. A failed one is left to the next (retention runs one every hour).
   const background = new Set<Promise<unknown>>();
@@ -83,7 +92,7 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
     background.add(running);
     void running.finally(() => background.delete(running));
   };
-  inBackground(() => objects.collectGarbage([], Date.now() - graceMs));
+  inBackground(() => serialized(() => objects.collectGarbage([], Date.now() - graceMs)));
   return {
     table(spec: TableSpec): Table {
       const open = tables.get(spec.name);
