@@ -5,6 +5,9 @@
  * a JSON list of message ids) fails just those. An identifier that names no message of the batch fails the
  * whole batch, as SQS's event source mapping treats it.
  */
+import type { DeliveryRecord } from "../../core/delivery-record.js";
+
+export type { DeliveryRecord };
 
 /** A message as the dispatcher has it from a POP receive (the fields a record needs). */
 export interface DeliverableMessage {
@@ -17,20 +20,6 @@ export interface DeliverableMessage {
   keys?: string | readonly string[] | undefined;
   properties: Readonly<Record<string, string>>;
   body: Uint8Array;
-  reconsumeTimes: number;
-}
-
-export interface DeliveryRecord {
-  messageId: string;
-  topic: string;
-  tags: string | null;
-  keys: string | null;
-  properties: Record<string, string>;
-  /** Standard base64. */
-  body: string;
-  brokerName: string;
-  queueId: number;
-  queueOffset: number;
   reconsumeTimes: number;
 }
 

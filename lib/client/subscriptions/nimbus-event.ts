@@ -9,23 +9,10 @@
  *   return { batchItemFailures: failed.map((r) => ({ itemIdentifier: r.messageId })) };
  * };
  */
+import type { DeliveryRecord } from "../../core/delivery-record.js";
 
-/** One delivered message. */
-export interface NimbusRecord {
-  /** The message id (UNIQ_KEY): what `batchItemFailures` names. */
-  messageId: string;
-  topic: string;
-  tags: string | null;
-  keys: string | null;
-  properties: Record<string, string>;
-  /** The body in standard base64 (`recordBody` decodes it). */
-  body: string;
-  brokerName: string;
-  queueId: number;
-  queueOffset: number;
-  /** 0 on the first delivery. */
-  reconsumeTimes: number;
-}
+/** One delivered message (`recordBody` decodes its body). */
+export type NimbusRecord = DeliveryRecord;
 
 export interface NimbusEvent {
   Records: NimbusRecord[];
