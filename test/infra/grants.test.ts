@@ -163,7 +163,12 @@ describe("each function is granted exactly the resources it uses", () => {
       begin: clock - HOUR,
       end: clock + HOUR,
     });
-    await call("PUT /topics/{topic}", "/topics/Orders", { keyIndex: true, brokerNames: ["broker-a"] });
+    await call("PUT /topics/{topic}", "/topics/Orders", {
+      keyIndex: true,
+      writeQueueNums: 1,
+      readQueueNums: 1,
+      brokerNames: ["broker-a"],
+    });
 
     // POP: a receive sets the group's start, a second one takes a message, which is changed and acked.
     const pop = { consumerGroup: "PopG", topic: "Orders", invisibleDurationMs: 10_000 };
@@ -268,9 +273,9 @@ describe("each function is granted exactly the resources it uses", () => {
     await registerBrokers(registration);
     await call("POST /send", "/send", small);
     const report = await applyRetention(contextOf("Retention"));
-    // Orders: the five old batches (three sends, the delayed message and the committed transaction) but never
-    // the newest; the two half messages and the retry are each the newest of their queue.
-    assert.equal(report.deletedBatches, 5, "retention trimmed the old batches");
+    // Orders (one queue): the six old batches (four sends, the delayed message and the committed transaction)
+    // but never the newest; the two half messages and the retry are each the newest of their queue.
+    assert.equal(report.deletedBatches, 6, "retention trimmed the old batches");
 
     // A subscription of Orders (its save fixes the group's POP start), a large message, one Dispatch run.
     const hook = await startWebhookTarget("0123456789abcdef", () => ({ status: 200 }));
