@@ -41,6 +41,7 @@ import { formatRow, runLambdaConcurrency, TABLE_HEADER } from "./lambda-concurre
 import { formatOverload, runOverload } from "./overload.js";
 import { runPeerSuite } from "./peer-run.js";
 import { formatPop, runPop } from "./pop.js";
+import { formatPopIdle, type PopIdleResult, runPopIdle } from "./pop-idle.js";
 import { type PushBenchResult, runPushLatency } from "./push-latency.js";
 import { formatMode, formatPush, type ModeResult } from "./report.js";
 import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
@@ -226,9 +227,13 @@ async function main(): Promise<void> {
     await runSubscriptionSuite(machine);
     return;
   }
+  if (values.suite === "pop-idle") {
+    await runPopIdleSuite(runId, machine);
+    return;
+  }
   if (values.suite !== "data")
     throw new Error(
-      `--suite must be data, peer, lambda-concurrency, overload, json-rate or subscription, got ${values.suite}`,
+      `--suite must be data, peer, lambda-concurrency, overload, json-rate, subscription or pop-idle, got ${values.suite}`,
     );
   console.error(
     `bench: ${modes.join(" + ")}, batches ${batches.join("/")}, ${settings.bodyBytes} B bodies, ` +
@@ -344,6 +349,29 @@ async function runSubscriptionSuite(machine: object): Promise<void> {
   for (const r of results) console.log(formatSubscription(r));
   const ended = { date: new Date().toISOString(), load: loadavg() };
   console.log(`BENCH_JSON ${JSON.stringify({ suite: "subscription", machine, started, ended, results })}`);
+}
+
+async function runPopIdleSuite(runId: string, machine: object): Promise<void> {
+  const started = { date: new Date().toISOString(), load: loadavg() };
+  const results: PopIdleResult[] = [];
+  for (const mode of modes) {
+    const options = {
+      mode: mode === "aws" ? ("aws-latency" as const) : ("local" as const),
+      latencies: {
+        s3Put: parseProfile(values["s3-put"], "s3-put"),
+        s3Get: parseProfile(values["s3-get"], "s3-get"),
+        dynamo: parseProfile(values.dynamo, "dynamo"),
+      },
+      idleSeconds: positive("idle-seconds", values["idle-seconds"], quick ? 5 : 60),
+      idleRounds: Math.floor(positive("idle-rounds", values["idle-rounds"], quick ? 2 : 5)),
+      awaitMs: 20_000,
+    };
+    console.error(`bench pop-idle: ${JSON.stringify({ ...options, machine, started })}`);
+    results.push(await runPopIdle(options, runId));
+  }
+  for (const r of results) console.log(formatPopIdle(r));
+  const ended = { date: new Date().toISOString(), load: loadavg() };
+  console.log(`BENCH_JSON ${JSON.stringify({ suite: "pop-idle", machine, started, ended, results })}`);
 }
 
 function machineInfo() {
