@@ -326,17 +326,24 @@ async function runLoadSuite(suite: "overload" | "json-rate", runId: string, mach
   console.log(`BENCH_JSON ${JSON.stringify({ suite, options, machine, started, result })}`);
 }
 
+/** The mode and injected latencies of the suites that run everything in this process (subscription, pop-idle). */
+function inProcessMode(mode: "local" | "aws") {
+  return {
+    mode: mode === "aws" ? ("aws-latency" as const) : ("local" as const),
+    latencies: {
+      s3Put: parseProfile(values["s3-put"], "s3-put"),
+      s3Get: parseProfile(values["s3-get"], "s3-get"),
+      dynamo: parseProfile(values.dynamo, "dynamo"),
+    },
+  };
+}
+
 async function runSubscriptionSuite(machine: object): Promise<void> {
   const started = { date: new Date().toISOString(), load: loadavg() };
   const results: SubscriptionBenchResult[] = [];
   for (const mode of modes) {
     const options = {
-      mode: mode === "aws" ? ("aws-latency" as const) : ("local" as const),
-      latencies: {
-        s3Put: parseProfile(values["s3-put"], "s3-put"),
-        s3Get: parseProfile(values["s3-get"], "s3-get"),
-        dynamo: parseProfile(values.dynamo, "dynamo"),
-      },
+      ...inProcessMode(mode),
       messages: Math.floor(positive("max-messages", values["max-messages"], quick ? 512 : 4096)),
       rate: positive("rate", values.rate, 100),
       rateSeconds: positive("rate-seconds", values["rate-seconds"], quick ? 3 : 10),
@@ -356,12 +363,7 @@ async function runPopIdleSuite(runId: string, machine: object): Promise<void> {
   const results: PopIdleResult[] = [];
   for (const mode of modes) {
     const options = {
-      mode: mode === "aws" ? ("aws-latency" as const) : ("local" as const),
-      latencies: {
-        s3Put: parseProfile(values["s3-put"], "s3-put"),
-        s3Get: parseProfile(values["s3-get"], "s3-get"),
-        dynamo: parseProfile(values.dynamo, "dynamo"),
-      },
+      ...inProcessMode(mode),
       idleSeconds: positive("idle-seconds", values["idle-seconds"], quick ? 5 : 60),
       idleRounds: Math.floor(positive("idle-rounds", values["idle-rounds"], quick ? 2 : 5)),
       awaitMs: 20_000,
