@@ -237,6 +237,28 @@ export function popContract(label: string, open: OpenFixture): void {
       assert.deepEqual(got.messages.map(text), ["wake"]);
       assert.equal(broker.pop.wakeCounts.hint, hints + 1, "woken by the hint");
     });
+
+    it("a woken receive takes from the queue the hint named and answers without reading the others", async () => {
+      // The same send and woken receive on a topic of 1 queue and on one of 8: the same storage requests, so
+      // the woken receive of the 8-queue topic read the hinted queue alone (the others stay unread until a
+      // receive finds nothing there).
+      const requests = async (queues: number) => {
+        const broker = await popBroker(storage(), fakeClock(Date.now()));
+        const { topic, group } = await topicWith(broker, queues);
+        await receive(broker, group, topic);
+        const waiting = receive(broker, group, topic, 4, { longPollMs: 20_000 });
+        while (broker.pop.waitingReceives === 0) await new Promise((r) => setImmediate(r));
+        const before = storage().counter.snapshot();
+        await sendTo(broker, topic, queues - 1, ["wake"]);
+        const got = await waiting;
+        assert.deepEqual(
+          got.messages.map((m) => [text(m), m.queueId]),
+          [["wake", queues - 1]],
+        );
+        return pick(diffCounts(storage().counter.snapshot(), before));
+      };
+      assert.deepEqual(await requests(8), await requests(1));
+    });
   });
 }
 

@@ -3,12 +3,10 @@
 export type { FilterExpression, FilterType } from "../../core/filter/index.js";
 export { MAX_WINDOW_ITEMS } from "./checkpoints.js";
 export type { WakeCause } from "./long-poll.js";
+export { DEFAULT_POP_MAX_DELIVERY_ATTEMPTS, DEFAULT_POP_OPTIONS, type PopOptions } from "./pop-options.js";
 export {
   type AckCode,
-  DEFAULT_POP_MAX_DELIVERY_ATTEMPTS,
-  DEFAULT_POP_OPTIONS,
   type PopGroupPolicy,
-  type PopOptions,
   type PoppedMessage,
   type PopReceiveRequest,
   PopService,

@@ -25,8 +25,9 @@ import type { RouteCache } from "../names/index.js";
 import type { QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
 import type { SendBackService } from "../retry/index.js";
 import { type CheckpointState, CheckpointStore, popPk } from "./checkpoints.js";
-import { LongPolls } from "./long-poll.js";
-import { type Delivery, type PopInitMode, type PopSettings, QueuePopper } from "./queue-pop.js";
+import { hintedFirst, LongPolls } from "./long-poll.js";
+import type { PopOptions } from "./pop-options.js";
+import { type Delivery, type PopInitMode, QueuePopper } from "./queue-pop.js";
 import { decodeHandle, encodeHandle, type ReceiptHandle } from "./receipt-handle.js";
 
 export interface PopReceiveRequest {
@@ -74,30 +75,6 @@ export type PopGroupConfig = (
   receiving: boolean,
 ) => Promise<{ maxDeliveryAttempts?: number | undefined; fifo: boolean }>;
 
-export interface PopOptions extends PopSettings {
-  /** Groups whose receives are FIFO (one message of a message group in flight at a time). */
-  fifoGroups: readonly string[];
-  /** The longest wait a receive may ask for here (on Lambda a held receive is billed: docs/pop.md). */
-  maxLongPollMs: number;
-  /** Receives waiting at once in this process; more answer empty at once. */
-  maxWaiters: number;
-  retentionMs: number;
-}
-
-/** RocketMQ 5's default: 16 retries after the first delivery. */
-export const DEFAULT_POP_MAX_DELIVERY_ATTEMPTS = 17;
-
-export const DEFAULT_POP_OPTIONS: PopOptions = {
-  maxDeliveryAttempts: DEFAULT_POP_MAX_DELIVERY_ATTEMPTS,
-  redeliveryGraceMs: 1000,
-  reviveScanMs: 1000,
-  deadLetterMoveMs: 30_000,
-  fifoGroups: [],
-  maxLongPollMs: MAX_LONG_POLL_MS,
-  maxWaiters: 1024,
-  retentionMs: 72 * 3600_000,
-};
-
 export class PopService {
   readonly #popper: QueuePopper;
   readonly #store: CheckpointStore;
@@ -143,7 +120,7 @@ export class PopService {
 
   /** The write path's hint: a queue grew (wired to `QueueLog.onAppended`). */
   queueAppended(q: QueueRef): void {
-    this.#polls.appended(q.topic);
+    this.#polls.appended(q);
   }
 
   isFifo(group: string): boolean {
@@ -172,19 +149,19 @@ export class PopService {
     const filter = compileFilter(req.filter);
     const policy = await this.groupPolicy(req.group, true);
     const waitUntil = Date.now() + Math.min(req.longPollMs, this.options.maxLongPollMs);
+    let hinted: QueueRef[] = [];
     for (;;) {
       const queues = await this.#readableQueues(req.topic, req.brokerName);
       const found: Delivery[] = [];
-      const offset = this.#rotation++;
-      for (let i = 0; i < queues.length && found.length < req.maxMessages; i++) {
-        const queue = queues[(offset + i) % queues.length] as QueueRef;
-        const want = req.maxMessages - found.length;
+      // After a hint, the queues it named first: what they hold is answered without reading the others.
+      const { order, first } = hintedFirst(queues, hinted, this.#rotation++);
+      for (let i = 0; i < order.length && found.length < req.maxMessages && !(i === first && found.length > 0); i++) {
         found.push(
           ...(await this.#popper.take(
             req.group,
-            queue,
+            order[i] as QueueRef,
             filter,
-            want,
+            req.maxMessages - found.length,
             req.invisibleMs,
             policy.fifo,
             policy.maxDeliveryAttempts,
@@ -196,11 +173,13 @@ export class PopService {
       const remaining = waitUntil - Date.now();
       if (remaining <= 0 || signal?.aborted) return { messages: [] };
       const deadline = this.#popper.nextDeadline(req.group, queues);
+      hinted = [];
       const cause = await this.#polls.wait(
         req.topic,
         remaining,
         deadline === undefined ? undefined : deadline - this.now(),
         signal,
+        hinted,
       );
       // Too many waiting, or the caller is gone: answer now. A hint or a deadline looks again; so does a
       // timeout, once (a send another process served gives no hint here), and then the wait is over.
