@@ -1,7 +1,7 @@
 /**
  * @module Subscription delivery on AWS (docs/subscriptions.md), scheduled every minute as the backstop, and
  * invoked with `{"topic": "<topic>", "until": <ms>}` by a send to a subscribed topic (the send-time wake,
- * functions/shared/dispatch-wake.ts) to deliver that topic's subscriptions. Each run wakes the subscriptions
+ * lib/config/dispatch-wake.ts) to deliver that topic's subscriptions. Each run wakes the subscriptions
  * once: their workers receive, deliver and settle while receives answer messages, and stop at the first empty
  * one, so a run over idle topics ends at once. A run past DISPATCH_RUN_MS stops receiving; a delivery it
  * abandons comes back when its invisible time ends (at least once). A retry due later is delivered by a later
@@ -25,7 +25,7 @@ import { awsContext, defaultLambdaClient } from "./shared/aws-context.js";
 export const DISPATCH_RUN_MS = 45_000;
 
 /**
- * A send-time wake looks once more this long after its window ends (functions/shared/dispatch-wake.ts): an append
+ * A send-time wake looks once more this long after its window ends (lib/config/dispatch-wake.ts): an append
  * in the window woke nobody, and it happened before the window's end on the sender's clock, which may be this far
  * off Dispatch's.
  */

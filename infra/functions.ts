@@ -55,7 +55,7 @@ export function createFunction(
       // Every function answers where the channel is; those that post hints reach its Management API.
       NIMBUS_CHANNEL_URL: channelApi.url,
       ...(spec.channel ? { NIMBUS_CHANNEL_MANAGEMENT_URL: channelApi.managementEndpoint } : {}),
-      // The send-time wake of subscription delivery (functions/shared/dispatch-wake.ts).
+      // The send-time wake of subscription delivery (lib/config/dispatch-wake.ts).
       ...(invokable.Dispatch && spec.invokes?.includes("Dispatch")
         ? { NIMBUS_DISPATCH_FUNCTION: invokable.Dispatch.name }
         : {}),

@@ -5,7 +5,7 @@ import { createApiHandler } from "../../lib/http/handler.js";
 import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
 import type { ServiceName } from "../../lib/protocol/index.js";
 import { awsContext } from "./aws-context.js";
-import { WAKE_SETTLE_MS } from "./dispatch-wake.js";
+import { WAKE_SETTLE_MS } from "../../lib/config/dispatch-wake.js";
 
 /** A Lambda handler that says which service it serves (test/infra checks it against infra/manifest.ts). */
 export type ServiceHandler = ((event: ApiEvent) => Promise<ApiResult>) & { readonly service: ServiceName };

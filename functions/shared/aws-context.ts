@@ -24,7 +24,7 @@ import type { HandlerContext } from "../../lib/http/context.js";
 import { DurableNonces } from "../../lib/http/replay-guard.js";
 import { createAwsStorage } from "../../lib/storage/aws/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
-import { attachDispatchWake, dispatchInvoker } from "./dispatch-wake.js";
+import { attachDispatchWake, dispatchInvoker } from "../../lib/config/dispatch-wake.js";
 import { managementApiGateway } from "./management-api.js";
 
 let lambda: LambdaClient | undefined;

@@ -11,7 +11,7 @@ import { LambdaClient } from "@aws-sdk/client-lambda";
 import { dispatchHandler } from "../../functions/dispatch.js";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { serviceHandler } from "../../functions/shared/api-handler.js";
-import { attachDispatchWake, dispatchInvoker } from "../../functions/shared/dispatch-wake.js";
+import { attachDispatchWake, dispatchInvoker } from "../../lib/config/dispatch-wake.js";
 import { ROUTES_TABLE } from "../../lib/broker/store/index.js";
 import { type DispatchWake, WAKE_MARKER_PREFIX } from "../../lib/broker/subscriptions/index.js";
 import { createBroker } from "../../lib/config/create-broker.js";

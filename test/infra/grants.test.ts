@@ -17,7 +17,7 @@ import { dispatchSubscriptions } from "../../functions/dispatch.js";
 import { registerBrokers } from "../../functions/register-brokers.js";
 import { applyRetention } from "../../functions/retention.js";
 import { sampleLag } from "../../functions/sample-lag.js";
-import { attachDispatchWake } from "../../functions/shared/dispatch-wake.js";
+import { attachDispatchWake } from "../../lib/config/dispatch-wake.js";
 import { checkTransactions } from "../../functions/transaction-check.js";
 import { ALL_FUNCTIONS, API_FUNCTIONS, API_ROUTES, type ApiFunctionName } from "../../infra/manifest.js";
 import { ACL_TABLE, AclStore } from "../../lib/broker/security/acl-store.js";

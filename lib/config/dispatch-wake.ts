@@ -1,11 +1,14 @@
 /**
- * @module The send-time wake on AWS (docs/subscriptions.md): the functions linked to `Dispatch`
- * (`NIMBUS_DISPATCH_FUNCTION`, infra/manifest.ts's `invokes`) invoke it with `{"topic", "until"}` when an append lands on a
- * subscribed topic, as an `Event` invocation (Lambda queues it and answers 202: the send waits for no delivery).
+ * @module The send-time wake on AWS (docs/subscriptions.md): what is linked to `Dispatch` (`invokes` in
+ * infra/manifest.ts: the Send and Transactions functions, and the gRPC proxy's task) invokes it with
+ * `{"topic", "until"}` when an append lands on a subscribed topic, as an `Event` invocation (Lambda queues it
+ * and answers 202: the send waits for no delivery). The function's name comes from `NIMBUS_DISPATCH_FUNCTION`
+ * (functions/shared/aws-context.ts; `nimbus proxy --dispatch-function`). Wiring, as create-broker.ts: the
+ * functions and the proxy (lib/dev/) both attach it.
  */
 import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
-import type { Broker } from "../../lib/broker/index.js";
-import { DispatchWake } from "../../lib/broker/subscriptions/index.js";
+import type { Broker } from "../broker/index.js";
+import { DispatchWake } from "../broker/subscriptions/index.js";
 
 /** How long an answer may wait for the wakes its request caused (a claim and an invoke), as CHANNEL_SETTLE_MS. */
 export const WAKE_SETTLE_MS = 150;
