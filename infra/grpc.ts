@@ -2,13 +2,16 @@
  * @module RocketMQ 5's gRPC endpoint on AWS, when the stage sets `grpc` (lib/config/stages.ts; docs/grpc.md):
  * `nimbus proxy` as an ECS Fargate service (arm64, the smallest task: 0.25 vCPU, 0.5 GB) behind a Network
  * Load Balancer that ends TLS on 443 with the stage's ACM certificate (ALPN: HTTP/2 only, which gRPC needs)
- * and passes the HTTP/2 streams over TCP to the task's port 8081. The task is linked to exactly the tables
- * and bucket of `GRPC_PROXY` (manifest.ts), as a function is. Standing cost (docs/cost.md): the task, the
- * load balancer and the VPC's NAT instance run by the hour, requests or not; hence off by default.
+ * and passes the HTTP/2 streams over TCP to the task's port 8081. The task is linked to exactly the tables,
+ * bucket and functions of `GRPC_PROXY` (manifest.ts), as a function is, and to AUTH_TABLE on a stage with ACLs:
+ * a send to a subscribed topic invokes Dispatch (NIMBUS_DISPATCH_FUNCTION), as the Send function's does.
+ * Standing cost (docs/cost.md): the task, the load balancer and the VPC's NAT instance run by the hour,
+ * requests or not; hence off by default.
  */
+import { dispatchFunction } from "./api.js";
 import { aclSecrets } from "./auth.js";
 import { settings } from "./config.js";
-import { GRPC_PROXY } from "./manifest.js";
+import { AUTH_TABLE, GRPC_PROXY } from "./manifest.js";
 import { bucket, table, tableNamesJson } from "./storage.js";
 
 const grpc = settings.grpc;
@@ -16,6 +19,10 @@ const grpc = settings.grpc;
 export const grpcEndpoint = grpc === undefined ? undefined : createGrpcService(grpc);
 
 function createGrpcService(options: NonNullable<typeof grpc>) {
+  // The ACL check of every call reads users and ACLs, on a stage with ACLs only (`--auth`).
+  const tables = aclSecrets ? [...GRPC_PROXY.tables, AUTH_TABLE] : GRPC_PROXY.tables;
+  // A linked function grants `lambda:InvokeFunction` on it alone. Absent on a slave cell (delivery is the master's).
+  const dispatch = GRPC_PROXY.invokes.includes("Dispatch") ? dispatchFunction : undefined;
   // One NAT instance (fck-nat on t4g.nano) instead of a managed NAT gateway: the task reaches DynamoDB, S3 and
   // ECR through it for a few dollars a month instead of about $33 (docs/cost.md).
   const vpc = new sst.aws.Vpc("GrpcVpc", { az: 2, nat: "ec2" });
@@ -43,11 +50,13 @@ function createGrpcService(options: NonNullable<typeof grpc>) {
       options.domain,
       ...(aclSecrets ? ["--auth"] : ["--insecure"]),
     ],
-    link: [...GRPC_PROXY.tables.map(table), ...(GRPC_PROXY.bucket ? [bucket] : [])],
+    link: [...tables.map(table), ...(GRPC_PROXY.bucket ? [bucket] : []), ...(dispatch ? [dispatch] : [])],
     environment: {
       AWS_REGION: settings.region,
       NIMBUS_BUCKET: bucket.name,
       NIMBUS_TABLES: tableNamesJson,
+      // The send-time wake of subscription delivery (lib/config/dispatch-wake.ts; `--dispatch-function`).
+      ...(dispatch ? { NIMBUS_DISPATCH_FUNCTION: dispatch.name } : {}),
       ...(aclSecrets
         ? {
             NIMBUS_ACL_MASTER_KEY: aclSecrets.masterKey.value,

@@ -32,14 +32,21 @@ export const TABLES: readonly TableSpec[] = [
 
 /**
  * The gRPC proxy (infra/grpc.ts, `nimbus proxy` on ECS): the tables its RPCs touch, as the functions of the
- * same HTTP counterparts: routes (QueryRoute, sends), queue-index and the bucket (sends, receives), timers
- * (delay messages), transactions (half messages, ends, check-backs), clients (registrations, check-backs),
- * acl (signatures and ACLs). Nothing else: it serves no admin route, keeps no offsets, posts no push hints.
+ * same HTTP counterparts: routes (QueryRoute, QueryAssignment, sends, a consumer's group, dead-letter topics,
+ * the wake's subscriptions and marker), queue-index, message-index and the bucket (sends, receives, commits),
+ * timers (delay messages; sends move due ones), transactions (half messages, ends, check-backs), clients
+ * (Telemetry registrations, heartbeats, terminations, check-backs), pop (ReceiveMessage, AckMessage,
+ * ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue keep their checkpoints there). On a stage with ACLs
+ * the task is linked to AUTH_TABLE too (signatures and ACLs), as the API functions are. Nothing else: it
+ * serves no admin route, keeps no offsets (POP consumers have none), posts no push hints (no connections).
+ * A send to a subscribed topic wakes Dispatch, as the Send function's does. test/infra/grpc-grants.test.ts
+ * checks it with RocketMQ's official client calling every RPC.
  */
 export const GRPC_PROXY = {
-  tables: ["routes", "queue-index", "message-index", "timers", "transactions", "clients", "acl"],
+  tables: ["routes", "queue-index", "message-index", "timers", "transactions", "clients", "pop"],
   bucket: true,
-} as const;
+  invokes: ["Dispatch"],
+} as const satisfies Pick<FunctionSpec, "tables" | "bucket" | "invokes">;
 
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
 export interface FunctionSpec {

@@ -17,6 +17,7 @@ import { z } from "zod";
 import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log/index.js";
 import { ACL_TABLE, AclStore, AesGcmSealer, parseMasterKey } from "../../lib/broker/security/index.js";
 import { createBroker } from "../../lib/config/create-broker.js";
+import { attachDispatchWake, dispatchInvoker } from "../../lib/config/dispatch-wake.js";
 import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
 import { RequestAuth } from "../../lib/http/authorize.js";
@@ -24,7 +25,6 @@ import type { HandlerContext } from "../../lib/http/context.js";
 import { DurableNonces } from "../../lib/http/replay-guard.js";
 import { createAwsStorage } from "../../lib/storage/aws/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
-import { attachDispatchWake, dispatchInvoker } from "../../lib/config/dispatch-wake.js";
 import { managementApiGateway } from "./management-api.js";
 
 let lambda: LambdaClient | undefined;

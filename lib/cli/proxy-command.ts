@@ -1,7 +1,8 @@
 /**
  * @module `nimbus proxy`: RocketMQ 5's gRPC endpoint alone (docs/grpc.md) on a stage's storage, the embedded
  * store or DynamoDB/S3 (`--storage aws ...`, as `nimbus dev` takes it), in the clear or with TLS
- * (`--tls-cert`, `--tls-key`: PEM files).
+ * (`--tls-cert`, `--tls-key`: PEM files). With `--dispatch-function` (the stage's Dispatch Lambda, as
+ * infra/grpc.ts sets NIMBUS_DISPATCH_FUNCTION) a send to a subscribed topic wakes it, as a send over HTTP does.
  */
 import { readFileSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
@@ -22,6 +23,7 @@ interface ProxyOptions extends DevOptions {
   tlsCert?: string;
   tlsKey?: string;
   advertisedHost?: string;
+  dispatchFunction?: string;
 }
 
 function pem(path: string, what: string): Buffer {
@@ -61,6 +63,12 @@ export function addProxyCommand(program: Command): void {
         'physical table names by logical name, e.g. {"routes":"nimbus-prod-Routes"} (--storage aws)',
       ).env("NIMBUS_TABLES"),
     )
+    .addOption(
+      new Option(
+        "--dispatch-function <name>",
+        "the stage's Dispatch Lambda, invoked when a send lands on a subscribed topic (--storage aws)",
+      ).env("NIMBUS_DISPATCH_FUNCTION"),
+    )
     .action(async (opts: ProxyOptions) => {
       if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined))
         throw new InvalidArgumentError("--tls-cert and --tls-key go together");
@@ -69,8 +77,13 @@ export function addProxyCommand(program: Command): void {
           ? undefined
           : { cert: pem(opts.tlsCert, "certificate"), key: pem(opts.tlsKey, "private key") };
       opts.auth = opts.auth === true || authFromEnv(process.env.NIMBUS_AUTH);
+      // A Lambda function's name or ARN is at most 256 characters (as functions/shared/aws-context.ts checks it).
+      if (opts.dispatchFunction !== undefined && (opts.dispatchFunction === "" || opts.dispatchFunction.length > 256))
+        throw new InvalidArgumentError("--dispatch-function is a Lambda function name or ARN of 1 to 256 characters");
       // Loaded here, not at the top: the server (AWS SDK, SQLite, grpc-js) would slow every other command.
       const { startProxyServer } = await import("../dev/proxy-server.js");
+      const { ownLambdaDispatchInvoker } = await import("../config/dispatch-wake.js");
+      const wakeDispatch = opts.dispatchFunction ? ownLambdaDispatchInvoker(opts.dispatchFunction) : undefined;
       const proxy = await startProxyServer({
         port: opts.port,
         host: opts.host,
@@ -80,9 +93,10 @@ export function addProxyCommand(program: Command): void {
         insecure: opts.insecure === true,
         tls,
         advertisedHost: opts.advertisedHost,
+        wakeDispatch,
       });
       console.log(
-        `nimbus: RocketMQ 5 gRPC proxy on ${proxy.grpc.endpoint}${tls ? " (TLS)" : ""} (${describe(opts)}); Ctrl-C stops it`,
+        `nimbus: RocketMQ 5 gRPC proxy on ${proxy.grpc.endpoint}${tls ? " (TLS)" : ""} (${describe(opts)})${wakeDispatch ? `, waking ${opts.dispatchFunction}` : ""}; Ctrl-C stops it`,
       );
       stopOnSignals([proxy]);
     });

@@ -6,7 +6,7 @@
  * (functions/shared/aws-context.ts; `nimbus proxy --dispatch-function`). Wiring, as create-broker.ts: the
  * functions and the proxy (lib/dev/) both attach it.
  */
-import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
+import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
 import type { Broker } from "../broker/index.js";
 import { DispatchWake } from "../broker/subscriptions/index.js";
 
@@ -30,6 +30,15 @@ export function dispatchInvoker(lambda: () => LambdaClient, functionName: string
     );
     if (answer.FunctionError !== undefined) throw new Error(`Dispatch invoke: ${answer.FunctionError}`);
   };
+}
+
+/** `dispatchInvoker` with a Lambda client of its own (region and credentials from the environment), made on first use. */
+export function ownLambdaDispatchInvoker(functionName: string): DispatchInvoke {
+  let lambda: LambdaClient | undefined;
+  return dispatchInvoker(() => {
+    lambda ??= new LambdaClient({});
+    return lambda;
+  }, functionName);
 }
 
 /** The broker's appends wake Dispatch through `invoke`; errors are logged (and counted in `stats`). */

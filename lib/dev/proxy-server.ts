@@ -3,13 +3,17 @@
  * DynamoDB and S3), as RocketMQ 5's proxy runs beside its brokers. It serves no HTTP, registers no broker
  * and runs no scheduled job: the stage's own brokers (its Lambda functions, or `nimbus dev`) do those; it
  * reads the routes they registered and calls the same broker code they do. On AWS it is the container
- * service of the `grpc` stage setting (infra/grpc.ts).
+ * service of the `grpc` stage setting (infra/grpc.ts), and wakes the stage's `Dispatch` function when a send
+ * lands on a subscribed topic, as the Send function does (`wakeDispatch`, from `--dispatch-function`).
  *
  * @example
  * const proxy = await startProxyServer({ port: 8081, storage: { kind: "local", dataDir: ".nimbus" } });
  * // ... await proxy.close();
  */
+
+import type { DispatchWake } from "../broker/subscriptions/index.js";
 import { createBroker } from "../config/create-broker.js";
+import { attachDispatchWake, type DispatchInvoke } from "../config/dispatch-wake.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
 import { type GrpcServer, startGrpcServer, type TelemetryOptions } from "../grpc/index.js";
@@ -31,42 +35,62 @@ export interface ProxyServerOptions {
   /** The host name clients are told to call (a load balancer's), when they do not say. */
   advertisedHost?: string | undefined;
   telemetry?: Partial<TelemetryOptions> | undefined;
+  /**
+   * Invokes the stage's Dispatch for a subscribed topic an append landed on (lib/config/dispatch-wake.ts): on
+   * AWS, a Lambda `Event` invocation of NIMBUS_DISPATCH_FUNCTION. Absent: delivery waits for Dispatch's schedule.
+   */
+  wakeDispatch?: DispatchInvoke | undefined;
 }
+
+/** How long a closing proxy waits for the wakes it started (each invoke gives up after 1 s by itself). */
+const CLOSE_SETTLE_MS = 2_000;
 
 export interface ProxyServer {
   readonly grpc: GrpcServer;
   readonly storage: Storage;
+  /** The send-time wake of Dispatch (`wakeDispatch`), its counts and its `settle`. */
+  readonly dispatchWake: DispatchWake | undefined;
   close(): Promise<void>;
 }
 
 export async function startProxyServer(options: ProxyServerOptions): Promise<ProxyServer> {
-  const host = options.host ?? "127.0.0.1";
-  checkOpenBinding(host, options.auth !== undefined, options.insecure === true);
+  checkOpenBinding(options.host ?? "127.0.0.1", options.auth !== undefined, options.insecure === true);
   const storage = await openStorage(options.storage);
   try {
-    const config = { ...(options.config ?? parseNimbusConfig({})), brokers: [] };
-    const broker = createBroker(storage, config, { apiUrl: "", newMessageId });
-    const auth = options.auth;
-    const grpc = await startGrpcServer(broker, {
-      host,
-      port: options.port ?? 8081,
-      tls: options.tls,
-      advertisedHost: options.advertisedHost ?? advertisedHost(host),
-      telemetry: options.telemetry,
-      pop: broker.pop,
-      ...(auth && { auth: requestAuth(storage, auth) }),
-    });
-    return {
-      grpc,
-      storage,
-      async close() {
-        await grpc.close();
-        await broker.timers.settled();
-        await storage.close();
-      },
-    };
+    return await serveProxy(storage, options);
   } catch (err) {
     await storage.close();
     throw err;
   }
+}
+
+/** The proxy on storage already open (`startProxyServer` opens it; tests wrap it); its close closes the storage. */
+export async function serveProxy(storage: Storage, options: Omit<ProxyServerOptions, "storage">): Promise<ProxyServer> {
+  const host = options.host ?? "127.0.0.1";
+  checkOpenBinding(host, options.auth !== undefined, options.insecure === true);
+  const config = { ...(options.config ?? parseNimbusConfig({})), brokers: [] };
+  const broker = createBroker(storage, config, { apiUrl: "", newMessageId });
+  // Not settled before each answer, as a Lambda must (a frozen container sends nothing): the task keeps running.
+  const wake = options.wakeDispatch === undefined ? undefined : attachDispatchWake(broker, options.wakeDispatch);
+  const auth = options.auth;
+  const grpc = await startGrpcServer(broker, {
+    host,
+    port: options.port ?? 8081,
+    tls: options.tls,
+    advertisedHost: options.advertisedHost ?? advertisedHost(host),
+    telemetry: options.telemetry,
+    pop: broker.pop,
+    ...(auth && { auth: requestAuth(storage, auth) }),
+  });
+  return {
+    grpc,
+    storage,
+    dispatchWake: wake,
+    async close() {
+      await grpc.close();
+      await wake?.settle(CLOSE_SETTLE_MS);
+      await broker.timers.settled();
+      await storage.close();
+    },
+  };
 }
