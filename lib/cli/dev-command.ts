@@ -32,6 +32,7 @@ export interface DevOptions {
   insecure?: boolean;
   tlsCert?: string;
   tlsKey?: string;
+  targetCa?: string;
   grpcPort?: number;
 }
 
@@ -153,6 +154,10 @@ export function serverOptions(command: Command, defaultPort: number): Command {
       "serve HTTPS with this PEM certificate (required with --auth on a non-loopback --host)",
     )
     .option("--tls-key <file>", "the PEM private key of --tls-cert")
+    .option(
+      "--target-ca <file>",
+      "PEM CA certificates that subscriptions' HTTPS targets may chain to, beside Node's roots (docs/subscriptions.md)",
+    )
     .addOption(
       new Option(
         "--transaction-timeout <ms>",
@@ -208,6 +213,7 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
     ...(opts.auth ? { auth: { ...localAuth(opts), replay: new ReplayGuard() } } : {}),
     insecure: opts.insecure === true,
     tls: tlsFiles(opts),
+    ...(opts.targetCa === undefined ? {} : { targetCaPem: readFileSync(opts.targetCa) }),
   };
   const main = await startLocalServer({
     port: opts.port,

@@ -2,16 +2,25 @@
  * @module `nimbus dev`'s subscription delivery, in-process (docs/subscriptions.md): the dispatcher on the
  * broker's POP, woken by the write path's append hint, a saved subscription, a retry falling due and a
  * once-a-minute backstop. A Lambda target is invoked through `lambdaEndpoint` (an Invoke-API server) when
- * given, else the AWS SDK's default endpoint and credentials.
+ * given, else the AWS SDK's default endpoint and credentials. HTTPS targets are verified against Node's trust, plus
+ * `targetCaPem` when given (`nimbus dev --target-ca`).
  */
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import type { Broker } from "../broker/index.js";
-import { InProcessDispatch, SubscriptionDispatcher, subscriptionTargets } from "../broker/subscriptions/index.js";
+import {
+  DEFAULT_TARGET_AGENT,
+  InProcessDispatch,
+  SubscriptionDispatcher,
+  subscriptionTargets,
+  targetAgentTrusting,
+} from "../broker/subscriptions/index.js";
 
 export interface LocalDispatchOptions {
   /** The Invoke API's endpoint for Lambda targets (e.g. a local Invoke-API server). */
   lambdaEndpoint?: string | undefined;
   backstopMs?: number | undefined;
+  /** Extra CA certificates (PEM) HTTPS targets may chain to, beside Node's own roots. */
+  targetCaPem?: string | Buffer | undefined;
 }
 
 export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions = {}): InProcessDispatch {
@@ -31,10 +40,11 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
     );
     return lambda;
   };
+  const httpAgent = options.targetCaPem === undefined ? DEFAULT_TARGET_AGENT : targetAgentTrusting(options.targetCaPem);
   let dispatch: InProcessDispatch | undefined;
   const dispatcher = new SubscriptionDispatcher({
     pop: broker.pop,
-    targetOf: subscriptionTargets(lambdaClient),
+    targetOf: subscriptionTargets(lambdaClient, httpAgent),
     onRetryDue: (s, at) => dispatch?.retryDue(s, at),
   });
   const started = new InProcessDispatch({
@@ -55,6 +65,7 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
     broker.subscriptions.onSaved = undefined;
     await close();
     lambda?.destroy();
+    if (httpAgent !== DEFAULT_TARGET_AGENT) await httpAgent.close();
   };
   return started;
 }

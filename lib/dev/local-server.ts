@@ -14,7 +14,7 @@ import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
 import { BROKER_TABLES } from "../broker/store/index.js";
-import type { InProcessDispatch } from "../broker/subscriptions/index.js";
+import { type InProcessDispatch, readTargetCa } from "../broker/subscriptions/index.js";
 import { createBroker } from "../config/create-broker.js";
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
@@ -88,6 +88,11 @@ export interface LocalServerOptions {
   loadShedding?: LoadSheddingOptions | undefined;
   /** Also serve RocketMQ 5's gRPC protocol (docs/grpc.md) on this port (0: a free one), same host and auth. */
   grpcPort?: number | undefined;
+  /**
+   * Extra CA certificates (PEM) that subscriptions' HTTPS targets may chain to, beside Node's own roots
+   * (`--target-ca`; docs/subscriptions.md). Targets are always verified.
+   */
+  targetCaPem?: string | Buffer | undefined;
   /** Bounds of the gRPC endpoint's Telemetry streams (tests make them small). */
   grpcTelemetry?: Partial<TelemetryOptions> | undefined;
 }
@@ -170,6 +175,8 @@ export async function serveOn(
   const role = options.role ?? { kind: "all" };
   const host = options.host ?? "127.0.0.1";
   checkOpenBinding(host, options.auth !== undefined, options.insecure === true, options.tls !== undefined);
+  // A bad CA bundle stops the start here, before anything listens (the dispatcher reads it again later).
+  if (options.targetCaPem !== undefined) readTargetCa(options.targetCaPem);
   let context: HandlerContext | undefined;
   const shedder = new LoadShedder(options.loadShedding);
   const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext, { shedder });
@@ -265,7 +272,10 @@ export async function serveOn(
   // the runs in flight before it closes the store.
   await broker.registerBrokers();
   // Subscriptions delivered in-process, woken by appends, saved subscriptions, due retries and a backstop.
-  const dispatch = startLocalDispatch(broker, { lambdaEndpoint: process.env.NIMBUS_LAMBDA_ENDPOINT });
+  const dispatch = startLocalDispatch(broker, {
+    lambdaEndpoint: process.env.NIMBUS_LAMBDA_ENDPOINT,
+    targetCaPem: options.targetCaPem,
+  });
   const running = new Map<string, Promise<unknown>>();
   const every = (job: string, periodMs: number, run: () => Promise<unknown>) =>
     setInterval(() => {

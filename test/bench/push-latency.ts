@@ -15,7 +15,7 @@ import { PushConsumer } from "../../lib/client/consumer/push-consumer.js";
 import { Message } from "../../lib/client/message.js";
 import { Producer } from "../../lib/client/producer/producer.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
-import { type LocalServer, openStorage, serveOn } from "../../lib/dev/local-server.js";
+import { type LocalServer, type LocalServerOptions, openStorage, serveOn } from "../../lib/dev/local-server.js";
 import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { EMULATOR_CREDENTIALS, startEmulators } from "../support/emulators.js";
@@ -97,9 +97,10 @@ function countRequests(base: string): { count(): number; restore(): void } {
 export async function openServer(
   o: Pick<PushBenchOptions, "mode" | "latencies">,
   runId: string,
+  extra: Pick<LocalServerOptions, "targetCaPem"> = {},
 ): Promise<{ server: LocalServer; cleanup(): Promise<void>; description: string }> {
   // Brokers register every 30 s as by default (a broker expires 120 s after its last registration).
-  const timers = { port: 0, registerIntervalMs: 30_000, retentionIntervalMs: 3_600_000 };
+  const timers = { ...extra, port: 0, registerIntervalMs: 30_000, retentionIntervalMs: 3_600_000 };
   if (o.mode === "local") {
     const dataDir = await mkdtemp(join(tmpdir(), "nimbus-push-bench-"));
     const storage = await openStorage({ kind: "local", dataDir });

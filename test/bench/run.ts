@@ -20,7 +20,7 @@
  * (multiples of the closed-loop capacity offered open-loop), `--health-interval <ms, 20>`, `--flush` (sync for
  * overload, async otherwise); json-rate takes `--rate 2000`.
  *
- * `--suite subscription` (subscription.ts): delivered msg/s to an HTTP target at batchSize 1 and 32
+ * `--suite subscription` (subscription.ts): delivered msg/s to an HTTPS target (`--target http`: plain HTTP) at batchSize 1 and 32
  * (`--max-messages`, default 4096), end to end at `--rate` (default 100) msg/s for `--rate-seconds` (10) and
  * after `--idle-seconds` (60) idle, `--idle-rounds` (2) times; `--mode local|aws|both` (aws: injected latencies,
  * `--s3-put`, `--s3-get`, `--dynamo` as for `--push`).
@@ -82,6 +82,7 @@ const { values } = parseArgs({
     connections: { type: "string", default: "256" },
     factors: { type: "string", default: "2" },
     "health-interval": { type: "string", default: "20" },
+    target: { type: "string", default: "https" },
   },
   strict: true,
 });
@@ -342,8 +343,11 @@ async function runSubscriptionSuite(machine: object): Promise<void> {
   const started = { date: new Date().toISOString(), load: loadavg() };
   const results: SubscriptionBenchResult[] = [];
   for (const mode of modes) {
+    const target: "https" | "http" = values.target === "http" ? "http" : "https";
+    if (values.target !== target) throw new Error(`--target must be https or http, got ${values.target}`);
     const options = {
       ...inProcessMode(mode),
+      target,
       messages: Math.floor(positive("max-messages", values["max-messages"], quick ? 512 : 4096)),
       rate: positive("rate", values.rate, 100),
       rateSeconds: positive("rate-seconds", values["rate-seconds"], quick ? 3 : 10),

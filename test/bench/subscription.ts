@@ -1,6 +1,7 @@
 /**
  * @module `npm run bench -- --suite subscription` (issue 29's goals, docs/benchmarks.md "Subscriptions"): a
- * subscription with an HTTP target (a `node:http` server on loopback, plain HTTP: TLS is not measured) and
+ * subscription with an HTTPS target (a `node:https` server on loopback with the self-signed test certificate, which
+ * the server trusts by `targetCaPem`, as `nimbus dev --target-ca`; `--target http`: plain HTTP) and
  * `nimbus dev`'s in-process dispatcher delivering over POP, with the SDK's Producer sending 1 KiB messages.
  * - throughput: at `batchSize` 1 and 32, `messages` sent as fast as sends of 32 go; delivered msg/s is the count
  *   over first send → last receipt at the target;
@@ -15,6 +16,7 @@ import { Message, type MessageQueue, Producer } from "../../lib/client/index.js"
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { createTopic } from "../support/consumer-helpers.js";
 import { api, ok } from "../support/http.js";
+import { certificateUnavailable, testCertificate } from "../support/test-certificate.js";
 import { startWebhookTarget } from "../support/webhook-target.js";
 import type { AwsLatencies } from "./aws-latency.js";
 import { body, openServer, waitFor } from "./push-latency.js";
@@ -27,6 +29,8 @@ const DELIVERY_WAIT_MS = 120_000;
 
 export interface SubscriptionBenchOptions {
   mode: "local" | "aws-latency";
+  /** What the target serves: HTTPS (the test certificate) or plain HTTP. */
+  target: "https" | "http";
   latencies: AwsLatencies;
   messages: number;
   rate: number;
@@ -55,6 +59,7 @@ export interface RateRow {
 export interface SubscriptionBenchResult {
   mode: string;
   description: string;
+  target: "https" | "http";
   throughput: ThroughputRow[];
   rate: RateRow[];
   idle: { idleSeconds: number; rounds: number; endToEnd: LatencySummary; samplesMs: number[] };
@@ -79,16 +84,22 @@ export async function subscribeHttp(
 
 export async function runSubscriptionBench(o: SubscriptionBenchOptions): Promise<SubscriptionBenchResult> {
   const runId = Date.now().toString(36);
-  const { server, cleanup, description } = await openServer(o, runId);
+  const tls = o.target === "https" ? testCertificate : undefined;
+  if (o.target === "https" && tls === undefined) throw new Error(`--target https: ${certificateUnavailable}`);
+  const { server, cleanup, description } = await openServer(o, runId, tls && { targetCaPem: tls.cert });
   /** Receipt time at the target per sequence number (the body's first word); seq is unique over the run. */
   const receivedAt = new Map<number, number>();
   let deliveries = 0;
-  const target = await startWebhookTarget(BENCH_SECRET, (d) => {
-    const now = performance.now();
-    deliveries++;
-    for (const b of d.bodies) receivedAt.set(Number(b.slice(0, b.indexOf(" "))), now);
-    return { status: 204 };
-  });
+  const target = await startWebhookTarget(
+    BENCH_SECRET,
+    (d) => {
+      const now = performance.now();
+      deliveries++;
+      for (const b of d.bodies) receivedAt.set(Number(b.slice(0, b.indexOf(" "))), now);
+      return { status: 204 };
+    },
+    { tls },
+  );
   const producer = new Producer({ producerGroup: `SubBenchP${runId}`, endpoints: server.url, sendMsgTimeout: 30_000 });
   await producer.start();
   const client = new NimbusApi({ endpoints: server.url, timeoutMs: 30_000 });
@@ -186,6 +197,7 @@ export async function runSubscriptionBench(o: SubscriptionBenchOptions): Promise
     return {
       mode: o.mode,
       description,
+      target: o.target,
       throughput,
       rate,
       idle: {
@@ -200,6 +212,7 @@ export async function runSubscriptionBench(o: SubscriptionBenchOptions): Promise
     await target.close();
     await server.close();
     await cleanup();
+    testCertificate?.remove();
   }
 }
 
@@ -220,7 +233,7 @@ function rangeTimes(m: ReadonlyMap<number, number>, from: number, to: number): n
 
 export function formatSubscription(r: SubscriptionBenchResult): string {
   const lines = [
-    `\nSubscription delivery — ${r.mode}: ${r.description}; HTTP target on loopback (plain HTTP, no TLS)`,
+    `\nSubscription delivery — ${r.mode}: ${r.description}; ${r.target === "https" ? "HTTPS target on loopback (TLS, self-signed certificate trusted by targetCaPem)" : "HTTP target on loopback (plain HTTP, no TLS)"}`,
     "batchSize | messages | delivered | seconds | delivered msg/s | target requests",
     ...r.throughput.map(
       (t) => `${t.batchSize} | ${t.messages} | ${t.delivered} | ${t.seconds} | ${t.deliveredPerSec} | ${t.deliveries}`,

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -266,5 +266,20 @@ describe("nimbus dev (the CLI, in a child process)", () => {
     const badTimeout = await runCli(["dev", "--port", "0", "--transaction-timeout", "-5"]);
     assert.notEqual(badTimeout.code, 0, badTimeout.output);
     assert.match(badTimeout.output, /ms/);
+    // A --target-ca file without a certificate stops the start: no dispatcher that fails every HTTPS delivery.
+    const dir = mkdtempSync(path.join(os.tmpdir(), "nimbus-cli-ca-"));
+    try {
+      writeFileSync(path.join(dir, "ca.pem"), "not a certificate\n");
+      const args = ["dev", "--port", "0", "--grpc-port", "0", "--data-dir", path.join(dir, "data")];
+      const badCa = await runCli([...args, "--target-ca", path.join(dir, "ca.pem")]);
+      assert.equal(badCa.code, 1, badCa.output);
+      assert.match(badCa.output, /target CA file holds no PEM certificate/);
+      assert.doesNotMatch(badCa.output, /listening on/);
+      const missing = await runCli([...args, "--target-ca", path.join(dir, "absent.pem")]);
+      assert.equal(missing.code, 1, missing.output);
+      assert.match(missing.output, /absent\.pem/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

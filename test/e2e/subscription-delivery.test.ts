@@ -1,20 +1,24 @@
 /**
  * @module Subscription delivery end to end (docs/subscriptions.md), on the embedded store and on the AWS adapters
  * (dynalite + s3rver): a subscription PUT over HTTP, messages sent with the SDK's producer, and `nimbus dev`'s
- * in-process dispatcher delivering them over POP to a plain `node:http` target that checks every signature.
+ * in-process dispatcher delivering them over POP to an HTTPS target (its self-signed certificate trusted by the
+ * server's `targetCaPem`, never by turning verification off) that checks every signature.
  * - a 2xx acks the batch, nothing is delivered twice, `maxConcurrency` is never exceeded (counted at the target);
  * - a 500 redelivers through the retry path and after `maxReconsumeTimes` the message is in `%DLQ%<group>`;
  *   no answer within `timeoutMs` redelivers too;
  * - `batchItemFailures` (and a plain JSON id list) redeliver only the failed ids;
  * - an ordered subscription never has two deliveries of one queue in flight and never skips past a failed
  *   message: every delivery of a queue starts at its first unacked offset.
+ * - a plain HTTP target works too; an HTTPS target whose certificate is not trusted receives nothing: each attempt
+ *   fails its handshake (counted at the target), is retried, and the message ends in `%DLQ%<group>`.
  * Every wait is bounded and fails with the dispatcher's totals and last errors.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MODE_LABEL, uniqueName } from "../support/server-fixture.js";
-import { FAST_RETRY, httpTarget, SECRET, useDeliveryFixture } from "../support/subscription-delivery.js";
-import { failItems, startWebhookTarget, type TargetDelivery } from "../support/webhook-target.js";
+import { FAST_RETRY, httpTarget, TARGET_SCHEME, useDeliveryFixture } from "../support/subscription-delivery.js";
+import { makeTestCertificate } from "../support/test-certificate.js";
+import { failItems, type TargetDelivery } from "../support/webhook-target.js";
 
 const TEST = { timeout: 180_000 };
 
@@ -30,11 +34,11 @@ const attemptsOf = (deliveries: readonly TargetDelivery[]): Map<string, number[]
 };
 
 for (const mode of ["local", "aws"] as const) {
-  describe(`subscription delivery (${MODE_LABEL[mode]})`, () => {
+  describe(`subscription delivery (${MODE_LABEL[mode]}, ${TARGET_SCHEME} target)`, () => {
     const f = useDeliveryFixture(mode);
 
     it("a 2xx acks: every message once, signed, in batches, never more than maxConcurrency at once", TEST, async () => {
-      const target = await startWebhookTarget(SECRET, () => ({ status: 204 }));
+      const target = await f.target(() => ({ status: 204 }));
       try {
         const topic = await f.topic(4);
         const group = uniqueName("SubGroup");
@@ -69,7 +73,7 @@ for (const mode of ["local", "aws"] as const) {
     });
 
     it("a 500 retries then dead-letters after maxReconsumeTimes; no answer in time retries too", TEST, async () => {
-      const target = await startWebhookTarget(SECRET, (d) => {
+      const target = await f.target((d) => {
         if (d.bodies.includes("always-500")) return { status: 500, body: { error: "down" } };
         if (d.bodies.includes("slow") && d.records.some((r) => r.reconsumeTimes === 0)) return "hold";
         return { status: 200 };
@@ -98,7 +102,7 @@ for (const mode of ["local", "aws"] as const) {
     });
 
     it("partial batch failures redeliver only the failed ids (batchItemFailures or a JSON id list)", TEST, async () => {
-      const target = await startWebhookTarget(SECRET, (d) => {
+      const target = await f.target((d) => {
         if (d.records.some((r) => r.reconsumeTimes > 0)) return { status: 200, body: { batchItemFailures: [] } };
         if (d.bodies.includes("p1")) return failItems(d, new Set(["p1", "p3"]));
         const failed = d.records.filter((_, i) => d.bodies[i] === "q2").map((r) => r.messageId);
@@ -136,7 +140,7 @@ for (const mode of ["local", "aws"] as const) {
       const expected = new Map<number, number>();
       const violations: string[] = [];
       const failOnce = new Set(["q0-2", "q1-4"]);
-      const target = await startWebhookTarget(SECRET, (d) => {
+      const target = await f.target((d) => {
         const queueId = d.records[0]?.queueId ?? -1;
         const offsets = d.records.map((r) => r.queueOffset);
         if (d.records.some((r) => r.queueId !== queueId)) violations.push(`two queues in one delivery: ${d.bodies}`);
@@ -174,5 +178,51 @@ for (const mode of ["local", "aws"] as const) {
         await target.close();
       }
     });
+    it("a plain HTTP target: delivered and acked", TEST, async () => {
+      const target = await f.target(() => ({ status: 200 }), { scheme: "http" });
+      try {
+        assert.match(target.url, /^http:/);
+        const topic = await f.topic(1);
+        const group = uniqueName("SubGroup");
+        await f.subscribe(group, { topic, target: httpTarget(target.url), batchSize: 2 });
+        const before = f.totals();
+        await f.send(topic, ["h0", "h1"]);
+        await f.until(() => f.totals().acked - before.acked >= 2, "both acked");
+        assert.deepEqual(target.deliveries.flatMap((d) => d.bodies).sort(), ["h0", "h1"]);
+      } finally {
+        await target.close();
+      }
+    });
+
+    it(
+      "an HTTPS target whose certificate is not trusted gets nothing: retried, then dead-lettered",
+      TEST,
+      async (t) => {
+        const untrusted = makeTestCertificate();
+        if (typeof untrusted === "string") return t.skip(untrusted);
+        const target = await f.target(() => ({ status: 200 }), { tls: untrusted });
+        try {
+          const topic = await f.topic(1);
+          const group = uniqueName("SubGroup");
+          await f.subscribe(group, {
+            topic,
+            target: httpTarget(target.url),
+            batchSize: 1,
+            maxReconsumeTimes: 1,
+            retryBackoff: FAST_RETRY,
+          });
+          const before = f.totals();
+          await f.send(topic, ["untrusted"]);
+          await f.until(async () => (await f.deadLetters(group)).length === 1, "the message in %DLQ%");
+          assert.deepEqual(target.deliveries, [], "no request got past the handshake");
+          assert.ok(target.tlsClientErrors >= 2, `a refused handshake per attempt, seen ${target.tlsClientErrors}`);
+          assert.equal(f.totals().acked, before.acked, "nothing acked");
+          assert.ok(f.totals().retried - before.retried >= 1, "the failed delivery was retried");
+        } finally {
+          await target.close();
+          untrusted.remove();
+        }
+      },
+    );
   });
 }

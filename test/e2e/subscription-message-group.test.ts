@@ -14,8 +14,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MessageConst } from "../../lib/core/message.js";
 import { MODE_LABEL, uniqueName } from "../support/server-fixture.js";
-import { FAST_RETRY, httpTarget, SECRET, useDeliveryFixture } from "../support/subscription-delivery.js";
-import { failItems, startWebhookTarget, type TargetDelivery } from "../support/webhook-target.js";
+import { FAST_RETRY, httpTarget, TARGET_SCHEME, useDeliveryFixture } from "../support/subscription-delivery.js";
+import { failItems, type TargetDelivery } from "../support/webhook-target.js";
 
 const TEST = { timeout: 180_000 };
 const GROUPS = ["A", "B", "C"] as const;
@@ -27,7 +27,7 @@ const groupOf = (d: TargetDelivery, i: number) => d.records[i]?.properties[Messa
 const indexOf = (body: string) => Number(body.slice(1));
 
 for (const mode of ["local", "aws"] as const) {
-  describe(`subscription ordering by message group (${MODE_LABEL[mode]})`, () => {
+  describe(`subscription ordering by message group (${MODE_LABEL[mode]}, ${TARGET_SCHEME} target)`, () => {
     const f = useDeliveryFixture(mode);
 
     it("a failed message holds back its group only; one delivery per group, maxConcurrency kept", TEST, async () => {
@@ -42,7 +42,7 @@ for (const mode of ["local", "aws"] as const) {
       });
       let aHeldWhenBArrived = false;
       let aFirstInFlight = false;
-      const target = await startWebhookTarget(SECRET, async (d) => {
+      const target = await f.target(async (d) => {
         arrivals.push(d.bodies);
         const group = groupOf(d, 0);
         if (d.records.some((_, i) => groupOf(d, i) !== group))

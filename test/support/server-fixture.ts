@@ -17,7 +17,12 @@ import type { Broker } from "../../lib/broker/broker.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { type NimbusConfigInput, parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
-import { type LocalServer, type StorageChoice, startLocalServer } from "../../lib/dev/local-server.js";
+import {
+  type LocalServer,
+  type LocalServerOptions,
+  type StorageChoice,
+  startLocalServer,
+} from "../../lib/dev/local-server.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { dynamoDBLocalUnavailable } from "./dynamodb-local.js";
@@ -92,18 +97,31 @@ export async function openBacking(mode: ServerMode): Promise<Backing> {
   };
 }
 
-export async function startTestServer(mode: ServerMode, config?: NimbusConfigInput): Promise<TestServer> {
+/** Server options a test sets beside the mode and config (kept across restarts), e.g. `targetCaPem`. */
+export type TestServerExtra = Pick<LocalServerOptions, "targetCaPem">;
+
+export async function startTestServer(
+  mode: ServerMode,
+  config?: NimbusConfigInput,
+  extra: TestServerExtra = {},
+): Promise<TestServer> {
   const backing = await openBacking(mode);
   try {
-    return await serve(mode, backing, config);
+    return await serve(mode, backing, config, extra);
   } catch (err) {
     await backing.release();
     throw err;
   }
 }
 
-async function serve(mode: ServerMode, backing: Backing, config?: NimbusConfigInput): Promise<TestServer> {
+async function serve(
+  mode: ServerMode,
+  backing: Backing,
+  config: NimbusConfigInput | undefined,
+  extra: TestServerExtra,
+): Promise<TestServer> {
   const server = await startLocalServer({
+    ...extra,
     port: 0,
     storage: backing.choice,
     ...(config === undefined ? {} : { config: parseNimbusConfig(config) }),
@@ -118,7 +136,7 @@ async function serve(mode: ServerMode, backing: Backing, config?: NimbusConfigIn
       if (state !== "open") throw new Error("restart of a server that is no longer open");
       state = "handed-over";
       await server.close();
-      return serve(mode, backing, next);
+      return serve(mode, backing, next, extra);
     },
     async close() {
       if (state !== "open") return;
@@ -141,11 +159,11 @@ export interface ServerHandle {
 }
 
 /** Starts a test server before the enclosing `describe`'s tests and closes it after them. */
-export function useTestServer(mode: ServerMode, config?: NimbusConfigInput): ServerHandle {
+export function useTestServer(mode: ServerMode, config?: NimbusConfigInput, extra?: TestServerExtra): ServerHandle {
   let current: TestServer | undefined;
   let http: Api | undefined;
   before(async () => {
-    current = await startTestServer(mode, config);
+    current = await startTestServer(mode, config, extra);
     http = api(current.url);
   });
   after(async () => {

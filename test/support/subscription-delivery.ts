@@ -1,6 +1,7 @@
 /**
  * @module What the subscription delivery tests share: a test server (`useTestServer`) with its in-process
- * dispatcher, a producer of the SDK, subscriptions PUT over HTTP, bounded waits that fail with the dispatcher's
+ * dispatcher trusting the test certificate (`targetCaPem`), HTTPS test targets with that certificate (plain HTTP
+ * when asked, or when openssl is missing outside CI: test-certificate.ts), a producer of the SDK, subscriptions PUT over HTTP, bounded waits that fail with the dispatcher's
  * totals and last errors, and the dead-letter queue read back by a pull.
  */
 import { after, before } from "node:test";
@@ -10,13 +11,26 @@ import { dlqTopic } from "../../lib/core/names.js";
 import { createTopic, waitUntil } from "./consumer-helpers.js";
 import { ok, text } from "./http.js";
 import { type ServerMode, uniqueName, useTestServer } from "./server-fixture.js";
+import { testCertificate } from "./test-certificate.js";
 import { TEST_TIMEOUT_MS } from "./timeouts.js";
+import { startWebhookTarget, type TargetAnswer, type TargetDelivery, type WebhookTarget } from "./webhook-target.js";
 
 export const SECRET = "whsec-subscription-delivery-0123";
 /** The smallest backoff a subscription takes (1 s): retries come after it, POP's redelivery grace added. */
 export const FAST_RETRY = { initialMs: 1000, maxMs: 1000 };
 
+/** What the test targets are served over: HTTPS with the test certificate, or HTTP without openssl (not in CI). */
+export const TARGET_SCHEME = testCertificate === undefined ? "http" : "https";
+
 export interface DeliveryFixture {
+  /**
+   * A test target answering `answer`: HTTPS with the certificate the server trusts (`scheme: "http"`: plain HTTP;
+   * `tls`: another certificate, one the server does not trust).
+   */
+  target(
+    answer: (delivery: TargetDelivery) => TargetAnswer | Promise<TargetAnswer>,
+    options?: { scheme?: "http"; tls?: { cert: Buffer; key: Buffer } },
+  ): Promise<WebhookTarget>;
   /** A new topic with `queues` queues on broker-a. */
   topic(queues: number): Promise<string>;
   subscribe(group: string, definition: Record<string, unknown>): Promise<void>;
@@ -41,7 +55,7 @@ export interface DeliveryFixture {
 const WAIT_MS = 60_000;
 
 export function useDeliveryFixture(mode: ServerMode): DeliveryFixture {
-  const ctx = useTestServer(mode);
+  const ctx = useTestServer(mode, undefined, testCertificate && { targetCaPem: testCertificate.cert });
   let producer: Producer | undefined;
   before(async () => {
     producer = new Producer({
@@ -60,6 +74,10 @@ export function useDeliveryFixture(mode: ServerMode): DeliveryFixture {
   };
   const dispatch = () => ctx.server.server.dispatch;
   return {
+    target: (answer, options = {}) =>
+      startWebhookTarget(SECRET, answer, {
+        tls: options.scheme === "http" ? undefined : (options.tls ?? testCertificate),
+      }),
     async topic(queues) {
       const name = uniqueName("SubTopic");
       const api = new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });

@@ -4,6 +4,8 @@
  * reads `GRPC_DEFAULT_SSL_ROOTS_FILE_PATH` once, when it loads (the roots RocketMQ's Node.js client trusts with
  * `sslEnabled`), so a test file imports this module before anything that imports grpc-js. Without openssl the
  * certificate is undefined and `certificateUnavailable` says why (with CI=true that is an error).
+ * `makeTestCertificate` makes another one (trusted by nobody: a target whose certificate is not trusted, or a
+ * certificate for another host name).
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -13,11 +15,14 @@ import { join } from "node:path";
 export interface TestCertificate {
   cert: Buffer;
   key: Buffer;
+  /** The certificate's PEM file (for a child process's `--target-ca`, say); gone after `remove()`. */
+  certFile: string;
   /** Removes the temp folder. */
   remove(): void;
 }
 
-function makeCertificate(): TestCertificate | string {
+/** A new self-signed certificate for `subjectAltName` (default 127.0.0.1 and localhost), or why openssl made none. */
+export function makeTestCertificate(subjectAltName = "IP:127.0.0.1,DNS:localhost"): TestCertificate | string {
   const dir = mkdtempSync(join(os.tmpdir(), "nimbus-tls-"));
   const remove = () => rmSync(dir, { recursive: true, force: true });
   const made = spawnSync(
@@ -35,7 +40,7 @@ function makeCertificate(): TestCertificate | string {
       "-subj",
       "/CN=localhost",
       "-addext",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost",
+      `subjectAltName=${subjectAltName}`,
       "-keyout",
       join(dir, "key.pem"),
       "-out",
@@ -47,11 +52,12 @@ function makeCertificate(): TestCertificate | string {
     remove();
     return `openssl could not make a certificate: ${made.error?.message ?? made.stderr.slice(-300)}`;
   }
-  process.env.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH = join(dir, "cert.pem");
-  return { cert: readFileSync(join(dir, "cert.pem")), key: readFileSync(join(dir, "key.pem")), remove };
+  const certFile = join(dir, "cert.pem");
+  return { cert: readFileSync(certFile), key: readFileSync(join(dir, "key.pem")), certFile, remove };
 }
 
-const made = makeCertificate();
+const made = makeTestCertificate();
+if (typeof made !== "string") process.env.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH = made.certFile;
 
 export const testCertificate: TestCertificate | undefined = typeof made === "string" ? undefined : made;
 

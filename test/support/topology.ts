@@ -27,6 +27,8 @@ export class NimbusProcess {
   constructor(
     readonly args: string[],
     readonly port: number,
+    /** Variables set in the child beside this process's (the emulators' keys, say). */
+    readonly env: Readonly<Record<string, string>> = {},
   ) {}
 
   get url(): string {
@@ -41,6 +43,7 @@ export class NimbusProcess {
       ["--import", "tsx", "lib/cli/main.ts", ...this.args, "--port", String(this.port)],
       {
         cwd: REPO,
+        env: { ...process.env, ...this.env },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );

@@ -1,12 +1,14 @@
 /**
- * @module A subscription's HTTP target for tests: a plain `node:http` server on a free loopback port that checks
+ * @module A subscription's target for tests: an HTTPS server (`node:https`, with the certificate given in `tls`)
+ * or a plain `node:http` one, on a free loopback port, that checks
  * every delivery's signature with the SDK's `verifyDeliverySignature`, records each delivery (its records and
  * how many deliveries were in flight then, overall, per queue and per message group), and answers what the test's
  * `answer` says, now or later (a promise): a status and a JSON body, or `"hold"` (no answer at all: the
- * dispatcher's timeout path). `close()` drops held
- * and idle connections, so a test file exits on its own.
+ * dispatcher's timeout path). An HTTPS target also counts the TLS handshakes that failed (a client that does not
+ * trust its certificate). `close()` drops held and idle connections, so a test file exits on its own.
  */
-import { createServer, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { type NimbusRecord, verifyDeliverySignature } from "../../lib/client/index.js";
 import { MessageConst } from "../../lib/core/message.js";
@@ -32,15 +34,23 @@ export interface WebhookTarget {
   readonly maxInFlightPerGroup: number;
   /** Deliveries in flight now. */
   readonly inFlight: number;
+  /** TLS handshakes that failed (HTTPS only): a dispatcher that refused the certificate sent nothing. */
+  readonly tlsClientErrors: number;
   close(): Promise<void>;
 }
 
 /** Bound of what a test target keeps: a test sends a few dozen messages. */
 const MAX_KEPT_DELIVERIES = 1000;
 
+export interface WebhookTargetOptions {
+  /** Serve HTTPS with this certificate and key (PEM); plain HTTP without. */
+  tls?: { cert: Buffer; key: Buffer } | undefined;
+}
+
 export async function startWebhookTarget(
   secret: string,
   answer: (delivery: TargetDelivery) => TargetAnswer | Promise<TargetAnswer>,
+  options: WebhookTargetOptions = {},
 ): Promise<WebhookTarget> {
   const deliveries: TargetDelivery[] = [];
   const held: ServerResponse[] = [];
@@ -50,7 +60,8 @@ export async function startWebhookTarget(
   let maxInFlight = 0;
   let maxInFlightPerQueue = 0;
   let maxInFlightPerGroup = 0;
-  const server = createServer((req, res) => {
+  let tlsClientErrors = 0;
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -89,11 +100,15 @@ export async function startWebhookTarget(
         res.end(verdict.body === undefined ? "" : JSON.stringify(verdict.body));
       });
     });
+  };
+  const server = options.tls ? createHttpsServer({ ...options.tls }, serve) : createServer(serve);
+  server.on("tlsClientError", () => {
+    tlsClientErrors++;
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `${options.tls ? "https" : "http"}://127.0.0.1:${port}/hook`,
     deliveries,
     get maxInFlight() {
       return maxInFlight;
@@ -106,6 +121,9 @@ export async function startWebhookTarget(
     },
     get inFlight() {
       return inFlight;
+    },
+    get tlsClientErrors() {
+      return tlsClientErrors;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -2,21 +2,20 @@
  * @module An HTTPS target: `POST` of the delivery body, signed (`x-nimbus-signature`, lib/core/delivery-signature.ts),
  * bounded by the subscription's timeout (one deadline over connect, head and body), redirects never followed
  * (a 3xx is a failed delivery: a signed body is for the URL its owner registered, nowhere else), the answer
- * read at most MAX_TARGET_ANSWER_BYTES.
+ * read at most MAX_TARGET_ANSWER_BYTES. The connection pool, and so the certificates trusted, is target-agent.ts's.
  */
-import { Agent, request } from "undici";
+import { type Dispatcher, request } from "undici";
 import { DELIVERY_SIGNATURE_HEADER, signDelivery } from "../../core/delivery-signature.js";
 import { MAX_TARGET_ANSWER_BYTES } from "../../protocol/index.js";
 import { type DeliveryOutcome, type DeliveryTarget, failure, readPartialFailures } from "./delivery.js";
-
-/** One keep-alive pool for every HTTPS target of this process. */
-const AGENT = new Agent({ keepAliveTimeout: 10_000, connections: 128 });
+import { DEFAULT_TARGET_AGENT } from "./target-agent.js";
 
 export class HttpTarget implements DeliveryTarget {
   constructor(
     private readonly url: string,
     private readonly secret: string,
     private readonly timeoutMs: number,
+    private readonly agent: Dispatcher = DEFAULT_TARGET_AGENT,
     private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
   ) {}
 
@@ -26,7 +25,7 @@ export class HttpTarget implements DeliveryTarget {
     try {
       const answer = await request(this.url, {
         method: "POST",
-        dispatcher: AGENT,
+        dispatcher: this.agent,
         signal: deadline,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
