@@ -3,8 +3,11 @@
  * others wait their turn in arrival order, and one that has waited longer than `maxWaitMs` (since it
  * arrived) is answered SYSTEM_BUSY at once, before its route runs, so nothing of it is written — as
  * RocketMQ's broker answers a send that waited over `waitTimeMillsInSendQueue` (200 ms) in its queue. A
- * request that finds a free slot with nobody waiting always runs. A waiting line longer than `maxWaiting`
- * refuses at once. Reads (GET, HEAD: health, admin) never wait here.
+ * request that finds a free slot with nobody waiting always runs. A request that would have to wait is refused
+ * on arrival, before it joins the line, when the line is already as long as the recent rate of finished requests
+ * drains in `maxExpectedWaitMs` (or is `maxWaiting` long): under overload the broker answers the excess at once
+ * instead of holding every client's connection for the whole bound (a line that is always full to the bound
+ * makes every admitted request wait the bound). Reads (GET, HEAD: health, admin) never wait here.
  * The SDK's transport backs off and sends such a refusal again (lib/client/transport/http-transport.ts).
  */
 import { ErrorCode, NimbusError, SHED_MARK } from "../core/errors.js";
@@ -16,6 +19,12 @@ export interface LoadSheddingOptions {
   maxWaitMs?: number | undefined;
   /** Requests waiting at once; past it SYSTEM_BUSY at once. Default 4 x maxInFlight. */
   maxWaiting?: number | undefined;
+  /**
+   * A request that must wait is refused on arrival when the line ahead of it would take longer than this to
+   * drain at the rate requests finished recently (the last RATE_SAMPLES releases, when they all fell within
+   * RATE_HORIZON_MS; without such a rate only `maxWaiting` and `maxWaitMs` apply). Default maxWaitMs / 4.
+   */
+  maxExpectedWaitMs?: number | undefined;
   /** Monotonic clock (ms), for tests. Default `performance.now`. */
   now?: (() => number) | undefined;
   /**
@@ -27,6 +36,10 @@ export interface LoadSheddingOptions {
 
 export const DEFAULT_MAX_IN_FLIGHT_REQUESTS = 64;
 export const DEFAULT_MAX_WAIT_MS = 200;
+/** The recent service rate is measured over this many releases... */
+export const RATE_SAMPLES = 32;
+/** ...when they all fell within this long before now (after an idle spell or a stall there is no rate). */
+export const RATE_HORIZON_MS = 1000;
 
 interface Waiter {
   arrivedAt: number;
@@ -45,10 +58,14 @@ export class LoadShedder {
   readonly maxInFlight: number;
   readonly maxWaitMs: number;
   readonly maxWaiting: number;
+  readonly maxExpectedWaitMs: number;
   readonly #now: () => number;
   readonly #schedule: (expire: () => void, ms: number) => () => void;
   #running = 0;
   readonly #waiting: Waiter[] = [];
+  /** When the last RATE_SAMPLES releases happened (a ring; `#released` counts every release). */
+  readonly #releases = new Float64Array(RATE_SAMPLES);
+  #released = 0;
   /** Requests refused so far (for tests, the benchmark and the health answer). */
   refused = 0;
 
@@ -56,9 +73,10 @@ export class LoadShedder {
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT_REQUESTS;
     this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.maxWaiting = options.maxWaiting ?? 4 * this.maxInFlight;
+    this.maxExpectedWaitMs = options.maxExpectedWaitMs ?? this.maxWaitMs / 4;
     this.#now = options.now ?? (() => performance.now());
     this.#schedule = options.schedule ?? scheduleTimer;
-    if (!(this.maxInFlight >= 1 && this.maxWaitMs >= 0 && this.maxWaiting >= 0)) {
+    if (!(this.maxInFlight >= 1 && this.maxWaitMs >= 0 && this.maxWaiting >= 0 && this.maxExpectedWaitMs >= 0)) {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "load shedding needs maxInFlight >= 1 and bounds >= 0");
     }
   }
@@ -87,6 +105,10 @@ export class LoadShedder {
     if (this.#running < this.maxInFlight && this.#waiting.length === 0) return this.#start();
     this.#checkWait(arrivedAt);
     if (this.#waiting.length >= this.maxWaiting) throw this.#busy(`${this.#waiting.length} requests are waiting`);
+    const expected = this.expectedWaitMs();
+    if (expected !== undefined && expected > this.maxExpectedWaitMs) {
+      throw this.#busy(`${this.#waiting.length} requests are waiting, about ${Math.round(expected)} ms of work`);
+    }
     await new Promise<void>((admit, refuse) => {
       const waiter: Waiter = { arrivedAt, admit, refuse, cancel: () => undefined };
       const left = Math.max(0, arrivedAt + this.maxWaitMs - this.#now());
@@ -94,6 +116,19 @@ export class LoadShedder {
       this.#waiting.push(waiter);
     });
     return this.#release();
+  }
+
+  /**
+   * How long a request joining the line now would wait for its turn: the line ahead of it and itself, each
+   * taking the mean time between the last RATE_SAMPLES releases (measured up to now, so a stall counts);
+   * undefined when there is no recent rate (fewer releases so far, or the oldest is past RATE_HORIZON_MS).
+   */
+  expectedWaitMs(): number | undefined {
+    if (this.#released < RATE_SAMPLES) return undefined;
+    const oldest = this.#releases[this.#released % RATE_SAMPLES] ?? 0;
+    const span = this.#now() - oldest;
+    if (span > RATE_HORIZON_MS) return undefined;
+    return ((this.#waiting.length + 1) * span) / (RATE_SAMPLES - 1);
   }
 
   #start(): () => void {
@@ -107,6 +142,7 @@ export class LoadShedder {
     return () => {
       if (released) return;
       released = true;
+      this.#releases[this.#released++ % RATE_SAMPLES] = this.#now();
       this.#running--;
       this.#next();
     };
