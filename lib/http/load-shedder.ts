@@ -11,6 +11,9 @@
  * The SDK's transport backs off and sends such a refusal again (lib/client/transport/http-transport.ts).
  */
 import { ErrorCode, NimbusError, SHED_MARK } from "../core/errors.js";
+import { ReleaseRate } from "./release-rate.js";
+
+export { RATE_MIN_RELEASES, RATE_WINDOW_MS } from "./release-rate.js";
 
 export interface LoadSheddingOptions {
   /** Requests running their route at once; more wait. Default 64. */
@@ -21,8 +24,8 @@ export interface LoadSheddingOptions {
   maxWaiting?: number | undefined;
   /**
    * A request that must wait is refused on arrival when the line ahead of it would take longer than this to
-   * drain at the rate requests finished recently (the last RATE_SAMPLES releases, when they all fell within
-   * RATE_HORIZON_MS; without such a rate only `maxWaiting` and `maxWaitMs` apply). Default maxWaitMs / 4.
+   * drain at the rate requests finished over the last second (release-rate.ts; with fewer than RATE_MIN_RELEASES
+   * there is no rate, and only `maxWaiting` and `maxWaitMs` apply). Default maxWaitMs / 4.
    */
   maxExpectedWaitMs?: number | undefined;
   /** Monotonic clock (ms), for tests. Default `performance.now`. */
@@ -36,10 +39,6 @@ export interface LoadSheddingOptions {
 
 export const DEFAULT_MAX_IN_FLIGHT_REQUESTS = 64;
 export const DEFAULT_MAX_WAIT_MS = 200;
-/** The recent service rate is measured over this many releases... */
-export const RATE_SAMPLES = 32;
-/** ...when they all fell within this long before now (after an idle spell or a stall there is no rate). */
-export const RATE_HORIZON_MS = 1000;
 
 interface Waiter {
   arrivedAt: number;
@@ -63,9 +62,8 @@ export class LoadShedder {
   readonly #schedule: (expire: () => void, ms: number) => () => void;
   #running = 0;
   readonly #waiting: Waiter[] = [];
-  /** When the last RATE_SAMPLES releases happened (a ring; `#released` counts every release). */
-  readonly #releases = new Float64Array(RATE_SAMPLES);
-  #released = 0;
+  /** Requests finished over the last second: the recent service rate. */
+  readonly #rate = new ReleaseRate();
   /** Requests refused so far (for tests, the benchmark and the health answer). */
   refused = 0;
 
@@ -120,15 +118,12 @@ export class LoadShedder {
 
   /**
    * How long a request joining the line now would wait for its turn: the line ahead of it and itself, each
-   * taking the mean time between the last RATE_SAMPLES releases (measured up to now, so a stall counts);
-   * undefined when there is no recent rate (fewer releases so far, or the oldest is past RATE_HORIZON_MS).
+   * taking the mean time between releases over the last second (measured up to now, so a stall counts);
+   * undefined when there is no recent rate (release-rate.ts).
    */
   expectedWaitMs(): number | undefined {
-    if (this.#released < RATE_SAMPLES) return undefined;
-    const oldest = this.#releases[this.#released % RATE_SAMPLES] ?? 0;
-    const span = this.#now() - oldest;
-    if (span > RATE_HORIZON_MS) return undefined;
-    return ((this.#waiting.length + 1) * span) / (RATE_SAMPLES - 1);
+    const perTurn = this.#rate.msPerRelease(this.#now());
+    return perTurn === undefined ? undefined : (this.#waiting.length + 1) * perTurn;
   }
 
   #start(): () => void {
@@ -142,7 +137,7 @@ export class LoadShedder {
     return () => {
       if (released) return;
       released = true;
-      this.#releases[this.#released++ % RATE_SAMPLES] = this.#now();
+      this.#rate.released(this.#now());
       this.#running--;
       this.#next();
     };

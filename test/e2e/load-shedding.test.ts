@@ -15,7 +15,7 @@ import { QUEUE_INDEX_TABLE } from "../../lib/broker/queue-log/queue-index.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { ErrorCode, isNimbusError } from "../../lib/core/errors.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
-import { LoadShedder, RATE_SAMPLES } from "../../lib/http/load-shedder.js";
+import { LoadShedder, RATE_MIN_RELEASES, RATE_WINDOW_MS } from "../../lib/http/load-shedder.js";
 import type { Table } from "../../lib/storage/table.js";
 
 const never = () => () => undefined;
@@ -75,12 +75,12 @@ describe("load shedding: the shedder's rules", () => {
 });
 
 describe("load shedding: refusal on arrival by the recent service rate", () => {
-  /** 32 requests run one after another, `gapMs` apart on the clock: the shedder's recent rate. */
+  /** RATE_MIN_RELEASES requests run one after another, released `gapMs` apart from 0 on: the recent rate. */
   async function serveSteadily(shedder: LoadShedder, clock: { now: number }, gapMs: number): Promise<void> {
-    for (let i = 0; i < RATE_SAMPLES; i++) {
+    for (let i = 0; i < RATE_MIN_RELEASES; i++) {
       const release = await shedder.enter();
-      clock.now += gapMs;
       release();
+      clock.now += gapMs;
     }
   }
 
@@ -94,7 +94,7 @@ describe("load shedding: refusal on arrival by the recent service rate", () => {
       schedule: never,
     });
     assert.equal(shedder.maxExpectedWaitMs, 50, "default: a quarter of the bound");
-    assert.equal(shedder.expectedWaitMs(), undefined, "no rate before RATE_SAMPLES releases");
+    assert.equal(shedder.expectedWaitMs(), undefined, "no rate before RATE_MIN_RELEASES releases");
     await serveSteadily(shedder, clock, 10);
     assert.equal(shedder.expectedWaitMs(), 10, "one request's turn: the mean time between releases");
     const held = await shedder.enter();
@@ -109,11 +109,11 @@ describe("load shedding: refusal on arrival by the recent service rate", () => {
     });
     assert.equal(shedder.waiting, 5, "refused before it joined the line");
     assert.equal(shedder.refused, 1);
-    clock.now += 1001; // the last releases are past RATE_HORIZON_MS: no rate, so no refusal on arrival
+    clock.now += RATE_WINDOW_MS; // the releases left the window: no rate, so no refusal on arrival
     assert.equal(shedder.expectedWaitMs(), undefined);
     const late = shedder.enter().catch((err: unknown) => err);
     assert.equal(shedder.waiting, 6, "without a recent rate it joins the line (maxWaitMs still bounds it)");
-    clock.now -= 1001;
+    clock.now -= RATE_WINDOW_MS;
     held();
     for (const waiter of [...waiters, late]) {
       const outcome = await waiter;
@@ -136,8 +136,8 @@ describe("load shedding: refusal on arrival by the recent service rate", () => {
     const held = await shedder.enter();
     const first = shedder.enter();
     assert.equal(shedder.waiting, 1, "1 ms per turn: it waits");
-    clock.now += 1000 - RATE_SAMPLES; // nothing released for almost a second, still within the horizon
-    await assert.rejects(shedder.enter(), { code: ErrorCode.SYSTEM_BUSY }, "2 turns of ~32 ms each: over 50 ms");
+    clock.now = 900; // nothing released for almost a second: the releases are still in the window
+    await assert.rejects(shedder.enter(), { code: ErrorCode.SYSTEM_BUSY }, "2 turns of 900 / 32 ms each: over 50 ms");
     held();
     (await first)();
   });
@@ -221,9 +221,11 @@ describe("load shedding: the local server", () => {
   it("a send arriving behind a line the recent rate drains slower than maxExpectedWaitMs is refused at once and stores nothing", async () => {
     const q = { topic: "ShedOnArrival", brokerName: "broker-a", queueId: 0 };
     const send = (body: string) => api.send({ ...q, messages: [{ body: utf8(body) }] });
-    // The recent rate: RATE_SAMPLES sends, one every 20 ms on the server's clock (a turn takes 20 ms).
+    // The recent rate: RATE_MIN_RELEASES sends, one every 20 ms on the server's clock, after the earlier
+    // tests' releases left the window: (640 - 20) / 32 = 19.4 ms a turn.
+    now += 2 * RATE_WINDOW_MS;
     const warm: string[] = [];
-    for (let i = 0; i < RATE_SAMPLES; i++) {
+    for (let i = 0; i < RATE_MIN_RELEASES; i++) {
       now += 20;
       warm.push(`warm ${i}`);
       await send(`warm ${i}`);
@@ -234,16 +236,16 @@ describe("load shedding: the local server", () => {
       const first = send("held");
       await until("the first send holds the store", store.holding);
       const waiting = [send("waits 1"), send("waits 2")];
-      await until("two sends wait their turn (20 and 40 ms expected)", () => server.shedder.waiting === 2);
+      await until("two sends wait their turn (19 and 39 ms expected)", () => server.shedder.waiting === 2);
       const refused = await send("refused on arrival").catch((err: unknown) => err);
       assert.ok(isNimbusError(refused, ErrorCode.SYSTEM_BUSY), `got ${String(refused)}`);
-      assert.match((refused as Error).message, /2 requests are waiting, about 60 ms of work/);
+      assert.match((refused as Error).message, /2 requests are waiting, about 5[89] ms of work/);
       assert.ok(store.holding() && server.shedder.waiting === 2, "refused while the line waits, the clock unmoved");
       store.release();
-      assert.equal((await first).queueOffset, RATE_SAMPLES);
+      assert.equal((await first).queueOffset, RATE_MIN_RELEASES);
       assert.deepEqual(
         (await Promise.all(waiting)).map((a) => a.queueOffset),
-        [RATE_SAMPLES + 1, RATE_SAMPLES + 2],
+        [RATE_MIN_RELEASES + 1, RATE_MIN_RELEASES + 2],
       );
     } finally {
       store.restore();
