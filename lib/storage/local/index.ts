@@ -16,8 +16,6 @@ import { checkTableSpec } from "../validate.js";
 import { FileObjectStore, type FlushMode, type ObjectOwner } from "./file-object-store.js";
 import { retryWhileBusy, sqlite } from "./sqlite-errors.js";
 import { SqliteTable } from "./sqlite-table.js";
-import { WalSync } from "./wal-sync.js";
-import { writeBatcherOf } from "./write-batcher.js";
 
 export { FileObjectStore, type FlushMode } from "./file-object-store.js";
 export { SqliteTable } from "./sqlite-table.js";
@@ -35,10 +33,9 @@ export interface LocalStorageOptions {
   /**
    * When a write is acknowledged (RocketMQ's flushDiskType). `async` (default, RocketMQ's ASYNC_FLUSH):
    * SQLite `synchronous=NORMAL` and object files left in the OS's page cache; a process crash loses
-   * nothing acknowledged, an OS crash or power loss may lose the last writes. `sync` (SYNC_FLUSH): every
-   * commit's WAL fsync'ed before its writes are acknowledged (what SQLite's `synchronous=FULL` does, run on
-   * the thread pool instead of inside COMMIT on the main thread: wal-sync.ts) and every object file and its
-   * folder fsync'ed before its put returns; an acknowledged message survives an OS crash.
+   * nothing acknowledged, an OS crash or power loss may lose the last writes. `sync` (SYNC_FLUSH): SQLite
+   * `synchronous=FULL` (the WAL is fsync'ed at every commit) and every object file and its folder
+   * fsync'ed before its put returns; an acknowledged message survives an OS crash.
    */
   flush?: FlushMode;
 }
@@ -46,21 +43,17 @@ export interface LocalStorageOptions {
 /** One hour: an append writes its index item within seconds of its object (`maxAppendMs` is 2.5 s). */
 export const DEFAULT_ORPHAN_GRACE_MS = 3_600_000;
 
-/**
- * The store's SQLite database in `dataDir` (created if missing), in WAL mode with `synchronous=NORMAL`: a
- * commit survives a process crash; `flush: "sync"` adds the WAL's fsync after each commit (`WalSync`).
- */
+/** The store's SQLite database in `dataDir` (created if missing), in WAL mode, synced as `options.flush` says. */
 export function openLocalDatabase(dataDir: string, options: Omit<LocalStorageOptions, "dataDir">): Database.Database {
   return sqlite("open the local database", () => {
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     const opened = new Database(path.join(dataDir, "tables.sqlite"), { timeout: busyTimeoutMs });
     // WAL lets readers run beside the one writer. NORMAL syncs at checkpoints (a commit survives a process
-    // crash, not always an OS crash); `--flush sync` fsyncs the WAL after every commit itself, off the main
-    // thread (FULL would do it inside COMMIT, stalling the event loop while the disk is slow). Several
-    // processes may create the database at the same moment: switching to WAL then answers BUSY without
-    // waiting, so retry (WAL is persistent: once set, later opens find it and switch nothing).
+    // crash, not always an OS crash); FULL syncs the WAL at every commit. Several processes may create
+    // the database at the same moment: switching to WAL then answers BUSY without waiting, so retry (WAL
+    // is persistent: once set, later opens find it and switch nothing).
     retryWhileBusy(() => opened.pragma("journal_mode = WAL"), busyTimeoutMs);
-    opened.pragma("synchronous = NORMAL");
+    opened.pragma(options.flush === "sync" ? "synchronous = FULL" : "synchronous = NORMAL");
     return opened;
   });
 }
@@ -71,8 +64,6 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
   mkdirSync(dataDir, { recursive: true });
   const counter = new RequestCounter();
   const db = openLocalDatabase(dataDir, options);
-  const walSync = options.flush === "sync" ? new WalSync(`${db.name}-wal`) : undefined;
-  writeBatcherOf(db, walSync);
   const tables = new Map<string, SqliteTable>();
   const objects = new FileObjectStore(path.join(dataDir, "objects"), counter, options.flush ?? "async");
   const graceMs = options.orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS;
@@ -117,7 +108,6 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
     collectGarbage,
     async close(): Promise<void> {
       await Promise.all(background);
-      await walSync?.close();
       if (db.open) db.close();
     },
   };

@@ -4,15 +4,12 @@
  * run in ONE SQLite transaction (`BEGIN IMMEDIATE` ... `COMMIT`), in arrival order, each with its own
  * condition checked inside it. With `--flush sync` that is one WAL fsync for all of them instead of one
  * each. A write's promise settles only after the transaction has committed: nothing is acknowledged before
- * it is stored (per the flush mode: with a `WalSync`, `--flush sync`, once the WAL is fsync'ed after the
- * commit, off the main thread: wal-sync.ts). Each write runs in its own savepoint: one that throws is rolled back
+ * it is stored (per the flush mode). Each write runs in its own savepoint: one that throws is rolled back
  * alone and rejects alone, the others commit. If the transaction fails as a whole (the database busy past
  * its timeout, a disk error at commit), every write in it fails with that error and none of them is stored.
  */
 import type { Database, Transaction } from "better-sqlite3";
-import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { sqlite } from "./sqlite-errors.js";
-import type { WalSync } from "./wal-sync.js";
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -29,10 +26,7 @@ export class WriteBatcher {
   transactions = 0;
   writes = 0;
 
-  readonly #walSync: WalSync | undefined;
-
-  constructor(db: Database, walSync?: WalSync) {
-    this.#walSync = walSync;
+  constructor(db: Database) {
     // Called inside the outer transaction, a better-sqlite3 transaction function is a SAVEPOINT: a job
     // that throws rolls back to it (its own writes only) and the outer transaction goes on.
     const savepoint = db.transaction((run: () => unknown) => run());
@@ -70,46 +64,21 @@ export class WriteBatcher {
     }
     this.transactions++;
     this.writes += jobs.length;
-    const stored: { job: Job; value: unknown }[] = [];
     for (const [i, j] of jobs.entries()) {
       const outcome = results[i];
-      if (outcome?.ok) stored.push({ job: j, value: outcome.value });
+      if (outcome?.ok) j.resolve(outcome.value);
       else j.reject(outcome?.error);
     }
-    const walSync = this.#walSync;
-    if (walSync === undefined || stored.length === 0) {
-      for (const { job, value } of stored) job.resolve(value);
-      return;
-    }
-    // Committed, not yet on disk: acknowledged once the WAL is synced (the commits meanwhile go on).
-    walSync.afterCommit().then(
-      () => {
-        for (const { job, value } of stored) job.resolve(value);
-      },
-      (err: unknown) => {
-        const failed = new NimbusError(
-          ErrorCode.SYSTEM_ERROR,
-          `the local database's WAL was not synced: ${String(err)}`,
-          {
-            cause: err,
-          },
-        );
-        for (const { job } of stored) job.reject(failed);
-      },
-    );
   }
 }
 
 const batchers = new WeakMap<Database, WriteBatcher>();
 
-/**
- * The one batcher of a database (every table on it shares its transactions). The store passes its `walSync`
- * (`--flush sync`) when it opens the database, before any table asks for the batcher.
- */
-export function writeBatcherOf(db: Database, walSync?: WalSync): WriteBatcher {
+/** The one batcher of a database (every table on it shares its transactions). */
+export function writeBatcherOf(db: Database): WriteBatcher {
   let batcher = batchers.get(db);
   if (!batcher) {
-    batcher = new WriteBatcher(db, walSync);
+    batcher = new WriteBatcher(db);
     batchers.set(db, batcher);
   }
   return batcher;
