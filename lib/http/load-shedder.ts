@@ -102,11 +102,8 @@ export class LoadShedder {
     // only a request in RocketMQ's send queue is cleaned: a slow body or a descheduled process is no overload.
     if (this.#running < this.maxInFlight && this.#waiting.length === 0) return this.#start();
     this.#checkWait(arrivedAt);
-    if (this.#waiting.length >= this.maxWaiting) throw this.#busy(`${this.#waiting.length} requests are waiting`);
-    const expected = this.expectedWaitMs();
-    if (expected !== undefined && expected > this.maxExpectedWaitMs) {
-      throw this.#busy(`${this.#waiting.length} requests are waiting, about ${Math.round(expected)} ms of work`);
-    }
+    const refused = this.refusalOnArrival();
+    if (refused) throw refused;
     await new Promise<void>((admit, refuse) => {
       const waiter: Waiter = { arrivedAt, admit, refuse, cancel: () => undefined };
       const left = Math.max(0, arrivedAt + this.maxWaitMs - this.#now());
@@ -114,6 +111,19 @@ export class LoadShedder {
       this.#waiting.push(waiter);
     });
     return this.#release();
+  }
+
+  /**
+   * The SYSTEM_BUSY a request arriving now is refused with before it joins the line (the line is full, or it
+   * would wait longer than `maxExpectedWaitMs`), counted as refused; undefined when it would run or wait. The
+   * local server asks before it reads a body, so a refusal under overload costs as little as it can.
+   */
+  refusalOnArrival(): NimbusError | undefined {
+    if (this.#running < this.maxInFlight && this.#waiting.length === 0) return undefined;
+    if (this.#waiting.length >= this.maxWaiting) return this.#busy(`${this.#waiting.length} requests are waiting`);
+    const expected = this.expectedWaitMs();
+    if (expected === undefined || expected <= this.maxExpectedWaitMs) return undefined;
+    return this.#busy(`${this.#waiting.length} requests are waiting, about ${Math.round(expected)} ms of work`);
   }
 
   /**

@@ -4,7 +4,8 @@
  * (nothing of it is stored), while health and admin reads are answered with the line full; the shedder's own
  * rules (the line's bound, a request that arrived too late, the next waiter admitted in order); and the refusal
  * on arrival when the line ahead would take longer than `maxExpectedWaitMs` to drain at the recent rate of
- * finished requests (a clock moved by hand makes the rate), through the shedder and through the server.
+ * finished requests (a clock moved by hand makes the rate), through the shedder and through the server (which
+ * refuses it before reading its body).
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
