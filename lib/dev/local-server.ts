@@ -29,7 +29,7 @@ import { startLocalDispatch } from "./local-dispatch.js";
 export { ReplayGuard } from "../http/replay-guard.js";
 
 import type { ApiAnswer } from "../http/api-types.js";
-import { createRequestHandler } from "../http/request-handler.js";
+import { createRequestHandler, errorAnswer } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { CHANNEL_PATH } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
@@ -192,6 +192,14 @@ export async function serveOn(
       .then(() => serveConsole(req, res, consoleDir))
       .then(async (served) => {
         if (served) return;
+        // Overloaded: a write or pull refused on arrival is answered before its body is read or decoded (the
+        // handler would refuse it the same way), so refusing the excess costs the broker as little as it can.
+        const refused = req.method === "GET" || req.method === "HEAD" ? undefined : shedder.refusalOnArrival();
+        if (refused) {
+          writeAnswer(res, errorAnswer(refused));
+          req.resume(); // the body is drained, not kept: the connection stays open for the client's next request
+          return;
+        }
         const held = await readHeldBody(req, {
           bytes,
           timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,

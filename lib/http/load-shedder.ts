@@ -3,11 +3,17 @@
  * others wait their turn in arrival order, and one that has waited longer than `maxWaitMs` (since it
  * arrived) is answered SYSTEM_BUSY at once, before its route runs, so nothing of it is written — as
  * RocketMQ's broker answers a send that waited over `waitTimeMillsInSendQueue` (200 ms) in its queue. A
- * request that finds a free slot with nobody waiting always runs. A waiting line longer than `maxWaiting`
- * refuses at once. Reads (GET, HEAD: health, admin) never wait here.
+ * request that finds a free slot with nobody waiting always runs. A request that would have to wait is refused
+ * on arrival, before it joins the line, when the line is already as long as the recent rate of finished requests
+ * drains in `maxExpectedWaitMs` (or is `maxWaiting` long): under overload the broker answers the excess at once
+ * instead of holding every client's connection for the whole bound (a line that is always full to the bound
+ * makes every admitted request wait the bound). Reads (GET, HEAD: health, admin) never wait here.
  * The SDK's transport backs off and sends such a refusal again (lib/client/transport/http-transport.ts).
  */
 import { ErrorCode, NimbusError, SHED_MARK } from "../core/errors.js";
+import { ReleaseRate } from "./release-rate.js";
+
+export { RATE_MIN_RELEASES, RATE_WINDOW_MS } from "./release-rate.js";
 
 export interface LoadSheddingOptions {
   /** Requests running their route at once; more wait. Default 64. */
@@ -16,6 +22,12 @@ export interface LoadSheddingOptions {
   maxWaitMs?: number | undefined;
   /** Requests waiting at once; past it SYSTEM_BUSY at once. Default 4 x maxInFlight. */
   maxWaiting?: number | undefined;
+  /**
+   * A request that must wait is refused on arrival when the line ahead of it would take longer than this to
+   * drain at the rate requests finished over the last second (release-rate.ts; with fewer than RATE_MIN_RELEASES
+   * there is no rate, and only `maxWaiting` and `maxWaitMs` apply). Default maxWaitMs / 4.
+   */
+  maxExpectedWaitMs?: number | undefined;
   /** Monotonic clock (ms), for tests. Default `performance.now`. */
   now?: (() => number) | undefined;
   /**
@@ -45,10 +57,13 @@ export class LoadShedder {
   readonly maxInFlight: number;
   readonly maxWaitMs: number;
   readonly maxWaiting: number;
+  readonly maxExpectedWaitMs: number;
   readonly #now: () => number;
   readonly #schedule: (expire: () => void, ms: number) => () => void;
   #running = 0;
   readonly #waiting: Waiter[] = [];
+  /** Requests finished over the last second: the recent service rate. */
+  readonly #rate = new ReleaseRate();
   /** Requests refused so far (for tests, the benchmark and the health answer). */
   refused = 0;
 
@@ -56,9 +71,10 @@ export class LoadShedder {
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT_REQUESTS;
     this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.maxWaiting = options.maxWaiting ?? 4 * this.maxInFlight;
+    this.maxExpectedWaitMs = options.maxExpectedWaitMs ?? this.maxWaitMs / 4;
     this.#now = options.now ?? (() => performance.now());
     this.#schedule = options.schedule ?? scheduleTimer;
-    if (!(this.maxInFlight >= 1 && this.maxWaitMs >= 0 && this.maxWaiting >= 0)) {
+    if (!(this.maxInFlight >= 1 && this.maxWaitMs >= 0 && this.maxWaiting >= 0 && this.maxExpectedWaitMs >= 0)) {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "load shedding needs maxInFlight >= 1 and bounds >= 0");
     }
   }
@@ -86,7 +102,8 @@ export class LoadShedder {
     // only a request in RocketMQ's send queue is cleaned: a slow body or a descheduled process is no overload.
     if (this.#running < this.maxInFlight && this.#waiting.length === 0) return this.#start();
     this.#checkWait(arrivedAt);
-    if (this.#waiting.length >= this.maxWaiting) throw this.#busy(`${this.#waiting.length} requests are waiting`);
+    const refused = this.refusalOnArrival();
+    if (refused) throw refused;
     await new Promise<void>((admit, refuse) => {
       const waiter: Waiter = { arrivedAt, admit, refuse, cancel: () => undefined };
       const left = Math.max(0, arrivedAt + this.maxWaitMs - this.#now());
@@ -94,6 +111,29 @@ export class LoadShedder {
       this.#waiting.push(waiter);
     });
     return this.#release();
+  }
+
+  /**
+   * The SYSTEM_BUSY a request arriving now is refused with before it joins the line (the line is full, or it
+   * would wait longer than `maxExpectedWaitMs`), counted as refused; undefined when it would run or wait. The
+   * local server asks before it reads a body, so a refusal under overload costs as little as it can.
+   */
+  refusalOnArrival(): NimbusError | undefined {
+    if (this.#running < this.maxInFlight && this.#waiting.length === 0) return undefined;
+    if (this.#waiting.length >= this.maxWaiting) return this.#busy(`${this.#waiting.length} requests are waiting`);
+    const expected = this.expectedWaitMs();
+    if (expected === undefined || expected <= this.maxExpectedWaitMs) return undefined;
+    return this.#busy(`${this.#waiting.length} requests are waiting, about ${Math.round(expected)} ms of work`);
+  }
+
+  /**
+   * How long a request joining the line now would wait for its turn: the line ahead of it and itself, each
+   * taking the mean time between releases over the last second (measured up to now, so a stall counts);
+   * undefined when there is no recent rate (release-rate.ts).
+   */
+  expectedWaitMs(): number | undefined {
+    const perTurn = this.#rate.msPerRelease(this.#now());
+    return perTurn === undefined ? undefined : (this.#waiting.length + 1) * perTurn;
   }
 
   #start(): () => void {
@@ -107,6 +147,7 @@ export class LoadShedder {
     return () => {
       if (released) return;
       released = true;
+      this.#rate.released(this.#now());
       this.#running--;
       this.#next();
     };

@@ -8,7 +8,7 @@
  * calls it straight from the Node request (lib/dev/local-server.ts), with no event to build. Both run this
  * same code from here on: routing, schemas, routes, encoding and errors.
  */
-import { z } from "zod";
+import type { z } from "zod";
 import type { AclUser } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import {
@@ -16,6 +16,7 @@ import {
   BATCH_MEDIA_TYPE,
   BINARY_BODIES,
   BINARY_RESPONSES,
+  encodeToWire,
   HTTP_STATUS,
   isBatchMediaType,
   MAX_ISSUE_LENGTH,
@@ -141,7 +142,7 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined;
       if (binary && acceptsBatch(req.header("accept"))) {
         return { status: 200, contentType: BATCH_MEDIA_TYPE, body: binary(answer as never) };
       }
-      return jsonAnswer(200, z.encode(endpoint.response, answer));
+      return jsonAnswer(200, encodeToWire(endpoint.response, answer as never));
     } catch (err) {
       return errorAnswer(err);
     } finally {

@@ -61,6 +61,7 @@ export * from "./endpoints/topics.js";
 export * from "./endpoints/transactions.js";
 export * from "./fields.js";
 export * from "./http-status.js";
+export * from "./wire-encode.js";
 
 /** Every endpoint, by id. */
 export const endpoints = {

@@ -10,7 +10,7 @@
  *   against the broker's figure, never hides it).
  * - `health`: `GET /health` every `intervalMs` on the same kind of schedule.
  * - `e2e`: peer-phases.ts's end-to-end phase through the SDK (`via: "sdk"`: binary batches, shed retries) or
- *   its JSON transport with no retries (`via: "json"`).
+ *   its JSON transport with no retries (`via: "json"`); the consumer is a second client with its own connections.
  * Sends and probes are plain HTTP (undici), never the SDK: every raw answer counts, SYSTEM_BUSY included.
  */
 import { writeFileSync } from "node:fs";
@@ -67,6 +67,8 @@ export interface LoadResult {
 const ANSWER_TIMEOUT_MS = 30_000;
 const MAX_OUTSTANDING = 8192;
 const HEALTH_CONNECTIONS = 8;
+/** The end-to-end consumer keeps one pull in flight: a connection or two is all it uses. */
+const CONSUMER_CONNECTIONS = 2;
 
 type Outcome = "ok" | "busy" | "other" | "none";
 
@@ -248,15 +250,23 @@ async function probeHealth(spec: Extract<LoadSpec, { kind: "health" }>, rec: Rec
 }
 
 async function endToEnd(spec: Extract<LoadSpec, { kind: "e2e" }>): Promise<EndToEndResult> {
-  const api = new NimbusApi({
+  const options = {
     endpoints: spec.url,
     timeoutMs: ANSWER_TIMEOUT_MS,
     ...(spec.via === "json" ? { binaryBatches: false, shedRetries: 0 } : {}),
-  });
+  };
+  const api = new NimbusApi(options);
+  // The consumer is another client with its own connections, as a consumer application is (RocketMQ's
+  // clients multiplex one connection, so a pull never waits behind queued sends there either).
+  const consumer = new NimbusApi({ ...options, connections: { connections: CONSUMER_CONNECTIONS } });
   // Warm-up on another topic: routes learned, connections open (as a running producer has).
   const warm = new Uint8Array(spec.bodyBytes);
   for (let i = 0; i < 200; i++) await api.send({ topic: `${spec.topic}Warm`, messages: [{ body: warm }] });
-  return endToEndPhase(api, spec.topic, "broker-a", spec.rate, spec.seconds, spec.bodyBytes);
+  try {
+    return await endToEndPhase(api, spec.topic, "broker-a", spec.rate, spec.seconds, spec.bodyBytes, consumer);
+  } finally {
+    await consumer.close();
+  }
 }
 
 async function main(): Promise<void> {

@@ -150,7 +150,8 @@ export interface EndToEndResult {
 /**
  * Open loop: every millisecond tick sends the messages due by the schedule (`rate` per second), one message
  * per send, without waiting for earlier sends; a consumer keeps one pull in flight on the topic's one queue
- * (pulling again at once after an empty answer) and times each message from its send's start.
+ * (pulling again at once after an empty answer) and times each message from its send's start. The consumer
+ * pulls through `consumerApi` when given (its own connections, as a consumer application has), else `api`.
  */
 export async function endToEndPhase(
   api: Pick<NimbusApi, "send" | "pull">,
@@ -159,6 +160,7 @@ export async function endToEndPhase(
   rate: number,
   seconds: number,
   bodyBytes: number,
+  consumerApi: Pick<NimbusApi, "pull"> = api,
 ): Promise<EndToEndResult> {
   const sentAt = new Map<number, number>();
   const latencies: number[] = [];
@@ -181,7 +183,7 @@ export async function endToEndPhase(
       if (!sending && stopAt === Number.POSITIVE_INFINITY) stopAt = drainDeadline();
       if (performance.now() > stopAt) break;
       try {
-        const res = await api.pull({
+        const res = await consumerApi.pull({
           consumerGroup: PEER_GROUP,
           topic,
           brokerName,

@@ -2,7 +2,10 @@
  * @module Load shedding, asserted by the path a request takes, never by elapsed time: a store held still and
  * a controllable clock make a send wait past the bound; it is answered SYSTEM_BUSY before its route runs
  * (nothing of it is stored), while health and admin reads are answered with the line full; the shedder's own
- * rules (the line's bound, a request that arrived too late, the next waiter admitted in order).
+ * rules (the line's bound, a request that arrived too late, the next waiter admitted in order); and the refusal
+ * on arrival when the line ahead would take longer than `maxExpectedWaitMs` to drain at the recent rate of
+ * finished requests (a clock moved by hand makes the rate), through the shedder and through the server (which
+ * refuses it before reading its body).
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,7 +16,7 @@ import { QUEUE_INDEX_TABLE } from "../../lib/broker/queue-log/queue-index.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { ErrorCode, isNimbusError } from "../../lib/core/errors.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
-import { LoadShedder } from "../../lib/http/load-shedder.js";
+import { LoadShedder, RATE_MIN_RELEASES, RATE_WINDOW_MS } from "../../lib/http/load-shedder.js";
 import type { Table } from "../../lib/storage/table.js";
 
 const never = () => () => undefined;
@@ -69,6 +72,75 @@ describe("load shedding: the shedder's rules", () => {
     await assert.rejects(waiting, { code: ErrorCode.SYSTEM_BUSY });
     assert.equal(shedder.waiting, 0);
     held();
+  });
+});
+
+describe("load shedding: refusal on arrival by the recent service rate", () => {
+  /** RATE_MIN_RELEASES requests run one after another, released `gapMs` apart from 0 on: the recent rate. */
+  async function serveSteadily(shedder: LoadShedder, clock: { now: number }, gapMs: number): Promise<void> {
+    for (let i = 0; i < RATE_MIN_RELEASES; i++) {
+      const release = await shedder.enter();
+      release();
+      clock.now += gapMs;
+    }
+  }
+
+  it("a request is refused on arrival once the line ahead drains slower than maxExpectedWaitMs; without a recent rate it waits", async () => {
+    const clock = { now: 0 };
+    const shedder = new LoadShedder({
+      maxInFlight: 1,
+      maxWaitMs: 200,
+      maxWaiting: 100,
+      now: () => clock.now,
+      schedule: never,
+    });
+    assert.equal(shedder.maxExpectedWaitMs, 50, "default: a quarter of the bound");
+    assert.equal(shedder.expectedWaitMs(), undefined, "no rate before RATE_MIN_RELEASES releases");
+    await serveSteadily(shedder, clock, 10);
+    assert.equal(shedder.expectedWaitMs(), 10, "one request's turn: the mean time between releases");
+    const held = await shedder.enter();
+    // Nobody ahead can be served before `held` is released: the line only grows.
+    const waiters = Array.from({ length: 5 }, () => shedder.enter().catch((err: unknown) => err));
+    assert.equal(shedder.waiting, 5, "10, 20, ... 50 ms expected: within 50 ms, they wait");
+    assert.equal(shedder.expectedWaitMs(), 60);
+    await assert.rejects(shedder.enter(), (err: unknown) => {
+      assert.ok(isNimbusError(err, ErrorCode.SYSTEM_BUSY));
+      assert.match(err.message, /5 requests are waiting, about 60 ms of work/);
+      return true;
+    });
+    assert.equal(shedder.waiting, 5, "refused before it joined the line");
+    assert.equal(shedder.refused, 1);
+    clock.now += RATE_WINDOW_MS; // the releases left the window: no rate, so no refusal on arrival
+    assert.equal(shedder.expectedWaitMs(), undefined);
+    const late = shedder.enter().catch((err: unknown) => err);
+    assert.equal(shedder.waiting, 6, "without a recent rate it joins the line (maxWaitMs still bounds it)");
+    clock.now -= RATE_WINDOW_MS;
+    held();
+    for (const waiter of [...waiters, late]) {
+      const outcome = await waiter;
+      assert.equal(typeof outcome, "function", "admitted in turn");
+      (outcome as () => void)();
+    }
+    assert.equal(shedder.refused, 1);
+  });
+
+  it("a stall counts: the rate is measured up to now, so a store that stopped releasing refuses sooner", async () => {
+    const clock = { now: 0 };
+    const shedder = new LoadShedder({
+      maxInFlight: 1,
+      maxWaitMs: 2000,
+      maxExpectedWaitMs: 50,
+      now: () => clock.now,
+      schedule: never,
+    });
+    await serveSteadily(shedder, clock, 1);
+    const held = await shedder.enter();
+    const first = shedder.enter();
+    assert.equal(shedder.waiting, 1, "1 ms per turn: it waits");
+    clock.now = 900; // nothing released for almost a second: the releases are still in the window
+    await assert.rejects(shedder.enter(), { code: ErrorCode.SYSTEM_BUSY }, "2 turns of 900 / 32 ms each: over 50 ms");
+    held();
+    (await first)();
   });
 });
 
@@ -145,6 +217,47 @@ describe("load shedding: the local server", () => {
       "the shed send wrote nothing",
     );
     assert.equal(server.shedder.refused, 1);
+  });
+
+  it("a send arriving behind a line the recent rate drains slower than maxExpectedWaitMs is refused at once and stores nothing", async () => {
+    const q = { topic: "ShedOnArrival", brokerName: "broker-a", queueId: 0 };
+    const send = (body: string) => api.send({ ...q, messages: [{ body: utf8(body) }] });
+    // The recent rate: RATE_MIN_RELEASES sends, one every 20 ms on the server's clock, after the earlier
+    // tests' releases left the window: (640 - 20) / 32 = 19.4 ms a turn.
+    now += 2 * RATE_WINDOW_MS;
+    const warm: string[] = [];
+    for (let i = 0; i < RATE_MIN_RELEASES; i++) {
+      now += 20;
+      warm.push(`warm ${i}`);
+      await send(`warm ${i}`);
+    }
+    const refusedBefore = server.shedder.refused;
+    const store = holdNextReservation();
+    try {
+      const first = send("held");
+      await until("the first send holds the store", store.holding);
+      const waiting = [send("waits 1"), send("waits 2")];
+      await until("two sends wait their turn (19 and 39 ms expected)", () => server.shedder.waiting === 2);
+      const refused = await send("refused on arrival").catch((err: unknown) => err);
+      assert.ok(isNimbusError(refused, ErrorCode.SYSTEM_BUSY), `got ${String(refused)}`);
+      assert.match((refused as Error).message, /2 requests are waiting, about 5[89] ms of work/);
+      assert.ok(store.holding() && server.shedder.waiting === 2, "refused while the line waits, the clock unmoved");
+      store.release();
+      assert.equal((await first).queueOffset, RATE_MIN_RELEASES);
+      assert.deepEqual(
+        (await Promise.all(waiting)).map((a) => a.queueOffset),
+        [RATE_MIN_RELEASES + 1, RATE_MIN_RELEASES + 2],
+      );
+    } finally {
+      store.restore();
+    }
+    assert.equal(server.shedder.refused, refusedBefore + 1);
+    const pulled = await api.pull({ consumerGroup: "G", ...q, queueOffset: 0, maxMsgNums: 64 });
+    assert.deepEqual(
+      pulled.messages.map((m) => new TextDecoder().decode(m.body)),
+      [...warm, "held", "waits 1", "waits 2"],
+      "the send refused on arrival wrote nothing",
+    );
   });
 
   it("the SDK sends a shed request again by default: refused once, then stored once", async () => {

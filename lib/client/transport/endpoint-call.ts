@@ -2,16 +2,16 @@
  * @module One endpoint of lib/protocol as a call: the input encoded to its wire form by the endpoint's schemas
  * (a value they refuse is the server's PARAMETER_ILLEGAL, found before sending) and the answer checked and decoded.
  */
-import { z } from "zod";
+import type { z } from "zod";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
-import type { AnyEndpoint, EndpointInput, EndpointOutput } from "../../protocol/index.js";
+import { type AnyEndpoint, type EndpointInput, type EndpointOutput, safeEncodeToWire } from "../../protocol/index.js";
 
 /** What a call gives: the parts of the endpoint's input that it has. */
 export type CallInput<E extends AnyEndpoint> = Partial<EndpointInput<E>>;
 
 /** `value` encoded to its wire form by `schema`; a value the schema refuses is the server's PARAMETER_ILLEGAL, found early. */
 export function encode(schema: z.ZodType, value: unknown, where: string): unknown {
-  const result = z.safeEncode(schema, value as never);
+  const result = safeEncodeToWire(schema, value as never);
   if (result.success) return result.data;
   const detail = result.error.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : where}: ${i.message}`);
   throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, detail.join("; "));
