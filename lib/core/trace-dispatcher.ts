@@ -10,6 +10,7 @@
  * dispatcher.append([record]);
  * await dispatcher.close();
  */
+import { sleep } from "./sleep.js";
 import { type TraceMessage, type TraceRecord, traceMessage } from "./trace-record.js";
 
 /** Records waiting at most; more are dropped. RocketMQ's queueSize is 2048 records of up to 100 messages. */
@@ -97,11 +98,17 @@ export class AsyncTraceDispatcher {
   /** Sends what waits (one batch after another) for at most `TRACE_SEND_TIMEOUT_MS`, then drops the rest. */
   async close(): Promise<void> {
     this.#closed = true;
-    const deadline = Date.now() + TRACE_SEND_TIMEOUT_MS;
-    while ((this.#queue.length > 0 || this.#sending !== undefined) && Date.now() < deadline) {
+    const stop = new AbortController();
+    let expired = false;
+    const timeUp = sleep(TRACE_SEND_TIMEOUT_MS, stop.signal).then(() => {
+      expired = true;
+    });
+    while ((this.#queue.length > 0 || this.#sending !== undefined) && !expired) {
       this.#flushNow();
-      await this.#sending;
+      // A send port without a timeout of its own (the broker's) cannot hold close() past the deadline.
+      await Promise.race([this.#sending, timeUp]);
     }
+    stop.abort();
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.dropped += this.#queue.splice(0).length;

@@ -4,6 +4,7 @@
  * (once a minute by default) wakes every subscription, for what no hint announced (a message whose invisible
  * time ended because a process died, an append by another process). Nothing runs while no hint comes.
  */
+import type { TraceCounts } from "./delivery-trace.js";
 import type { DispatchReport, SubscriptionDispatcher } from "./dispatcher.js";
 import type { Subscription, SubscriptionStore } from "./subscription-store.js";
 
@@ -92,6 +93,11 @@ export class InProcessDispatch {
   /** What was delivered and settled since start (the dispatcher's totals). */
   get totals(): Readonly<DispatchReport> {
     return this.#options.dispatcher.totals;
+  }
+
+  /** Traced subscriptions' trace records: stored, dropped, failed (the dispatcher's counts). */
+  get traceCounts(): Readonly<TraceCounts> {
+    return this.#options.dispatcher.traceCounts;
   }
 
   /** The last failed wakes' messages (at most MAX_KEPT_ERRORS), oldest first. */
