@@ -61,6 +61,9 @@ export async function dispatchSubscriptions(
   const dispatcher = new SubscriptionDispatcher({
     pop: ctx.broker.pop,
     targetOf: subscriptionTargets(options.lambdaClient ?? defaultLambdaClient),
+    // Traced subscriptions' records, appended by the broker's send path; flushed when the run closes the dispatcher.
+    traceSend: (topic, messages) => ctx.broker.sender.send({ topic, messages }),
+    onTraceError: (err) => console.warn("nimbus: a subscription's trace records were dropped:", err),
   });
   const subscriptions = await ctx.broker.subscriptions.list(options.topic);
   const stop = setTimeout(() => void dispatcher.close(), options.runMs ?? DISPATCH_RUN_MS);

@@ -17,6 +17,9 @@ export interface SubscriptionSettings {
   maxReconsumeTimes?: number;
   timeoutMs?: number;
   retryBackoff?: { initialMs: number; maxMs: number };
+  /** Trace every delivery (SubBefore / SubAfter records, docs/trace.md), to `customizedTraceTopic` if given. */
+  enableMsgTrace?: boolean;
+  customizedTraceTopic?: string;
 }
 
 /** The subscription body of `PUT /subscriptions/{group}` (lib/protocol/endpoints/subscriptions.ts). */
@@ -30,6 +33,8 @@ export function definition(args: SubscriptionSettings, functionArn: string): Rec
     maxReconsumeTimes: args.maxReconsumeTimes,
     timeoutMs: args.timeoutMs,
     retryBackoff: args.retryBackoff,
+    enableMsgTrace: args.enableMsgTrace,
+    customizedTraceTopic: args.customizedTraceTopic,
   };
   const set = Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined));
   return { topic: args.topic, target: { type: "lambda", functionArn }, ...set };
@@ -49,8 +54,10 @@ export function cliStep(args: SubscriptionSettings, functionArn: string): string
     ["-o", args.ordering],
     ["-r", args.maxReconsumeTimes],
     ["--timeout", args.timeoutMs],
+    ["--customizedTraceTopic", args.customizedTraceTopic],
   ];
   const set = flags.flatMap(([flag, v]) => (v === undefined ? [] : [`${flag} ${quote(v)}`]));
+  if (args.enableMsgTrace === true) set.push("--enableMsgTrace");
   return `nimbus updateSubscription ${set.join(" ")}`;
 }
 

@@ -4,6 +4,7 @@
  * `deleteSubscription`. An HTTPS target's secret comes from `--secret` or NIMBUS_WEBHOOK_SECRET.
  */
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { ErrorCode, NimbusError } from "../core/errors.js";
 import {
   endpoints,
   type SubscriptionDefinition,
@@ -27,6 +28,8 @@ interface UpdateOptions extends ApiOptions {
   ordering?: "none" | "queue" | "messageGroup";
   maxReconsumeTimes?: number;
   timeout?: number;
+  enableMsgTrace?: boolean;
+  customizedTraceTopic?: string;
 }
 
 const integer = (value: string): number => {
@@ -53,6 +56,8 @@ export function addSubscriptionCommands(program: Command): void {
     .addOption(new Option("-o, --ordering <ordering>", "delivery order").choices(["none", "queue", "messageGroup"]))
     .option("-r, --maxReconsumeTimes <n>", "redeliveries before the dead-letter queue", integer)
     .option("--timeout <ms>", "one delivery's timeout", integer)
+    .option("--enableMsgTrace", "trace every delivery (SubBefore / SubAfter records, docs/trace.md)")
+    .option("--customizedTraceTopic <topic>", "the trace records' topic (default RMQ_SYS_TRACE_TOPIC)")
     .action(updateSubscription);
 
   apiCommand(program, "subscriptionList", "every subscription, or those of one topic")
@@ -81,6 +86,8 @@ export function definitionOf(opts: UpdateOptions): Record<string, unknown> {
     ["ordering", opts.ordering],
     ["maxReconsumeTimes", opts.maxReconsumeTimes],
     ["timeoutMs", opts.timeout],
+    ["enableMsgTrace", opts.enableMsgTrace],
+    ["customizedTraceTopic", opts.customizedTraceTopic],
   ];
   return {
     topic: opts.topic,
@@ -94,10 +101,13 @@ export function definitionOf(opts: UpdateOptions): Record<string, unknown> {
 }
 
 async function updateSubscription(opts: UpdateOptions): Promise<void> {
-  // The defaults filled in here (the SDK encodes complete bodies); a bad one is refused by the encoder, 400 otherwise.
-  const raw = definitionOf(opts);
-  const parsed = SubscriptionDefinitionSchema.safeParse(raw);
-  const body = parsed.success ? parsed.data : (raw as SubscriptionDefinition);
+  // The defaults filled in here (the SDK encodes complete bodies); a bad one is refused with the schema's reasons.
+  const parsed = SubscriptionDefinitionSchema.safeParse(definitionOf(opts));
+  if (!parsed.success) {
+    const reasons = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, reasons.slice(0, 1000));
+  }
+  const body = parsed.data;
   const info = await connect(opts).call(endpoints.updateSubscription, { params: { group: opts.groupName }, body });
   if (opts.json) return printJson(info);
   printTable([info]);
@@ -129,6 +139,7 @@ function printTable(rows: readonly SubscriptionInfo[]): void {
         { header: "Concurrency", align: "right" },
         { header: "Ordering" },
         { header: "Max Reconsume", align: "right" },
+        { header: "Trace" },
       ],
       rows.map((s) => [
         s.group,
@@ -139,6 +150,7 @@ function printTable(rows: readonly SubscriptionInfo[]): void {
         s.maxConcurrency,
         s.ordering,
         s.maxReconsumeTimes,
+        s.enableMsgTrace ? (s.customizedTraceTopic ?? "RMQ_SYS_TRACE_TOPIC") : "off",
       ]),
     ),
   );

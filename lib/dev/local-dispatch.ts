@@ -46,6 +46,8 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
     pop: broker.pop,
     targetOf: subscriptionTargets(lambdaClient, httpAgent),
     onRetryDue: (s, at) => dispatch?.retryDue(s, at),
+    // Traced subscriptions' records: appended by this broker's own send path (docs/trace.md "Subscriptions").
+    traceSend: (topic, messages) => broker.sender.send({ topic, messages }),
   });
   const started = new InProcessDispatch({
     store: broker.subscriptions,

@@ -2,7 +2,9 @@
  * @module Storage requests per delivered subscription message (docs/cost.md "Subscriptions"), counted by the
  * storage adapter's request counter on a `nimbus dev` server: the same sends once to a topic without a
  * subscription and once to a topic with one (an HTTP target answering 204), after every message is acked; the
- * difference is what delivery costs. Both adapters count the same requests for the same calls.
+ * difference is what delivery costs. Then once more with `enableMsgTrace` on the subscription, after every trace
+ * record is stored: the difference to the untraced one is what the delivery traces cost (docs/trace.md). Both
+ * adapters count the same requests for the same calls.
  *
  *   NODE_OPTIONS=--openssl-legacy-provider npx tsx test/bench/subscription-requests.ts [local|aws]
  */
@@ -30,12 +32,13 @@ const diff = (a: RequestCounts, b: RequestCounts) =>
   >;
 
 /** Sends MESSAGES to a new 1-queue topic in requests of `perSend`; with `batchSize`, to a subscribed one. */
-async function run(perSend: number, batchSize?: number): Promise<Record<keyof RequestCounts, number>> {
+async function run(perSend: number, batchSize?: number, traced = false): Promise<Record<keyof RequestCounts, number>> {
   const topic = uniqueName("BenchTopic");
   await createTopic(client, topic, 1, ["broker-a"]);
-  if (batchSize !== undefined)
-    await subscribeHttp(server.url, uniqueName("BenchGroup"), topic, target.url, { batchSize, maxConcurrency: 1 });
+  const settings = { batchSize: batchSize ?? 1, maxConcurrency: 1, enableMsgTrace: traced };
+  if (batchSize !== undefined) await subscribeHttp(server.url, uniqueName("BenchGroup"), topic, target.url, settings);
   const acked = server.server.dispatch.totals.acked;
+  const traceSent = server.server.dispatch.traceCounts.sent;
   const before = counts();
   const mq = new MessageQueue(topic, "broker-a", 0);
   for (let i = 0; i < MESSAGES; i += perSend)
@@ -45,6 +48,12 @@ async function run(perSend: number, batchSize?: number): Promise<Record<keyof Re
     );
   if (batchSize !== undefined)
     await waitUntil(() => server.server.dispatch.totals.acked - acked >= MESSAGES, "every message acked", 120_000);
+  if (traced)
+    await waitUntil(
+      () => server.server.dispatch.traceCounts.sent - traceSent >= 2 * MESSAGES,
+      "every trace record stored",
+      120_000,
+    );
   return diff(before, counts());
 }
 
@@ -55,15 +64,18 @@ try {
   ] as const) {
     const plain = await run(perSend);
     const subscribed = await run(perSend, batchSize);
-    const delivery = diff(plain, subscribed);
+    const deliveries = target.deliveries.length;
+    const traced = await run(perSend, batchSize, true);
     const per = (n: number) => (n / MESSAGES).toFixed(2);
-    console.log(
-      `${mode} sends of ${perSend}, batchSize ${batchSize}: per delivered message ` +
-        `table reads ${per(delivery.tableReads)}, writes ${per(delivery.tableWrites)} ` +
-        `(read units ${per(delivery.readUnits)}, write units ${per(delivery.writeUnits)}), ` +
-        `object gets ${per(delivery.objectGets)}, puts ${per(delivery.objectPuts)}, lists ${per(delivery.objectLists)}; ` +
-        `deliveries ${target.deliveries.length}`,
-    );
+    const line = (what: string, d: Record<keyof RequestCounts, number>) =>
+      console.log(
+        `${mode} sends of ${perSend}, batchSize ${batchSize}: ${what} per delivered message ` +
+          `table reads ${per(d.tableReads)}, writes ${per(d.tableWrites)} ` +
+          `(read units ${per(d.readUnits)}, write units ${per(d.writeUnits)}), ` +
+          `object gets ${per(d.objectGets)}, puts ${per(d.objectPuts)}, lists ${per(d.objectLists)}`,
+      );
+    line(`delivery (${deliveries} deliveries so far)`, diff(plain, subscribed));
+    line("its traces (enableMsgTrace)", diff(subscribed, traced));
   }
 } finally {
   await producer.shutdown();

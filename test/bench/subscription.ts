@@ -71,7 +71,7 @@ export async function subscribeHttp(
   group: string,
   topic: string,
   targetUrl: string,
-  settings: { batchSize: number; maxConcurrency: number },
+  settings: { batchSize: number; maxConcurrency: number; enableMsgTrace?: boolean },
 ): Promise<void> {
   ok(
     await api(serverUrl).put(`/subscriptions/${group}`, {

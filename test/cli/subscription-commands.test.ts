@@ -41,11 +41,13 @@ describe("nimbus updateSubscription, subscriptionList, deleteSubscription (the b
       "amount > 10",
       "-o",
       "queue",
+      "--enableMsgTrace",
     ]);
     assert.equal(fn.code, 0, fn.stderr);
     const list = await run(["subscriptionList"]);
     assert.equal(list.code, 0, list.stderr);
-    assert.match(list.stdout, /Fn\s+Orders\s+SQL92 amount > 10\s+arn:aws:lambda/);
+    assert.match(list.stdout, /Fn\s+Orders\s+SQL92 amount > 10\s+arn:aws:lambda.*\s+RMQ_SYS_TRACE_TOPIC\n/);
+    assert.match(list.stdout, /Hooks\s+Orders\s+.*\s+off\n/, "tracing is off unless asked for");
     assert.ok(!list.stdout.includes(secret) && !(await run(["subscriptionList", "--json"])).stdout.includes(secret));
     assert.deepEqual((await listed()).map((s) => s.group).sort(), ["Fn", "Hooks"]);
   });
@@ -54,6 +56,12 @@ describe("nimbus updateSubscription, subscriptionList, deleteSubscription (the b
     const bad = await run(["updateSubscription", "-g", "Bad", "-t", "Orders", "-f", "arn:aws:lambda:nowhere"]);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /PARAMETER_ILLEGAL/);
+    const selfTraced = await run([
+      ...["updateSubscription", "-g", "Bad", "-t", "Orders", "-f", "arn:aws:lambda:eu-west-1:123456789012:function:x"],
+      ...["--enableMsgTrace", "--customizedTraceTopic", "Orders"],
+    ]);
+    assert.notEqual(selfTraced.code, 0);
+    assert.match(selfTraced.stderr, /customizedTraceTopic is the subscribed topic/);
     const none = await run(["updateSubscription", "-g", "Bad", "-t", "Orders"]);
     assert.notEqual(none.code, 0);
     assert.match(none.stderr, /exactly one target/);

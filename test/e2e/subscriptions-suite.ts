@@ -13,6 +13,8 @@ interface Info {
   target: Record<string, unknown>;
   batchSize: number;
   ordering: string;
+  enableMsgTrace: boolean;
+  customizedTraceTopic?: string;
   createdAt: number;
   updatedAt: number;
 }
@@ -32,6 +34,8 @@ export function subscriptionCases(mode: ServerMode): void {
       assert.deepEqual(created.target, { type: "http", url: http.url, secretSet: true });
       assert.equal(created.batchSize, 10);
       assert.equal(created.ordering, "none");
+      assert.equal(created.enableMsgTrace, false, "tracing is opt-in");
+      assert.equal(created.customizedTraceTopic, undefined);
       const read = ok(await ctx.http.get<Info>(`/subscriptions/${group}`));
       assert.deepEqual(read, created);
       assert.ok(!JSON.stringify(read).includes(secret), "the secret is never answered");
@@ -58,8 +62,11 @@ export function subscriptionCases(mode: ServerMode): void {
           target: { type: "lambda", functionArn },
           batchSize: 32,
           ordering: "queue",
+          enableMsgTrace: true,
+          customizedTraceTopic: `${topic}Traces`,
         }),
       );
+      assert.deepEqual([replaced.enableMsgTrace, replaced.customizedTraceTopic], [true, `${topic}Traces`]);
       assert.deepEqual(replaced.target, { type: "lambda", functionArn });
       assert.equal(replaced.batchSize, 32);
       assert.equal(replaced.createdAt, before.createdAt);
@@ -99,6 +106,15 @@ export function subscriptionCases(mode: ServerMode): void {
         { topic, target: http, filterExpression: { type: "SQL92", expression: "a > " } },
         { topic, target: http, filterExpression: { type: "SQL92", expression: "region = 'eu' AND" } },
         { topic, target: http, unknownField: 1 },
+        { topic, target: http, enableMsgTrace: "yes" },
+        { topic, target: http, enableMsgTrace: 1 },
+        { topic, target: http, enableMsgTrace: null },
+        { topic, target: http, enableMsgTrace: true, customizedTraceTopic: "%DLQ%x" },
+        { topic, target: http, enableMsgTrace: true, customizedTraceTopic: "TBW102" },
+        { topic, target: http, enableMsgTrace: true, customizedTraceTopic: "" },
+        { topic, target: http, enableMsgTrace: true, customizedTraceTopic: 5 },
+        { topic, target: http, enableMsgTrace: true, customizedTraceTopic: "t".repeat(128) },
+        { topic, target: http, enableMsgTrace: true, customizedTraceTopic: topic },
       ];
       for (const body of bad) {
         for (const g of [fresh, group])

@@ -2,7 +2,8 @@
  * @module E2E cases of message traces (docs/trace.md) through the SDK: a traced Producer's message consumed by
  * two traced PushConsumer groups, one failing once (redelivered through its retry topic), read back with
  * `queryMessageTrace`; a SimpleConsumer's receive and ack; a customized trace topic; the dispatcher's bounded
- * queue drops what does not fit and counts it.
+ * queue drops what does not fit and counts it; the cases of trace-clients-suite.ts (a TransactionProducer's
+ * check-back answers, a LitePullConsumer's polls) on the same server.
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
@@ -15,6 +16,8 @@ import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { createTopic, fastTimings, waitUntil } from "../support/consumer-helpers.js";
 import { type ServerMode, uniqueName, useTestServer } from "../support/server-fixture.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
+import { traceClientCases } from "./trace-clients-suite.js";
+import { FAST_CHECKS } from "./transactions-suite.js";
 
 /** Level 3 (a first retry: 3 + reconsumeTimes) is 1 s here. */
 const FAST_DELAY_LEVELS = "1s 1s 1s";
@@ -25,7 +28,8 @@ const summary = (records: TraceRecord[]) =>
 
 export function traceCases(mode: ServerMode): void {
   describe("message traces (enableMsgTrace)", () => {
-    const ctx = useTestServer(mode, { messageDelayLevel: FAST_DELAY_LEVELS });
+    // Check-backs 300 ms after a half message, then every 200 ms (trace-clients-suite.ts's transactions).
+    const ctx = useTestServer(mode, { messageDelayLevel: FAST_DELAY_LEVELS, ...FAST_CHECKS });
     const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: TEST_TIMEOUT_MS });
     const open: { shutdown(): Promise<void> }[] = [];
     afterEach(async () => {
@@ -197,5 +201,7 @@ export function traceCases(mode: ServerMode): void {
       assert.equal(page.messages.length, 64);
       assert.ok(page.nextCursor !== undefined, "more pages of the same key");
     });
+
+    traceClientCases(ctx, api);
   });
 }

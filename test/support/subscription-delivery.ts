@@ -50,6 +50,10 @@ export interface DeliveryFixture {
   /** The bodies in `%DLQ%<group>` (read by a pull from offset 0 of each of its queues). */
   deadLetters(group: string): Promise<string[]>;
   totals(): { delivered: number; acked: number; retried: number; deadLettered: number };
+  /** The dispatcher's trace records of traced subscriptions: stored, dropped, failed. */
+  traceCounts(): { sent: number; dropped: number; failed: number };
+  /** The test server's URL (for SDK clients of the test's own). */
+  readonly url: string;
 }
 
 const WAIT_MS = 60_000;
@@ -127,6 +131,10 @@ export function useDeliveryFixture(mode: ServerMode): DeliveryFixture {
       return bodies;
     },
     totals: () => dispatch().totals,
+    traceCounts: () => dispatch().traceCounts,
+    get url() {
+      return ctx.server.url;
+    },
   };
 }
 

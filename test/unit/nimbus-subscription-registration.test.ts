@@ -28,6 +28,7 @@ const SETTINGS: SubscriptionSettings = {
   batchSize: 10,
   ordering: "messageGroup",
   maxConcurrency: 4,
+  enableMsgTrace: true,
 };
 
 describe("NimbusSubscription's deploy-time registration", () => {
@@ -62,6 +63,7 @@ describe("NimbusSubscription's deploy-time registration", () => {
     assert.equal(body.ordering, "messageGroup");
     assert.equal(body.batchSize, 10);
     assert.equal(body.maxConcurrency, 4);
+    assert.equal(body.enableMsgTrace, true);
     assert.deepEqual(body.filterExpression, { type: "TAG", expression: "created || paid" });
   });
 
@@ -75,7 +77,7 @@ describe("NimbusSubscription's deploy-time registration", () => {
   it("on acl stages: the one CLI step, with the same settings", () => {
     assert.equal(
       cliStep(SETTINGS, ARN),
-      `nimbus updateSubscription -g 'RegGroup' -t 'RegTopic' -f '${ARN}' -e 'created || paid' -b '10' -c '4' -o 'messageGroup'`,
+      `nimbus updateSubscription -g 'RegGroup' -t 'RegTopic' -f '${ARN}' -e 'created || paid' -b '10' -c '4' -o 'messageGroup' --enableMsgTrace`,
     );
   });
 });

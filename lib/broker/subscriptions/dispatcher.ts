@@ -8,10 +8,13 @@
  * - Ordered (`queue`, `messageGroup`): one receiver; its batch is split by ordering key and each key's messages
  *   go in order, at most `maxConcurrency` keys at once, a failure retried in place (the rest of the key waits:
  *   never skipped ahead of) until success or its dead letter; the next receive waits for every key.
+ * - Traced (`enableMsgTrace`): every delivery attempt's SubBefore / SubAfter records (delivery-trace.ts).
  */
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { sleep } from "../../core/sleep.js";
-import { type DeliveryOutcome, type DeliveryTarget, deliveryBody } from "./delivery.js";
+import type { TraceSend } from "../../core/trace-dispatcher.js";
+import { type DeliveryOutcome, type DeliveryTarget, deliveryBody, failure } from "./delivery.js";
+import { DeliveryTracer, type TraceCounts } from "./delivery-trace.js";
 import type { PopPort, PoppedMessage } from "./pop-port.js";
 import { ackCount, backoffMs, exhausted, settle } from "./settle.js";
 import type { Subscription } from "./subscription-store.js";
@@ -28,6 +31,10 @@ export interface DispatcherOptions {
   now?: () => number;
   /** Called when a retry falls due: schedule `wake` then (a timer in-process; the backstop on AWS). */
   onRetryDue?: (subscription: Subscription, at: number) => void;
+  /** Appends a batch of trace records to a trace topic (the broker's send): traced subscriptions' records. */
+  traceSend?: TraceSend;
+  /** A failed trace append (its records dropped, counted in `traceCounts`). */
+  onTraceError?: (err: unknown) => void;
 }
 
 export interface DispatchReport {
@@ -49,10 +56,18 @@ export class SubscriptionDispatcher {
   readonly #stop = new AbortController();
   /** Everything this dispatcher delivered and settled since it started (what `nimbus dev` reports). */
   readonly #totals = emptyReport();
+  readonly #tracer: DeliveryTracer | undefined;
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#tracer =
+      options.traceSend === undefined
+        ? undefined
+        : new DeliveryTracer(options.traceSend, {
+            now: this.#now,
+            ...(options.onTraceError ? { onError: options.onTraceError } : {}),
+          });
   }
 
   /** Wakes a subscription's workers (up to its concurrency); returns when they have stopped. */
@@ -73,10 +88,19 @@ export class SubscriptionDispatcher {
     return { ...this.#totals };
   }
 
-  /** Stops receiving; deliveries in flight are abandoned (POP redelivers them after their invisibility). */
+  /** Trace records of traced subscriptions: stored, dropped, failed (all zero without `traceSend`). */
+  get traceCounts(): TraceCounts {
+    return this.#tracer?.counts ?? { sent: 0, dropped: 0, failed: 0 };
+  }
+
+  /**
+   * Stops receiving; deliveries in flight are abandoned (POP redelivers them after their invisibility). Then
+   * flushes the trace records (a bounded wait).
+   */
   async close(): Promise<void> {
     this.#stop.abort();
     await Promise.allSettled([...this.#running]);
+    await this.#tracer?.close();
   }
 
   #track<T>(run: Promise<T>): Promise<T> {
@@ -145,8 +169,17 @@ export class SubscriptionDispatcher {
     return batch;
   }
 
+  /** One delivery attempt of `batch`, between its SubBefore and SubAfter records when the subscription traces. */
   async #deliver(s: Subscription, batch: readonly PoppedMessage[]): Promise<DeliveryOutcome> {
-    return this.#options.targetOf(s).deliver(deliveryBody(batch), this.#stop.signal);
+    const traced = this.#tracer?.before(s, batch);
+    try {
+      const outcome = await this.#options.targetOf(s).deliver(deliveryBody(batch), this.#stop.signal);
+      this.#tracer?.after(traced, outcome);
+      return outcome;
+    } catch (err) {
+      this.#tracer?.after(traced, failure(err instanceof Error ? err.message : String(err)));
+      throw err;
+    }
   }
 
   async #deliverAndSettle(s: Subscription, batch: PoppedMessage[]): Promise<DispatchReport> {

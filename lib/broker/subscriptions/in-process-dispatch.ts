@@ -4,6 +4,8 @@
  * (once a minute by default) wakes every subscription, for what no hint announced (a message whose invisible
  * time ended because a process died, an append by another process). Nothing runs while no hint comes.
  */
+import { isSystemTopic } from "../../core/names.js";
+import type { TraceCounts } from "./delivery-trace.js";
 import type { DispatchReport, SubscriptionDispatcher } from "./dispatcher.js";
 import type { Subscription, SubscriptionStore } from "./subscription-store.js";
 
@@ -43,7 +45,8 @@ export class InProcessDispatch {
 
   /** The append hint (a `QueueLog` listener): wakes the topic's subscriptions; never throws or waits. */
   topicAppended(topic: string): void {
-    if (this.#closed || this.#topicsWaking.has(topic)) return;
+    // A system topic (the trace topic's records, retries, dead letters) is never subscribed: no list to read.
+    if (this.#closed || this.#topicsWaking.has(topic) || isSystemTopic(topic)) return;
     this.#topicsWaking.add(topic);
     this.#track(
       this.#options.store
@@ -92,6 +95,11 @@ export class InProcessDispatch {
   /** What was delivered and settled since start (the dispatcher's totals). */
   get totals(): Readonly<DispatchReport> {
     return this.#options.dispatcher.totals;
+  }
+
+  /** Traced subscriptions' trace records: stored, dropped, failed (the dispatcher's counts). */
+  get traceCounts(): Readonly<TraceCounts> {
+    return this.#options.dispatcher.traceCounts;
   }
 
   /** The last failed wakes' messages (at most MAX_KEPT_ERRORS), oldest first. */

@@ -12,6 +12,7 @@ export {
   deliveryBody,
   readPartialFailures,
 } from "./delivery.js";
+export { DeliveryTracer, dispatcherClientId, MAX_TRACE_TOPICS, type TraceCounts } from "./delivery-trace.js";
 export {
   DispatchWake,
   type DispatchWakeOptions,

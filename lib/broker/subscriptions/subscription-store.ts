@@ -172,6 +172,8 @@ export function subscriptionInfo(s: Subscription): SubscriptionInfo {
     maxReconsumeTimes: s.maxReconsumeTimes,
     timeoutMs: s.timeoutMs,
     retryBackoff: s.retryBackoff,
+    enableMsgTrace: s.enableMsgTrace,
+    ...(s.customizedTraceTopic === undefined ? {} : { customizedTraceTopic: s.customizedTraceTopic }),
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
   };

@@ -148,7 +148,8 @@ export interface PushConsumerOptions extends ConsumerBaseOptions, TraceOptions {
   awaitTerminationMillisWhenShutdown?: number;
 }
 
-export interface LitePullConsumerOptions extends ConsumerBaseOptions {
+/** With `enableMsgTrace`, every `poll()` that returns messages records SubBefore and SubAfter (docs/trace.md). */
+export interface LitePullConsumerOptions extends ConsumerBaseOptions, TraceOptions {
   /** Commit the offsets of polled messages periodically and at shutdown. Default true. */
   autoCommit?: boolean;
   /** Default 5000, at least 1000 (RocketMQ's minimum). */

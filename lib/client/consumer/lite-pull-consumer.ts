@@ -7,6 +7,7 @@
  * means "returned by poll", and an application that polls again has handled what it got before. In
  * subscribe mode a queue changes hands as the push consumer's do (docs/client.md "Queue handover"): the
  * previous owner releases it with its offset, and a new owner reads it only after that (or after a grace).
+ * With `enableMsgTrace`, a poll that returns messages traces them as RocketMQ's does (docs/trace.md).
  *
  * @example
  * const consumer = new LitePullConsumer({ consumerGroup: "audit", endpoints: "http://127.0.0.1:9876" });
@@ -23,6 +24,7 @@ import { MessageQueue } from "../../core/message-queue.js";
 import type { MessageExt } from "../message.js";
 import { sleep } from "../schedule.js";
 import type { ServiceState } from "../service-state.js";
+import { MessageTracer } from "../trace/index.js";
 import { QueueBounds, type StartOffset } from "./consume-from-where.js";
 import { checkRange, type LitePullConsumerOptions, resolveBaseOptions } from "./consumer-options.js";
 import { ConsumerRuntime } from "./consumer-runtime.js";
@@ -39,6 +41,7 @@ export class LitePullConsumer {
   readonly #autoCommitInterval: number;
   readonly #pollTimeout: number;
   readonly #stopping = new AbortController();
+  readonly #tracer: MessageTracer | undefined;
   #mode: "NONE" | "SUBSCRIBE" | "ASSIGN" = "NONE";
   #assignment: MessageQueue[] = [];
   #state: ServiceState = "CREATE_JUST";
@@ -70,6 +73,12 @@ export class LitePullConsumer {
           await this.#runtime.store.persist(mq);
         }
       },
+    });
+    this.#tracer = MessageTracer.of(options, {
+      api: this.#runtime.api,
+      group: options.consumerGroup,
+      clientId: () => this.clientId,
+      onError: (err) => resolved.onError(err, "sending trace records"),
     });
     this.#queues = new LitePullQueues({
       api: this.#runtime.api,
@@ -137,6 +146,7 @@ export class LitePullConsumer {
       await this.#commitAll().catch((err: unknown) => this.#runtime.resolved.onError(err, "auto commit"));
     }
     const msgs = await this.#queues.take(timeoutMs);
+    this.#tracer?.polled(msgs);
     const first = msgs[0];
     // One batch comes from one queue.
     if (first !== undefined && this.#mode === "SUBSCRIBE") {
@@ -204,6 +214,7 @@ export class LitePullConsumer {
           : undefined;
     await write?.catch((err: unknown) => onError(err, "committing at shutdown"));
     await this.#runtime.unregister().catch((err: unknown) => onError(err, "unregistering"));
+    await this.#tracer?.close();
   }
 
   async #commitAll(): Promise<void> {

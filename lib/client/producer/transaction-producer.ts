@@ -88,7 +88,10 @@ export class TransactionProducer extends Producer {
     const state = await settle(() => listener.executeLocalTransaction(msg, arg));
     if (state !== LocalTransactionState.UNKNOW) {
       await this.#end(half.transactionId, state, false);
-      this.tracer?.endTransaction({ topic, tags: msg.tags, keys: msg.keys, msgId: half.msgId }, state);
+      this.tracer?.endTransaction(
+        { topic, tags: msg.tags, keys: msg.keys, msgId: half.msgId },
+        { state, transactionId: half.transactionId, fromTransactionCheck: false },
+      );
     }
     return {
       sendStatus: half.sendStatus,
@@ -219,9 +222,12 @@ export class TransactionProducer extends Producer {
     const listener = this.#listener;
     try {
       if (listener === undefined) return;
-      const half = await this.api.transactionMessage(check.transactionId, this.producerGroup);
-      const state = await settle(() => listener.checkLocalTransaction(toMessageExt(half)));
-      if (state !== LocalTransactionState.UNKNOW) await this.#end(check.transactionId, state, true);
+      const half = toMessageExt(await this.api.transactionMessage(check.transactionId, this.producerGroup));
+      const state = await settle(() => listener.checkLocalTransaction(half));
+      if (state === LocalTransactionState.UNKNOW) return;
+      await this.#end(check.transactionId, state, true);
+      // As RocketMQ's processTransactionState runs the EndTransaction hook: the check-back's answer is traced.
+      this.tracer?.endTransaction(half, { state, transactionId: check.transactionId, fromTransactionCheck: true });
     } catch (err) {
       this.reportError(err, "transaction");
     } finally {

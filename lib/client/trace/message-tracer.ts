@@ -1,7 +1,8 @@
 /**
  * @module What the clients hand their trace dispatcher (RocketMQ's `SendMessageTraceHookImpl`,
  * `ConsumeMessageTraceHookImpl`, `EndTransactionTraceHookImpl`): a send's Pub records, a listener call's
- * SubBefore and SubAfter records, a transaction's EndTransaction record.
+ * SubBefore and SubAfter records (a lite pull consumer's poll: both at once), a transaction's EndTransaction
+ * record (its own end or a check-back's answer).
  *
  * @example
  * const tracer = MessageTracer.of({ enableMsgTrace: true }, { api, group: "pg", clientId });
@@ -9,10 +10,16 @@
  */
 import { MessageConst } from "../../core/message.js";
 import { newMessageId } from "../../core/message-id-node.js";
+import {
+  consumeTraceRecord,
+  MAX_TRACE_ERROR_LENGTH,
+  type TraceOptions,
+  type TraceRecord,
+  traceTopicOf,
+} from "../../core/trace-record.js";
 import type { MessageExt } from "../message.js";
 import type { NimbusApi, SendMessage } from "../transport/index.js";
 import { TraceDispatcher } from "./trace-dispatcher.js";
-import { type TraceOptions, type TraceRecord, traceTopicOf } from "./trace-record.js";
 
 /** Where a traced send landed (a SendResult's fields). */
 export interface TracedSend {
@@ -26,9 +33,6 @@ export type TracedMessage = Pick<
   MessageExt,
   "msgId" | "topic" | "tags" | "keys" | "properties" | "brokerName" | "queueId" | "queueOffset" | "reconsumeTimes"
 >;
-
-/** The listener's answer in a SubAfter record, and whether it counts as a success. */
-const SUCCESS_STATUSES = new Set(["CONSUME_SUCCESS", "SUCCESS"]);
 
 export class MessageTracer {
   readonly dispatcher: TraceDispatcher;
@@ -79,14 +83,17 @@ export class MessageTracer {
                 queueId: outcome.messageQueue.queueId,
                 queueOffset: outcome.queueOffset + i,
               }
-            : { error: outcome.message.slice(0, 512) }),
+            : { error: outcome.message.slice(0, MAX_TRACE_ERROR_LENGTH) }),
         };
       }),
     );
   }
 
-  /** A transaction's end: one EndTransaction record. */
-  endTransaction(msg: { topic: string; tags: string; keys: string[]; msgId: string }, state: string): void {
+  /** A transaction's end (by the app's local transaction, or answering a check-back): one EndTransaction record. */
+  endTransaction(
+    msg: { topic: string; tags: string; keys: string[]; msgId: string },
+    end: { state: string; transactionId: string; fromTransactionCheck: boolean },
+  ): void {
     this.dispatcher.append([
       {
         ...this.#base("EndTransaction", Date.now(), msg.msgId),
@@ -95,7 +102,9 @@ export class MessageTracer {
         keys: msg.keys,
         costTime: 0,
         success: true,
-        transactionState: state,
+        transactionState: end.state,
+        transactionId: end.transactionId,
+        fromTransactionCheck: end.fromTransactionCheck,
       },
     ]);
   }
@@ -126,26 +135,23 @@ export class MessageTracer {
     begin: number,
     call: { requestId: string; status?: string },
   ): void {
-    const now = Date.now();
-    const after = traceType === "SubAfter";
-    this.dispatcher.append(
-      msgs.map(
-        (m): TraceRecord => ({
-          ...this.#base(traceType, after ? now : begin, m.msgId),
-          topic: m.properties[MessageConst.RETRY_TOPIC] ?? m.topic,
-          tags: m.tags,
-          keys: m.keys,
-          costTime: after ? now - begin : 0,
-          success: !after || SUCCESS_STATUSES.has(call.status ?? ""),
-          requestId: call.requestId,
-          brokerName: m.brokerName,
-          queueId: m.queueId,
-          queueOffset: m.queueOffset,
-          reconsumeTimes: m.reconsumeTimes,
-          ...(after ? { consumeStatus: call.status ?? "" } : {}),
-        }),
-      ),
-    );
+    const by = { groupName: this.#group, clientId: this.#clientId() };
+    const end = Date.now();
+    this.dispatcher.append(msgs.map((m) => consumeTraceRecord(m, traceType, by, { ...call, begin, end })));
+  }
+
+  /**
+   * What `poll()` returned, as RocketMQ's `DefaultLitePullConsumerImpl.poll` runs its consume hooks: SubBefore
+   * and SubAfter together when the messages are handed over, the status CONSUME_SUCCESS (what the application
+   * does with them is not seen), costTime 0.
+   */
+  polled(msgs: readonly TracedMessage[]): void {
+    if (msgs.length === 0) return;
+    const call = { requestId: newMessageId(), status: "CONSUME_SUCCESS" };
+    const begin = Date.now();
+    this.consumed(msgs, "SubBefore", begin, call);
+    const by = { groupName: this.#group, clientId: this.#clientId() };
+    this.dispatcher.append(msgs.map((m) => consumeTraceRecord(m, "SubAfter", by, { ...call, begin, end: begin })));
   }
 
   #base(traceType: TraceRecord["traceType"], timeStamp: number, msgId: string) {

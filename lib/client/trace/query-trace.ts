@@ -7,8 +7,8 @@
  * for (const r of records) console.log(r.traceType, r.groupName, r.success);
  */
 import { RMQ_SYS_TRACE_TOPIC } from "../../core/names.js";
+import { decodeTraceRecord, type TraceRecord, type TraceType } from "../../core/trace-record.js";
 import type { NimbusApi } from "../transport/index.js";
-import { decodeTraceRecord, type TraceRecord, type TraceType } from "./trace-record.js";
 
 /** Key-query pages read at most (64 records each): a message's trace is a handful of records. */
 export const MAX_TRACE_PAGES = 16;

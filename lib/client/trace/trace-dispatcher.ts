@@ -1,27 +1,14 @@
 /**
- * @module RocketMQ's `AsyncTraceDispatcher`: trace records wait in a bounded queue and go to the trace topic
- * in small batches from the background, so tracing never blocks nor fails a user's send or consume. A full
- * queue drops the record (counted in `dropped`); a failed trace send drops its batch (counted in `failed`,
- * reported to `onError`). `close()` flushes what waits, within a bounded wait.
+ * @module The SDK's trace dispatcher: lib/core's `AsyncTraceDispatcher` (bounded queue, batches, drops counted)
+ * sending its batches with `POST /send` through the client's API.
  *
  * @example
  * const dispatcher = new TraceDispatcher({ api, traceTopic: "RMQ_SYS_TRACE_TOPIC", onError });
  * dispatcher.append([record]);
  * await dispatcher.close();
  */
-import { MessageConst } from "../../core/message.js";
-import { newMessageId } from "../../core/message-id-node.js";
+import { AsyncTraceDispatcher } from "../../core/trace-dispatcher.js";
 import type { NimbusApi } from "../transport/index.js";
-import type { TraceRecord } from "./trace-record.js";
-
-/** Records waiting at most; more are dropped. RocketMQ's queueSize is 2048 records of up to 100 messages. */
-export const TRACE_QUEUE_MAX = 1024;
-/** Records per trace send (one message each, one request). */
-export const TRACE_BATCH_MAX = 32;
-/** A record waits at most this long for others to share its send. */
-export const TRACE_FLUSH_MS = 100;
-/** A trace send's timeout, and the longest `close()` waits for the last ones. */
-export const TRACE_SEND_TIMEOUT_MS = 3000;
 
 export interface TraceDispatcherOptions {
   api: NimbusApi;
@@ -29,91 +16,12 @@ export interface TraceDispatcherOptions {
   onError?: (err: unknown) => void;
 }
 
-export class TraceDispatcher {
-  readonly traceTopic: string;
-  readonly #api: NimbusApi;
-  readonly #onError: ((err: unknown) => void) | undefined;
-  readonly #queue: TraceRecord[] = [];
-  #timer: NodeJS.Timeout | undefined;
-  #sending: Promise<void> | undefined;
-  #closed = false;
-  /** Records dropped because the queue was full or the dispatcher closed. */
-  dropped = 0;
-  /** Records whose trace send failed. */
-  failed = 0;
-  /** Records stored in the trace topic. */
-  sent = 0;
-
+export class TraceDispatcher extends AsyncTraceDispatcher {
   constructor(options: TraceDispatcherOptions) {
-    this.#api = options.api;
-    this.traceTopic = options.traceTopic;
-    this.#onError = options.onError;
-  }
-
-  /** Queues records for the trace topic; never throws, never waits. */
-  append(records: readonly TraceRecord[]): void {
-    for (const r of records) {
-      if (this.#closed || this.#queue.length >= TRACE_QUEUE_MAX) this.dropped++;
-      else this.#queue.push(r);
-    }
-    this.#schedule();
-  }
-
-  #schedule(): void {
-    if (this.#sending !== undefined || this.#queue.length === 0) return;
-    if (this.#queue.length >= TRACE_BATCH_MAX) {
-      this.#flushNow();
-      return;
-    }
-    if (this.#timer === undefined) {
-      this.#timer = setTimeout(() => this.#flushNow(), TRACE_FLUSH_MS);
-      this.#timer.unref();
-    }
-  }
-
-  #flushNow(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#sending !== undefined) return;
-    const batch = this.#queue.splice(0, TRACE_BATCH_MAX);
-    if (batch.length === 0) return;
-    this.#sending = this.#send(batch).finally(() => {
-      this.#sending = undefined;
-      this.#schedule();
+    super({
+      send: (topic, messages, timeoutMs) => options.api.send({ topic, messages }, { timeoutMs }),
+      traceTopic: options.traceTopic,
+      onError: options.onError,
     });
-  }
-
-  async #send(batch: TraceRecord[]): Promise<void> {
-    try {
-      await this.#api.send(
-        {
-          topic: this.traceTopic,
-          messages: batch.map((r) => ({
-            body: new TextEncoder().encode(JSON.stringify(r)),
-            tags: r.traceType,
-            keys: [r.msgId],
-            properties: { [MessageConst.UNIQ_KEY]: newMessageId() },
-          })),
-        },
-        { timeoutMs: TRACE_SEND_TIMEOUT_MS },
-      );
-      this.sent += batch.length;
-    } catch (err) {
-      this.failed += batch.length;
-      this.#onError?.(err);
-    }
-  }
-
-  /** Sends what waits (one batch after another) for at most `TRACE_SEND_TIMEOUT_MS`, then drops the rest. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    const deadline = Date.now() + TRACE_SEND_TIMEOUT_MS;
-    while ((this.#queue.length > 0 || this.#sending !== undefined) && Date.now() < deadline) {
-      this.#flushNow();
-      await this.#sending;
-    }
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.dropped += this.#queue.splice(0).length;
   }
 }

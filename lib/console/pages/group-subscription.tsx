@@ -70,6 +70,8 @@ export function GroupSubscription({ group }: { group: string }) {
             {s.maxReconsumeTimes}, backoff {s.retryBackoff.initialMs}–{s.retryBackoff.maxMs} ms, timeout {s.timeoutMs}{" "}
             ms
           </dd>
+          <dt>Message trace</dt>
+          <dd>{s.enableMsgTrace ? `on, to ${s.customizedTraceTopic ?? "RMQ_SYS_TRACE_TOPIC"}` : "off"}</dd>
           <dt>Updated (UTC)</dt>
           <dd>{formatTime(s.updatedAt)}</dd>
         </dl>

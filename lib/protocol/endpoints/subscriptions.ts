@@ -19,7 +19,7 @@ import {
   MIN_SUBSCRIPTION_TIMEOUT_MS,
 } from "../bounds.js";
 import { endpoint } from "../endpoint.js";
-import { groupName, success, timestamp, userTopicName } from "../fields.js";
+import { groupName, sendTopicName, success, timestamp, userTopicName } from "../fields.js";
 import { FilterExpressionSchema } from "./pop.js";
 
 export const SUBSCRIPTION_ORDERINGS = ["none", "queue", "messageGroup"] as const;
@@ -103,8 +103,17 @@ export const SubscriptionDefinitionSchema = z
     /** How long one delivery may take before it counts as failed (an addition to the issue's shape). */
     timeoutMs: z.number().int().min(MIN_SUBSCRIPTION_TIMEOUT_MS).max(MAX_SUBSCRIPTION_TIMEOUT_MS).default(30_000),
     retryBackoff: RetryBackoffSchema.default({ initialMs: 10_000, maxMs: 600_000 }),
+    /** RocketMQ's `enableMsgTrace` for the dispatcher: SubBefore / SubAfter records of every delivery (docs/trace.md). */
+    enableMsgTrace: z.boolean().default(false),
+    /** Where those records go: default `RMQ_SYS_TRACE_TOPIC`; a user topic (other than the subscribed one) otherwise. */
+    customizedTraceTopic: sendTopicName.optional(),
   })
   .strict()
+  // A subscription tracing into its own topic would deliver its trace records, tracing them again, without end.
+  .refine((d) => d.customizedTraceTopic !== d.topic, {
+    message: "customizedTraceTopic is the subscribed topic (its deliveries would trace themselves)",
+    path: ["customizedTraceTopic"],
+  })
   .meta({ id: "SubscriptionDefinition" });
 export type SubscriptionDefinition = z.output<typeof SubscriptionDefinitionSchema>;
 
@@ -129,6 +138,8 @@ export const SubscriptionInfoSchema = z
     maxReconsumeTimes: z.number().int(),
     timeoutMs: z.number().int(),
     retryBackoff: z.object({ initialMs: z.number().int(), maxMs: z.number().int() }),
+    enableMsgTrace: z.boolean(),
+    customizedTraceTopic: z.string().max(MAX_TEXT_LENGTH).optional(),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
