@@ -27,7 +27,6 @@ export const TABLES: readonly TableSpec[] = [
   { name: "acl", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" },
-  { name: "message-index", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
 
 /**
@@ -37,7 +36,7 @@ export const TABLES: readonly TableSpec[] = [
  * acl (signatures and ACLs). Nothing else: it serves no admin route, keeps no offsets, posts no push hints.
  */
 export const GRPC_PROXY = {
-  tables: ["routes", "queue-index", "message-index", "timers", "transactions", "clients", "acl"],
+  tables: ["routes", "queue-index", "timers", "transactions", "clients", "acl"],
   bucket: true,
 } as const;
 
@@ -77,7 +76,7 @@ export const API_FUNCTIONS = {
     handler: "functions/topics.handler",
     memoryMb: 256,
     timeoutSeconds: 15,
-    tables: ["routes", "queue-index", "message-index"],
+    tables: ["routes", "queue-index"],
     bucket: false,
   },
   // An append hints the queue's holders on the push channel (their connections, then a post each).
@@ -87,7 +86,7 @@ export const API_FUNCTIONS = {
     handler: "functions/send.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "message-index", "timers", "connections"],
+    tables: ["routes", "queue-index", "timers", "connections"],
     bucket: true,
     channel: true,
     invokes: ["Dispatch"],
@@ -98,7 +97,7 @@ export const API_FUNCTIONS = {
     handler: "functions/pull.handler",
     memoryMb: 512,
     timeoutSeconds: 25,
-    tables: ["routes", "queue-index", "message-index", "timers", "pop"],
+    tables: ["routes", "queue-index", "timers", "pop"],
     bucket: true,
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.
@@ -137,7 +136,7 @@ export const API_FUNCTIONS = {
     handler: "functions/transactions.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "message-index", "transactions", "connections"],
+    tables: ["routes", "queue-index", "transactions", "connections"],
     bucket: true,
     channel: true,
     invokes: ["Dispatch"],
@@ -251,7 +250,7 @@ export const SCHEDULED_FUNCTIONS = {
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["routes", "queue-index", "message-index", "transactions", "clients", "connections"],
+    tables: ["routes", "queue-index", "transactions", "clients", "connections"],
     bucket: true,
     // A check-back left for a producer: a `checks` hint to its connection.
     channel: true,
@@ -267,12 +266,13 @@ export const SCHEDULED_FUNCTIONS = {
     bucket: false,
   },
   // The backstop of delayed delivery: each run stays up through its minute while buckets fall due in it.
+  // Its appends read the topic's key-index setting (routes: the message index is in the queue log's items).
   DelayedDelivery: {
     handler: "functions/delayed-delivery.handler",
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["queue-index", "message-index", "timers"],
+    tables: ["routes", "queue-index", "timers"],
     bucket: true,
   },
   // The backstop of subscription delivery (docs/subscriptions.md): each run delivers while receives answer
