@@ -28,11 +28,13 @@ export interface IndexedMessage {
 export type IndexPolicy = "keys" | "ids" | "none";
 
 /**
- * An object batch's ids and keys stay in its index item up to this many bytes (DynamoDB items stop at 400 KB;
- * an object batch's item is otherwise about 100 bytes). Past it the item holds neither, and a query reads them
- * from the batch's object (one GET). An inline batch's are in its bytes, already counted by the inline threshold.
+ * An object batch's ids and keys stay in its index item up to this many bytes: far under DynamoDB's 400 KB item
+ * limit (the item is otherwise about 100 bytes), and a pull reading the item pays for them (read units). 64 KiB
+ * holds the ids of a full batch of 1024 messages (about 36 KB) with short keys. Past it the item holds neither,
+ * and a query reads them from the batch's object (one GET). An inline batch's are in its bytes, which the inline
+ * threshold already bounds.
  */
-export const MAX_ITEM_INDEX_BYTES = 256 * 1024;
+export const MAX_ITEM_INDEX_BYTES = 64 * 1024;
 
 export interface AppendResult {
   /** Queue offset of the batch's first message; the batch holds `[queueOffset, queueOffset + count)`. */
