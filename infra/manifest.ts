@@ -27,13 +27,12 @@ export const TABLES: readonly TableSpec[] = [
   { name: "acl", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "timers", sortKeyType: "string", ttlAttribute: "expiresAt" },
   { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" },
-  { name: "message-index", sortKeyType: "string", ttlAttribute: "expiresAt" },
 ];
 
 /**
  * The gRPC proxy (infra/grpc.ts, `nimbus proxy` on ECS): the tables its RPCs touch, as the functions of the
  * same HTTP counterparts: routes (QueryRoute, QueryAssignment, sends, a consumer's group, dead-letter topics,
- * the wake's subscriptions and marker), queue-index, message-index and the bucket (sends, receives, commits),
+ * the wake's subscriptions and marker), queue-index and the bucket (sends, receives, commits),
  * timers (delay messages; sends move due ones), transactions (half messages, ends, check-backs), clients
  * (Telemetry registrations, heartbeats, terminations, check-backs), pop (ReceiveMessage, AckMessage,
  * ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue keep their checkpoints there). On a stage with ACLs
@@ -43,7 +42,7 @@ export const TABLES: readonly TableSpec[] = [
  * checks it with RocketMQ's official client calling every RPC.
  */
 export const GRPC_PROXY = {
-  tables: ["routes", "queue-index", "message-index", "timers", "transactions", "clients", "pop"],
+  tables: ["routes", "queue-index", "timers", "transactions", "clients", "pop"],
   bucket: true,
   invokes: ["Dispatch"],
 } as const satisfies Pick<FunctionSpec, "tables" | "bucket" | "invokes">;
@@ -84,7 +83,7 @@ export const API_FUNCTIONS = {
     handler: "functions/topics.handler",
     memoryMb: 256,
     timeoutSeconds: 15,
-    tables: ["routes", "queue-index", "message-index"],
+    tables: ["routes", "queue-index"],
     bucket: false,
   },
   // An append hints the queue's holders on the push channel (their connections, then a post each).
@@ -94,7 +93,7 @@ export const API_FUNCTIONS = {
     handler: "functions/send.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "message-index", "timers", "connections"],
+    tables: ["routes", "queue-index", "timers", "connections"],
     bucket: true,
     channel: true,
     invokes: ["Dispatch"],
@@ -105,7 +104,7 @@ export const API_FUNCTIONS = {
     handler: "functions/pull.handler",
     memoryMb: 512,
     timeoutSeconds: 25,
-    tables: ["routes", "queue-index", "message-index", "timers", "pop"],
+    tables: ["routes", "queue-index", "timers", "pop"],
     bucket: true,
   },
   // Progress reads the store time of each group's last consumed message: a batch, maybe in the bucket.
@@ -144,7 +143,7 @@ export const API_FUNCTIONS = {
     handler: "functions/transactions.handler",
     memoryMb: 512,
     timeoutSeconds: 10,
-    tables: ["routes", "queue-index", "message-index", "transactions", "connections"],
+    tables: ["routes", "queue-index", "transactions", "connections"],
     bucket: true,
     channel: true,
     invokes: ["Dispatch"],
@@ -258,7 +257,7 @@ export const SCHEDULED_FUNCTIONS = {
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["routes", "queue-index", "message-index", "transactions", "clients", "connections"],
+    tables: ["routes", "queue-index", "transactions", "clients", "connections"],
     bucket: true,
     // A check-back left for a producer: a `checks` hint to its connection.
     channel: true,
@@ -274,12 +273,13 @@ export const SCHEDULED_FUNCTIONS = {
     bucket: false,
   },
   // The backstop of delayed delivery: each run stays up through its minute while buckets fall due in it.
+  // Its appends read the topic's key-index setting (routes: the message index is in the queue log's items).
   DelayedDelivery: {
     handler: "functions/delayed-delivery.handler",
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
-    tables: ["queue-index", "message-index", "timers"],
+    tables: ["routes", "queue-index", "timers"],
     bucket: true,
   },
   // The backstop of subscription delivery (docs/subscriptions.md): each run delivers while receives answer

@@ -25,14 +25,13 @@ import { type BrokerRegistration, NameServer, RouteCache, TopicService } from ".
 import { DEFAULT_POP_OPTIONS, type PopOptions, PopService } from "./pop/index.js";
 import { SendService } from "./produce/index.js";
 import { PushChannel } from "./push/index.js";
-import { MessageIndex, QueryService } from "./query/index.js";
+import { KeyIndexSettings, QueryService } from "./query/index.js";
 import type { QueueRef } from "./queue-log/index.js";
 import { QueueLog } from "./queue-log/index.js";
 import { SendBackService } from "./retry/index.js";
 import {
   CLIENTS_TABLE,
   CONNECTIONS_TABLE,
-  MESSAGE_INDEX_TABLE,
   OFFSETS_TABLE,
   POP_TABLE,
   ROUTES_TABLE,
@@ -130,8 +129,8 @@ export class Broker {
   /** Each group's lag samples (a bounded ring) and the operator's views of every group. */
   readonly lagSamples: LagSamples;
   readonly groups: GroupViews;
-  /** The message index (written by every append) and the queries by id and key it serves. */
-  readonly messageIndex: MessageIndex;
+  /** The topics' key-index settings (the queue log writes the message index into every batch's item) and the queries by id and key. */
+  readonly keyIndexSettings: KeyIndexSettings;
   readonly query: QueryService;
   readonly #options: BrokerOptions;
   readonly #now: () => number;
@@ -144,9 +143,9 @@ export class Broker {
     const now = this.#now;
     const routes = storage.table(ROUTES_TABLE);
     const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
-    this.messageIndex = new MessageIndex(storage.table(MESSAGE_INDEX_TABLE), { retentionMs, now });
+    this.keyIndexSettings = new KeyIndexSettings(routes, now);
     this.queueLog = new QueueLog(storage, {
-      indexer: this.messageIndex.write,
+      indexPolicy: this.keyIndexSettings.policyOf,
       inlineThresholdBytes: options.inlineThresholdBytes,
       objectReplicationGraceMs: options.objectReplicationGraceMs,
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
@@ -190,7 +189,7 @@ export class Broker {
     this.subscriptions = new SubscriptionStore(routes, options.checkFilter ?? checkFilterExpression, now, (g, t) =>
       this.pop.pinStart(g, t),
     );
-    this.query = new QueryService(this.messageIndex, this.routeCache, this.queueLog, retentionMs, now);
+    this.query = new QueryService(this.keyIndexSettings, this.routeCache, this.queueLog, retentionMs, now);
     const offsetsTable = storage.table(OFFSETS_TABLE);
     this.offsets = new OffsetService(offsetsTable, this.routeCache, this.queueLog, now);
     this.offsets.onGroupTopic = (group) => subscriptionGroups.meet(group);

@@ -119,5 +119,5 @@ export const MAX_QUERY_MESSAGES = 64;
 export const MAX_QUERY_BY_ID_MESSAGES = 32;
 /** A message key or a message id in a query, in characters. */
 export const MAX_QUERY_KEY_LENGTH = 255;
-/** A query's paging cursor, in characters. */
-export const MAX_QUERY_CURSOR_LENGTH = 1024;
+/** A query's paging cursor, in characters: a few bytes per queue of the topic (where each goes on). */
+export const MAX_QUERY_CURSOR_LENGTH = 16_384;

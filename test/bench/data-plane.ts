@@ -14,6 +14,10 @@ import { type CostBreakdown, costPerMillion, type PerUnit, perUnit, roundPerUnit
 
 export interface CaseOptions {
   batch: number;
+  /** Each message carries one key of its own. */
+  keys?: boolean;
+  /** The topic's `key.index` attribute (default on). */
+  keyIndex?: boolean;
   bodyBytes: number;
   queues: number;
   producers: number;
@@ -76,11 +80,17 @@ export function phase(
 }
 
 /** Creates `topic` with `queues` read and write queues on broker-a only (so the topic has exactly that many). */
-export async function createTopic(server: { url: string }, topic: string, queues: number): Promise<void> {
+export async function createTopic(
+  server: { url: string },
+  topic: string,
+  queues: number,
+  keyIndex?: boolean,
+): Promise<void> {
   await mustCall(server.url, "PUT", `/topics/${topic}`, {
     readQueueNums: queues,
     writeQueueNums: queues,
     brokerNames: [BROKER],
+    ...(keyIndex === undefined ? {} : { keyIndex }),
   });
 }
 
@@ -88,7 +98,7 @@ export async function runCase(server: LocalServer, topic: string, o: CaseOptions
   // Registration is the scheduled job's (every 30 s in a deployment); the run does it between phases, so
   // that its writes never fall inside a measured phase.
   await server.context.broker.registerBrokers();
-  await createTopic(server, topic, o.queues);
+  await createTopic(server, topic, o.queues, o.keyIndex);
 
   // Produce: the broker picks the queue (round robin over the topic's 8 queues), as for a plain client.
   const ends = new Map<number, number>();
@@ -101,7 +111,7 @@ export async function runCase(server: LocalServer, topic: string, o: CaseOptions
   const produceMeter = startMeter(server);
   const deadline = produceMeter.started + o.produceBudgetMs;
   const producer = async (): Promise<void> => {
-    const body = sendBody(topic, o.batch, randomBytes(o.bodyBytes));
+    const body = sendBody(topic, o.batch, randomBytes(o.bodyBytes), o.keys === true);
     while (claimed < target && performance.now() < deadline && sendErrors < MAX_ERRORS) {
       claimed += o.batch;
       const answer = await call<SendAnswer>(server.url, "POST", "/send", body);

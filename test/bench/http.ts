@@ -72,11 +72,11 @@ export async function mustCall<T>(
 }
 
 /** The JSON body of a `POST /send` of `batch` copies of `payload` (each message gets its own id from the broker). */
-export function sendBody(topic: string, batch: number, payload: Buffer): string {
-  const message = { body: payload.toString("base64") };
+export function sendBody(topic: string, batch: number, payload: Buffer, keyed = false): string {
+  const body = payload.toString("base64");
   return JSON.stringify({
     producerGroup: "bench_producer",
     topic,
-    messages: Array.from({ length: batch }, () => message),
+    messages: Array.from({ length: batch }, (_, i) => (keyed ? { body, keys: [`order-${i}`] } : { body })),
   });
 }

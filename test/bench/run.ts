@@ -6,7 +6,9 @@
  *
  * Flags: `--quick` (short budgets, for a smoke run), `--mode local|aws|both`, `--seconds <produce budget>`,
  * `--max-messages <cap per case>`, `--batches 1,32,256`, `--polls <idle polls>`, `--clients <producers and
- * consumers, default 4>`, `--flush async|sync|both` (the embedded store's durability, default async).
+ * consumers, default 4>`, `--flush async|sync|both` (the embedded store's durability, default async),
+ * `--keys` (each message carries one key of its own, `order-<n>`), `--key-index on|off` (the bench topic's
+ * `key.index` attribute, default on: docs/cost.md "Message index").
  *
  * `--push` runs the push channel's latency benchmark instead (push-latency.ts, docs/benchmarks.md): `--push-mode
  * local|aws-latency|both`, `--rates 1,100,2000` (msg/s), `--rate-seconds <per rate>`, `--idle-seconds <idle
@@ -57,6 +59,8 @@ const { values } = parseArgs({
     polls: { type: "string" },
     clients: { type: "string" },
     flush: { type: "string" },
+    keys: { type: "boolean", default: false },
+    "key-index": { type: "string", default: "on" },
     push: { type: "boolean", default: false },
     "push-mode": { type: "string", default: "both" },
     rates: { type: "string", default: "1,100,2000" },
@@ -106,7 +110,10 @@ const settings = {
   idlePolls: Math.floor(positive("polls", values.polls, quick ? 80 : 400)),
   idleBudgetMs: 20_000,
   commits: quick ? 10 : 50,
+  keys: values.keys === true,
+  keyIndex: values["key-index"] !== "off",
 };
+if (values["key-index"] !== "on" && values["key-index"] !== "off") throw new Error("--key-index must be on or off");
 const batches = (values.batches ?? "").split(",").map((b) => Math.floor(positive("batches", b, 1)));
 if (batches.some((b) => b > 1024)) throw new Error("--batches: a send holds at most 1024 messages");
 const modes: ("local" | "aws")[] =

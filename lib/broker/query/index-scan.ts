@@ -1,28 +1,47 @@
 /**
- * @module Reading the message index: a time range of one queue's partition, ascending, item by item, within a
- * budget of items; and merging the hits of a topic's queues into one page in a total order (store time,
- * queue, offset) that a cursor can continue from.
+ * @module Reading the message index: a time range of one queue, from where a binary search of its index items
+ * says the range starts, batch by batch in offset order within a budget of items; and merging the hits of a
+ * topic's queues into one page, oldest first, with where each queue goes on. Store times grow with the offset
+ * within a queue only up to `STORE_TIME_SKEW_MS`: a scan starts that much before the range and reads that much
+ * past its end. A page continues each queue at an offset (never at a time), so no hit is skipped or answered twice.
  */
-import type { Table } from "../../storage/table.js";
-import { decodeIndexItem, type IndexBatch, skBefore } from "./message-index.js";
+import {
+  type IndexedBatch,
+  type QueueLog,
+  type QueueRef,
+  queuePk,
+  STORE_TIME_SKEW_MS,
+  type StoredMessage,
+} from "../queue-log/index.js";
 
-/** A place in the total order of a topic's indexed messages. */
-export interface IndexPosition {
-  storeTimestamp: number;
-  pk: string;
+/** Where a queue's scan goes on: the batch starting at `batchStart`, from its offset `offset` on. */
+export interface QueueResume {
+  batchStart: number;
   offset: number;
 }
 
-export function comparePositions(a: IndexPosition, b: IndexPosition): number {
+/** A message the index points at; `message` when the scan already decoded it (an inline batch). */
+export interface IndexHit {
+  storeTimestamp: number;
+  pk: string;
+  offset: number;
+  batchStart: number;
+  message?: StoredMessage | undefined;
+}
+
+export function compareHits(a: IndexHit, b: IndexHit): number {
   if (a.storeTimestamp !== b.storeTimestamp) return a.storeTimestamp - b.storeTimestamp;
   if (a.pk !== b.pk) return a.pk < b.pk ? -1 : 1;
   return a.offset - b.offset;
 }
 
 export interface QueueScan {
-  hits: IndexPosition[];
-  /** Set when the scan stopped before the range's end: every hit up to here was found, none after it. */
-  stoppedAt?: IndexPosition;
+  /** In offset order. */
+  hits: IndexHit[];
+  /** Where the queue goes on after its last hit; absent when the scan reached the range's end (or the queue's). */
+  resume?: QueueResume;
+  /** Store time of the last batch read: a queue that stopped early may still hold hits stored after it. */
+  lastStored?: number;
   itemsRead: number;
 }
 
@@ -30,9 +49,9 @@ export interface ScanRange {
   /** Store times `[begin, end]`, ms. */
   begin: number;
   end: number;
-  /** Only hits after this position (a cursor). */
-  after?: IndexPosition | undefined;
-  /** Stop once this many hits were found (whole items are read: the hits of the last one are all kept). */
+  /** Where to start (a cursor); absent: where the binary search says `begin - STORE_TIME_SKEW_MS` is. */
+  from?: QueueResume | undefined;
+  /** Stop once this many hits were found (whole batches are read: the hits of the last one are all kept). */
   maxHits: number;
   /** Stop after this many index items. */
   maxItems: number;
@@ -42,59 +61,91 @@ export interface ScanRange {
 const PAGE_ITEMS = 100;
 
 /** The offsets of `batch` that `match` accepts. */
-export type BatchMatcher = (batch: IndexBatch) => number[];
+export type BatchMatcher = (batch: IndexedBatch) => number[];
 
-export async function scanQueue(table: Table, pk: string, range: ScanRange, match: BatchMatcher): Promise<QueueScan> {
-  const from = Math.max(range.begin, range.after?.storeTimestamp ?? 0);
-  const hits: IndexPosition[] = [];
-  let itemsRead = 0;
-  let startAfter: string | number | undefined;
-  for (;;) {
-    const page = await table.query(pk, {
-      sk: { gt: skBefore(from) },
-      limit: Math.min(PAGE_ITEMS, range.maxItems - itemsRead),
-      startAfter,
-    });
-    for (const item of page.items) {
-      const batch = decodeIndexItem(item);
-      if (batch === undefined) continue;
-      if (batch.storeTimestamp > range.end) return { hits, itemsRead };
-      itemsRead++;
-      for (const offset of match(batch)) {
-        const hit = { storeTimestamp: batch.storeTimestamp, pk, offset };
-        if (range.after === undefined || comparePositions(hit, range.after) > 0) hits.push(hit);
+/**
+ * The hits of queue `q` in `range`, forward from its start until a batch stored after the range's end plus the
+ * skew (no later batch can be in the range), the queue's end, `maxHits` hits or `maxItems` items.
+ */
+export async function scanQueue(
+  queueLog: QueueLog,
+  q: QueueRef,
+  range: ScanRange,
+  match: BatchMatcher,
+): Promise<QueueScan> {
+  const pk = queuePk(q);
+  const skipBelow = range.from?.offset ?? 0;
+  let next: number | undefined =
+    range.from?.batchStart ?? (await queueLog.offsetStoredFrom(q, range.begin - STORE_TIME_SKEW_MS));
+  const scan: QueueScan = { hits: [], itemsRead: 0 };
+  while (next !== undefined) {
+    const page = await queueLog.indexedBatches(q, next, Math.min(PAGE_ITEMS, range.maxItems - scan.itemsRead));
+    scan.itemsRead += page.itemsRead;
+    next = page.next;
+    for (const [i, batch] of page.batches.entries()) {
+      if (batch.storeTimestamp > range.end + STORE_TIME_SKEW_MS) return scan;
+      scan.lastStored = batch.storeTimestamp;
+      if (batch.storeTimestamp >= range.begin && batch.storeTimestamp <= range.end) {
+        for (const offset of match(batch)) {
+          if (offset < skipBelow) continue;
+          const message = batch.messages?.[offset - batch.start];
+          scan.hits.push({ storeTimestamp: batch.storeTimestamp, pk, offset, batchStart: batch.start, message });
+        }
       }
-      const last = { storeTimestamp: batch.storeTimestamp, pk, offset: batch.start + batch.ids.length - 1 };
-      if (hits.length >= range.maxHits || itemsRead >= range.maxItems) return { hits, stoppedAt: last, itemsRead };
+      const after = page.batches[i + 1]?.start ?? next;
+      if (scan.hits.length >= range.maxHits && after !== undefined) {
+        scan.resume = { batchStart: after, offset: after };
+        return scan;
+      }
     }
-    if (page.lastSk === undefined) return { hits, itemsRead };
-    startAfter = page.lastSk;
+    if (next !== undefined && scan.itemsRead >= range.maxItems) {
+      scan.resume = { batchStart: next, offset: next };
+      return scan;
+    }
   }
+  return scan;
 }
 
 export interface MergedPage {
-  hits: IndexPosition[];
-  /** Where the next page starts after (absent: the range holds no more hits). */
-  next?: IndexPosition;
+  hits: IndexHit[];
+  /** Where each queue goes on (by its index in the scans); undefined for a queue that is done. */
+  resumes: Array<QueueResume | undefined>;
+  /** Whether any queue goes on. */
+  more: boolean;
 }
 
-/** The first `maxNum` hits of every queue's scan, in order, and where to continue. */
+/**
+ * The first `maxNum` hits of the scans, oldest first, taking each queue's hits in offset order; it stops
+ * before a hit stored after the last batch of a queue that stopped early with all its hits taken (that queue may
+ * hold older hits the next page finds). Each queue goes on at its first hit not taken, else where its scan stopped.
+ */
 export function mergeScans(scans: readonly QueueScan[], maxNum: number): MergedPage {
-  const horizon = scans
-    .map((s) => s.stoppedAt)
-    .filter((p): p is IndexPosition => p !== undefined)
-    .sort(comparePositions)[0];
-  // Past the earliest place a queue stopped, another queue's hits may be missing: they wait for the next page.
-  const safe = scans
-    .flatMap((s) => s.hits)
-    .filter((h) => horizon === undefined || comparePositions(h, horizon) <= 0)
-    .sort(comparePositions);
-  const hits = safe.slice(0, maxNum);
-  const last = hits[hits.length - 1];
-  if (hits.length === maxNum && last !== undefined && (safe.length > maxNum || horizon !== undefined)) {
-    return { hits, next: last };
+  const taken = scans.map(() => 0);
+  const hits: IndexHit[] = [];
+  while (hits.length < maxNum) {
+    let best = -1;
+    for (const [i, scan] of scans.entries()) {
+      const head = scan.hits[taken[i] ?? 0];
+      const current = scans[best]?.hits[taken[best] ?? 0];
+      if (head !== undefined && (current === undefined || compareHits(head, current) < 0)) best = i;
+    }
+    const candidate = scans[best]?.hits[taken[best] ?? 0];
+    if (candidate === undefined) break;
+    const blocked = scans.some(
+      (s, i) =>
+        s.resume !== undefined &&
+        (taken[i] ?? 0) >= s.hits.length &&
+        (s.lastStored === undefined || candidate.storeTimestamp > s.lastStored),
+    );
+    if (blocked) break;
+    hits.push(candidate);
+    taken[best] = (taken[best] ?? 0) + 1;
   }
-  return horizon === undefined ? { hits } : { hits, next: horizon };
+  const resumes = scans.map((s, i): QueueResume | undefined => {
+    const first = s.hits[taken[i] ?? 0];
+    return first === undefined ? s.resume : { batchStart: first.batchStart, offset: first.offset };
+  });
+  return { hits, resumes, more: resumes.some((r) => r !== undefined) };
 }
 
 /** Runs `work` over `items` with at most `limit` at once, answers in input order. */
@@ -110,22 +161,4 @@ export async function mapBounded<T, R>(
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
-}
-
-/** A cursor as the API carries it: opaque text (base64url of the position). */
-export function encodeCursor(p: IndexPosition): string {
-  return Buffer.from(JSON.stringify([p.storeTimestamp, p.pk, p.offset])).toString("base64url");
-}
-
-export function decodeCursor(cursor: string): IndexPosition | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (!Array.isArray(value) || value.length !== 3) return undefined;
-    const [storeTimestamp, pk, offset] = value as unknown[];
-    if (!Number.isSafeInteger(storeTimestamp) || typeof pk !== "string" || !Number.isSafeInteger(offset))
-      return undefined;
-    return { storeTimestamp: storeTimestamp as number, pk, offset: offset as number };
-  } catch {
-    return undefined;
-  }
 }

@@ -1,12 +1,13 @@
 /**
- * @module Queries through the message index: by UNIQ_KEY (mqadmin's queryMsgById and queryMsgByUniqueKey: a
- * Nimbus message id is the UNIQ_KEY, which names no broker or offset, so both read the index) and by key in a
- * time range, a bounded page at a time. Each hit is read back from the queue log and checked against the query.
+ * @module Queries through the message index, which the queue log's index items carry: by UNIQ_KEY (mqadmin's
+ * queryMsgById and queryMsgByUniqueKey: a Nimbus message id is the UNIQ_KEY, which names no broker or offset, so
+ * both read the index) and by key in a time range, a bounded page at a time. Each hit is checked against the query.
  */
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { parseUniqId } from "../../core/message-id.js";
 import {
   MAX_QUERY_BY_ID_MESSAGES,
+  MAX_QUERY_CURSOR_LENGTH,
   MAX_QUERY_MESSAGES,
   type PulledMessage,
   type QueryByIdRequest,
@@ -19,15 +20,16 @@ import { queueIds, type RouteCache } from "../names/index.js";
 import { type QueueLog, type QueueRef, queuePk } from "../queue-log/index.js";
 import {
   type BatchMatcher,
-  decodeCursor,
-  encodeCursor,
-  type IndexPosition,
+  compareHits,
+  type IndexHit,
   mapBounded,
   mergeScans,
+  type QueueResume,
   type QueueScan,
   scanQueue,
 } from "./index-scan.js";
-import type { MessageIndex } from "./message-index.js";
+import type { KeyIndexSettings } from "./key-index-settings.js";
+import { decodeCursor, encodeCursor, hashQueues } from "./query-cursor.js";
 
 /** Index items one query reads at most over all queues of the topic (a page of 100 items is one request). */
 export const MAX_SCAN_ITEMS = 20_000;
@@ -46,7 +48,7 @@ interface Window {
 
 export class QueryService {
   constructor(
-    private readonly index: MessageIndex,
+    private readonly settings: KeyIndexSettings,
     private readonly routes: RouteCache,
     private readonly queueLog: QueueLog,
     private readonly retentionMs: number,
@@ -61,8 +63,11 @@ export class QueryService {
     for (const window of windows) {
       searched = window;
       const scans = await this.#scan(queues, window, undefined, MAX_QUERY_BY_ID_MESSAGES, match);
-      const page = mergeScans(scans, MAX_QUERY_BY_ID_MESSAGES);
-      const messages = await this.#read(page.hits, (m) => m.msgId === req.msgId);
+      const hits = scans
+        .flatMap((s) => s.hits)
+        .sort(compareHits)
+        .slice(0, MAX_QUERY_BY_ID_MESSAGES);
+      const messages = await this.#read(hits, (m) => m.msgId === req.msgId);
       if (messages.length > 0) return { messages };
     }
     const range = searched === undefined ? "" : ` stored ${iso(searched.begin)} to ${iso(searched.end)}`;
@@ -73,20 +78,42 @@ export class QueryService {
   }
 
   async byKey(req: QueryByKeyRequest): Promise<QueryByKeyResponse> {
-    const window = this.#window(req.begin, req.end, this.now() - this.retentionMs);
-    const after = req.cursor === undefined ? undefined : decodeCursor(req.cursor);
-    if (req.cursor !== undefined && after === undefined) throw illegal("cursor is not one this API gave");
+    const cursor = req.cursor === undefined ? undefined : decodeCursor(req.cursor);
+    if (req.cursor !== undefined && cursor === undefined) throw illegal("cursor is not one this API gave");
+    const window = this.#window(req.begin, cursor?.end ?? req.end, this.now() - this.retentionMs);
     const queues = await this.#queues(req.topic);
-    if (!(await this.index.keysIndexed(req.topic, true))) {
+    const queuesHash = hashQueues(queues.map(queuePk));
+    if (cursor !== undefined && (cursor.queuesHash !== queuesHash || cursor.resumes.length !== queues.length)) {
+      throw illegal(`the topic's queues changed since this cursor was given: query ${req.topic} again`);
+    }
+    if (!(await this.settings.keysIndexed(req.topic, true))) {
       throw illegal(
         `topic ${req.topic} does not index its messages' keys (attribute key.index=false): find messages by id or offset`,
       );
     }
     const maxNum = req.maxNum ?? MAX_QUERY_MESSAGES;
     const match: BatchMatcher = (b) => (b.keys ?? []).flatMap(([key, i]) => (key === req.key ? [b.start + i] : []));
-    const page = mergeScans(await this.#scan(queues, window, after, maxNum, match), maxNum);
+    // A queue a cursor says is done is not read again.
+    const live = queues.flatMap((q, i) =>
+      cursor === undefined || cursor.resumes[i] !== undefined ? [{ q, i, from: cursor?.resumes[i] }] : [],
+    );
+    const scans = await this.#scan(
+      live.map((l) => l.q),
+      window,
+      live.map((l) => l.from),
+      maxNum,
+      match,
+    );
+    const page = mergeScans(scans, maxNum);
+    const resumes: Array<QueueResume | undefined> = queues.map(() => undefined);
+    for (const [j, l] of live.entries()) resumes[l.i] = page.resumes[j];
     const messages = await this.#read(page.hits, (m) => m.keys.includes(req.key));
-    return { messages, ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }) };
+    if (!page.more) return { messages };
+    const nextCursor = encodeCursor({ end: window.end, queuesHash, resumes });
+    if (nextCursor.length > MAX_QUERY_CURSOR_LENGTH) {
+      throw illegal(`topic ${req.topic} has too many queues to page through: give a narrower -b/-e range`);
+    }
+    return { messages, nextCursor };
   }
 
   /** Near the id's birth time first, then wider; a given range, or an id that is no UNIQ_KEY, as asked. */
@@ -116,28 +143,31 @@ export class QueryService {
     );
   }
 
+  /** Each queue's scan, `SCAN_CONCURRENCY` at a time; `froms` by queue (a cursor's), else from the window's start. */
   async #scan(
     queues: readonly QueueRef[],
     window: Window,
-    after: IndexPosition | undefined,
+    froms: ReadonlyArray<QueueResume | undefined> | undefined,
     maxHits: number,
     match: BatchMatcher,
   ): Promise<QueueScan[]> {
     const maxItems = Math.max(1, Math.floor(MAX_SCAN_ITEMS / Math.max(1, queues.length)));
-    return mapBounded(queues, SCAN_CONCURRENCY, (q) =>
-      scanQueue(this.index.table, queuePk(q), { ...window, after, maxHits, maxItems }, match),
+    return mapBounded(
+      queues.map((q, i) => ({ q, from: froms?.[i] })),
+      SCAN_CONCURRENCY,
+      ({ q, from }) => scanQueue(this.queueLog, q, { ...window, from, maxHits, maxItems }, match),
     );
   }
 
   /** The messages at the hits, in order; one that is gone (retention) or does not match is left out. */
-  async #read(hits: readonly IndexPosition[], matches: (m: PulledMessage) => boolean): Promise<PulledMessage[]> {
+  async #read(hits: readonly IndexHit[], matches: (m: PulledMessage) => boolean): Promise<PulledMessage[]> {
     const byPk = new Map<string, QueueRef>();
     const found = await mapBounded(hits, SCAN_CONCURRENCY, async (hit) => {
       const [topic = "", brokerName = "", queueId = "0"] = hit.pk.split("#");
       const q = byPk.get(hit.pk) ?? { topic, brokerName, queueId: Number(queueId) };
       byPk.set(hit.pk, q);
-      const result = await this.queueLog.read(q, hit.offset, { maxMessages: 1 });
-      const stored = result.messages[0];
+      // An inline batch's message came with the scan; an object batch's is read (one ranged GET).
+      const stored = hit.message ?? (await this.queueLog.read(q, hit.offset, { maxMessages: 1 })).messages[0];
       if (stored === undefined || stored.queueOffset !== hit.offset) return undefined;
       const message = toPulled(q, stored);
       return matches(message) ? message : undefined;

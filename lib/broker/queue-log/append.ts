@@ -3,33 +3,38 @@
  * one index put at a time. Batches waiting together are merged (group commit): into one inline item while
  * they fit the inline threshold, else into one object and its one item. Each index item fills a range
  * reserved from the queue's counter (no race between writers of different processes), with an append id,
- * so a put whose reply was lost is recognised as ours. See docs/queue-log.md ("Append").
+ * so a put whose reply was lost is recognised as ours, and the batch's message index (its ids and keys), so
+ * indexing costs no request. See docs/queue-log.md ("Append").
  */
 import { randomBytes } from "node:crypto";
 import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
 import { concatBatches } from "../../core/message-codec.js";
 import { ConditionFailedError, type Item, type Table } from "../../storage/table.js";
-import { type BatchLocation, end, fromItem, type IndexEntry, toItem } from "./queue-index.js";
+import { type BatchIndex, type BatchLocation, end, fromItem, type IndexEntry, toItem } from "./queue-index.js";
 
 /** The index item's attribute holding the id of the append that wrote it. */
 export const APPEND_ID_ATTRIBUTE = "a";
 
-/** What the message index (lib/broker/query) keeps of one appended message: its UNIQ_KEY and its keys. */
+/** What the message index keeps of one appended message: its UNIQ_KEY and its keys. */
 export interface IndexedMessage {
   uniqKey: string;
   keys: readonly string[];
 }
 
 /**
- * Told once per index put (a group commit: every batch merged into it) after it landed, with the queue, the
- * first offset, the store time and each message's id and keys (undefined for a message appended without).
+ * What a queue's batches carry of the message index (lib/broker/query), from the topic's settings: ids and
+ * keys, ids only (`key.index=false`), or nothing (system topics nobody looks up by id).
  */
-export type AppendIndexer = (
-  pk: string,
-  queueOffset: number,
-  storeTimestamp: number,
-  messages: readonly (IndexedMessage | undefined)[],
-) => Promise<void>;
+export type IndexPolicy = "keys" | "ids" | "none";
+
+/**
+ * An object batch's ids and keys stay in its index item up to this many bytes: far under DynamoDB's 400 KB item
+ * limit (the item is otherwise about 100 bytes), and a pull reading the item pays for them (read units). 64 KiB
+ * holds the ids of a full batch of 1024 messages (about 36 KB) with short keys. Past it the item holds neither,
+ * and a query reads them from the batch's object (one GET). An inline batch's are in its bytes, which the inline
+ * threshold already bounds.
+ */
+export const MAX_ITEM_INDEX_BYTES = 64 * 1024;
 
 export interface AppendResult {
   /** Queue offset of the batch's first message; the batch holds `[queueOffset, queueOffset + count)`. */
@@ -55,8 +60,11 @@ export interface RangeWriterOptions {
   store: (batch: Uint8Array) => Promise<BatchLocation>;
   /** Batches waiting together are merged while the result stays at most this big (one object at most). */
   mergeLimitBytes: number;
-  /** The message index: one call per group commit, awaited before the appends are answered. */
-  indexer?: AppendIndexer | undefined;
+  /**
+   * What the batches of queue `pk` carry of the message index (default: ids and keys). Asked once per group
+   * commit, before its index put: cached by the caller, it must not cost a request per send.
+   */
+  indexPolicy?: ((pk: string) => Promise<IndexPolicy>) | undefined;
 }
 
 interface PendingAppend {
@@ -109,8 +117,8 @@ export class RangeWriter {
         const merged =
           group.length === 1 ? (group[0] as PendingAppend).batch : concatBatches(group.map((p) => p.batch));
         const loc = await this.#options.store(merged);
-        const { queueOffset, storeTimestamp } = await this.#fill(pk, loc, sumCounts(group));
-        await this.#index(pk, queueOffset, storeTimestamp, group);
+        const index = await this.#batchIndex(pk, loc, group);
+        const { queueOffset, storeTimestamp } = await this.#fill(pk, loc, sumCounts(group), index);
         let offset = queueOffset;
         for (const p of group) {
           p.resolve({ queueOffset: offset, storeTimestamp });
@@ -124,20 +132,38 @@ export class RangeWriter {
   }
 
   /**
-   * One index call for the whole group, after its put landed. The messages are stored: a failing index write
-   * is logged, never turned into a failed send (the producer would send them again).
+   * The message index of a group commit, written in its own index put (no request of its own): an object
+   * batch's ids and keys (up to `MAX_ITEM_INDEX_BYTES`), an inline batch's flag only (its bytes hold them).
+   * The policy failing to load does not fail the send: ids and keys are kept, as for a topic by default.
    */
-  async #index(pk: string, queueOffset: number, storeTimestamp: number, group: PendingAppend[]): Promise<void> {
-    const indexer = this.#options.indexer;
-    if (indexer === undefined || group.every((p) => p.indexed === undefined)) return;
-    const messages = group.flatMap((p): readonly (IndexedMessage | undefined)[] =>
-      p.indexed?.length === p.count ? p.indexed : Array.from({ length: p.count }, () => undefined),
-    );
+  async #batchIndex(pk: string, loc: BatchLocation, group: readonly PendingAppend[]): Promise<BatchIndex | undefined> {
+    let policy: IndexPolicy = "keys";
     try {
-      await indexer(pk, queueOffset, storeTimestamp, messages);
+      policy = (await this.#options.indexPolicy?.(pk)) ?? "keys";
     } catch (err) {
-      console.warn(`nimbus: message index of ${pk}@${queueOffset} not written: ${String(err)}`);
+      console.warn(`nimbus: index settings of ${pk} not read, keeping keys: ${String(err)}`);
     }
+    if (policy === "none") return undefined;
+    const keysIndexed = policy === "keys";
+    if (loc.kind !== "object" || group.some((p) => p.indexed?.length !== p.count)) return { keysIndexed };
+    const ids: string[] = [];
+    const keys: Array<[string, number]> = [];
+    let bytes = 0;
+    for (const p of group) {
+      for (const m of p.indexed ?? []) {
+        bytes += Buffer.byteLength(m.uniqKey) + 3;
+        if (keysIndexed) {
+          for (const key of m.keys) {
+            keys.push([key, ids.length]);
+            bytes += Buffer.byteLength(key) + 8;
+          }
+        }
+        ids.push(m.uniqKey);
+      }
+      // Too big for the item: a query reads this batch's ids and keys from its object instead.
+      if (bytes > MAX_ITEM_INDEX_BYTES) return { keysIndexed };
+    }
+    return { ids, ...(keysIndexed ? { keys } : {}), keysIndexed };
   }
 
   /** The first waiting append, with those right behind it while the merged batch stays within the limit. */
@@ -161,7 +187,12 @@ export class RangeWriter {
    * tells whether it is ours. A range a reader sealed meanwhile (this writer took longer than the lease) is
    * given up and a new one reserved: nothing was acknowledged yet.
    */
-  async #fill(pk: string, loc: BatchLocation, count: number): Promise<AppendResult> {
+  async #fill(
+    pk: string,
+    loc: BatchLocation,
+    count: number,
+    batchIndex: BatchIndex | undefined,
+  ): Promise<AppendResult> {
     const { index, maxAppendMs } = this.#options;
     const appendId = randomBytes(12).toString("base64url");
     // Real time, not the injectable wall clock (that one stamps batches, and tests may freeze it).
@@ -180,7 +211,7 @@ export class RangeWriter {
           // handed it out once), so the only item that can be there first is a reader's seal, or our own
           // earlier try whose answer was lost. Never two batches at one offset.
           await index.put(
-            { ...toItem(pk, entry), [APPEND_ID_ATTRIBUTE]: appendId },
+            { ...toItem(pk, entry, batchIndex), [APPEND_ID_ATTRIBUTE]: appendId },
             { condition: { exists: false }, returnExistingOnFailure: true },
           );
           this.#options.learnTail(pk, end(entry));

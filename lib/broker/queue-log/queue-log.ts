@@ -9,8 +9,9 @@ import { encodeBatch } from "../../core/message-codec.js";
 import type { ObjectStore } from "../../storage/object-store.js";
 import type { Storage } from "../../storage/storage.js";
 import type { Table } from "../../storage/table.js";
-import { type AppendIndexer, type AppendResult, type IndexedMessage, RangeWriter } from "./append.js";
+import { type AppendResult, type IndexedMessage, type IndexPolicy, RangeWriter } from "./append.js";
 import { type Backlog, countBacklog } from "./backlog.js";
+import { type IndexedPage, offsetStoredFrom, readIndexedBatches } from "./indexed-batches.js";
 import {
   BATCH_OBJECT_PREFIX,
   type BatchLocation,
@@ -25,9 +26,9 @@ import {
   toItem,
 } from "./queue-index.js";
 import { reserveRange, sealOffset } from "./ranges.js";
-import { type ReadOptions, type ReadResult, readQueue } from "./read.js";
+import { type ReadContext, type ReadOptions, type ReadResult, readQueue } from "./read.js";
 
-export type { AppendIndexer, AppendResult, Backlog, IndexedMessage };
+export type { AppendResult, Backlog, IndexedMessage, IndexedPage, IndexPolicy };
 
 export interface QueueLogOptions {
   /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
@@ -68,8 +69,11 @@ export interface QueueLogOptions {
    * bounds the bytes one pull may move to deliver a few messages.
    */
   mergeLimitBytes?: number;
-  /** The message index (lib/broker/query): told once per group commit with the messages' ids and keys. */
-  indexer?: AppendIndexer | undefined;
+  /**
+   * What a queue's batches keep of the message index (lib/broker/query), asked once per group commit; a
+   * cached setting (it must not cost a request per send). Default: ids and keys.
+   */
+  indexPolicy?: ((pk: string) => Promise<IndexPolicy>) | undefined;
   /** Wall clock (ms since epoch) for store timestamps and retention, for tests. Default `Date.now`. */
   now?: () => number;
   /**
@@ -159,7 +163,7 @@ export class QueueLog {
       maxAppendMs: options.maxAppendMs ?? 2500,
       store: (batch) => this.#store(batch),
       mergeLimitBytes: Math.max(this.#inlineThreshold, options.mergeLimitBytes ?? DEFAULT_MERGE_LIMIT_BYTES),
-      indexer: options.indexer,
+      indexPolicy: options.indexPolicy,
     });
   }
 
@@ -207,23 +211,36 @@ export class QueueLog {
   /** Reads messages from `offset` on, as RocketMQ's pull does. */
   async read(q: QueueRef, offset: number, options: ReadOptions = {}): Promise<ReadResult> {
     const pk = queuePk(q);
-    const result = await readQueue(
-      {
-        index: this.#index,
-        objects: this.#objects,
-        minOffset: (fresh) => this.#minOffset(pk, fresh),
-        now: this.#now,
-        replicationGraceMs: this.#replicationGraceMs,
-        // A replica (a slave cell) never seals: it waits for the master's seals to replicate.
-        ...(this.#replicationGraceMs > 0 ? {} : { seal: { leaseMs: this.#leaseMs, now: this.#now } }),
-        ...(this.#retentionMs === undefined ? {} : { expiredBefore: this.#now() - this.#retentionMs }),
-      },
-      pk,
-      offset,
-      options,
-    );
+    const result = await readQueue(this.#readContext(pk), pk, offset, options);
     this.#learnTail(pk, result.maxOffset);
     return result;
+  }
+
+  /**
+   * The message index: where a scan for batches stored at or after `timestamp` starts (every batch below was
+   * stored before `timestamp + STORE_TIME_SKEW_MS`), by a binary search of the queue's index items.
+   */
+  offsetStoredFrom(q: QueueRef, timestamp: number): Promise<number> {
+    return offsetStoredFrom(this.#index, queuePk(q), timestamp);
+  }
+
+  /** The message index: up to `limit` index items from offset `from`, as batches with their ids and keys. */
+  indexedBatches(q: QueueRef, from: number, limit: number): Promise<IndexedPage> {
+    const pk = queuePk(q);
+    return readIndexedBatches(this.#readContext(pk), pk, from, limit);
+  }
+
+  #readContext(pk: string): ReadContext {
+    return {
+      index: this.#index,
+      objects: this.#objects,
+      minOffset: (fresh) => this.#minOffset(pk, fresh),
+      now: this.#now,
+      replicationGraceMs: this.#replicationGraceMs,
+      // A replica (a slave cell) never seals: it waits for the master's seals to replicate.
+      ...(this.#replicationGraceMs > 0 ? {} : { seal: { leaseMs: this.#leaseMs, now: this.#now } }),
+      ...(this.#retentionMs === undefined ? {} : { expiredBefore: this.#now() - this.#retentionMs }),
+    };
   }
 
   /** The queue's max offset (the offset its next message gets), from one consistent read. */

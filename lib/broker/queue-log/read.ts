@@ -137,7 +137,7 @@ export async function readQueue(
     while (entries.length > 0) {
       const want = options.filter ? Number.POSITIVE_INFINITY : maxMessages - messages.length;
       const batch = takeCovering(entries, nextBeginOffset, want);
-      const payloads = await Promise.all(batch.map((e) => payload(ctx, e)));
+      const payloads = await Promise.all(batch.map((e) => batchBytes(ctx, e)));
       for (const [i, entry] of batch.entries()) {
         const batchBytes = payloads[i];
         if (batchBytes === undefined) {
@@ -292,7 +292,7 @@ export const OBJECT_REPLICATION_GRACE_MS = 15 * 60_000;
  * replica (`ctx.replicationGraceMs`, a slave cell), a young batch's missing object is one that has not
  * replicated here yet: SYSTEM_BUSY, which the client retries, rather than a loss.
  */
-async function payload(ctx: ReadContext, entry: IndexEntry): Promise<Uint8Array | undefined> {
+export async function batchBytes(ctx: ReadContext, entry: IndexEntry): Promise<Uint8Array | undefined> {
   const loc = entry.loc;
   if (loc.kind === "inline") return loc.bytes;
   if (loc.kind === "sealed" || loc.kind === "trimmed") return undefined;

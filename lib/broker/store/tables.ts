@@ -19,8 +19,9 @@ export const QUEUE_INDEX_TABLE: TableSpec = {
 export const ACL_TABLE: TableSpec = { name: "acl", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
 /**
- * Topic routes (`topic:<T>` / brokerName), the topic list (`topics` / topic), brokers (`brokers` / cluster:name:id)
- * and subscription groups (`subgroups` / group: lib/broker/groups).
+ * Topic routes (`topic:<T>` / brokerName), the topic list (`topics` / topic), brokers (`brokers` / cluster:name:id),
+ * subscription groups (`subgroups` / group: lib/broker/groups) and the topics' key-index settings (`topicindex` /
+ * topic: lib/broker/query).
  */
 export const ROUTES_TABLE: TableSpec = { name: "routes", sortKeyType: "string" };
 /**
@@ -57,17 +58,6 @@ export const TIMERS_TABLE: TableSpec = { name: "timers", sortKeyType: "string", 
  */
 export const POP_TABLE: TableSpec = { name: "pop", sortKeyType: "string", ttlAttribute: "expiresAt" };
 
-/**
- * The message index (lib/broker/query): one item per group commit of a queue (`<queue pk>` / zero-padded store
- * time#first offset) listing its messages' ids and keys, and the topics' index settings (`topic-index` / topic).
- * TTL (the retention) removes the items.
- */
-export const MESSAGE_INDEX_TABLE: TableSpec = {
-  name: "message-index",
-  sortKeyType: "string",
-  ttlAttribute: "expiresAt",
-};
-
 /** Every table of the broker, for provisioning (emulators, local dev on DynamoDB) and infrastructure. */
 export const BROKER_TABLES: readonly TableSpec[] = [
   QUEUE_INDEX_TABLE,
@@ -79,12 +69,13 @@ export const BROKER_TABLES: readonly TableSpec[] = [
   ACL_TABLE,
   TIMERS_TABLE,
   POP_TABLE,
-  MESSAGE_INDEX_TABLE,
 ];
 
 export const keys = {
   topicRoute: (topic: string) => `topic:${topic}`,
   topicList: "topics",
+  /** The topics' key-index settings (sk: the topic). */
+  topicIndex: "topicindex",
   brokers: "brokers",
   brokerSk: (cluster: string, brokerName: string, brokerId: number) => `${cluster}:${brokerName}:${brokerId}`,
   offsets: (topic: string, group: string) => `offset:${topic}:${group}`,

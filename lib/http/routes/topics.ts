@@ -15,7 +15,7 @@ export const topicRoutes = serviceRoutes<HandlerContext>("Topics", [
       await ctx.auth.require(ctx.caller, [topicPermission(params.topic, action)]);
     }
     const route = await ctx.broker.topics.upsert(params.topic, body ?? {});
-    if (body?.keyIndex !== undefined) await ctx.broker.messageIndex.setKeysIndexed(params.topic, body.keyIndex);
+    if (body?.keyIndex !== undefined) await ctx.broker.keyIndexSettings.setKeysIndexed(params.topic, body.keyIndex);
     return route;
   }),
   route(endpoints.deleteTopic, async ({ params }, ctx) => {
