@@ -2,7 +2,8 @@
  * @module `npm run bench:profile`: where a local server's CPU goes under single-message sends. Starts
  * `nimbus dev` as its own process under `node --cpu-prof`, sends one message per request from
  * `--clients` concurrent SDK producers (default 4) for `--seconds` (default 10), stops the server (which
- * writes its profile) and prints the profile's idle share and top frames by self time.
+ * writes its profile) and prints the profile's idle share and top frames by self time; with `KEEP_PROFILE` set
+ * it keeps the `.cpuprofile` and prints where.
  * See docs/benchmarks.md ("Profiles").
  */
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
@@ -49,7 +50,8 @@ async function main(): Promise<void> {
   const [file] = (await readdir(join(dir, "prof"))).filter((f) => f.endsWith(".cpuprofile"));
   if (file === undefined) throw new Error("the server wrote no profile");
   console.log(summarizeProfile(JSON.parse(await readFile(join(dir, "prof", file), "utf8")), 20));
-  await rm(dir, { recursive: true, force: true });
+  if (process.env.KEEP_PROFILE === undefined) await rm(dir, { recursive: true, force: true });
+  else console.log(`profile kept in ${dir}`);
 }
 
 main().catch((err: unknown) => {
