@@ -29,12 +29,15 @@ export interface AsyncTraceDispatcherOptions {
   send: TraceSend;
   traceTopic: string;
   onError?: ((err: unknown) => void) | undefined;
+  /** The longest `close()` waits for the last sends (default `TRACE_SEND_TIMEOUT_MS`). */
+  closeTimeoutMs?: number | undefined;
 }
 
 export class AsyncTraceDispatcher {
   readonly traceTopic: string;
   readonly #send: TraceSend;
   readonly #onError: ((err: unknown) => void) | undefined;
+  readonly #closeTimeoutMs: number;
   readonly #queue: TraceRecord[] = [];
   #timer: NodeJS.Timeout | undefined;
   #sending: Promise<void> | undefined;
@@ -50,6 +53,7 @@ export class AsyncTraceDispatcher {
     this.#send = options.send;
     this.traceTopic = options.traceTopic;
     this.#onError = options.onError;
+    this.#closeTimeoutMs = options.closeTimeoutMs ?? TRACE_SEND_TIMEOUT_MS;
   }
 
   /** Queues records for the trace topic; never throws, never waits. */
@@ -95,12 +99,12 @@ export class AsyncTraceDispatcher {
     }
   }
 
-  /** Sends what waits (one batch after another) for at most `TRACE_SEND_TIMEOUT_MS`, then drops the rest. */
+  /** Sends what waits (one batch after another) for at most `closeTimeoutMs`, then drops the rest. */
   async close(): Promise<void> {
     this.#closed = true;
     const stop = new AbortController();
     let expired = false;
-    const timeUp = sleep(TRACE_SEND_TIMEOUT_MS, stop.signal).then(() => {
+    const timeUp = sleep(this.#closeTimeoutMs, stop.signal).then(() => {
       expired = true;
     });
     while ((this.#queue.length > 0 || this.#sending !== undefined) && !expired) {

@@ -177,7 +177,12 @@ export function traceCases(mode: ServerMode): void {
     });
 
     it("keeps at most TRACE_QUEUE_MAX records waiting, drops and counts the rest, flushes them at close", async () => {
-      const dispatcher = new TraceDispatcher({ api: api(), traceTopic: "RMQ_SYS_TRACE_TOPIC" });
+      const dispatcher = new TraceDispatcher({
+        api: api(),
+        traceTopic: "RMQ_SYS_TRACE_TOPIC",
+        // A bound a loaded machine cannot reach: the test is of what close() flushes, not of its deadline.
+        closeTimeoutMs: WAIT_MS,
+      });
       const msgId = uniqueName("traced-id");
       const record: TraceRecord = {
         traceType: "Pub",
@@ -194,13 +199,9 @@ export function traceCases(mode: ServerMode): void {
       dispatcher.append(Array.from({ length: TRACE_QUEUE_MAX + 76 }, () => record));
       assert.equal(dispatcher.dropped, 76);
       await dispatcher.close();
-      // close() waits a bounded time: on a loaded machine what it could not send by then counts as dropped.
-      const { sent, failed, dropped } = dispatcher;
-      assert.equal(failed, 0);
-      assert.ok(sent >= 64 && dropped >= 76, `sent ${sent}, dropped ${dropped}`);
-      assert.equal(sent + dropped, TRACE_QUEUE_MAX + 76, "every record is sent or counted as dropped");
+      assert.deepEqual([dispatcher.sent, dispatcher.failed, dispatcher.dropped], [TRACE_QUEUE_MAX, 0, 76]);
       dispatcher.append([record]);
-      assert.equal(dispatcher.dropped, dropped + 1, "a closed dispatcher takes nothing more");
+      assert.equal(dispatcher.dropped, 77, "a closed dispatcher takes nothing more");
       const page = await api().queryMessagesByKey({ topic: "RMQ_SYS_TRACE_TOPIC", key: msgId, maxNum: 64 });
       assert.equal(page.messages.length, 64);
       assert.ok(page.nextCursor !== undefined, "more pages of the same key");

@@ -14,6 +14,8 @@ export interface TraceDispatcherOptions {
   api: NimbusApi;
   traceTopic: string;
   onError?: (err: unknown) => void;
+  /** The longest `close()` waits for the last sends (default `TRACE_SEND_TIMEOUT_MS`, 3 s). */
+  closeTimeoutMs?: number;
 }
 
 export class TraceDispatcher extends AsyncTraceDispatcher {
@@ -22,6 +24,7 @@ export class TraceDispatcher extends AsyncTraceDispatcher {
       send: (topic, messages, timeoutMs) => options.api.send({ topic, messages }, { timeoutMs }),
       traceTopic: options.traceTopic,
       onError: options.onError,
+      closeTimeoutMs: options.closeTimeoutMs,
     });
   }
 }
