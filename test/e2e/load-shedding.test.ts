@@ -91,10 +91,11 @@ describe("load shedding: refusal on arrival by the recent service rate", () => {
       maxInFlight: 1,
       maxWaitMs: 200,
       maxWaiting: 100,
+      maxExpectedWaitMs: 50,
       now: () => clock.now,
       schedule: never,
     });
-    assert.equal(shedder.maxExpectedWaitMs, 50, "default: a quarter of the bound");
+    assert.equal(new LoadShedder({ maxWaitMs: 200 }).maxExpectedWaitMs, 20, "default: a tenth of the bound");
     assert.equal(shedder.expectedWaitMs(), undefined, "no rate before RATE_MIN_RELEASES releases");
     await serveSteadily(shedder, clock, 10);
     assert.equal(shedder.expectedWaitMs(), 10, "one request's turn: the mean time between releases");
@@ -154,7 +155,8 @@ describe("load shedding: the local server", () => {
     server = await startLocalServer({
       port: 0,
       storage: { kind: "local", dataDir },
-      loadShedding: { maxInFlight: 1, maxWaitMs: 200, now: () => now, schedule: never },
+      // maxExpectedWaitMs as a number of its own (the default is a tenth of maxWaitMs): two sends wait, a third is refused.
+      loadShedding: { maxInFlight: 1, maxWaitMs: 200, maxExpectedWaitMs: 50, now: () => now, schedule: never },
     });
     // This client takes a refusal as final, to see it; the SDK's default sends a shed request again.
     api = new NimbusApi({ endpoints: server.url, timeoutMs: 60_000, shedRetries: 0 });
