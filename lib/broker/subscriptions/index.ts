@@ -29,7 +29,11 @@ export {
   sumReports,
 } from "./dispatcher.js";
 export { HttpTarget } from "./http-target.js";
-export { InProcessDispatch, type InProcessDispatchOptions } from "./in-process-dispatch.js";
+export {
+  InProcessDispatch,
+  type InProcessDispatchOptions,
+  SUBSCRIPTION_LIST_REUSE_MS,
+} from "./in-process-dispatch.js";
 export { LambdaTarget } from "./lambda-target.js";
 export type { PopFilter, PopPort, PoppedMessage, PopReceive } from "./pop-port.js";
 export { backoffMs } from "./settle.js";
