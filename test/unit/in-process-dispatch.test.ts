@@ -2,7 +2,7 @@
  * @module The append hint of `nimbus dev`'s in-process dispatch on the embedded store: a burst of appends reads the
  * subscription list once (not once per append), wakes the appended topic's subscriptions only, sees a subscription
  * saved in this process at the next append, and one written by another process once the reuse window has passed.
- * Asserted on the store's reads and the wakes asked for, never on elapsed time.
+ * Asserted on the store's reads and the wakes asked for, on a clock moved by hand, never on elapsed time.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -70,7 +70,8 @@ describe("in-process dispatch: the append hint's subscription list", () => {
     await save("HintSub", HINTED);
     await save("OtherSub", OTHER);
     const { dispatcher, woken } = recordingDispatcher();
-    const dispatch = new InProcessDispatch({ store: broker.subscriptions, dispatcher });
+    // A clock that stands still: the reuse window never ends by itself, however slow this machine is.
+    const dispatch = new InProcessDispatch({ store: broker.subscriptions, dispatcher, now: () => 1_000_000 });
     try {
       const before = storage.counter.snapshot().tableReads;
       for (let i = 0; i < 50; i++) {
@@ -87,7 +88,8 @@ describe("in-process dispatch: the append hint's subscription list", () => {
 
   it("sees a subscription saved in this process at the next append", async () => {
     const { dispatcher, woken } = recordingDispatcher();
-    const dispatch = new InProcessDispatch({ store: broker.subscriptions, dispatcher });
+    // A clock that stands still: the reuse window never ends by itself, however slow this machine is.
+    const dispatch = new InProcessDispatch({ store: broker.subscriptions, dispatcher, now: () => 1_000_000 });
     try {
       dispatch.topicAppended(HINTED);
       await dispatch.settled();
@@ -105,7 +107,8 @@ describe("in-process dispatch: the append hint's subscription list", () => {
 
   it("sees one written by another process once the reuse window has passed", async () => {
     const { dispatcher, woken } = recordingDispatcher();
-    const dispatch = new InProcessDispatch({ store: broker.subscriptions, dispatcher });
+    let clock = 1_000_000;
+    const dispatch = new InProcessDispatch({ store: broker.subscriptions, dispatcher, now: () => clock });
     try {
       dispatch.topicAppended(OTHER);
       await dispatch.settled();
@@ -116,7 +119,12 @@ describe("in-process dispatch: the append hint's subscription list", () => {
       dispatch.topicAppended(OTHER);
       await dispatch.settled();
       assert.deepEqual(woken, ["OtherSub"], "within the window the list read before is reused");
-      await new Promise((resolve) => setTimeout(resolve, SUBSCRIPTION_LIST_REUSE_MS + 50));
+      clock += SUBSCRIPTION_LIST_REUSE_MS - 1;
+      woken.length = 0;
+      dispatch.topicAppended(OTHER);
+      await dispatch.settled();
+      assert.deepEqual(woken, ["OtherSub"], "still within the window");
+      clock += 1;
       woken.length = 0;
       dispatch.topicAppended(OTHER);
       await dispatch.settled();

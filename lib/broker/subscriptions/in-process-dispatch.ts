@@ -27,6 +27,7 @@ export interface InProcessDispatchOptions {
   /** Period of the backstop that wakes every subscription; default 60 s. */
   backstopMs?: number;
   onError?: (err: unknown) => void;
+  /** The clock (ms) of retry wakes and of the list's reuse window; default `Date.now`. */
   now?: () => number;
 }
 
@@ -41,7 +42,7 @@ export class InProcessDispatch {
   readonly #backstop: NodeJS.Timeout;
   #closed = false;
   readonly #errors: string[] = [];
-  /** The subscriptions as last read for an append hint, and when (monotonic ms); undefined: read again. */
+  /** The subscriptions as last read for an append hint, and when (`now`); undefined: read again. */
   #listed: { at: number; all: Promise<Subscription[]> } | undefined;
 
   constructor(options: InProcessDispatchOptions) {
@@ -131,8 +132,10 @@ export class InProcessDispatch {
 
   /** Every subscription, read again once the last read is SUBSCRIPTION_LIST_REUSE_MS old (or failed). */
   #subscriptions(): Promise<Subscription[]> {
-    const now = performance.now();
-    if (this.#listed !== undefined && now - this.#listed.at < SUBSCRIPTION_LIST_REUSE_MS) return this.#listed.all;
+    const now = this.#now();
+    // A clock that went back (`Date.now` stepped) reads again, as one past the window does.
+    const age = this.#listed === undefined ? Number.POSITIVE_INFINITY : now - this.#listed.at;
+    if (this.#listed !== undefined && age >= 0 && age < SUBSCRIPTION_LIST_REUSE_MS) return this.#listed.all;
     const listed = { at: now, all: this.#options.store.list() };
     this.#listed = listed;
     listed.all.catch(() => {
