@@ -19,15 +19,15 @@ export interface BrokerProcess {
 export interface BrokerProcessOptions {
   dataDir: string;
   flush?: FlushMode | undefined;
-  /** Node flags before the script, e.g. `--cpu-prof`. */
-  nodeArgs?: readonly string[] | undefined;
+  /** Runs the broker under `node --cpu-prof`; it writes its profile in this folder when stopped. */
+  cpuProfileDir?: string | undefined;
 }
 
 const START_TIMEOUT_MS = 90_000;
 
 export async function startBrokerProcess(o: BrokerProcessOptions): Promise<BrokerProcess> {
   const args = [
-    ...(o.nodeArgs ?? []),
+    ...(o.cpuProfileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", o.cpuProfileDir]),
     "--import",
     "tsx",
     "lib/cli/main.ts",

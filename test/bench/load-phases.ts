@@ -29,9 +29,8 @@ export async function benchBroker(flush: FlushMode): Promise<BenchBroker> {
   const dir = await mkdtemp(join(tmpdir(), "nimbus-load-"));
   try {
     // BENCH_BROKER_PROFILE_DIR: the broker runs under `node --cpu-prof` and writes its profile there on stop.
-    const profileDir = process.env.BENCH_BROKER_PROFILE_DIR;
-    const nodeArgs = profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", profileDir];
-    const broker = await startBrokerProcess({ dataDir: join(dir, "data"), flush, nodeArgs });
+    const cpuProfileDir = process.env.BENCH_BROKER_PROFILE_DIR;
+    const broker = await startBrokerProcess({ dataDir: join(dir, "data"), flush, cpuProfileDir });
     return {
       broker,
       dir,

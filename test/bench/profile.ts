@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "nimbus-profile-"));
   const broker = await startBrokerProcess({
     dataDir: join(dir, "data"),
-    nodeArgs: ["--cpu-prof", "--cpu-prof-dir", join(dir, "prof")],
+    cpuProfileDir: join(dir, "prof"),
   });
   try {
     const api = new NimbusApi({ endpoints: broker.url, timeoutMs: 30_000 });

@@ -66,18 +66,30 @@ describe("in-process dispatch: the append hint's subscription list", () => {
   const save = (group: string, topic: string) =>
     broker.subscriptions.put(group, SubscriptionDefinitionSchema.parse({ topic, target }));
 
+  /** A dispatch on `now`, and one append hint of `topic` run to its end: the groups it woke, sorted. */
+  function dispatchOn(now: () => number): { dispatch: InProcessDispatch; hint: (topic: string) => Promise<string[]> } {
+    const { dispatcher, woken } = recordingDispatcher();
+    const dispatch = new InProcessDispatch({ store: broker.subscriptions, dispatcher, now });
+    const hint = async (topic: string) => {
+      woken.length = 0;
+      dispatch.topicAppended(topic);
+      await dispatch.settled();
+      return [...woken].sort();
+    };
+    return { dispatch, hint };
+  }
+
+  /** A clock that stands still: the reuse window never ends by itself, however slow this machine is. */
+  const stillClock = () => 1_000_000;
+
   it("reads the list once for a burst of appends and wakes only the appended topic's subscriptions", async () => {
     await save("HintSub", HINTED);
     await save("OtherSub", OTHER);
-    const { dispatcher, woken } = recordingDispatcher();
-    // A clock that stands still: the reuse window never ends by itself, however slow this machine is.
-    const dispatch = new InProcessDispatch({ store: broker.subscriptions, dispatcher, now: () => 1_000_000 });
+    const { dispatch, hint } = dispatchOn(stillClock);
     try {
       const before = storage.counter.snapshot().tableReads;
-      for (let i = 0; i < 50; i++) {
-        dispatch.topicAppended(HINTED);
-        await dispatch.settled();
-      }
+      const woken: string[] = [];
+      for (let i = 0; i < 50; i++) woken.push(...(await hint(HINTED)));
       assert.deepEqual(woken, Array(50).fill("HintSub"));
       // One read of the list, then one get per wake (the subscription's current definition).
       assert.equal(storage.counter.snapshot().tableReads - before, 1 + 50);
@@ -87,48 +99,30 @@ describe("in-process dispatch: the append hint's subscription list", () => {
   });
 
   it("sees a subscription saved in this process at the next append", async () => {
-    const { dispatcher, woken } = recordingDispatcher();
-    // A clock that stands still: the reuse window never ends by itself, however slow this machine is.
-    const dispatch = new InProcessDispatch({ store: broker.subscriptions, dispatcher, now: () => 1_000_000 });
+    const { dispatch, hint } = dispatchOn(stillClock);
     try {
-      dispatch.topicAppended(HINTED);
-      await dispatch.settled();
+      await hint(HINTED);
       const { subscription } = await save("LateSub", HINTED);
       dispatch.saved(subscription);
       await dispatch.settled();
-      woken.length = 0;
-      dispatch.topicAppended(HINTED);
-      await dispatch.settled();
-      assert.deepEqual(woken.sort(), ["HintSub", "LateSub"]);
+      assert.deepEqual(await hint(HINTED), ["HintSub", "LateSub"]);
     } finally {
       await dispatch.close();
     }
   });
 
   it("sees one written by another process once the reuse window has passed", async () => {
-    const { dispatcher, woken } = recordingDispatcher();
     let clock = 1_000_000;
-    const dispatch = new InProcessDispatch({ store: broker.subscriptions, dispatcher, now: () => clock });
+    const { dispatch, hint } = dispatchOn(() => clock);
     try {
-      dispatch.topicAppended(OTHER);
-      await dispatch.settled();
-      assert.deepEqual(woken, ["OtherSub"]);
+      assert.deepEqual(await hint(OTHER), ["OtherSub"]);
       // Written without telling this dispatch, as a second process on the same store would.
       await save("ElsewhereSub", OTHER);
-      woken.length = 0;
-      dispatch.topicAppended(OTHER);
-      await dispatch.settled();
-      assert.deepEqual(woken, ["OtherSub"], "within the window the list read before is reused");
+      assert.deepEqual(await hint(OTHER), ["OtherSub"], "within the window the list read before is reused");
       clock += SUBSCRIPTION_LIST_REUSE_MS - 1;
-      woken.length = 0;
-      dispatch.topicAppended(OTHER);
-      await dispatch.settled();
-      assert.deepEqual(woken, ["OtherSub"], "still within the window");
+      assert.deepEqual(await hint(OTHER), ["OtherSub"], "still within the window");
       clock += 1;
-      woken.length = 0;
-      dispatch.topicAppended(OTHER);
-      await dispatch.settled();
-      assert.deepEqual(woken.sort(), ["ElsewhereSub", "OtherSub"]);
+      assert.deepEqual(await hint(OTHER), ["ElsewhereSub", "OtherSub"]);
     } finally {
       await dispatch.close();
     }

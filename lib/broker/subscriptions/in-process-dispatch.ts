@@ -133,9 +133,9 @@ export class InProcessDispatch {
   /** Every subscription, read again once the last read is SUBSCRIPTION_LIST_REUSE_MS old (or failed). */
   #subscriptions(): Promise<Subscription[]> {
     const now = this.#now();
+    const last = this.#listed;
     // A clock that went back (`Date.now` stepped) reads again, as one past the window does.
-    const age = this.#listed === undefined ? Number.POSITIVE_INFINITY : now - this.#listed.at;
-    if (this.#listed !== undefined && age >= 0 && age < SUBSCRIPTION_LIST_REUSE_MS) return this.#listed.all;
+    if (last !== undefined && now >= last.at && now - last.at < SUBSCRIPTION_LIST_REUSE_MS) return last.all;
     const listed = { at: now, all: this.#options.store.list() };
     this.#listed = listed;
     listed.all.catch(() => {
