@@ -157,12 +157,12 @@ export const API_FUNCTIONS = {
     bucket: false,
   },
   // Subscriptions live in the routes table (`subscriptions` / group); a PUT checks the topic exists there too.
-  // A saved subscription fixes its group's POP start at each queue's end (pop; the tail in queue-index).
+  // A saved subscription fixes its group's POP start on the topic (one item in pop).
   Subscriptions: {
     handler: "functions/subscriptions.handler",
     memoryMb: 256,
     timeoutSeconds: 10,
-    tables: ["routes", "pop", "queue-index"],
+    tables: ["routes", "pop"],
     bucket: false,
   },
 } as const satisfies Record<ServiceName, FunctionSpec>;

@@ -14,9 +14,7 @@ const consumer = new SimpleConsumer({
   subscriptions: new Map([["PopTopic", new FilterExpression("TagA || TagB")]]),
   awaitDuration: 2000, // long polling: a receive waits up to 2 s for a message
 });
-await consumer.startup();
-// A new group starts at the end of each queue: this first receive sets where, then the messages come.
-await consumer.receive(16, 30_000);
+await consumer.startup(); // the group receives what is sent from now on
 
 const producer = new Producer({ producerGroup: "ExampleSimpleProducer", endpoints });
 await producer.start();

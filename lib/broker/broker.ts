@@ -186,8 +186,13 @@ export class Broker {
       subscriptionGroups.checkConsumeEnabled(group),
     );
     // A subscription delivers what is sent after it is saved: its group's POP start is fixed first.
-    this.subscriptions = new SubscriptionStore(routes, options.checkFilter ?? checkFilterExpression, now, (g, t) =>
-      this.pop.pinStart(g, t),
+    this.subscriptions = new SubscriptionStore(
+      routes,
+      options.checkFilter ?? checkFilterExpression,
+      now,
+      async (g, t) => {
+        await this.pop.start(g, t);
+      },
     );
     this.query = new QueryService(this.keyIndexSettings, this.routeCache, this.queueLog, retentionMs, now);
     const offsetsTable = storage.table(OFFSETS_TABLE);

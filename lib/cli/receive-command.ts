@@ -44,7 +44,7 @@ export function addReceiveCommand(program: Command): void {
       "after",
       [
         "",
-        "A new group starts at the end of each queue: start `nimbus receive` before sending, or send after.",
+        "A new group gets what is sent from its first receive on (docs/pop.md); the group keeps its place after that.",
         "Example:",
         "  nimbus receive -g workers -t TopicTest --count 10 --invisible 60",
       ].join("\n"),

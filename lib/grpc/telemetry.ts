@@ -18,7 +18,7 @@ import type { CallContext } from "./call-context.js";
 import { okStatus, statusOfError } from "./codes.js";
 import { decodeRequest } from "./decode.js";
 import { encodeMessage } from "./messages.js";
-import { answerSettings, type ConsumerPolicy, DEFAULT_CONSUMER_POLICY, registration } from "./settings.js";
+import { answerSettings, type ConsumerPolicy, DEFAULT_CONSUMER_POLICY, isConsumer, registration } from "./settings.js";
 import { type ClientSettings, ClientSettingsSchema, TelemetryCommandSchema } from "./wire.js";
 
 export interface TelemetryOptions {
@@ -190,6 +190,11 @@ export class TelemetrySessions {
       if (previous !== undefined && previous !== session) this.#forget(previous);
       const group = settings.subscription?.group?.name;
       const policy = group === undefined ? DEFAULT_CONSUMER_POLICY : await this.#policyOf(group);
+      // A consumer's start (the client waits for this answer) fixes its group's start on each topic it subscribes.
+      if (group !== undefined && isConsumer(settings)) {
+        const topics = (settings.subscription?.subscriptions ?? []).map((e) => e.topic.name);
+        await Promise.all(topics.map((topic) => this.#broker.pop.start(group, topic)));
+      }
       this.#write(session, { status: okStatus(), settings: answerSettings(settings, given, () => policy) });
       await this.#deliverChecks(session);
     });

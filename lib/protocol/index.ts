@@ -28,7 +28,7 @@ import {
   releaseQueues,
   resetOffsetByTime,
 } from "./endpoints/offsets.js";
-import { ack, changeInvisibleDuration, receive } from "./endpoints/pop.js";
+import { ack, changeInvisibleDuration, receive, startReceiving } from "./endpoints/pop.js";
 import { pull } from "./endpoints/pull.js";
 import { queryMessageById, queryMessagesByKey } from "./endpoints/query.js";
 import { send } from "./endpoints/send.js";
@@ -81,6 +81,7 @@ export const endpoints = {
   queryMessageById,
   queryMessagesByKey,
   receive,
+  startReceiving,
   ack,
   changeInvisibleDuration,
   queryOffsets,

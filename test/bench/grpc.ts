@@ -32,7 +32,7 @@ export async function runGrpc(server: LocalServer, topic: string, o: CaseOptions
   await server.context.broker.registerBrokers();
   await createTopic(server, topic, o.queues);
   const group = `${topic}_grpc`;
-  // A new POP group starts at the queues' end on its first receive: start it before producing.
+  // A POP group gets what is stored from its start on: start it before producing.
   await startPopGroup(server.context.broker, group, topic);
   const produce = await produceOverGrpc(server, endpoint, topic, o);
   // Every message produced is received and acked, the producers' warm-up sends (one each) too.

@@ -74,8 +74,7 @@ export async function runPopIdle(o: PopIdleOptions, runId: string): Promise<PopI
         }
       }
     })();
-    // The group's first receive fixes its start at the queues' end: warm up with one message, sent again until
-    // one arrives (a send before that receive reached the broker lies below the start and is never received).
+    // The consumer's start fixed its group's start: warm up with one message, sent again until one arrives.
     for (let tries = 0; !receivedAt.has(0); tries++) {
       if (tries === 20) throw new Error("the warm-up message never came");
       await producer.send(new Message(topic, "TagA", body(0)), queues[0] as MessageQueue);

@@ -53,7 +53,7 @@ export async function runPop(
     invisibleDurationMs: 60_000,
     awaitDurationMs: 0,
   };
-  await mustCall(server.url, "POST", "/receive", receive); // the group's start: the queues' end
+  await mustCall(server.url, "POST", "/receive", receive); // the group's start
   const body = Buffer.alloc(1024, 120).toString("base64");
   for (let sent = 0; sent < o.messages; sent += 32) {
     const n = Math.min(32, o.messages - sent);

@@ -1,7 +1,8 @@
 /**
- * @module The built `nimbus receive` against a local broker: a new group starts at the end, `--no-ack` leaves
- * the messages to come back after `--invisible` with attempt=2, a plain receive acks them, `--json` lines
- * carry the receipt handle, and bad options are usage errors.
+ * @module The built `nimbus receive` against a local broker: a new group starts at its first receive, `--no-ack`
+ * leaves the messages to come back after `--invisible` with attempt=2, a plain receive acks them, `--json` lines
+ * carry the receipt handle, a group that received once gets what is sent later on every queue (queues added since
+ * included), and bad options are usage errors.
  */
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
@@ -17,7 +18,7 @@ describe("nimbus receive (the built CLI)", () => {
     assert.equal((await run("updateTopic", "-t", TOPIC, "-b", "broker-a", "-r", "2", "-w", "2")).code, 0);
   });
 
-  it("starts a new group at the end, leaves --no-ack messages to come back with attempt 2, then acks them", async () => {
+  it("starts a new group at its first receive, leaves --no-ack messages to come back with attempt 2, then acks them", async () => {
     const first = await run("receive", "-g", "rg", "-t", TOPIC, "--wait", "0");
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stderr, /received 0 messages/);
@@ -42,6 +43,30 @@ describe("nimbus receive (the built CLI)", () => {
     assert.ok(msgs.every((m) => m.receiptHandle.length > 0));
     const none = await run("receive", "-g", "rg", "-t", TOPIC, "--wait", "0");
     assert.match(none.stderr, /received 0 messages/, "acked: nothing comes back");
+  });
+
+  it("a group that received once gets later sends from every queue, a broker's queues added since included", async () => {
+    const topic = "ReceiveAgainTopic";
+    assert.equal((await run("updateTopic", "-t", topic, "-b", "broker-a", "-r", "2", "-w", "2")).code, 0);
+    const first = await run("receive", "-g", "rg2", "-t", topic, "--wait", "0");
+    assert.match(first.stderr, /received 0 messages/, first.stderr);
+    assert.equal((await run("updateTopic", "-t", topic, "-b", "broker-b", "-r", "2", "-w", "2")).code, 0);
+    for (const [broker, queue] of [
+      ["broker-b", "0"],
+      ["broker-b", "1"],
+      ["broker-a", "1"],
+    ] as const) {
+      const sent = await run("send", "-t", topic, "-b", broker, "-i", queue, "--tags", "TagA", "--body", "r");
+      assert.equal(sent.code, 0, sent.stderr);
+    }
+    const again = await run("receive", "-g", "rg2", "-t", topic, "--count", "3", "--wait", "20");
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(
+      lines(again.stdout)
+        .map((l) => l.split(" ")[0])
+        .sort(),
+      ["broker-a/1", "broker-b/0", "broker-b/1"],
+    );
   });
 
   it("refuses bad options as usage errors", async () => {

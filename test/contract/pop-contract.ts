@@ -20,11 +20,13 @@ export function popContract(label: string, open: OpenFixture): void {
     const fixture = suiteFixture(open);
     const storage = (): Storage => fixture().storage;
 
-    it("a new group starts at the queue's end; receive + ack of a batch of 32 cost one state write each", async () => {
-      const broker = await popBroker(storage());
+    it("a new group starts at its first receive; receive + ack of a batch of 32 cost one state write each", async () => {
+      const clock = fakeClock(Date.now());
+      const broker = await popBroker(storage(), clock);
       const { topic, group } = await topicWith(broker, 1);
       await sendTo(broker, topic, 0, ["before-1", "before-2"]);
-      assert.deepEqual((await receive(broker, group, topic)).messages, [], "a new group starts at the end");
+      clock.advance(2000); // past the 1 s clock-skew allowance (redeliveryGraceMs)
+      assert.deepEqual((await receive(broker, group, topic)).messages, [], "what was stored before is not delivered");
       const texts = Array.from({ length: 32 }, (_, i) => `m${i}`);
       await sendTo(broker, topic, 0, texts, { bytes: 1024 });
       const c0 = storage().counter.snapshot();
@@ -48,12 +50,46 @@ export function popContract(label: string, open: OpenFixture): void {
       assert.deepEqual((await receive(broker, group, topic)).messages, [], "acked messages do not come back");
     });
 
+    it("a group's start holds for every queue of the topic on every broker at once, and for queues added later", async () => {
+      const clock = fakeClock(Date.now());
+      const brokers = ["broker-a", "broker-b"];
+      const broker = await popBroker(storage(), clock, {}, brokers);
+      const { topic, group } = await topicWith(broker, 2);
+      await sendTo(broker, topic, 0, ["old-a"]);
+      await sendTo(broker, topic, 1, ["old-b"], { brokerName: "broker-b" });
+      clock.advance(2000);
+      // The first receive reads broker-a only (as RocketMQ 5's clients ask one broker at a time).
+      assert.deepEqual((await receive(broker, group, topic, 32, { brokerName: "broker-a" })).messages, []);
+      clock.advance(10);
+      await sendTo(broker, topic, 1, ["new-b"], { brokerName: "broker-b" });
+      await sendTo(broker, topic, 1, ["new-a"]);
+      // Another process, nothing cached: broker-b's queues were never read by the group, and start at its start.
+      const other = await popBroker(await fixture().reopen(), clock, {}, brokers);
+      const fromB = await receive(other, group, topic, 32, { brokerName: "broker-b" });
+      assert.deepEqual(fromB.messages.map(text), ["new-b"]);
+      // A queue added to the topic after the group started delivers from its first message.
+      await broker.topics.upsert(topic, { readQueueNums: 3, writeQueueNums: 3, brokerNames: ["broker-b"] });
+      clock.advance(4000); // the other process's route cache (3 s) sees the new queue
+      await sendTo(broker, topic, 2, ["added-b"], { brokerName: "broker-b" });
+      const added = await receive(other, group, topic, 32, { brokerName: "broker-b" });
+      assert.deepEqual(added.messages.map(text), ["added-b"]);
+      assert.deepEqual((await receive(broker, group, topic)).messages.map(text), ["new-a"]);
+      // A consumer's start fixes it too, before any receive: what is sent after it is delivered.
+      const started = `${group}_started`;
+      clock.advance(2000);
+      const startedAt = await broker.pop.start(started, topic);
+      assert.equal(await other.pop.start(started, topic), startedAt, "one start per group, whoever asks");
+      clock.advance(10);
+      await sendTo(broker, topic, 0, ["after-start"]);
+      assert.deepEqual((await receive(other, started, topic)).messages.map(text), ["after-start"]);
+    });
+
     it("concurrent receivers of one group never hold the same message and together get everything", async () => {
       const brokers = [await popBroker(storage())];
       for (let i = 0; i < 2; i++) brokers.push(await popBroker(await fixture().reopen()));
       const first = brokers[0] as Broker;
       const { topic, group } = await topicWith(first, 4);
-      await Promise.all(brokers.map((b) => receive(b, group, topic))); // the group's start: the queues' end
+      await Promise.all(brokers.map((b) => receive(b, group, topic))); // the group's start
       const all: string[] = [];
       for (let q = 0; q < 4; q++) {
         const texts = Array.from({ length: 25 }, (_, i) => `q${q}-${i}`);

@@ -17,9 +17,15 @@ export async function popBroker(
   storage: Storage,
   clock: FakeClock = fakeClock(Date.now()),
   pop: Partial<Omit<PopOptions, "retentionMs">> = {},
+  brokerNames: readonly string[] = [BROKER],
 ): Promise<Broker> {
   const broker = new Broker(storage, {
-    brokers: [{ cluster: "C", brokerName: BROKER, brokerId: 0, address: "http://127.0.0.1:1" }],
+    brokers: brokerNames.map((brokerName) => ({
+      cluster: "C",
+      brokerName,
+      brokerId: 0,
+      address: "http://127.0.0.1:1",
+    })),
     newMessageId,
     now: clock,
     pop,
@@ -47,11 +53,11 @@ export async function sendTo(
   topic: string,
   queueId: number,
   texts: string[],
-  options: { groups?: string[]; bytes?: number; tags?: string } = {},
+  options: { groups?: string[]; bytes?: number; tags?: string; brokerName?: string } = {},
 ): Promise<void> {
   await broker.sender.send({
     topic,
-    brokerName: BROKER,
+    brokerName: options.brokerName ?? BROKER,
     queueId,
     messages: texts.map((t, i) => ({
       body: body(t, options.bytes),
@@ -68,7 +74,7 @@ export function receive(
   group: string,
   topic: string,
   maxMessages = 32,
-  extra: { invisibleMs?: number; longPollMs?: number; expression?: string } = {},
+  extra: { invisibleMs?: number; longPollMs?: number; expression?: string; brokerName?: string } = {},
 ): Promise<{ messages: PoppedMessage[] }> {
   return broker.pop.receive({
     group,
@@ -77,5 +83,6 @@ export function receive(
     maxMessages,
     invisibleMs: extra.invisibleMs ?? 30_000,
     longPollMs: extra.longPollMs ?? 0,
+    brokerName: extra.brokerName,
   });
 }

@@ -75,6 +75,10 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
     }),
     grants: ["Topic:T|Sub", "Group:G|Sub"],
   },
+  startReceiving: {
+    request: () => ({ method: "POST", path: "/receive/start", body: { consumerGroup: "G", topic: "T" } }),
+    grants: ["Topic:T|Sub", "Group:G|Sub"],
+  },
   ack: {
     request: () => ({ method: "POST", path: "/ack", body: { consumerGroup: "G", topic: "T", receiptHandles: ["h"] } }),
     grants: ["Topic:T|Sub", "Group:G|Sub"],
@@ -269,7 +273,7 @@ describe("auth on every endpoint (nimbus dev --auth)", () => {
     url = t.server.url;
     await ok({ method: "PUT", path: "/topics/T", body: {} });
     const receive = { consumerGroup: "G", topic: "T", invisibleDurationMs: 600_000 };
-    await ok({ method: "POST", path: "/receive", body: receive }); // group G's POP start: the queues' end
+    await ok({ method: "POST", path: "/receive", body: receive }); // group G's POP start
     const sent = (await ok({
       method: "POST",
       path: "/send",

@@ -1,6 +1,7 @@
 /**
  * The README's SDK examples (docs/examples) run as a user would run them, each in its own process, against
- * a local broker: the producer's messages reach both consumers.
+ * a local broker: the producer's messages reach both consumers; docs/grpc.md's first flow with RocketMQ 5's
+ * Node.js client receives the message it sent.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -22,7 +23,7 @@ describe("SDK examples (docs/examples)", () => {
   const runExample = async (name: string) =>
     (
       await run(process.execPath, ["--import", "tsx", example(name)], {
-        env: { ...process.env, NIMBUS_URL: server.url },
+        env: { ...process.env, NIMBUS_URL: server.url, NIMBUS_GRPC: server.grpc?.endpoint ?? "" },
         timeout: 60_000,
       })
     ).stdout;
@@ -32,6 +33,7 @@ describe("SDK examples (docs/examples)", () => {
     server = await startLocalServer({
       port: 0,
       storage: { kind: "local", dataDir },
+      grpcPort: 0,
       // Short delay levels, as `npm run dev -- --message-delay-level "1s 2s 2s"`.
       config: parseNimbusConfig({
         transactionTimeoutMs: 1000,
@@ -50,6 +52,14 @@ describe("SDK examples (docs/examples)", () => {
     assert.equal(out.filter((l) => l.startsWith("SEND_OK ")).length, 10);
     assert.match(out.at(-2) ?? "", /^batch of 2 at offset \d+$/);
     assert.match(out.at(-1) ?? "", /^order-42 goes to broker-[ab]\/[0-3]$/);
+  });
+
+  it("gRPC first flow (docs/grpc.md): a SimpleConsumer started before the send receives it", async () => {
+    await fetch(`${server.url}/topics/TopicTest`, { method: "PUT", body: "{}" });
+    const lines = (await runExample("grpc-first-flow")).trim().split("\n");
+    const sent = /^sent ([0-9A-F]+)$/.exec(lines[0] ?? "")?.[1];
+    assert.ok(sent, lines.join("\n"));
+    assert.equal(lines.at(-1), `received ${sent} TagA hello`, lines.join("\n"));
   });
 
   it("push consumer: prints the first ten tagged messages, then stops", async () => {

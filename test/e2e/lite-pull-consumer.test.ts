@@ -104,6 +104,22 @@ describe("LitePullConsumer (local server)", () => {
     });
   });
 
+  it("LAST starts at the consumer's start: a topic its first send creates after start() loses nothing", async () => {
+    const topic = uniqueName("LiteLastCreated");
+    const c = consumer(uniqueName("gLiteLast"), {
+      consumeFromWhere: "CONSUME_FROM_LAST_OFFSET",
+      channelPollInterval: 200, // a rebalance round finds the new topic's queues
+    });
+    c.subscribe(topic, "*");
+    await c.start();
+    const sent = await api().send({ topic, messages: [{ body: new TextEncoder().encode("first") }] });
+    const got = await pollN(c, 1);
+    assert.deepEqual(
+      got.map((m) => m.msgId),
+      sent.msgIds,
+    );
+  });
+
   it("commits at shutdown with autoCommit", async () => {
     const topic = uniqueName("LiteAuto");
     const group = uniqueName("gLiteAuto");

@@ -14,6 +14,7 @@ import { POP_TABLE } from "../../lib/broker/store/index.js";
 import { Message, type MessageView, Producer, SimpleConsumer } from "../../lib/client/index.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { dlqTopic } from "../../lib/core/names.js";
+import { endpoints } from "../../lib/protocol/index.js";
 import { createTopic } from "../support/consumer-helpers.js";
 import { expectError, writesNothing } from "../support/http.js";
 import { type ServerMode, uniqueName, useTestServer } from "../support/server-fixture.js";
@@ -46,12 +47,49 @@ export function popCases(mode: ServerMode): void {
   };
   const pop = () => ctx.server.server.context.broker.pop;
 
+  it("the documented first flow: a SimpleConsumer started before the sends receives every one (two brokers)", async () => {
+    const topic = uniqueName("PopFirstFlow");
+    await createTopic(api(), topic, 2);
+    const c = await consumer(uniqueName("PopFirst"), topic);
+    const bodies = Array.from({ length: 10 }, (_, i) => `first ${i}`);
+    await produce(topic, bodies);
+    const got: string[] = [];
+    while (got.length < bodies.length) {
+      const msgs = await c.receive(16, 30_000);
+      got.push(...msgs.map(decode));
+      await c.ackAll(msgs);
+    }
+    assert.deepEqual(got.sort(), [...bodies].sort());
+    await c.shutdown();
+  });
+
+  it("over HTTP, a group's first receive from one broker fixes its start on the other broker's queues too", async () => {
+    const topic = uniqueName("PopHttpStart");
+    const group = uniqueName("PopHttpStart");
+    await createTopic(api(), topic, 2);
+    const receive = (brokerName: string) =>
+      api().call(endpoints.receive, {
+        body: { consumerGroup: group, topic, brokerName, invisibleDurationMs: 30_000, maxMessages: 32 },
+      });
+    assert.deepEqual((await receive("broker-a")).messages, []);
+    const sent = new Set<string>();
+    for (const brokerName of ["broker-a", "broker-b"])
+      for (let i = 0; i < 5; i++)
+        for (const id of (await api().send({ topic, brokerName, messages: [{ body: new Uint8Array([i]) }] })).msgIds)
+          sent.add(id);
+    const got = [...(await receive("broker-b")).messages, ...(await receive("broker-a")).messages];
+    assert.deepEqual(new Set(got.map((m) => m.msgId)), sent);
+    // A consumer's start (POST /receive/start) answers the group's start, the same whoever asks again.
+    const start = { body: { consumerGroup: group, topic } };
+    const first = await api().call(endpoints.startReceiving, start);
+    assert.deepEqual(await api().call(endpoints.startReceiving, start), first);
+  });
+
   it("two consumers of a group share the topic: every message once, acked", async () => {
     const topic = uniqueName("PopTopic");
     const group = uniqueName("PopGroup");
     await createTopic(api(), topic, 2);
     const [a, b] = [await consumer(group, topic, 0), await consumer(group, topic, 0)];
-    await a.receive(1, 10_000); // the group starts at the queues' end
     const bodies = Array.from({ length: 30 }, (_, i) => `m${i}`);
     await produce(topic, bodies);
     const got: string[] = [];

@@ -1,8 +1,8 @@
 /**
  * E2E cases of the push consumer against the local server: broadcasting (each of 2 consumers gets
  * everything, offsets in local files, none on the broker), two groups each get every message, per-key
- * order of hash-routed sends, CONSUME_FROM_FIRST/LAST/TIMESTAMP for a new group, and offsets committed at
- * shutdown. RECONSUME_LATER (retry topic, dead letters): retry-delay-suite.ts.
+ * order of hash-routed sends, CONSUME_FROM_FIRST/LAST/TIMESTAMP for a new group (LAST: from the consumer's start,
+ * on queues and topics that appear later too), and offsets committed at shutdown. RECONSUME_LATER (retry topic, dead letters): retry-delay-suite.ts.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -186,6 +186,31 @@ describe("PushConsumer (local server)", () => {
       mid.length + fresh.length,
       "TIMESTAMP skipped what came before the time",
     );
+  });
+
+  it("LAST starts at the consumer's start: a topic created after it and queues added later lose nothing", async () => {
+    const created = uniqueName("LastCreated");
+    const grown = uniqueName("LastGrown");
+    await createTopic(api(), grown, 1, ["broker-a"]);
+    const received = new Received();
+    const group = uniqueName("gLastLate");
+    // New queues are found by a rebalance round: with the push channel up, every channelPollInterval.
+    const late = { consumeFromWhere: "CONSUME_FROM_LAST_OFFSET", channelPollInterval: 200 } as const;
+    const c = await consumer(group, created, received, late, "late");
+    c.subscribe(grown, "*");
+    await c.start();
+    await ready(c, 1, group, grown);
+    // The first send creates the topic (auto-create); the rebalance finds its queues only later.
+    const first = await api().send({ topic: created, messages: [{ body: new TextEncoder().encode("first") }] });
+    await createTopic(api(), grown, 1, ["broker-b"]);
+    const added = await api().send({
+      topic: grown,
+      brokerName: "broker-b",
+      queueId: 0,
+      messages: [{ body: new TextEncoder().encode("added") }],
+    });
+    const ids = [...first.msgIds, ...added.msgIds];
+    await waitUntil(() => ids.every((id) => received.distinctOf("late").has(id)), "both received");
   });
 
   it("delivers only the subscribed tag, and the committed offset still moves past filtered messages", async () => {

@@ -1,8 +1,9 @@
 /**
  * @module RocketMQ's official Node.js client consuming through the gRPC endpoint on POP: a SimpleConsumer
  * receives with a tag filter and acks, changes a message's invisible duration and gets it again, sees a
- * message it never acks come back and end in `%DLQ%<group>` after the max attempts (a new POP group starts at
- * the end of the queues on its first receive, so each test starts its group before sending); a PushConsumer consumes
+ * message it never acks come back and end in `%DLQ%<group>` after the max attempts (a POP group gets what is sent
+ * from its start, so tests that send before their consumer starts start its group first); the documented first
+ * flow (start, send, receive) gets every message on two brokers; a PushConsumer consumes
  * what was sent; a PushConsumer of a FIFO group is told so in its Settings (with its group's max attempts and
  * the server's long polling) and consumes one message group in send order; and messages sent over HTTP by the
  * Nimbus SDK arrive with their id, tag, keys and properties.
@@ -45,7 +46,7 @@ export function consumerCases(mode: ServerMode): void {
       }, `${want} messages received`);
       return got;
     };
-    /** A new POP group starts at the end of each queue on its first receive: start it before sending. */
+    /** Tests that send before their consumer starts start its group first (docs/pop.md). */
     const startGroup = (group: string, topic: string) => startPopGroup(ctx.server.context.broker, group, topic);
     const pushConsumer = (group: string, topic: string, onMessage: (m: { messageId: string }) => void) =>
       new RocketPushConsumer({
@@ -68,6 +69,37 @@ export function consumerCases(mode: ServerMode): void {
           { body: new TextEncoder().encode(`http ${i}`), tags, keys: [`hk-${i}`], properties: { n: String(i) } },
         ],
       });
+
+    it("the documented first flow: start a SimpleConsumer, send 10 then 100, receive every one (two brokers)", async () => {
+      const topic = uniqueName("GrpcFirstFlow");
+      const group = uniqueName("gFirstFlow");
+      await createTopic(api(), topic, 2);
+      const c = await simple(group, topic);
+      const p = new Producer({ endpoints: ctx.endpoint, namespace: "", logger: quietLogger() });
+      await p.startup();
+      try {
+        for (const count of [10, 100]) {
+          const sent = new Set<string>();
+          for (let i = 0; i < count; i++) {
+            const receipt = await p.send({ topic, tag: "T", body: Buffer.from(`first flow ${i}`) });
+            sent.add(receipt.messageId);
+          }
+          const got = await receiveAll(c, count);
+          assert.deepEqual(new Set(got.map((m) => m.messageId)), sent, `all ${count} received`);
+          for (const m of got) await c.ack(m);
+        }
+        // The messages went to both brokers, which the client asks one at a time.
+        const status = await api().topicStatus(topic);
+        for (const b of ["broker-a", "broker-b"])
+          assert.ok(
+            status.some((q) => q.brokerName === b && q.maxOffset > 0),
+            `messages on ${b}`,
+          );
+      } finally {
+        await p.shutdown();
+        await c.shutdown();
+      }
+    });
 
     it("a SimpleConsumer receives the tag it subscribed to, with every field of an HTTP-sent message, and acks", async () => {
       const topic = uniqueName("GrpcSimple");

@@ -5,8 +5,8 @@
  * subscribed to from messages sent over HTTP, acks them, and gets back the one it left unacked; a changed
  * invisible duration brings a message back and, never acked, it ends in the group's dead letter queue after
  * the max attempts; its PushConsumer consumes what was sent. FIFO, delay and transactional sends with the
- * check-back: java-producer-suite.ts. A new POP group starts at the end of the queues on its first receive, so
- * each consumer test starts its group before sending.
+ * check-back: java-producer-suite.ts. The documented first flow (start a SimpleConsumer, send, receive) gets every
+ * message on two brokers; tests that send before their consumer starts start its group first.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -66,6 +66,23 @@ for (const mode of ["local", "aws"] as const) {
         assert.equal(m.tags, "TagJ");
         assert.deepEqual(m.keys, [`java-key-${n}`]);
         assert.equal(new TextDecoder().decode(m.body), `java ${n}`);
+      }
+    });
+
+    it("the documented first flow: start a SimpleConsumer, send 10 then 100, receive every one (two brokers)", async () => {
+      for (const count of [10, 100]) {
+        const topic = uniqueName("JavaFirstFlow");
+        await createTopic(api(), topic, 2);
+        const run = await runJavaClient(["first-flow", ctx.endpoint, uniqueName("gJavaFirst"), topic, String(count)]);
+        const sent = run.lines.filter((l) => l.startsWith("sent ")).map((l) => l.slice("sent ".length));
+        assert.equal(sent.length, count);
+        assert.deepEqual(new Set(receivedLines(run.lines).map((r) => r.id)), new Set(sent), `all ${count} received`);
+        const status = await api().topicStatus(topic);
+        for (const b of ["broker-a", "broker-b"])
+          assert.ok(
+            status.some((q) => q.brokerName === b && q.maxOffset > 0),
+            `messages on ${b}`,
+          );
       }
     });
 

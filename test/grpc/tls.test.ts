@@ -68,7 +68,7 @@ describe("nimbus proxy over TLS with the official Node.js client", { skip: noCer
     });
     await producer.startup();
     try {
-      // A new POP group starts at the end of the queues on its first receive.
+      // The consumer's start fixed its group's start: only what is sent from now on.
       assert.deepEqual(await consumer.receive(16, 10_000), []);
       const sent = [];
       for (let i = 0; i < 2; i++) sent.push((await producer.send({ topic, body: Buffer.from(`tls ${i}`) })).messageId);

@@ -170,9 +170,9 @@ describe("each function is granted exactly the resources it uses", () => {
       brokerNames: ["broker-a"],
     });
 
-    // POP: a receive sets the group's start, a second one takes a message, which is changed and acked.
+    // POP: a consumer's start sets the group's start, a receive takes a message, which is changed and acked.
     const pop = { consumerGroup: "PopG", topic: "Orders", invisibleDurationMs: 10_000 };
-    await call("POST /receive", "/receive", pop);
+    await call("POST /receive/start", "/receive/start", { consumerGroup: "PopG", topic: "Orders" });
     await call("POST /send", "/send", small);
     const got = (await call("POST /receive", "/receive", pop)) as { messages: { receiptHandle: string }[] };
     const handle = got.messages[0]?.receiptHandle ?? "";
@@ -277,7 +277,9 @@ describe("each function is granted exactly the resources it uses", () => {
     // but never the newest; the two half messages and the retry are each the newest of their queue.
     assert.equal(report.deletedBatches, 6, "retention trimmed the old batches");
 
-    // A subscription of Orders (its save fixes the group's POP start), a large message, one Dispatch run.
+    // A subscription of Orders (its save fixes the group's POP start, past the 1 s clock-skew allowance after
+    // the last send), a large message, one Dispatch run.
+    clock += 2000;
     const hook = await startWebhookTarget("0123456789abcdef", () => ({ status: 200 }));
     try {
       await call("PUT /subscriptions/{group}", "/subscriptions/SubG", {

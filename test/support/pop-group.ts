@@ -1,16 +1,9 @@
 /**
- * @module A new POP group starts at the end of each queue on its first receive (docs/pop.md): tests and
- * benchmarks that send first start their group with one empty receive on every queue of the topic.
+ * @module A POP group gets what is stored from its start on (docs/pop.md): tests and benchmarks that send before
+ * their consumer starts fix the group's start first, as a consumer's start would.
  */
 import type { Broker } from "../../lib/broker/index.js";
 
 export async function startPopGroup(broker: Broker, group: string, topic: string): Promise<void> {
-  await broker.pop.receive({
-    group,
-    topic,
-    filter: { type: "TAG", expression: "*" },
-    maxMessages: 1,
-    invisibleMs: 1000,
-    longPollMs: 0,
-  });
+  await broker.pop.start(group, topic);
 }

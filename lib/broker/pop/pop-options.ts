@@ -9,7 +9,6 @@ export interface PopOptions extends PopSettings {
   maxLongPollMs: number;
   /** Receives waiting at once in this process; more answer empty at once. */
   maxWaiters: number;
-  retentionMs: number;
 }
 
 /** RocketMQ 5's default: 16 retries after the first delivery. */

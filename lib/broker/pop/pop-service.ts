@@ -25,9 +25,10 @@ import type { RouteCache } from "../names/index.js";
 import type { QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
 import type { SendBackService } from "../retry/index.js";
 import { type CheckpointState, CheckpointStore, popPk } from "./checkpoints.js";
+import { GroupStarts } from "./group-starts.js";
 import { hintedFirst, LongPolls } from "./long-poll.js";
 import type { PopOptions } from "./pop-options.js";
-import { type Delivery, type PopInitMode, QueuePopper } from "./queue-pop.js";
+import { type Delivery, QueuePopper } from "./queue-pop.js";
 import { decodeHandle, encodeHandle, type ReceiptHandle } from "./receipt-handle.js";
 
 export interface PopReceiveRequest {
@@ -42,8 +43,6 @@ export interface PopReceiveRequest {
   clientId?: string;
   /** Only this broker's queues (what a broker process serves); absent: every broker's. */
   brokerName?: string | undefined;
-  /** Where the group starts on a queue it never received from: its end (default) or its first message. */
-  initMode?: PopInitMode | undefined;
 }
 
 /** The stored message as a pull answers it, plus its receipt handle, delivery attempt and invisible time. */
@@ -79,6 +78,7 @@ export class PopService {
   readonly #popper: QueuePopper;
   readonly #store: CheckpointStore;
   readonly #polls: LongPolls;
+  readonly #starts: GroupStarts;
   readonly #fifo: ReadonlySet<string>;
   #rotation = 0;
 
@@ -93,6 +93,7 @@ export class PopService {
   ) {
     this.#store = new CheckpointStore(table, options.retentionMs);
     this.#polls = new LongPolls(options.maxWaiters);
+    this.#starts = new GroupStarts(table, options.retentionMs, now);
     this.#fifo = new Set(options.fifoGroups);
     this.#popper = new QueuePopper({
       store: this.#store,
@@ -148,6 +149,8 @@ export class PopService {
     checkRange("longPollMs", req.longPollMs, 0, MAX_LONG_POLL_MS);
     const filter = compileFilter(req.filter);
     const policy = await this.groupPolicy(req.group, true);
+    // The group's first receive fixes its start on every queue of the topic, whichever broker this one reads.
+    const startedAt = await this.#starts.startedAt(req.group, req.topic);
     const waitUntil = Date.now() + Math.min(req.longPollMs, this.options.maxLongPollMs);
     let hinted: QueueRef[] = [];
     for (;;) {
@@ -165,7 +168,7 @@ export class PopService {
             req.invisibleMs,
             policy.fifo,
             policy.maxDeliveryAttempts,
-            req.initMode,
+            startedAt,
           )),
         );
       }
@@ -188,20 +191,15 @@ export class PopService {
   }
 
   /**
-   * Fixes where `group` starts on each readable queue of `topic` it never received from: the queue's end now
-   * (a subscription delivers what is sent after it is created). A topic that does not exist yet: nothing to fix.
+   * Fixes when `group` starts consuming `topic` (if it has not started yet) and answers that time: every queue
+   * of the topic, on every broker, present or added later, delivers the group what is stored from then on (less
+   * the clock skew allowance, `redeliveryGraceMs`). Called by a consumer's start, a subscription's save and the
+   * first receive, whichever comes first; the topic need not exist yet.
    */
-  async pinStart(group: string, topic: string): Promise<void> {
+  async start(group: string, topic: string): Promise<number> {
     validateGroup(group);
     validateTopic(topic);
-    let queues: QueueRef[];
-    try {
-      queues = await this.#readableQueues(topic, undefined);
-    } catch (err) {
-      if (err instanceof NimbusError && err.code === ErrorCode.TOPIC_NOT_EXIST) return;
-      throw err;
-    }
-    await Promise.all(queues.map((q) => this.#popper.startOffset(q, popPk(group, q), "max")));
+    return this.#starts.startedAt(group, topic);
   }
 
   /**

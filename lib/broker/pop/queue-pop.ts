@@ -29,16 +29,18 @@ const LOW_WATER_WRITE_MS = 10_000;
 
 export interface PopSettings {
   maxDeliveryAttempts: number;
-  /** A redelivery waits this long past the invisible time (the clock skew between API processes). */
+  /**
+   * The clock skew between API processes: a redelivery waits this long past the invisible time, and a queue new
+   * to a group starts at the first message stored this long before the group's start.
+   */
   redeliveryGraceMs: number;
   /** Another process's expired checkpoints are found within this (a window scan at least this often). */
   reviveScanMs: number;
   /** How long a move to the dead-letter queue may take before another process tries it again. */
   deadLetterMoveMs: number;
+  /** How long POP state outlives its last write (the queue log's retention). */
+  retentionMs: number;
 }
-
-/** Where a group new to a queue starts: the queue's end (RocketMQ's `ConsumeInitMode.MAX`) or its first message. */
-export type PopInitMode = "max" | "min";
 
 export interface Delivery {
   queue: QueueRef;
@@ -105,7 +107,10 @@ export class QueuePopper {
     ck.offsets.set(state.offset, state);
   }
 
-  /** Up to `want` messages of `queue` for `group`: due redeliveries first, then new messages. */
+  /**
+   * Up to `want` messages of `queue` for `group`: due redeliveries first, then new messages. `groupStartedAt`:
+   * when the group started on the topic (lib/broker/pop/group-starts.ts), where a queue new to it begins.
+   */
   async take(
     group: string,
     queue: QueueRef,
@@ -113,8 +118,8 @@ export class QueuePopper {
     want: number,
     invisibleMs: number,
     fifo: boolean,
-    maxDeliveryAttempts = this.deps.settings.maxDeliveryAttempts,
-    initMode: PopInitMode = "max",
+    maxDeliveryAttempts: number,
+    groupStartedAt: number,
   ): Promise<Delivery[]> {
     const pk = popPk(group, queue);
     const cache = this.#cache(pk);
@@ -123,7 +128,9 @@ export class QueuePopper {
     const out = await this.#redeliver(group, queue, pk, cache, want, invisibleMs, maxDeliveryAttempts);
     // FIFO: nothing new from a queue while an earlier message of it is in flight.
     if (out.length >= want || (fifo && cache.window.some((ck) => !isDone(ck)))) return out;
-    out.push(...(await this.#receiveNew(queue, pk, cache, filter, want - out.length, invisibleMs, fifo, initMode)));
+    out.push(
+      ...(await this.#receiveNew(queue, pk, cache, filter, want - out.length, invisibleMs, fifo, groupStartedAt)),
+    );
     return out;
   }
 
@@ -266,11 +273,11 @@ export class QueuePopper {
     want: number,
     invisibleMs: number,
     fifo: boolean,
-    initMode: PopInitMode,
+    groupStartedAt: number,
   ): Promise<Delivery[]> {
     const { store, queueLog } = this.deps;
     for (let tries = 0; tries < MAX_CLAIM_TRIES; tries++) {
-      const start = c.popOffset ?? (await this.startOffset(queue, pk, initMode));
+      const start = c.popOffset ?? (await this.#startOffset(queue, pk, groupStartedAt));
       c.popOffset = start;
       const read = await queueLog.read(queue, start, {
         maxMessages: want,
@@ -321,18 +328,21 @@ export class QueuePopper {
   }
 
   /**
-   * Where the group's POP offset of the queue is: the newest checkpoint's end; for a new group the queue's
-   * end ("max", RocketMQ's default) or its first retained message ("min"), recorded as its low-water mark (a
-   * create: of first receivers racing, one position wins).
+   * Where the group's POP offset of the queue is: the newest checkpoint's end; on a queue the group never
+   * received from (or whose state lapsed with the retention), the first message stored from the group's start
+   * (less the clock skew between processes; never before the retention), recorded as its low-water mark (a
+   * create: of first receivers racing, one position wins). A message whose send began after the group started
+   * is at or above it: it was reserved, then stamped, after the start.
    */
-  async startOffset(queue: QueueRef, pk: string, initMode: PopInitMode): Promise<number> {
-    const { store, queueLog } = this.deps;
+  async #startOffset(queue: QueueRef, pk: string, groupStartedAt: number): Promise<number> {
+    const { store, queueLog, settings } = this.deps;
     const newest = await store.newestEnd(pk);
     if (newest !== undefined) return newest;
     const marked = await store.startMark(pk);
     if (marked !== undefined) return marked;
-    const start = initMode === "min" ? (await queueLog.status(queue)).minOffset : await queueLog.maxOffset(queue);
-    return store.markStart(pk, start, this.deps.now());
+    const now = this.deps.now();
+    const from = Math.max(groupStartedAt, now - settings.retentionMs) - settings.redeliveryGraceMs;
+    return store.markStart(pk, await queueLog.offsetStoredFrom(queue, from), now);
   }
 
   /** The stored messages at `offsets` (sorted), read in as few reads as their span allows. */

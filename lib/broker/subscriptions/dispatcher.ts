@@ -148,11 +148,11 @@ export class SubscriptionDispatcher {
   /** One receive, then more until the batch is full or the batching window has passed. */
   async #receiveBatch(s: Subscription): Promise<PoppedMessage[]> {
     const invisibleMs = s.maxBatchingWindowMs + s.timeoutMs + INVISIBLE_MARGIN_MS;
-    // A queue the group never received from began after the subscription was saved (which fixed the start of
-    // the queues it found): from its first message. A topic that does not exist (yet) has nothing to deliver.
+    // Saving the subscription fixed the group's start on the topic: every queue delivers what was stored since,
+    // a queue added later included. A topic that does not exist (yet) has nothing to deliver.
     const request = { group: s.group, topic: s.topic, filter: s.filterExpression, invisibleMs, longPollMs: 0 };
     const receive = async (max: number): Promise<PoppedMessage[]> =>
-      this.#options.pop.receive({ ...request, maxMessages: max, initMode: "min" }, this.#stop.signal).then(
+      this.#options.pop.receive({ ...request, maxMessages: max }, this.#stop.signal).then(
         (answer) => answer.messages,
         (err: unknown): PoppedMessage[] => {
           if (err instanceof NimbusError && err.code === ErrorCode.TOPIC_NOT_EXIST) return [];

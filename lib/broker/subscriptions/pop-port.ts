@@ -20,8 +20,6 @@ export interface PopReceive {
   invisibleMs: number;
   longPollMs: number;
   clientId?: string;
-  /** Where the group starts on a queue it never received from (a queue created after the subscription: "min"). */
-  initMode?: "max" | "min";
 }
 
 export interface PoppedMessage extends DeliverableMessage {

@@ -40,7 +40,7 @@ export class SubscriptionStore {
     private readonly routes: Table,
     private readonly checkFilter: FilterCheck,
     private readonly now: () => number,
-    /** Before a valid definition is written: fixes where the group starts on the topic (POP's `pinStart`). */
+    /** Before a valid definition is written: fixes when the group starts on the topic (POP's `start`). */
     private readonly beforeSave: (group: string, topic: string) => Promise<void> = async () => {},
   ) {}
 

@@ -1,15 +1,16 @@
 /**
  * @module Where a consumer starts reading a queue (RocketMQ's `RebalancePushImpl.computePullFromWhere`):
- * at the group's committed offset when there is one; otherwise, by `consumeFromWhere`, at the queue's max
- * offset (LAST: what a RocketMQ broker answers a new group), its min offset (FIRST), or the first message
- * stored at or after a time (TIMESTAMP, found by a binary search of single-message pulls, since the API has
- * no search by time).
+ * at the group's committed offset when there is one; otherwise, by `consumeFromWhere`, from the consumer's start
+ * (LAST: the queue's max offset when the consumer started, its first message for a queue or topic that did not
+ * exist then; `StartSnapshot`), its min offset (FIRST), or the first message stored at or after a time
+ * (TIMESTAMP, found by a binary search of single-message pulls, since the API has no search by time).
  *
  * @example
  * const start = await computePullFromWhere(mq, { store, bounds: new QueueBounds(api), ...options });
  * // start.offset; start.fromStore false when it came from consumeFromWhere
  */
 
+import { ErrorCode, NimbusError } from "../../core/errors.js";
 import type { MessageQueue } from "../../core/message-queue.js";
 import { isRetryTopic } from "../../core/names.js";
 import type { NimbusApi } from "../transport/index.js";
@@ -45,6 +46,43 @@ export class QueueBounds {
   }
 }
 
+/**
+ * The max offset of every queue of the subscribed topics when the consumer started (one topic status read per
+ * topic). A new group's LAST starts there, so whatever is sent after `start()` is consumed however late the
+ * rebalance hands a queue over: RocketMQ's broker gets the same by answering offset 0 for a queue whose
+ * messages are all still in memory. A queue that was not there at the start, on a topic that was (more
+ * queues) or was not (created by a later send), starts at its first message: all of it came after.
+ */
+export class StartSnapshot {
+  /** Per topic: its queues' max offsets, or "absent" (the topic did not exist). */
+  readonly #topics = new Map<string, Map<string, number> | "absent">();
+
+  /** Reads the topics' status now; a topic whose status cannot be read is left out (LAST: the max offset then). */
+  static async take(api: NimbusApi, topics: Iterable<string>): Promise<StartSnapshot> {
+    const snapshot = new StartSnapshot();
+    await Promise.all(
+      [...topics].map(async (topic) => {
+        try {
+          const rows = await api.topicStatus(topic);
+          snapshot.#topics.set(topic, new Map(rows.map((r) => [`${r.brokerName}#${r.queueId}`, r.maxOffset])));
+        } catch (err) {
+          if (err instanceof NimbusError && err.code === ErrorCode.TOPIC_NOT_EXIST)
+            snapshot.#topics.set(topic, "absent");
+        }
+      }),
+    );
+    return snapshot;
+  }
+
+  /** Where LAST starts `mq`: its max offset at the start, "first" when it came later, undefined when unknown. */
+  lastOffset(mq: MessageQueue): number | "first" | undefined {
+    const topic = this.#topics.get(mq.topic);
+    if (topic === undefined) return undefined;
+    if (topic === "absent") return "first";
+    return topic.get(`${mq.brokerName}#${mq.queueId}`) ?? "first";
+  }
+}
+
 export interface PullFromWhereContext {
   api: NimbusApi;
   consumerGroup: string;
@@ -52,6 +90,8 @@ export interface PullFromWhereContext {
   bounds: QueueBounds;
   consumeFromWhere: ConsumeFromWhere;
   consumeTimestamp: number;
+  /** The queues' offsets at the consumer's start (LAST); without it LAST is the max offset now. */
+  started?: StartSnapshot | undefined;
 }
 
 export interface StartOffset {
@@ -73,9 +113,18 @@ export async function computePullFromWhere(mq: MessageQueue, ctx: PullFromWhereC
         offset: await searchOffset(ctx.api, ctx.consumerGroup, mq, ctx.consumeTimestamp, bounds),
         fromStore: false,
       };
-    default:
+    default: {
       // RocketMQ reads a retry topic from its start: what is there was sent back for this group.
-      return { offset: isRetryTopic(mq.topic) ? bounds.minOffset : bounds.maxOffset, fromStore: false };
+      if (isRetryTopic(mq.topic)) return { offset: bounds.minOffset, fromStore: false };
+      const atStart = ctx.started?.lastOffset(mq);
+      const offset =
+        atStart === undefined
+          ? bounds.maxOffset
+          : atStart === "first"
+            ? bounds.minOffset
+            : Math.max(atStart, bounds.minOffset);
+      return { offset, fromStore: false };
+    }
   }
 }
 

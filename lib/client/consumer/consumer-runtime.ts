@@ -24,7 +24,7 @@ import {
   type OffsetReset,
   PushChannelClient,
 } from "../transport/index.js";
-import { computePullFromWhere, type QueueBounds, type StartOffset } from "./consume-from-where.js";
+import { computePullFromWhere, type QueueBounds, type StartOffset, StartSnapshot } from "./consume-from-where.js";
 import type { ConsumerBaseOptions, ResolvedBaseOptions } from "./consumer-options.js";
 import { Handover, type Turn } from "./handover.js";
 import { subscriptionData } from "./message-selector.js";
@@ -65,6 +65,8 @@ export class ConsumerRuntime {
   readonly handover: Handover | undefined;
   readonly #repeaters = new Repeaters();
   #groupManaged = false;
+  /** The subscribed queues' offsets at the start (LAST for a new group); undefined until started. */
+  #started: StartSnapshot | undefined;
   /** The push channel, once started (group-managed consumers with `pushChannel` not false). */
   channel: PushChannelClient | undefined;
   #lastRound = 0;
@@ -157,6 +159,7 @@ export class ConsumerRuntime {
       bounds,
       consumeFromWhere,
       consumeTimestamp,
+      started: this.#started,
     });
   }
 
@@ -178,6 +181,10 @@ export class ConsumerRuntime {
     );
     if (!groupManaged) return;
     this.#groupManaged = true;
+    // LAST for a new group means "from this start", whenever a queue is handed over (consume-from-where.ts).
+    if (r.consumeFromWhere === "CONSUME_FROM_LAST_OFFSET") {
+      this.#started = await StartSnapshot.take(this.api, this.hooks.subscriptions().keys());
+    }
     // A failed first heartbeat is not fatal (RocketMQ starts without a broker too): the timers retry.
     await this.heartbeat().catch(report("heartbeat"));
     // Resets made before this start are in the committed offsets already; later ones are applied.

@@ -130,11 +130,17 @@ export class SimpleConsumer {
     return this;
   }
 
-  /** Checks every subscribed topic has a route (TOPIC_NOT_EXIST otherwise) and learns its brokers. */
+  /**
+   * Checks every subscribed topic has a route (TOPIC_NOT_EXIST otherwise), learns its brokers and fixes the
+   * group's start on it (if the group has not started yet): every message sent from now on is received.
+   */
   async startup(): Promise<void> {
     if (this.#state !== "CREATED")
       throw new NimbusError(ErrorCode.SERVICE_NOT_AVAILABLE, `the consumer is ${this.#state}`);
-    for (const topic of this.#subscriptions.keys()) await this.#learnBrokers(topic);
+    for (const topic of this.#subscriptions.keys()) {
+      await this.#learnBrokers(topic);
+      await this.#api.call(endpoints.startReceiving, { body: { consumerGroup: this.consumerGroup, topic } });
+    }
     this.#state = "RUNNING";
   }
 

@@ -1,6 +1,6 @@
 /**
  * @module POP consumption's routes (RocketMQ 5's SimpleConsumer): receive (long polling up to the request's
- * awaitDurationMs, capped by the deployment's popMaxLongPollMs), ack and change-invisible-duration, each a
+ * awaitDurationMs, capped by the deployment's popMaxLongPollMs), a consumer's start, ack and change-invisible-duration, each a
  * call of the broker's `pop` service. Receives read the queues of the broker this process serves.
  */
 import { endpoints } from "../../protocol/index.js";
@@ -25,6 +25,11 @@ export const popRoutes = [
       brokerName,
       ...(body.clientId === undefined ? {} : { clientId: body.clientId }),
     });
+  }),
+  route(endpoints.startReceiving, async ({ body }, ctx: HandlerContext) => {
+    refuseOnSlave(ctx, "start consumers");
+    const startedAt = await ctx.broker.pop.start(body.consumerGroup, body.topic);
+    return { consumerGroup: body.consumerGroup, topic: body.topic, startedAt };
   }),
   route(endpoints.ack, async ({ body }, ctx: HandlerContext) => {
     refuseOnSlave(ctx, "take acks");

@@ -1,7 +1,8 @@
 /**
  * @module POP consumption (RocketMQ 5's SimpleConsumer; docs/pop.md): `POST /receive` hands out messages with a
  * receipt handle and an invisible time, `POST /ack` ends many of them at once, `POST /change-invisible-duration`
- * moves one message's invisible time (a new handle). Same access as pull: Sub on the topic and the group.
+ * moves one message's invisible time (a new handle), `POST /receive/start` fixes when a group starts on a topic (a
+ * consumer's start). Same access as pull: Sub on the topic and the group.
  */
 import { z } from "zod";
 import { groupPermission, topicPermission } from "../../core/acl.js";
@@ -97,6 +98,22 @@ export const ChangeInvisibleDurationResponseSchema = z
   .meta({ id: "ChangeInvisibleDurationResponse" });
 export type ChangeInvisibleDurationResponse = z.output<typeof ChangeInvisibleDurationResponseSchema>;
 
+export const StartReceivingRequestSchema = z
+  .object({ consumerGroup: groupName, topic: topicName })
+  .strict()
+  .meta({ id: "StartReceivingRequest" });
+export type StartReceivingRequest = z.output<typeof StartReceivingRequestSchema>;
+
+export const StartReceivingResponseSchema = z
+  .object({
+    consumerGroup: groupName,
+    topic: topicName,
+    /** When the group started on the topic (ms since epoch): its receives get every message stored from then on. */
+    startedAt: timestamp,
+  })
+  .meta({ id: "StartReceivingResponse" });
+export type StartReceivingResponse = z.output<typeof StartReceivingResponseSchema>;
+
 const subOnTopicAndGroup = ({ body }: { body: { topic: string; consumerGroup: string } }) => [
   topicPermission(body.topic, "Sub"),
   groupPermission(body.consumerGroup, "Sub"),
@@ -113,6 +130,19 @@ export const receive = endpoint({
   body: ReceiveRequestSchema,
   response: ReceiveResponseSchema,
   errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.NO_PERMISSION, ErrorCode.TOPIC_NOT_EXIST, ErrorCode.WRONG_BROKER],
+});
+
+export const startReceiving = endpoint({
+  id: "startReceiving",
+  access: subOnTopicAndGroup,
+  method: "POST",
+  path: "/receive/start",
+  service: "Pull",
+  summary:
+    "Fixes when a group starts receiving a topic, if it has not started yet (a consumer's start; the first receive does it too): every queue of the topic then delivers the group what is stored from that time on.",
+  body: StartReceivingRequestSchema,
+  response: StartReceivingResponseSchema,
+  errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.NO_PERMISSION],
 });
 
 export const ack = endpoint({

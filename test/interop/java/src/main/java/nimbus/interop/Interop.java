@@ -38,7 +38,12 @@ import org.apache.rocketmq.client.java.impl.producer.SendReceiptImpl;
  *   consume       &lt;endpoint&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt; [tag expression]
  *   dead-letter   &lt;endpoint&gt; &lt;group&gt; &lt;topic&gt;
  *   push          &lt;endpoint&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt; [tag expression]
+ *   first-flow    &lt;endpoint&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
  * </pre>
+ *
+ * {@code first-flow} is the documented first flow: it starts a SimpleConsumer, then a Producer sends
+ * {@code count} messages ({@code sent <messageId>}), then the consumer receives and acks until it has every one
+ * ({@code received <messageId> ...}, {@code acked <messageId>}); it gives up after 60 s.
  *
  * {@code produce-fifo} sends {@code count} messages of each message group, the groups interleaved
  * ({@code sent <messageId> <group> <i>}). {@code produce-delay} sends one message due {@code delay ms} from now
@@ -81,6 +86,8 @@ public final class Interop {
       deadLetter(provider, config, args[2], args[3]);
     } else if (mode.equals("consume")) {
       consume(provider, config, args[2], args[3], Integer.parseInt(args[4]), args.length > 5 ? args[5] : "*");
+    } else if (mode.equals("first-flow")) {
+      firstFlow(provider, config, args[2], args[3], Integer.parseInt(args[4]));
     } else if (mode.equals("push")) {
       push(provider, config, args[2], args[3], Integer.parseInt(args[4]), args.length > 5 ? args[5] : "*");
     } else {
@@ -137,6 +144,44 @@ public final class Interop {
         }
       }
       if (acked.size() < count) throw new IllegalStateException("acked " + acked.size() + " of " + count);
+    }
+  }
+
+  private static void firstFlow(ClientServiceProvider provider, ClientConfiguration config, String group,
+      String topic, int count) throws Exception {
+    FilterExpression all = new FilterExpression("*", FilterExpressionType.TAG);
+    try (SimpleConsumer consumer = provider.newSimpleConsumerBuilder()
+        .setClientConfiguration(config)
+        .setConsumerGroup(group)
+        .setAwaitDuration(Duration.ofSeconds(2))
+        .setSubscriptionExpressions(Collections.singletonMap(topic, all))
+        .build()) {
+      Set<String> sent = new HashSet<>();
+      try (Producer producer = producer(provider, config, topic)) {
+        for (int i = 0; i < count; i++) {
+          Message message = provider.newMessageBuilder()
+              .setTopic(topic)
+              .setTag("first")
+              .setBody(("first flow " + i).getBytes(StandardCharsets.UTF_8))
+              .build();
+          String id = producer.send(message).getMessageId().toString();
+          sent.add(id);
+          System.out.println("sent " + id);
+        }
+      }
+      Set<String> acked = new HashSet<>();
+      long deadline = System.currentTimeMillis() + 60_000;
+      while (!acked.containsAll(sent) && System.currentTimeMillis() < deadline) {
+        for (MessageView view : consumer.receive(16, Duration.ofSeconds(30))) {
+          String id = view.getMessageId().toString();
+          System.out.println("received " + id + " " + view.getTag().orElse("") + " " + view.getDeliveryAttempt() + " "
+              + StandardCharsets.UTF_8.decode(view.getBody()));
+          consumer.ack(view);
+          acked.add(id);
+          System.out.println("acked " + id);
+        }
+      }
+      if (!acked.containsAll(sent)) throw new IllegalStateException("acked " + acked.size() + " of " + count);
     }
   }
 
