@@ -1,7 +1,7 @@
 /**
  * Example: RocketMQ 5's official Node.js client (`rocketmq-client-nodejs`) against Nimbus' gRPC endpoint, the
  * first flow of docs/grpc.md: start a SimpleConsumer, send, receive, ack. Run it next to `npm run dev` (gRPC on
- * 127.0.0.1:8081) after `npx nimbus updateTopic -t TopicTest`: `npx tsx docs/examples/grpc-first-flow.ts`.
+ * 127.0.0.1:8081) after `npx nimbus updateTopic -t GrpcTopic`: `npx tsx docs/examples/grpc-first-flow.ts`.
  */
 import { Producer, SimpleConsumer } from "rocketmq-client-nodejs";
 
@@ -13,7 +13,7 @@ const consumer = new SimpleConsumer({
   endpoints,
   namespace: "",
   consumerGroup: "GroupA",
-  subscriptions: new Map([["TopicTest", "TagA"]]),
+  subscriptions: new Map([["GrpcTopic", "TagA"]]),
   awaitDuration: 2000, // long polling: a receive waits up to 2 s for a message
   logger,
 });
@@ -21,7 +21,7 @@ await consumer.startup(); // the group receives what is sent from now on, on eve
 
 const producer = new Producer({ endpoints, namespace: "", logger });
 await producer.startup();
-const receipt = await producer.send({ topic: "TopicTest", tag: "TagA", keys: ["order-1"], body: Buffer.from("hello") });
+const receipt = await producer.send({ topic: "GrpcTopic", tag: "TagA", keys: ["order-1"], body: Buffer.from("hello") });
 console.log(`sent ${receipt.messageId}`);
 
 let mine = false;

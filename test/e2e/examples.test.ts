@@ -55,7 +55,7 @@ describe("SDK examples (docs/examples)", () => {
   });
 
   it("gRPC first flow (docs/grpc.md): a SimpleConsumer started before the send receives it", async () => {
-    await fetch(`${server.url}/topics/TopicTest`, { method: "PUT", body: "{}" });
+    await fetch(`${server.url}/topics/GrpcTopic`, { method: "PUT", body: "{}" });
     const lines = (await runExample("grpc-first-flow")).trim().split("\n");
     const sent = /^sent ([0-9A-F]+)$/.exec(lines[0] ?? "")?.[1];
     assert.ok(sent, lines.join("\n"));
