@@ -27,4 +27,12 @@ export interface HandlerContext {
   dispatchWake?: { settle(ms: number): Promise<void> } | undefined;
   /** The user who signed this request (set per request when `auth` is on), for checks a route decides itself. */
   caller?: AclUser | undefined;
+  /**
+   * Set per request where a load shedder runs: runs `wait` (a long poll's wait for an event) without holding the
+   * request's work slot, and takes a turn again after it (SYSTEM_BUSY past the wait bound).
+   */
+  suspend?: Suspend | undefined;
 }
+
+/** A wait that holds no work slot (lib/http/load-shedder.ts `parkWhile`). */
+export type Suspend = <T>(wait: () => Promise<T>) => Promise<T>;

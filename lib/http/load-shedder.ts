@@ -7,7 +7,9 @@
  * on arrival, before it joins the line, when the line is already as long as the recent rate of finished requests
  * drains in `maxExpectedWaitMs` (or is `maxWaiting` long): under overload the broker answers the excess at once
  * instead of holding every client's connection for the whole bound (a line that is always full to the bound
- * makes every admitted request wait the bound). Reads (GET, HEAD: health, admin) never wait here.
+ * makes every admitted request wait the bound). Reads (GET, HEAD: health, admin) never wait here. A running
+ * request that waits for an event (a long-polled receive) gives its slot back while it waits (`parkWhile`, as
+ * RocketMQ's suspended pull requests hold no thread) and takes a turn again once woken.
  * The SDK's transport backs off and sends such a refusal again (lib/client/transport/http-transport.ts).
  */
 import { ErrorCode, NimbusError, SHED_MARK } from "../core/errors.js";
@@ -69,6 +71,9 @@ export class LoadShedder {
   readonly #rate = new ReleaseRate();
   /** Requests refused so far (for tests, the benchmark and the health answer). */
   refused = 0;
+  /** Refusals answered by the expiry timer: a waiter whose bound passed while no slot came free. */
+  expired = 0;
+  #parked = 0;
 
   constructor(options: LoadSheddingOptions = {}) {
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT_REQUESTS;
@@ -93,6 +98,28 @@ export class LoadShedder {
 
   get waiting(): number {
     return this.#waiting.length;
+  }
+
+  /** Requests waiting for an event without a slot (`parkWhile`). */
+  get parked(): number {
+    return this.#parked;
+  }
+
+  /**
+   * Frees the slot of a running request (`release`) while `wait` runs, then waits for a turn again as a request
+   * arriving now (SYSTEM_BUSY past the bound, as any other); answers what `wait` answered and the new release.
+   * A `wait` that throws takes no turn. How many may park is the caller's bound (the long polls' own).
+   */
+  async parkWhile<T>(release: () => void, wait: () => Promise<T>): Promise<{ value: T; release: () => void }> {
+    release();
+    this.#parked++;
+    let value: T;
+    try {
+      value = await wait();
+    } finally {
+      this.#parked--;
+    }
+    return { value, release: await this.enter() };
   }
 
   /**
@@ -172,8 +199,15 @@ export class LoadShedder {
 
   #expire(waiter: Waiter): void {
     const at = this.#waiting.indexOf(waiter);
-    if (at < 0 || this.#now() - waiter.arrivedAt <= this.maxWaitMs) return;
+    if (at < 0) return;
+    const left = waiter.arrivedAt + this.maxWaitMs - this.#now();
+    // A timer may fire a little early (its clock and ours differ): wait the rest, never leave the waiter unwatched.
+    if (left >= 0) {
+      waiter.cancel = this.#schedule(() => this.#expire(waiter), left + 1);
+      return;
+    }
     this.#waiting.splice(at, 1);
+    this.expired++;
     waiter.refuse(this.#waited(waiter.arrivedAt));
   }
 

@@ -27,6 +27,7 @@ import {
 } from "../protocol/index.js";
 import type { ApiAnswer, ApiRequest } from "./api-types.js";
 import { type RequestAuth, receivedRequest } from "./authorize.js";
+import type { Suspend } from "./context.js";
 import { checkJsonShape, parseJsonText } from "./json-body.js";
 import type { LoadShedder } from "./load-shedder.js";
 import { isReplayProof } from "./replay-guard.js";
@@ -82,11 +83,9 @@ export type RequestHandler = (req: ApiRequest) => Promise<ApiAnswer>;
  * `auth` in the context, the signature is checked before the request is decoded and the ACL after
  * (lib/http/authorize.ts): a refused request never reaches its route.
  */
-export function createRequestHandler<C extends { auth?: RequestAuth | undefined; caller?: AclUser | undefined }>(
-  routes: Route<C>[],
-  context: () => Promise<C>,
-  options: { shedder?: LoadShedder | undefined } = {},
-): RequestHandler {
+export function createRequestHandler<
+  C extends { auth?: RequestAuth | undefined; caller?: AclUser | undefined; suspend?: Suspend | undefined },
+>(routes: Route<C>[], context: () => Promise<C>, options: { shedder?: LoadShedder | undefined } = {}): RequestHandler {
   const compiled = routes.map(compile);
   return async (req) => {
     let release: (() => void) | undefined;
@@ -135,8 +134,18 @@ export function createRequestHandler<C extends { auth?: RequestAuth | undefined;
         await gate.authorize(user, endpoint, input);
         if (isReplayProof(endpoint)) await gate.admitEverywhere(receivedRequest(req), user);
       }
-      // The route sees who signed, for the checks it decides on stored state (PUT /topics: Create or Update).
-      const answer = await hit.c.route.handle(input, user ? { ...ctx, caller: user } : ctx);
+      // The route sees who signed, for the checks it decides on stored state (PUT /topics: Create or Update), and
+      // may wait for an event without holding its slot (a long-polled receive).
+      const shedder = options.shedder;
+      const suspend: Suspend = async (wait) => {
+        if (shedder === undefined || release === undefined) return wait();
+        const held = release;
+        release = undefined;
+        const parked = await shedder.parkWhile(held, wait);
+        release = parked.release;
+        return parked.value;
+      };
+      const answer = await hit.c.route.handle(input, { ...ctx, ...(user ? { caller: user } : {}), suspend });
       if (asked === "HEAD") return { status: 200, contentType: JSON_TYPE, body: "" };
       const binary = BINARY_RESPONSES[endpoint.id];
       if (binary && acceptsBatch(req.header("accept"))) {

@@ -75,6 +75,61 @@ describe("load shedding: the shedder's rules", () => {
   });
 });
 
+describe("load shedding: the expiry timer and parked requests", () => {
+  /** A schedule whose timers the test fires by hand, in the order they were set. */
+  const handTimers = () => {
+    const timers: (() => void)[] = [];
+    return {
+      timers,
+      schedule: (fn: () => void) => {
+        timers.push(fn);
+        return () => undefined;
+      },
+    };
+  };
+
+  it("a timer that fires at the bound, not past it, is set again: the waiter is refused when the next one fires", async () => {
+    let now = 0;
+    const { timers, schedule } = handTimers();
+    const shedder = new LoadShedder({ maxInFlight: 1, maxWaitMs: 200, now: () => now, schedule });
+    const held = await shedder.enter();
+    const waiting = shedder.enter();
+    let refused = false;
+    waiting.catch(() => {
+      refused = true;
+    });
+    now = 200; // exactly the bound: not past it yet
+    timers.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(refused, false, "not refused before the bound has passed");
+    assert.equal(timers.length, 1, "the timer was set again for the rest");
+    now = 201;
+    timers.shift()?.();
+    await assert.rejects(waiting, { code: ErrorCode.SYSTEM_BUSY });
+    assert.deepEqual([shedder.waiting, shedder.expired], [0, 1], "answered by the timer, not by a release");
+    held();
+  });
+
+  it("a parked request holds no slot while it waits, and takes a turn again when woken", async () => {
+    const shedder = new LoadShedder({ maxInFlight: 1, maxWaitMs: 200, schedule: never });
+    const release = await shedder.enter();
+    let wake: (v: string) => void = () => undefined;
+    const parked = shedder.parkWhile(release, () => new Promise<string>((resolve) => (wake = resolve)));
+    await until("parked", () => shedder.parked === 1);
+    assert.equal(shedder.running, 0, "the slot is free while the request waits");
+    const send = await shedder.enter(); // another request runs at once
+    wake("woken");
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual([shedder.parked, shedder.waiting], [0, 1], "woken, it waits its turn as any request");
+    send();
+    const again = await parked;
+    assert.equal(again.value, "woken");
+    assert.equal(shedder.running, 1);
+    again.release();
+    assert.equal(shedder.running, 0);
+  });
+});
+
 describe("load shedding: refusal on arrival by the recent service rate", () => {
   /** RATE_MIN_RELEASES requests run one after another, released `gapMs` apart from 0 on: the recent rate. */
   async function serveSteadily(shedder: LoadShedder, clock: { now: number }, gapMs: number): Promise<void> {

@@ -43,6 +43,11 @@ export interface PopReceiveRequest {
   clientId?: string;
   /** Only this broker's queues (what a broker process serves); absent: every broker's. */
   brokerName?: string | undefined;
+  /**
+   * Runs the long poll's wait: a door whose requests hold work slots passes one that frees the slot meanwhile
+   * (lib/http/load-shedder.ts `parkWhile`), so waiting receives never hold what sends need.
+   */
+  whileWaiting?: (<T>(wait: () => Promise<T>) => Promise<T>) | undefined;
 }
 
 /** The stored message as a pull answers it, plus its receipt handle, delivery attempt and invisible time. */
@@ -177,13 +182,15 @@ export class PopService {
       if (remaining <= 0 || signal?.aborted) return { messages: [] };
       const deadline = this.#popper.nextDeadline(req.group, queues);
       hinted = [];
-      const cause = await this.#polls.wait(
-        req.topic,
-        remaining,
-        deadline === undefined ? undefined : deadline - this.now(),
-        signal,
-        hinted,
-      );
+      const wait = () =>
+        this.#polls.wait(
+          req.topic,
+          remaining,
+          deadline === undefined ? undefined : deadline - this.now(),
+          signal,
+          hinted,
+        );
+      const cause = await (req.whileWaiting === undefined ? wait() : req.whileWaiting(wait));
       // Too many waiting, or the caller is gone: answer now. A hint or a deadline looks again; so does a
       // timeout, once (a send another process served gives no hint here), and then the wait is over.
       if (cause === undefined || cause === "abort") return { messages: [] };

@@ -72,6 +72,8 @@ export interface QueuePopDeps {
 
 export class QueuePopper {
   readonly #caches = new Map<string, QueueCache>();
+  /** Per (group, queue): the claim of new messages in progress in this process, the next one goes after it. */
+  readonly #claims = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: QueuePopDeps) {}
 
@@ -128,10 +130,32 @@ export class QueuePopper {
     const out = await this.#redeliver(group, queue, pk, cache, want, invisibleMs, maxDeliveryAttempts);
     // FIFO: nothing new from a queue while an earlier message of it is in flight.
     if (out.length >= want || (fifo && cache.window.some((ck) => !isDone(ck)))) return out;
+    const more = want - out.length;
+    // Receivers of one process claim a queue's next range one after another: racing each other for the same
+    // range would only fail conditional puts (the condition still settles races between processes).
     out.push(
-      ...(await this.#receiveNew(queue, pk, cache, filter, want - out.length, invisibleMs, fifo, groupStartedAt)),
+      ...(await this.#inLine(pk, () =>
+        this.#receiveNew(queue, pk, cache, filter, more, invisibleMs, fifo, groupStartedAt),
+      )),
     );
     return out;
+  }
+
+  async #inLine<T>(pk: string, work: () => Promise<T>): Promise<T> {
+    const ahead = this.#claims.get(pk);
+    let done = () => {};
+    const mine = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const tail = ahead === undefined ? mine : ahead.then(() => mine);
+    this.#claims.set(pk, tail);
+    try {
+      await ahead;
+      return await work();
+    } finally {
+      done();
+      if (this.#claims.get(pk) === tail) this.#claims.delete(pk);
+    }
   }
 
   #cache(pk: string): QueueCache {

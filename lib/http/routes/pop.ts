@@ -24,6 +24,7 @@ export const popRoutes = [
       longPollMs: body.awaitDurationMs ?? 0,
       brokerName,
       ...(body.clientId === undefined ? {} : { clientId: body.clientId }),
+      ...(ctx.suspend === undefined ? {} : { whileWaiting: ctx.suspend }),
     });
   }),
   route(endpoints.startReceiving, async ({ body }, ctx: HandlerContext) => {
