@@ -69,7 +69,7 @@ export function addDevCommand(program: Command): void {
     .addOption(
       new Option(
         "--grpc-port <port>",
-        "serve RocketMQ 5's gRPC protocol here too (docs/grpc.md): default 8081, a free port with --port 0; 0 turns it off",
+        "serve RocketMQ 5's gRPC protocol here too (docs/grpc.md): default 8081, or --port - 1795 beside another --port, a free port with --port 0; 0 turns it off",
       ).argParser(port),
     )
     .action(async (opts: DevOptions) => {
@@ -205,7 +205,13 @@ export function serverOptions(command: Command, defaultPort: number): Command {
  */
 async function startServers(opts: DevOptions & { clusterName?: string }, role: ServerRole): Promise<LocalServer[]> {
   // Loaded here, not at the top: the server (AWS SDK, SQLite) would add ~0.4 s to every other command.
-  const { startLocalServer, serveOn, ReplayGuard } = await import("../dev/local-server.js");
+  const { startLocalServer, serveOn, ReplayGuard, PortInUseError } = await import("../dev/local-server.js");
+  // A taken port names the option that moves it.
+  const saying = (option: string) => (err: unknown) => {
+    if (!(err instanceof PortInUseError)) throw err;
+    const which = err.door === "gRPC" ? "--grpc-port (0 turns gRPC off)" : option;
+    throw new Error(`${err.message}: another process listens there; choose another with ${which}`);
+  };
   const config = stageConfig(opts);
   opts.auth = opts.auth === true || authFromEnv(process.env.NIMBUS_AUTH);
   // One nonce cache for the master and its --slaves: a request one of them accepted is a replay on another.
@@ -223,7 +229,7 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
     role,
     ...(role.kind === "all" ? grpcPortOf(opts) : {}),
     ...guard,
-  });
+  }).catch(saying("--port"));
   const servers = [main];
   let next = opts.port === 0 ? 0 : opts.port + 1;
   try {
@@ -231,7 +237,9 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
       for (let brokerId = 1; brokerId <= (opts.slaves ?? 0); brokerId++) {
         const slaveRole = { kind: "broker" as const, brokerName: b.brokerName, brokerId };
         servers.push(
-          await serveOn(main.storage, { port: next, host: opts.host, config, role: slaveRole, ...guard }, false),
+          await serveOn(main.storage, { port: next, host: opts.host, config, role: slaveRole, ...guard }, false).catch(
+            saying("--port (the slaves take the ports after it)"),
+          ),
         );
         if (next !== 0) next++;
       }
@@ -245,9 +253,21 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
   return servers;
 }
 
-/** `--grpc-port`: given (0: off), else 8081 beside a fixed --port and a free port beside --port 0. */
-function grpcPortOf(opts: DevOptions): { grpcPort?: number } {
-  if (opts.grpcPort === undefined) return { grpcPort: opts.port === 0 ? 0 : 8081 };
+/** RocketMQ's ports: the name server's 9876 and the proxy's gRPC 8081. */
+const DEFAULT_HTTP_PORT = 9876;
+const DEFAULT_GRPC_PORT = 8081;
+
+/**
+ * `--grpc-port`: given (0: off); else it follows `--port` at the distance of RocketMQ's defaults (9876 → 8081,
+ * 9877 → 8082: a second `nimbus dev --port 9877` does not collide with the first), and a free port beside
+ * `--port 0`.
+ */
+export function grpcPortOf(opts: { port: number; grpcPort?: number | undefined }): { grpcPort?: number } {
+  if (opts.grpcPort === undefined) {
+    if (opts.port === 0) return { grpcPort: 0 };
+    const follows = opts.port - (DEFAULT_HTTP_PORT - DEFAULT_GRPC_PORT);
+    return { grpcPort: follows > 0 ? follows : opts.port + 1 };
+  }
   return opts.grpcPort === 0 ? {} : { grpcPort: opts.grpcPort };
 }
 

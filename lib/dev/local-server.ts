@@ -25,8 +25,10 @@ import type { HandlerContext, ServerRole } from "../http/context.js";
 import { LoadShedder, type LoadSheddingOptions } from "../http/load-shedder.js";
 import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
 import { startLocalDispatch } from "./local-dispatch.js";
+import { asPortInUse } from "./port-in-use.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
+export { PortInUseError } from "./port-in-use.js";
 
 import type { ApiAnswer } from "../http/api-types.js";
 import { createRequestHandler, errorAnswer } from "../http/request-handler.js";
@@ -234,6 +236,8 @@ export async function serveOn(
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 9876, host, () => resolve());
+  }).catch((err: unknown) => {
+    throw asPortInUse(err, "HTTP", host, options.port ?? 9876);
   });
   const port = (server.address() as AddressInfo).port;
   const scheme = options.tls ? "https" : "http";
@@ -270,7 +274,7 @@ export async function serveOn(
     // The gRPC port is taken: nothing half-started keeps running.
     await channel.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    throw err;
+    throw asPortInUse(err, "gRPC", host, options.grpcPort ?? 0);
   }
 
   // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts,
