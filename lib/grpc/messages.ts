@@ -60,15 +60,21 @@ function body(m: WireMessage): Uint8Array {
   }
 }
 
-/** One message of a SendMessage request, as the broker's send takes it. */
-export function decodeSend(m: WireMessage): DecodedSend {
+/**
+ * One message of a SendMessage request, as the broker's send takes it. `asSent`: its user properties as read from
+ * the wire (lib/grpc/wire-properties.ts), which keep what the decoded map lost; the broker checks them as it
+ * checks every door's.
+ */
+export function decodeSend(m: WireMessage, asSent?: [string, string][]): DecodedSend {
   const type = sendType(m);
   const sys = m.systemProperties;
-  for (const name of Object.keys(m.userProperties)) {
+  const given = asSent ?? Object.entries(m.userProperties);
+  for (const [name] of given) {
     if (SYSTEM_PROPERTIES.has(name))
       throw new Refused("BAD_REQUEST", `user property ${name} is one of RocketMQ's system property names`);
   }
-  const properties: Record<string, string> = { ...m.userProperties };
+  // Own data properties, `__proto__` included, for the broker's check to see.
+  const properties: Record<string, string> = Object.fromEntries(given);
   if (sys.messageId !== "") properties[MessageConst.UNIQ_KEY] = sys.messageId;
   if (sys.messageGroup !== undefined && sys.messageGroup !== "")
     properties[MessageConst.SHARDING_KEY] = sys.messageGroup;

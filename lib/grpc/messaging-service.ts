@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { loadPackageDefinition, type ServiceDefinition } from "@grpc/grpc-js";
 import { loadSync, type Options } from "@grpc/proto-loader";
+import { attachWireProperties, sendRequestProperties } from "./wire-properties.js";
 
 /** The proto files' folder: beside this module in the repository, or beside the built one's source in a package. */
 function protoRoot(): string {
@@ -38,7 +39,22 @@ export function messagingService(): ServiceDefinition {
   const grpcObject = loadPackageDefinition(definition) as unknown as {
     apache: { rocketmq: { v2: { MessagingService: { service: ServiceDefinition } } } };
   };
-  loaded = grpcObject.apache.rocketmq.v2.MessagingService.service;
+  const service = grpcObject.apache.rocketmq.v2.MessagingService.service;
+  const send = service.SendMessage;
+  if (send === undefined) throw new Error("the RocketMQ .proto files have no SendMessage");
+  // A map entry keyed `__proto__` vanishes in the decoded object: the send reads the entries as sent too.
+  const decodeSend = send.requestDeserialize;
+  loaded = {
+    ...service,
+    SendMessage: {
+      ...send,
+      requestDeserialize: (bytes: Buffer) => {
+        const decoded = decodeSend(bytes);
+        attachWireProperties(decoded as object, sendRequestProperties(bytes));
+        return decoded;
+      },
+    },
+  };
   return loaded;
 }
 

@@ -14,6 +14,7 @@ import { okStatus, statusOfError, type WireStatus } from "./codes.js";
 import { decodeRequest } from "./decode.js";
 import { decodeSend } from "./messages.js";
 import { EndTransactionRequestSchema, SendMessageRequestSchema, type WireMessage } from "./wire.js";
+import { wirePropertiesOf } from "./wire-properties.js";
 
 interface SendEntry {
   status: WireStatus;
@@ -23,9 +24,9 @@ interface SendEntry {
   recallHandle: string;
 }
 
-async function sendOne(m: WireMessage, ctx: CallContext): Promise<SendEntry> {
+async function sendOne(m: WireMessage, asSent: [string, string][] | undefined, ctx: CallContext): Promise<SendEntry> {
   const topic = m.topic.name;
-  const { message, type, messageGroup } = decodeSend(m);
+  const { message, type, messageGroup } = decodeSend(m, asSent);
   await ctx.authorize(sendNeeds(topic, message, type === "TRANSACTION"));
   const broker = ctx.broker;
   // The route first: an unknown topic is TOPIC_NOT_FOUND here, never auto-created by a send.
@@ -48,10 +49,11 @@ async function sendOne(m: WireMessage, ctx: CallContext): Promise<SendEntry> {
 
 export async function sendMessage(raw: unknown, ctx: CallContext) {
   const req = decodeRequest(SendMessageRequestSchema, raw);
+  const asSent = wirePropertiesOf(raw);
   const entries: SendEntry[] = [];
-  for (const m of req.messages) {
+  for (const [i, m] of req.messages.entries()) {
     try {
-      entries.push(await sendOne(m, ctx));
+      entries.push(await sendOne(m, asSent?.[i], ctx));
     } catch (err) {
       const messageId = m.systemProperties.messageId;
       entries.push({ status: statusOfError(err), messageId, transactionId: "", offset: 0, recallHandle: "" });

@@ -99,6 +99,30 @@ describe("hostile input at the gRPC endpoint", () => {
     assert.deepEqual(await storedMessages(api(), TOPIC), []);
   });
 
+  it("a system topic and a __proto__ property are refused as HTTP refuses them; nothing is written", async () => {
+    const group = uniqueName("gSys");
+    const broker = ctx.server.context.broker;
+    for (const system of [`%RETRY%${group}`, `%DLQ%${group}`]) {
+      await broker.topics.autoCreate(system, 1); // the route exists: refused for what it is, not as unknown
+      const answer = await unaryCall(raw(), "SendMessage", { messages: [message({ topic: { name: system } })] });
+      assert.equal(answer.status?.code, "BAD_REQUEST", `${system}: ${answer.status?.message}`);
+      assert.match(answer.status?.message ?? "", /system topic/);
+      assert.deepEqual(await storedMessages(api(), system), [], `nothing in ${system}`);
+      const overHttp = await api()
+        .send({ topic: system, messages: [{ body: Buffer.from("x") }] })
+        .then(
+          () => "stored",
+          (err: { code?: string }) => err.code,
+        );
+      assert.equal(overHttp, "PARAMETER_ILLEGAL", "HTTP refuses it too");
+    }
+    const proto = { ["__proto__"]: "x", keep: "y" };
+    const answer = await unaryCall(raw(), "SendMessage", { messages: [message({ userProperties: proto })] });
+    assert.equal(answer.status?.code, "BAD_REQUEST", answer.status?.message);
+    assert.match(answer.status?.message ?? "", /__proto__/);
+    assert.deepEqual(await storedMessages(api(), TOPIC), []);
+  });
+
   it("RPCs Nimbus does not serve answer NOT_IMPLEMENTED; a method the service lacks is UNIMPLEMENTED", async () => {
     for (const rpc of ["UpdateOffset", "GetOffset", "QueryOffset", "RecallMessage", "SyncLiteSubscription"] as const) {
       const answer = await unaryCall(raw(), rpc, {});

@@ -7,7 +7,7 @@ import { hasControlCharacter } from "../../core/control-characters.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { MessageConst, type MessageRecord } from "../../core/message.js";
 import { encodeBatch } from "../../core/message-codec.js";
-import { RMQ_SYS_TRACE_TOPIC } from "../../core/names.js";
+import { RMQ_SYS_TRACE_TOPIC, validateSendTopic } from "../../core/names.js";
 import { PermName } from "../../core/perm-name.js";
 import {
   DEFAULT_AUTO_CREATE_QUEUE_NUMS,
@@ -75,6 +75,9 @@ export class SendService {
     req: SendRequest,
     finish: (record: MessageRecord) => MessageRecord,
   ): Promise<{ records: MessageRecord[]; batch: Uint8Array; queue: QueueRef; dueAts?: number[] }> {
+    // A user's send never writes a system topic (%RETRY%, %DLQ%, rmq_sys_...), whatever door it came through;
+    // the broker writes those itself (send-back, dead letters), not through this path.
+    validateSendTopic(req.topic);
     const records = this.#toRecords(req.messages).map(finish);
     const batch = encodeBatch(records);
     if (batch.byteLength > MAX_BATCH_BYTES) {
