@@ -48,6 +48,8 @@ function createGrpcService(options: NonNullable<typeof grpc>) {
       $app.stage,
       "--advertised-host",
       options.domain,
+      // The load balancer ends TLS (443/tls below); the task's port is reachable from it only.
+      "--tls-offloaded",
       ...(aclSecrets ? ["--auth"] : ["--insecure"]),
     ],
     link: [...tables.map(table), ...(GRPC_PROXY.bucket ? [bucket] : []), ...(dispatch ? [dispatch] : [])],

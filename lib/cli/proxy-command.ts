@@ -24,6 +24,7 @@ interface ProxyOptions extends DevOptions {
   tlsKey?: string;
   advertisedHost?: string;
   dispatchFunction?: string;
+  tlsOffloaded?: boolean;
 }
 
 function pem(path: string, what: string): Buffer {
@@ -57,6 +58,10 @@ export function addProxyCommand(program: Command): void {
     8081,
   )
     .option("--advertised-host <name>", "the host name clients are told to call, e.g. a load balancer's")
+    .option(
+      "--tls-offloaded",
+      "a load balancer in front ends TLS (the port must be reachable from it only): serve signed calls in clear",
+    )
     .addOption(
       new Option(
         "--tables <json>",
@@ -92,6 +97,7 @@ export function addProxyCommand(program: Command): void {
         ...(opts.auth ? { auth: localAuth(opts) } : {}),
         insecure: opts.insecure === true,
         tls,
+        tlsOffloaded: opts.tlsOffloaded === true,
         advertisedHost: opts.advertisedHost,
         wakeDispatch,
       });

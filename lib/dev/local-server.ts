@@ -266,6 +266,8 @@ export async function serveOn(
             host,
             port: options.grpcPort,
             auth: ctx.auth,
+            // HTTPS with --tls-cert: gRPC is TLS too, with the same certificate (never one door in clear).
+            tls: options.tls && { cert: Buffer.from(options.tls.cert), key: Buffer.from(options.tls.key) },
             advertisedHost: advertisedHost(host),
             telemetry: options.grpcTelemetry,
             pop: broker.pop,

@@ -32,6 +32,11 @@ export interface ProxyServerOptions {
   /** Serve a non-loopback `host` without auth (`--insecure`). */
   insecure?: boolean | undefined;
   tls?: { cert: Buffer; key: Buffer } | undefined;
+  /**
+   * A load balancer in front ends TLS (the AWS stage's NLB, `--tls-offloaded`): signed calls may then reach the
+   * port in clear, which must be reachable from the balancer only (its security group).
+   */
+  tlsOffloaded?: boolean | undefined;
   /** The host name clients are told to call (a load balancer's), when they do not say. */
   advertisedHost?: string | undefined;
   telemetry?: Partial<TelemetryOptions> | undefined;
@@ -54,7 +59,7 @@ export interface ProxyServer {
 }
 
 export async function startProxyServer(options: ProxyServerOptions): Promise<ProxyServer> {
-  checkOpenBinding(options.host ?? "127.0.0.1", options.auth !== undefined, options.insecure === true);
+  checkOpenBinding(options.host ?? "127.0.0.1", options.auth !== undefined, options.insecure === true, tlsOf(options));
   const storage = await openStorage(options.storage);
   try {
     return await serveProxy(storage, options);
@@ -67,7 +72,7 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
 /** The proxy on storage already open (`startProxyServer` opens it; tests wrap it); its close closes the storage. */
 export async function serveProxy(storage: Storage, options: Omit<ProxyServerOptions, "storage">): Promise<ProxyServer> {
   const host = options.host ?? "127.0.0.1";
-  checkOpenBinding(host, options.auth !== undefined, options.insecure === true);
+  checkOpenBinding(host, options.auth !== undefined, options.insecure === true, tlsOf(options));
   const config = { ...(options.config ?? parseNimbusConfig({})), brokers: [] };
   const broker = createBroker(storage, config, { apiUrl: "", newMessageId });
   // Not settled before each answer, as a Lambda must (a frozen container sends nothing): the task keeps running.
@@ -77,6 +82,7 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
     host,
     port: options.port ?? 8081,
     tls: options.tls,
+    tlsOffloaded: options.tlsOffloaded,
     advertisedHost: options.advertisedHost ?? advertisedHost(host),
     telemetry: options.telemetry,
     pop: broker.pop,
@@ -94,3 +100,7 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
     },
   };
 }
+
+/** Whether callers' traffic is TLS: this server's own, or a balancer's in front of it. */
+const tlsOf = (options: { tls?: unknown; tlsOffloaded?: boolean | undefined }): boolean =>
+  options.tls !== undefined || options.tlsOffloaded === true;

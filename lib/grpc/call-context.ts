@@ -2,17 +2,18 @@
  * @module Who calls: the headers RocketMQ 5's clients put on every call (`x-mq-client-id`, `x-mq-date-time`,
  * `authorization: MQv2-HMAC-SHA1 Credential=<access key>, SignedHeaders=x-mq-date-time, Signature=<hex>`),
  * checked once per call. With auth on, the signature is the HMAC-SHA1 of the date-time under the user's
- * secret (a Nimbus user: the access key is its name), the date-time within 15 minutes of the server's clock;
- * then each RPC asks for the permissions of its HTTP counterpart (access.ts) of that user's ACL.
+ * secret (a Nimbus user: the access key is its name), the date-time within 5 minutes of the server's clock, the
+ * signature not first used from another address (signature-binding.ts); then each RPC asks for the permissions
+ * of its HTTP counterpart (access.ts) of that user's ACL.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
 import type { Broker } from "../broker/index.js";
 import { type AclUser, type Permission, USERNAME_PATTERN } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import { MAX_SIGNATURE_SKEW_MS } from "../core/request-signing.js";
 import type { RequestAuth } from "../http/authorize.js";
 import { Refused } from "./codes.js";
+import { GRPC_SIGNATURE_SKEW_MS, peerAddress, type SignatureBinding } from "./signature-binding.js";
 import { clientIdHeader } from "./wire.js";
 
 export interface CallContext {
@@ -46,8 +47,22 @@ const header = (md: Metadata, name: string): string | undefined => {
   return typeof value === "string" && value.length <= 1024 ? value : undefined;
 };
 
-/** The user who signed a call, or UNAUTHENTICATED (missing, malformed, stale, or a wrong signature). */
-export async function authenticate(md: Metadata, auth: RequestAuth, now: number): Promise<AclUser> {
+/** Where a call came from, for the signature's binding (absent: not bound, as behind a TLS-ending balancer). */
+export interface CallOrigin {
+  peer: string;
+  binding: SignatureBinding;
+}
+
+/**
+ * The user who signed a call, or UNAUTHENTICATED (missing, malformed, stale, a wrong signature, or one first used
+ * from another address).
+ */
+export async function authenticate(
+  md: Metadata,
+  auth: RequestAuth,
+  now: number,
+  origin?: CallOrigin,
+): Promise<AclUser> {
   const authorization = header(md, "authorization");
   if (authorization === undefined) throw unauthenticated("the call is not signed (no authorization header)");
   const m = /^MQv2-HMAC-SHA1 Credential=([^,\s]+), ?SignedHeaders=x-mq-date-time, ?Signature=([0-9A-Fa-f]{40})$/.exec(
@@ -58,20 +73,28 @@ export async function authenticate(md: Metadata, auth: RequestAuth, now: number)
   if (!USERNAME_PATTERN.test(accessKey)) throw unauthenticated("the access key is not a user name");
   const dateTime = header(md, "x-mq-date-time") ?? "";
   const signedAt = parseMqDateTime(dateTime);
-  if (!Number.isFinite(signedAt) || Math.abs(now - signedAt) > MAX_SIGNATURE_SKEW_MS)
-    throw unauthenticated(`x-mq-date-time is missing or more than ${MAX_SIGNATURE_SKEW_MS / 60_000} minutes off`);
+  if (!Number.isFinite(signedAt) || Math.abs(now - signedAt) > GRPC_SIGNATURE_SKEW_MS)
+    throw unauthenticated(`x-mq-date-time is missing or more than ${GRPC_SIGNATURE_SKEW_MS / 60_000} minutes off`);
   const given = Buffer.from(signature.toUpperCase(), "utf8");
-  return auth.authenticateWith(accessKey, (secret) => {
+  const user = await auth.authenticateWith(accessKey, (secret) => {
     const expected = Buffer.from(mqSignature(secret, dateTime), "utf8");
     return expected.byteLength === given.byteLength && timingSafeEqual(expected, given);
   });
+  // Only a valid signature is bound: a forged one must not take the real one's place.
+  origin?.binding.admit(`${accessKey}\n${dateTime}\n${signature.toUpperCase()}`, peerAddress(origin.peer), now);
+  return user;
 }
 
 /** The context of one call: its client id, and its user when auth is on. */
-export async function callContext(broker: Broker, md: Metadata, auth: RequestAuth | undefined): Promise<CallContext> {
+export async function callContext(
+  broker: Broker,
+  md: Metadata,
+  auth: RequestAuth | undefined,
+  origin?: CallOrigin,
+): Promise<CallContext> {
   const parsed = clientIdHeader.safeParse(header(md, "x-mq-client-id"));
   const clientId = parsed.success ? parsed.data : undefined;
-  const user = auth === undefined ? undefined : await authenticate(md, auth, broker.now());
+  const user = auth === undefined ? undefined : await authenticate(md, auth, broker.now(), origin);
   return {
     broker,
     clientId,

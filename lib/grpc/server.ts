@@ -28,6 +28,7 @@ import { guardLongDeadlines } from "./long-deadlines.js";
 import { messagingService, type RpcName } from "./messaging-service.js";
 import { endTransaction, sendMessage } from "./produce.js";
 import { queryAssignment, queryRoute } from "./routes.js";
+import { SignatureBinding } from "./signature-binding.js";
 import { type TelemetryOptions, TelemetrySessions } from "./telemetry.js";
 import type { Endpoints } from "./wire.js";
 
@@ -38,8 +39,13 @@ export interface GrpcServerOptions {
   port: number;
   /** Signatures and ACLs (`--auth`); absent: every call is allowed. */
   auth?: RequestAuth | undefined;
-  /** TLS (`nimbus proxy --tls-cert --tls-key`): PEM certificate chain and private key. */
+  /** TLS (`--tls-cert --tls-key`): PEM certificate chain and private key. */
   tls?: { cert: Buffer; key: Buffer } | undefined;
+  /**
+   * A load balancer in front ends TLS (`nimbus proxy --tls-offloaded`): every call comes from its addresses, so a
+   * signature is not bound to the address that first used it (signature-binding.ts).
+   */
+  tlsOffloaded?: boolean | undefined;
   /** The address clients are told to call (route endpoints) when they do not say which one they dialled. */
   advertisedHost?: string | undefined;
   /** Largest message accepted. Default the HTTP request limit (6 MiB: a 4 MiB body and its properties). */
@@ -100,8 +106,9 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
     if (pop === undefined) throw new Refused("NOT_IMPLEMENTED", NO_POP);
     return pop;
   };
-  const context = (call: { metadata: ServerUnaryCall<unknown, unknown>["metadata"] }) =>
-    callContext(broker, call.metadata, options.auth);
+  const binding = options.tlsOffloaded === true ? undefined : new SignatureBinding();
+  const context = (call: { metadata: ServerUnaryCall<unknown, unknown>["metadata"]; getPeer(): string }) =>
+    callContext(broker, call.metadata, options.auth, binding && { peer: call.getPeer(), binding });
 
   const unary =
     (handler: Unary) =>

@@ -2,13 +2,15 @@
  * @module The gRPC endpoint with auth on (`nimbus dev --auth`), driven by RocketMQ's official Node.js client
  * with its session credentials: its MQv2-HMAC-SHA1 signature checked against Nimbus users, each RPC
  * authorized by its HTTP counterpart's ACL rule, refusals answered UNAUTHORIZED (40100) or FORBIDDEN (40300)
- * with nothing written; and a raw call with a forged signature or a stale date refused the same way.
+ * with nothing written; a raw call with a forged signature or a stale date refused the same way; and a signature
+ * used from a second address refused (signature-binding.ts).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { Producer } from "rocketmq-client-nodejs";
-import { mqSignature } from "../../lib/grpc/call-context.js";
+import { callContext, mqSignature } from "../../lib/grpc/call-context.js";
+import { SignatureBinding } from "../../lib/grpc/signature-binding.js";
 import { type AuthServer, call, ROOT, startAuthServer } from "../support/auth-server.js";
 import { quietLogger } from "../support/grpc-fixture.js";
 import { rawClient, unaryCall } from "../support/grpc-raw.js";
@@ -80,6 +82,31 @@ describe("gRPC with auth on", () => {
     } finally {
       await alice.shutdown();
     }
+  });
+
+  it("a signature is bound to the address that first used it: another address is refused, another port is not", async () => {
+    const dateTime = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+/, "");
+    const md = new Metadata();
+    md.set("x-mq-date-time", dateTime);
+    md.set(
+      "authorization",
+      `MQv2-HMAC-SHA1 Credential=alice, SignedHeaders=x-mq-date-time, Signature=${mqSignature(ALICE.secretKey, dateTime)}`,
+    );
+    const binding = new SignatureBinding();
+    const as = (peer: string) =>
+      callContext(auth.server.context.broker, md, auth.server.context.auth, { peer, binding });
+    assert.equal((await as("ipv4:10.0.0.1:40000")).user?.username, "alice");
+    assert.equal((await as("ipv4:10.0.0.1:40001")).user?.username, "alice", "the same host, another connection");
+    await assert.rejects(as("ipv4:10.9.9.9:50000"), { code: "UNAUTHENTICATED" }, "a captured header elsewhere");
+    // A date-time more than 5 minutes off is refused (RocketMQ's proxy checks none; HTTP allows 15).
+    const old = new Date(Date.now() - 6 * 60_000).toISOString().replace(/[-:]/g, "").replace(/\.\d+/, "");
+    const stale = new Metadata();
+    stale.set("x-mq-date-time", old);
+    stale.set(
+      "authorization",
+      `MQv2-HMAC-SHA1 Credential=alice, SignedHeaders=x-mq-date-time, Signature=${mqSignature(ALICE.secretKey, old)}`,
+    );
+    await assert.rejects(callContext(auth.server.context.broker, stale, auth.server.context.auth), /5 minutes off/);
   });
 
   it("a stale x-mq-date-time or a malformed authorization header is refused before any broker call", async () => {

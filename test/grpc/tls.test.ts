@@ -100,3 +100,44 @@ describe("nimbus proxy over TLS with the official Node.js client", { skip: noCer
     }
   });
 });
+
+describe("nimbus dev with --tls-cert serves gRPC over TLS too; an open gRPC port needs TLS as HTTP does", {
+  skip: noCertificate,
+}, () => {
+  it("the official client sends over TLS to nimbus dev's gRPC port; --auth off loopback without TLS is refused", async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-tls-dev-"));
+    const { cert, key } = testCertificate ?? { cert: Buffer.alloc(0), key: Buffer.alloc(0) };
+    const dev = await startLocalServer({
+      port: 0,
+      grpcPort: 0,
+      storage: { kind: "local", dataDir },
+      tls: { cert, key },
+    });
+    try {
+      const topic = uniqueName("GrpcTlsDev");
+      await dev.context.broker.topics.upsert(topic, { readQueueNums: 1, writeQueueNums: 1 });
+      const producer = new Producer({
+        endpoints: dev.grpc?.endpoint ?? "",
+        sslEnabled: true,
+        namespace: "",
+        logger: quietLogger(),
+      });
+      await producer.startup();
+      try {
+        const receipt = await producer.send({ topic, body: Buffer.from("over tls") });
+        assert.ok(receipt.messageId.length > 0);
+      } finally {
+        await producer.shutdown();
+      }
+    } finally {
+      await dev.close();
+    }
+    // A proxy with auth on a non-loopback address: TLS, its own or a balancer's (--tls-offloaded), or nothing.
+    const auth = { root: { username: "root", password: "root-password-1" }, masterKey: Buffer.alloc(32, 7) };
+    const open = { port: 0, host: "0.0.0.0", storage: { kind: "local" as const, dataDir }, auth };
+    await assert.rejects(startProxyServer(open), /--auth over plain/);
+    const offloaded = await startProxyServer({ ...open, tlsOffloaded: true });
+    await offloaded.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+});
