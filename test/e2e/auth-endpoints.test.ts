@@ -53,11 +53,11 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   },
   queryMessageById: {
     request: () => ({ method: "POST", path: "/messages/by-id", body: { topic: "T", msgId: stored.msgId } }),
-    grants: ["Topic:T|Get"],
+    grants: ["Topic:T|Sub"],
   },
   queryMessagesByKey: {
     request: () => ({ method: "POST", path: "/messages/by-key", body: { topic: "T", key: "k1" } }),
-    grants: ["Topic:T|Get"],
+    grants: ["Topic:T|Sub"],
   },
   sendBack: {
     request: () => ({
@@ -192,7 +192,7 @@ const SAMPLES: Partial<Record<EndpointId, Sample>> = {
   },
   transactionMessage: {
     request: () => ({ method: "GET", path: `/transactions/${tx.second}/message?producerGroup=PG` }),
-    grants: ["Group:PG|Pub"],
+    grants: ["Group:PG|Pub", "Topic:T|Pub"],
   },
   createUser: {
     request: () => ({ method: "POST", path: "/acl/users", body: { username: "temp", password: "temp-secret-1" } }),
@@ -320,6 +320,24 @@ describe("auth on every endpoint (nimbus dev --auth)", () => {
         decision: "Allow",
       },
     });
+  });
+
+  it("Get reads a topic's status, not its messages; a producer group's Pub reads no half message of a topic it may not send to", async () => {
+    const getter = await user("getter", ["Topic:T|Get", "Group:PG|Get"]);
+    assert.equal((await call(url, { method: "GET", path: "/topics/T/status" }, getter)).status, 200);
+    for (const c of [SAMPLES.queryMessageById?.request(), SAMPLES.queryMessagesByKey?.request()].filter(
+      (x) => x !== undefined,
+    )) {
+      const refused = await call(url, c, getter);
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.match(refused.body.message ?? "", /Sub permission on Topic:T/);
+    }
+    const half = SAMPLES.transactionMessage?.request() ?? assert.fail("no sample");
+    assert.equal((await call(url, half, getter)).status, 403, "Get on the group reads no half message");
+    const producer = await user("producer-elsewhere", ["Group:PG|Pub", "Topic:Other|Pub"]);
+    const refused = await call(url, half, producer);
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.match(refused.body.message ?? "", /Pub permission on Topic:T/);
   });
 
   for (const [id, sample] of Object.entries(SAMPLES) as [EndpointId, Sample][]) {

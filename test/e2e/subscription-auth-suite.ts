@@ -1,7 +1,8 @@
 /**
  * @module ACLs of the subscription endpoints (local server with auth), on either storage mode: creating needs Sub on the
  * topic and the group and Create on the group; replacing needs Update instead; reading Sub or Get on the group;
- * deleting Delete. Each refusal is 403 and writes nothing.
+ * deleting Delete; a traced subscription Pub on its trace topic (and Create on it when missing), since the broker
+ * writes the traces on the user's behalf. Each refusal is 403 and writes nothing.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -67,6 +68,30 @@ export function subscriptionAuthSuite(mode: ServerMode): void {
         /Delete permission on Group:PayHook/,
       );
       assert.equal((await call(url, { method: "DELETE", path: "/subscriptions/PayHook" }, ROOT)).status, 200);
+    });
+
+    it("a traced subscription needs Pub on its trace topic, and Create on it when it does not exist", async () => {
+      const traced = (traceTopic: string) => () =>
+        call(
+          url,
+          {
+            method: "PUT",
+            path: "/subscriptions/PayTraced",
+            body: { ...definition, enableMsgTrace: true, customizedTraceTopic: traceTopic },
+          },
+          bob,
+        );
+      assert.equal((await grant(["Group:PayTraced"], ["Sub", "Create", "Update"])).status, 200);
+      // Another tenant's topic: bob may not write there, so the broker may not write there for him.
+      assert.equal((await call(url, { method: "PUT", path: "/topics/ledger", body: {} }, ROOT)).status, 200);
+      await refusedWithoutWrites(traced("ledger"), /Pub permission on Topic:ledger/);
+      // A topic that does not exist: the first record would create it.
+      await refusedWithoutWrites(traced("pay-traces"), /Pub permission on Topic:pay-traces/);
+      assert.equal((await grant(["Topic:pay-traces"], ["Pub"])).status, 200);
+      await refusedWithoutWrites(traced("pay-traces"), /Create permission on Topic:pay-traces/);
+      assert.equal((await grant(["Topic:pay-traces"], ["Pub", "Create"])).status, 200);
+      assert.equal((await traced("pay-traces")()).status, 200);
+      assert.ok(!(await t.server.context.broker.topics.exists("ledger-traces")), "nothing else created");
     });
   });
 }

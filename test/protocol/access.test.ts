@@ -4,6 +4,7 @@
  * (default deny, Deny wins, prefixes, `*`, Cluster, Super users) hold.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import {
   type Acl,
@@ -24,6 +25,22 @@ describe("endpoint access declarations", () => {
     const unmapped = ENDPOINTS.filter((e) => e.auth === "required" && e.access === undefined).map(routeKey);
     assert.deepEqual(unmapped, [], "endpoints without an access declaration");
     assert.deepEqual(ENDPOINTS.filter((e) => e.auth === "none").map(routeKey), ["GET /health"]);
+  });
+});
+
+describe("docs/security.md's access table", () => {
+  it("lists every endpoint, as `METHOD path` in its first column", () => {
+    const doc = readFileSync(new URL("../../docs/security.md", import.meta.url), "utf8");
+    const start = doc.indexOf("| Endpoint ");
+    const table = doc.slice(start, doc.indexOf("\n\n", start));
+    const listed = new Set(
+      table
+        .split("\n")
+        .map((row) => row.split("|")[1] ?? "")
+        .flatMap((cell) => [...cell.matchAll(/`([A-Z]+ \/[^`?]*)[^`]*`/g)].map((m) => m[1])),
+    );
+    const missing = ENDPOINTS.map(routeKey).filter((key) => !listed.has(key));
+    assert.deepEqual(missing, [], "endpoints missing from the table");
   });
 });
 

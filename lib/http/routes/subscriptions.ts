@@ -1,8 +1,9 @@
 /** @module Subscription routes (docs/subscriptions.md). */
 
 import { subscriptionInfo } from "../../broker/subscriptions/index.js";
-import { groupPermission } from "../../core/acl.js";
+import { groupPermission, topicPermission } from "../../core/acl.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
+import { RMQ_SYS_TRACE_TOPIC } from "../../core/names.js";
 import { endpoints } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
@@ -15,6 +16,13 @@ export const subscriptionRoutes = serviceRoutes<HandlerContext>("Subscriptions",
     if (ctx.auth && ctx.caller) {
       const action = (await ctx.broker.subscriptions.exists(params.group)) ? "Update" : "Create";
       await ctx.auth.require(ctx.caller, [groupPermission(params.group, action)]);
+      // The broker writes the delivery traces on the caller's behalf: Pub on the trace topic, and Create on it
+      // when the first record would create it.
+      if (body.enableMsgTrace) {
+        const traceTopic = body.customizedTraceTopic ?? RMQ_SYS_TRACE_TOPIC;
+        const create = (await ctx.broker.topics.exists(traceTopic)) ? [] : [topicPermission(traceTopic, "Create")];
+        await ctx.auth.require(ctx.caller, [topicPermission(traceTopic, "Pub"), ...create]);
+      }
     }
     const { subscription } = await ctx.broker.subscriptions.put(params.group, body);
     return subscriptionInfo(subscription);

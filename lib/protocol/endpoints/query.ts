@@ -71,7 +71,8 @@ export type QueryByKeyResponse = z.output<typeof QueryByKeyResponseSchema>;
 
 export const queryMessageById = endpoint({
   id: "queryMessageById",
-  access: ({ body }) => [topicPermission(body.topic, "Get", "Sub")],
+  // Message bodies: Sub on the topic, as RocketMQ's queryMessage and viewMessage (Get reads status, not bodies).
+  access: ({ body }) => [topicPermission(body.topic, "Sub")],
   method: "POST",
   path: "/messages/by-id",
   service: "Pull",
@@ -83,7 +84,8 @@ export const queryMessageById = endpoint({
 
 export const queryMessagesByKey = endpoint({
   id: "queryMessagesByKey",
-  access: ({ body }) => [topicPermission(body.topic, "Get", "Sub")],
+  // Message bodies: Sub on the topic, as RocketMQ's queryMessage and viewMessage (Get reads status, not bodies).
+  access: ({ body }) => [topicPermission(body.topic, "Sub")],
   method: "POST",
   path: "/messages/by-key",
   service: "Pull",

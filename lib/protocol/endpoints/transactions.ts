@@ -124,7 +124,7 @@ export const transactionInfo = endpoint({
 
 export const transactionMessage = endpoint({
   id: "transactionMessage",
-  access: ({ query }) => [groupPermission(query.producerGroup, "Pub", "Get")],
+  access: ({ query }) => [groupPermission(query.producerGroup, "Pub")],
   method: "GET",
   path: "/transactions/{transactionId}/message",
   service: "Transactions",
