@@ -72,6 +72,38 @@ for (const mode of ["local", "aws"] as const) {
       }
     });
 
+    it("maxConcurrency 100 is reached: the target holds every delivery until 100 are in flight", TEST, async () => {
+      const release: (() => void)[] = [];
+      let released = false;
+      const target = await f.target(
+        () =>
+          new Promise((resolve) => {
+            const answer = () => resolve({ status: 200 });
+            if (released) return answer();
+            release.push(answer);
+            if (release.length >= 100) {
+              released = true;
+              for (const r of release.splice(0)) r();
+            }
+          }),
+      );
+      try {
+        const topic = await f.topic(4);
+        const group = uniqueName("SubWide");
+        // A long timeout: on a loaded machine gathering 100 deliveries may take a while, and none may time out meanwhile.
+        const wide = { batchSize: 1, maxConcurrency: 100, timeoutMs: 600_000 };
+        await f.subscribe(group, { topic, target: httpTarget(target.url), ...wide });
+        const bodies = Array.from({ length: 200 }, (_, i) => `wide-${i}`);
+        for (let q = 0; q < 4; q++) await f.send(topic, bodies.slice(q * 50, q * 50 + 50), q);
+        await f.until(() => released, `100 deliveries in flight at once (seen at most ${target.maxInFlight})`);
+        await f.until(() => attemptsOf(target.deliveries).size === bodies.length, "every message delivered");
+        assert.equal(target.maxInFlight, 100, "never more than maxConcurrency");
+      } finally {
+        for (const r of release.splice(0)) r();
+        await target.close();
+      }
+    });
+
     it("a 500 retries then dead-letters after maxReconsumeTimes; no answer in time retries too", TEST, async () => {
       const target = await f.target((d) => {
         if (d.bodies.includes("always-500")) return { status: 500, body: { error: "down" } };
