@@ -10,13 +10,16 @@
  * `dispatchRole` output), so it can invoke only the functions registered for it.
  */
 import type { LambdaClient } from "@aws-sdk/client-lambda";
+import type { Agent } from "undici";
 import { z } from "zod";
 import {
   type DispatchReport,
   SubscriptionDispatcher,
   subscriptionTargets,
   sumReports,
+  targetAgent,
 } from "../lib/broker/subscriptions/index.js";
+import type { TargetNetworks } from "../lib/core/target-address.js";
 import type { HandlerContext } from "../lib/http/context.js";
 import { MAX_TEXT_LENGTH } from "../lib/protocol/index.js";
 import { awsContext, defaultLambdaClient } from "./shared/aws-context.js";
@@ -44,6 +47,13 @@ const DispatchEvent = z
   })
   .passthrough();
 
+/** The HTTPS targets' pool of this container, kept across runs (keep-alive connections). */
+let agent: { networks: TargetNetworks; pool: Agent } | undefined;
+function containerAgent(networks: TargetNetworks): Agent {
+  if (agent?.networks !== networks) agent = { networks, pool: targetAgent(networks) };
+  return agent.pool;
+}
+
 export interface DispatchRun extends DispatchReport {
   subscriptions: number;
 }
@@ -60,7 +70,11 @@ export async function dispatchSubscriptions(
 ): Promise<DispatchRun> {
   const dispatcher = new SubscriptionDispatcher({
     pop: ctx.broker.pop,
-    targetOf: subscriptionTargets(options.lambdaClient ?? defaultLambdaClient),
+    targetOf: subscriptionTargets(
+      options.lambdaClient ?? defaultLambdaClient,
+      containerAgent(ctx.broker.subscriptions.targetNetworks),
+      ctx.broker.subscriptions.targetNetworks,
+    ),
     // Traced subscriptions' records, appended by the broker's send path; flushed when the run closes the dispatcher.
     traceSend: (topic, messages) => ctx.broker.sender.send({ topic, messages }),
     onTraceError: (err) => console.warn("nimbus: a subscription's trace records were dropped:", err),

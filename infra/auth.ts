@@ -17,3 +17,10 @@ if (settings.auth === "public") {
       'and rewrite offsets. Set auth to "acl" in lib/config/stages.ts unless this is what you want.\n',
   );
 }
+
+/**
+ * The key that seals subscriptions' webhook signing secrets in the routes table (every stage: `npx sst secret set
+ * NimbusSealKey <64 hex>` before the first deploy; `openssl rand -hex 32` makes one). Only the functions that
+ * seal or open them get it: Subscriptions and Dispatch (`sealsSecrets` in infra/manifest.ts).
+ */
+export const sealKey = new sst.Secret("NimbusSealKey");

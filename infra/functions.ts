@@ -3,7 +3,7 @@
  * shares: arm64 (about 20% cheaper per GB-second than x86), Node 22, the stage's settings in its
  * environment, and links to exactly the tables and bucket the spec names (a link grants IAM access).
  */
-import { aclSecrets } from "./auth.js";
+import { aclSecrets, sealKey } from "./auth.js";
 import { channelApi } from "./channel-api.js";
 import { settings } from "./config.js";
 import { AUTH_TABLE, type FunctionSpec, functionAuthEnvironment } from "./manifest.js";
@@ -60,6 +60,7 @@ export function createFunction(
         ? { NIMBUS_DISPATCH_FUNCTION: invokable.Dispatch.name }
         : {}),
       ...(api ? functionAuthEnvironment(settings) : {}),
+      ...(spec.sealsSecrets ? { NIMBUS_SEAL_KEY: sealKey.value } : {}),
       // Lambda keeps its environment encrypted at rest with KMS; the values come from SSM SecureStrings.
       ...(acl
         ? {

@@ -64,6 +64,8 @@ export interface FunctionSpec {
    * append to a subscribed topic wakes it (NIMBUS_DISPATCH_FUNCTION; its marker is in the routes table).
    */
   readonly invokes?: readonly "Dispatch"[];
+  /** Whether it seals or opens subscriptions' webhook secrets (gets NIMBUS_SEAL_KEY, the NimbusSealKey secret). */
+  readonly sealsSecrets?: true;
 }
 
 /**
@@ -162,6 +164,7 @@ export const API_FUNCTIONS = {
     handler: "functions/subscriptions.handler",
     memoryMb: 256,
     timeoutSeconds: 10,
+    sealsSecrets: true,
     tables: ["routes", "pop"],
     bucket: false,
   },
@@ -290,6 +293,7 @@ export const SCHEDULED_FUNCTIONS = {
     schedule: "rate(1 minute)",
     memoryMb: 256,
     timeoutSeconds: 60,
+    sealsSecrets: true,
     tables: ["routes", "pop", "queue-index"],
     bucket: true,
   },

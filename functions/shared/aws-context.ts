@@ -8,6 +8,7 @@
  * - `NIMBUS_CHANNEL_URL`: the push channel's WebSocket URL (answered by `GET /push-channel`), optional
  * - `NIMBUS_CHANNEL_MANAGEMENT_URL`: its Management API, set on the functions that post hints (linked to it)
  * - `NIMBUS_DISPATCH_FUNCTION`: the `Dispatch` function's name, on the functions that wake it at send time
+ * - `NIMBUS_SEAL_KEY`: the key that seals subscriptions' webhook secrets (Subscriptions and Dispatch)
  * - `NIMBUS_AUTH`: `acl` to check signatures and ACLs (users in the acl table), with `NIMBUS_ACL_MASTER_KEY`
  *   (seals their secrets) and `NIMBUS_ROOT_USER`/`NIMBUS_ROOT_PASSWORD` (the Super user); absent or `off`: open.
  * - `AWS_REGION` and the role's `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`: set by Lambda.
@@ -68,6 +69,8 @@ const Env = z.object({
     .optional(),
   NIMBUS_AUTH: z.enum(["acl", "off"]).optional(),
   NIMBUS_ACL_MASTER_KEY: z.string().optional(),
+  /** Seals subscriptions' webhook secrets (Subscriptions seals, Dispatch opens): the stage's NimbusSealKey. */
+  NIMBUS_SEAL_KEY: z.string().optional(),
   NIMBUS_ROOT_USER: z
     .string()
     .regex(/^[a-zA-Z0-9_-]{1,64}$/)
@@ -109,6 +112,7 @@ export function awsContext(): Promise<HandlerContext> {
       newMessageId,
       // A slave cell reads replicas: a batch's object can arrive after its index item.
       ...(slave ? { objectReplicationGraceMs: OBJECT_REPLICATION_GRACE_MS } : {}),
+      ...(env.NIMBUS_SEAL_KEY ? { sealKey: parseMasterKey(env.NIMBUS_SEAL_KEY) } : {}),
     });
     // Hints go through the WebSocket API's Management API, signed as the function's role.
     if (env.NIMBUS_CHANNEL_MANAGEMENT_URL && env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {

@@ -4,6 +4,7 @@
  */
 import { DEFAULT_MESSAGE_DELAY_LEVEL, parseDelayLevels } from "../core/delay-levels.js";
 import { RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC } from "../core/names.js";
+import type { TargetNetworks } from "../core/target-address.js";
 import { MASTER_ID } from "../core/topology.js";
 import type { Storage } from "../storage/storage.js";
 import { ClientService } from "./clients/index.js";
@@ -29,6 +30,7 @@ import { KeyIndexSettings, QueryService } from "./query/index.js";
 import type { QueueRef } from "./queue-log/index.js";
 import { QueueLog } from "./queue-log/index.js";
 import { SendBackService } from "./retry/index.js";
+import type { SecretSealer } from "./security/index.js";
 import {
   CLIENTS_TABLE,
   CONNECTIONS_TABLE,
@@ -84,6 +86,10 @@ export interface BrokerOptions {
   pop?: Partial<Omit<PopOptions, "retentionMs">>;
   /** Lag samples per group (lib/broker/groups/lag-samples.ts): period and ring size (60 s, 1440). */
   lagSamples?: Partial<LagSampleOptions>;
+  /** Seals subscriptions' webhook secrets (the stage's seal key); without it an http target cannot be saved. */
+  secretSealer?: SecretSealer | undefined;
+  /** What addresses subscriptions' HTTPS targets may reach (lib/core/target-address.ts). Default `public`. */
+  targetNetworks?: TargetNetworks | undefined;
   now?: () => number;
 }
 
@@ -193,6 +199,8 @@ export class Broker {
       async (g, t) => {
         await this.pop.start(g, t);
       },
+      options.secretSealer,
+      options.targetNetworks ?? "public",
     );
     this.query = new QueryService(this.keyIndexSettings, this.routeCache, this.queueLog, retentionMs, now);
     const offsetsTable = storage.table(OFFSETS_TABLE);

@@ -220,6 +220,8 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
     insecure: opts.insecure === true,
     tls: tlsFiles(opts),
     ...(opts.targetCa === undefined ? {} : { targetCaPem: readFileSync(opts.targetCa) }),
+    // Webhook secrets' seal key: NIMBUS_SEAL_KEY, else a key file made once in the data folder (whatever --storage).
+    sealKey: loadMasterKey(process.env.NIMBUS_SEAL_KEY, resolve(opts.dataDir, "seal.key")),
   };
   const main = await startLocalServer({
     port: opts.port,

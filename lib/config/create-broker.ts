@@ -4,13 +4,24 @@
  * never reads the config).
  */
 import { Broker } from "../broker/index.js";
+import { AesGcmSealer } from "../broker/security/index.js";
+import type { TargetNetworks } from "../core/target-address.js";
 import type { Storage } from "../storage/storage.js";
 import type { NimbusConfig } from "./nimbus-config.js";
 
 export function createBroker(
   storage: Storage,
   config: NimbusConfig,
-  options: { apiUrl: string; newMessageId: () => string; now?: () => number; objectReplicationGraceMs?: number },
+  options: {
+    apiUrl: string;
+    newMessageId: () => string;
+    now?: () => number;
+    objectReplicationGraceMs?: number;
+    /** The stage's seal key of webhook secrets (32 bytes): NIMBUS_SEAL_KEY, or nimbus dev's key file. */
+    sealKey?: Uint8Array | undefined;
+    /** What subscription targets may reach when the config does not say: `public` on AWS, `loopback` in nimbus dev. */
+    defaultTargetNetworks?: TargetNetworks;
+  },
 ): Broker {
   return new Broker(storage, {
     brokers: config.brokers.map((b) => ({ cluster: config.cluster, ...b, address: options.apiUrl })),
@@ -35,6 +46,8 @@ export function createBroker(
     },
     lagSamples: { intervalMs: config.lagSampleIntervalMs },
     newMessageId: options.newMessageId,
+    ...(options.sealKey === undefined ? {} : { secretSealer: new AesGcmSealer(options.sealKey) }),
+    targetNetworks: config.subscriptionTargetNetworks ?? options.defaultTargetNetworks ?? "public",
     objectReplicationGraceMs: options.objectReplicationGraceMs,
     ...(options.now ? { now: options.now } : {}),
   });

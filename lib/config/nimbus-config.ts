@@ -6,6 +6,7 @@ import { z } from "zod";
 import { DEFAULT_MESSAGE_DELAY_LEVEL, parseDelayLevels } from "../core/delay-levels.js";
 import { isNimbusError } from "../core/errors.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
+import { TARGET_NETWORKS } from "../core/target-address.js";
 import { MASTER_ID } from "../core/topology.js";
 import { DEFAULT_AUTO_CREATE_QUEUE_NUMS, MAX_QUEUE_NUMS } from "../protocol/bounds.js";
 
@@ -111,6 +112,12 @@ export const NimbusConfigSchema = z
      * the schedule runs every minute). A group keeps 1440 samples: a day at the default.
      */
     lagSampleIntervalMs: z.number().int().min(1000).max(3_600_000).default(60_000),
+    /**
+     * What addresses subscriptions' HTTPS targets may reach: `public` only, also `private` networks, or also
+     * `loopback` (lib/core/target-address.ts). Unset: `public` on AWS stages (on Lambda, loopback is the runtime
+     * API), `loopback` in `nimbus dev` (local webhooks). Link-local addresses (metadata services) never.
+     */
+    subscriptionTargetNetworks: z.enum(TARGET_NETWORKS).optional(),
   })
   .strict()
   // A half message must outlive its last check (retention trims half queues like any queue).

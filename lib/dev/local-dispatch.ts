@@ -8,11 +8,10 @@
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import type { Broker } from "../broker/index.js";
 import {
-  DEFAULT_TARGET_AGENT,
   InProcessDispatch,
   SubscriptionDispatcher,
   subscriptionTargets,
-  targetAgentTrusting,
+  targetAgent,
 } from "../broker/subscriptions/index.js";
 
 export interface LocalDispatchOptions {
@@ -40,11 +39,12 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
     );
     return lambda;
   };
-  const httpAgent = options.targetCaPem === undefined ? DEFAULT_TARGET_AGENT : targetAgentTrusting(options.targetCaPem);
+  const networks = broker.subscriptions.targetNetworks;
+  const httpAgent = targetAgent(networks, options.targetCaPem);
   let dispatch: InProcessDispatch | undefined;
   const dispatcher = new SubscriptionDispatcher({
     pop: broker.pop,
-    targetOf: subscriptionTargets(lambdaClient, httpAgent),
+    targetOf: subscriptionTargets(lambdaClient, httpAgent, networks),
     onRetryDue: (s, at) => dispatch?.retryDue(s, at),
     // Traced subscriptions' records: appended by this broker's own send path (docs/trace.md "Subscriptions").
     traceSend: (topic, messages) => broker.sender.send({ topic, messages }),
@@ -67,7 +67,7 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
     broker.subscriptions.onSaved = undefined;
     await close();
     lambda?.destroy();
-    if (httpAgent !== DEFAULT_TARGET_AGENT) await httpAgent.close();
+    await httpAgent.close();
   };
   return started;
 }

@@ -8,10 +8,12 @@
  * const server = await startLocalServer({ port: 9876, storage: { kind: "local", dataDir: ".nimbus" } });
  * // ... await server.close();
  */
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
 import { BROKER_TABLES } from "../broker/store/index.js";
 import { type InProcessDispatch, readTargetCa } from "../broker/subscriptions/index.js";
@@ -25,6 +27,7 @@ import type { HandlerContext, ServerRole } from "../http/context.js";
 import { LoadShedder, type LoadSheddingOptions } from "../http/load-shedder.js";
 import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
 import { startLocalDispatch } from "./local-dispatch.js";
+import { loadMasterKey } from "./master-key.js";
 import { asPortInUse } from "./port-in-use.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
@@ -71,6 +74,8 @@ export interface LocalServerOptions {
   retentionIntervalMs?: number;
   /** Signatures and ACLs on every route but `GET /health` (`nimbus dev --auth`); absent: open, loopback only. */
   auth?: LocalAuthOptions | undefined;
+  /** Seals subscriptions' webhook secrets (32 bytes); default a key file in the data folder (`seal.key`). */
+  sealKey?: Uint8Array | undefined;
   /** HTTPS (and wss:// for the channel) with this certificate and key, PEM (`--tls-cert`, `--tls-key`). */
   tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
   /** Serve a non-loopback `host` without auth (`--insecure`). */
@@ -146,11 +151,20 @@ export async function openStorage(choice: StorageChoice): Promise<Storage> {
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const storage = await openStorage(options.storage);
   try {
-    return await serveOn(storage, options, true);
+    return await serveOn(storage, { ...options, sealKey: options.sealKey ?? localSealKey(options.storage) }, true);
   } catch (err) {
     await storage.close();
     throw err;
   }
+}
+
+/**
+ * The seal key of webhook secrets when none is given: a key file made once in the data folder (as the ACL master
+ * key's), or, on the AWS adapters, a key of this process's own (a restart cannot open what it sealed: give
+ * `sealKey`, as `nimbus dev` does from NIMBUS_SEAL_KEY).
+ */
+function localSealKey(choice: StorageChoice): Uint8Array {
+  return choice.kind === "local" ? loadMasterKey(undefined, join(choice.dataDir, "seal.key")) : randomBytes(32);
 }
 
 /**
@@ -245,7 +259,8 @@ export async function serveOn(
   const broker = createBroker(
     storage,
     { ...config, brokers: registrations(config, role) },
-    { apiUrl: url, newMessageId },
+    // nimbus dev's subscriptions may reach local webhooks unless the config says otherwise.
+    { apiUrl: url, newMessageId, sealKey: options.sealKey, defaultTargetNetworks: "loopback" },
   );
   const channelUrl = `${options.tls ? "wss" : "ws"}://${host}:${port}${CHANNEL_PATH}`;
   const auth = options.auth;

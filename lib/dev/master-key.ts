@@ -1,6 +1,7 @@
 /**
- * @module The local server's ACL master key (docs/security.md): NIMBUS_ACL_MASTER_KEY, or a key file made
- * once in the data folder, readable by its owner only. It seals users' secrets in the store.
+ * @module The local server's keys (docs/security.md): the ACL master key (NIMBUS_ACL_MASTER_KEY, or
+ * `acl-master.key`), which seals users' secrets, and the seal key of webhook secrets (NIMBUS_SEAL_KEY, or
+ * `seal.key`): from the environment, or a key file made once in the data folder, readable by its owner only.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";

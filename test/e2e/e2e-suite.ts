@@ -21,7 +21,7 @@ import { pullCases } from "./pull-suite.js";
 import { queueCases } from "./queues-suite.js";
 import { restartCases } from "./restart-suite.js";
 import { sendCases } from "./send-suite.js";
-import { subscriptionCases } from "./subscriptions-suite.js";
+import { publicTargetCases, subscriptionCases } from "./subscriptions-suite.js";
 
 export function e2eSuite(mode: ServerMode): void {
   // Skipped, with the reason, only where the mode cannot run here (DynamoDB Local without Java).
@@ -41,5 +41,6 @@ export function e2eSuite(mode: ServerMode): void {
     adminErrorCases(mode);
     restartCases(mode);
     subscriptionCases(mode);
+    publicTargetCases(mode);
   });
 }

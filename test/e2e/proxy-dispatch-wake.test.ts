@@ -21,6 +21,7 @@ import { ensureBuilt, type RunningCli, spawnNimbus } from "../support/cli-runner
 import { waitUntil } from "../support/consumer-helpers.js";
 import { quietLogger } from "../support/grpc-fixture.js";
 import { type InvokeApiServer, startInvokeApiServer } from "../support/invoke-api-server.js";
+import { LOCAL_WEBHOOKS, TEST_SEAL_KEY } from "../support/stage-keys.js";
 
 const SUBSCRIBED = "WakeSubscribed";
 const UNSUBSCRIBED = "WakeQuiet";
@@ -36,7 +37,11 @@ describe("nimbus proxy --dispatch-function wakes Dispatch over Lambda's Invoke A
     dataDir = mkdtempSync(path.join(tmpdir(), "nimbus-proxy-wake-"));
     const storage = createLocalStorage({ dataDir });
     try {
-      const stage = createBroker(storage, parseNimbusConfig({}), { apiUrl: "http://127.0.0.1:1", newMessageId });
+      const stage = createBroker(storage, LOCAL_WEBHOOKS, {
+        apiUrl: "http://127.0.0.1:1",
+        newMessageId,
+        sealKey: TEST_SEAL_KEY,
+      });
       await stage.registerBrokers();
       for (const topic of [SUBSCRIBED, UNSUBSCRIBED])
         await stage.topics.upsert(topic, { readQueueNums: 1, writeQueueNums: 1, brokerNames: ["broker-a"] });

@@ -20,6 +20,7 @@ import { EMULATOR_CREDENTIALS, EMULATOR_TIMEOUTS } from "../support/emulators.js
 import { api, ok } from "../support/http.js";
 import { MODE_LABEL, uniqueName } from "../support/server-fixture.js";
 import { acquireEmulators } from "../support/shared-emulators.js";
+import { TEST_SEAL_KEY } from "../support/stage-keys.js";
 import { SECRET } from "../support/subscription-delivery.js";
 import { testCertificate } from "../support/test-certificate.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
@@ -39,7 +40,7 @@ async function crashData(mode: "local" | "aws"): Promise<CrashData> {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-sub-crash-"));
     return {
       args: ["--data-dir", dataDir],
-      env: {},
+      env: { NIMBUS_SEAL_KEY: Buffer.from(TEST_SEAL_KEY).toString("hex") },
       storage: { kind: "local", dataDir },
       release: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
@@ -57,6 +58,8 @@ async function crashData(mode: "local" | "aws"): Promise<CrashData> {
     env: {
       AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
+      // The stage's seal key of webhook secrets: the next process opens what this one sealed.
+      NIMBUS_SEAL_KEY: Buffer.from(TEST_SEAL_KEY).toString("hex"),
     },
     storage: {
       kind: "aws",
@@ -128,6 +131,7 @@ for (const mode of ["local", "aws"] as const) {
         next = await startLocalServer({
           port: 0,
           storage: data.storage,
+          sealKey: TEST_SEAL_KEY,
           ...(testCertificate ? { targetCaPem: testCertificate.cert } : {}),
         });
         const server = next;

@@ -23,6 +23,7 @@ import { apiGatewayEvent } from "../support/api-gateway-event.js";
 import { openAwsFixture } from "../support/aws-fixture.js";
 import { EMULATOR_CREDENTIALS } from "../support/emulators.js";
 import { type InvokeApiServer, startInvokeApiServer } from "../support/invoke-api-server.js";
+import { LOCAL_WEBHOOKS, TEST_SEAL_KEY } from "../support/stage-keys.js";
 import type { StorageFixture } from "../support/storage-fixture.js";
 import { startWebhookTarget, type WebhookTarget } from "../support/webhook-target.js";
 
@@ -33,7 +34,11 @@ const RUN_BOUND_MS = 60_000;
 
 /** A broker of its own, as each Lambda function's container has. */
 function container(storage: Storage): HandlerContext {
-  const broker = createBroker(storage, parseNimbusConfig({}), { apiUrl: "https://api.test", newMessageId });
+  const broker = createBroker(storage, LOCAL_WEBHOOKS, {
+    apiUrl: "https://api.test",
+    newMessageId,
+    sealKey: TEST_SEAL_KEY,
+  });
   return { broker, role: { kind: "all" } };
 }
 

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { ROUTES_TABLE } from "../../lib/broker/store/index.js";
 import { expectError, ok } from "../support/http.js";
 import { type ServerMode, uniqueName, useTestServer } from "../support/server-fixture.js";
 
@@ -52,6 +53,22 @@ export function subscriptionCases(mode: ServerMode): void {
       assert.deepEqual(ofOther.subscriptions, []);
     });
 
+    it("the signing secret is sealed at rest: not in the stored item; a secret stored in clear still reads", async () => {
+      const routes = ctx.server.server.storage.table(ROUTES_TABLE);
+      const item = await routes.get({ pk: "subscriptions", sk: group });
+      assert.ok(item !== undefined);
+      assert.ok(!JSON.stringify(item).includes(secret), "the secret is nowhere in the item");
+      assert.match(String(item.sealedSecret), /^v1:/);
+      // An item written before secrets were sealed (the secret in the definition) still opens for delivery.
+      const legacy = uniqueName("SubLegacy");
+      const definition = { ...JSON.parse(String(item.definition)), target: http };
+      const { sealedSecret: _sealed, ...clear } = item;
+      await routes.put({ ...clear, sk: legacy, definition: JSON.stringify(definition) });
+      const read = await ctx.server.server.context.broker.subscriptions.get(legacy);
+      assert.deepEqual(read?.target, http);
+      await routes.delete({ pk: "subscriptions", sk: legacy });
+    });
+
     it("PUT again replaces it (a Lambda target, ordered, batch 32) and keeps createdAt", async () => {
       const before = ok(await ctx.http.get<Info>(`/subscriptions/${group}`));
       const functionArn = "arn:aws:lambda:eu-west-1:123456789012:function:orders-subscriber";
@@ -85,6 +102,9 @@ export function subscriptionCases(mode: ServerMode): void {
         { topic, target: { type: "http", url: "ftp://example.com/hook", secret } },
         { topic, target: { type: "http", url: "http://example.com/hook", secret } },
         { topic, target: { type: "http", url: "https://user:pw@example.com/hook", secret } },
+        // Metadata services (link-local) are never a target, even where loopback is allowed.
+        { topic, target: { type: "http", url: "https://169.254.169.254/latest/meta-data/", secret } },
+        { topic, target: { type: "http", url: "https://[fe80::1]/hook", secret } },
         { topic, target: { type: "http", url: "https://example.com/hook", secret: "short" } },
         { topic, target: { type: "http", url: "https://example.com/hook" } },
         { topic, target: { type: "lambda", functionArn: "orders-subscriber" } },
@@ -134,6 +154,35 @@ export function subscriptionCases(mode: ServerMode): void {
       expectError(await ctx.http.get(`/subscriptions/${group}`), 404, "SUBSCRIPTION_GROUP_NOT_EXIST");
       expectError(await ctx.http.delete(`/subscriptions/${group}`), 404, "SUBSCRIPTION_GROUP_NOT_EXIST");
       assert.deepEqual(await list(), []);
+    });
+  });
+}
+
+/** On a stage that lets targets reach public addresses only (every AWS stage): loopback and private are refused. */
+export function publicTargetCases(mode: ServerMode): void {
+  describe("subscription targets on a stage of public addresses", () => {
+    const ctx = useTestServer(mode, { subscriptionTargetNetworks: "public" });
+    const topic = uniqueName("SubPublic");
+    const secret = "whsec-0123456789abcdef";
+
+    it("loopback in any spelling and private addresses are 400, nothing stored; a public name is accepted", async () => {
+      const group = uniqueName("SubPublic");
+      for (const url of [
+        "http://127.0.0.1:9001/2018-06-01/runtime/invocation/next",
+        "http://127.1/hook",
+        "http://2130706433/hook",
+        "http://localhost:9001/hook",
+        "http://[::1]/hook",
+        "https://10.0.0.5/hook",
+        "https://192.168.1.1/hook",
+      ]) {
+        const answer = await ctx.http.put(`/subscriptions/${group}`, { topic, target: { type: "http", url, secret } });
+        expectError(answer, 400, "PARAMETER_ILLEGAL");
+        assert.match(String((answer.body as { message?: string }).message), /loopback|private/, url);
+      }
+      expectError(await ctx.http.get(`/subscriptions/${group}`), 404, "SUBSCRIPTION_GROUP_NOT_EXIST");
+      const target = { type: "http", url: "https://hooks.example.com/orders", secret };
+      ok(await ctx.http.put(`/subscriptions/${group}`, { topic, target }));
     });
   });
 }

@@ -277,6 +277,8 @@ describe("the function bundles, run as Lambda runs them", () => {
       NIMBUS_ROLE: JSON.stringify({ kind: "all" }),
       NIMBUS_AUTH: "acl",
       NIMBUS_ACL_MASTER_KEY: "7".repeat(64),
+      // The stage's NimbusSealKey, as infra gives it to Subscriptions and Dispatch.
+      NIMBUS_SEAL_KEY: "8".repeat(64),
       NIMBUS_ROOT_USER: ROOT_USER.accessKey,
       NIMBUS_ROOT_PASSWORD: ROOT_USER.secretKey,
     };

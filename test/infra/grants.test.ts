@@ -33,11 +33,18 @@ import { createApiHandler } from "../../lib/http/handler.js";
 import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
+import { TEST_SEAL_KEY } from "../support/stage-keys.js";
 import { startWebhookTarget } from "../support/webhook-target.js";
 import { apiEvent, BUCKET, ROOT, recordingStorage } from "./grants-helpers.js";
 
 const HOUR = 3600_000;
-const config = parseNimbusConfig({ inlineThresholdBytes: 1024, retentionHours: 1, transactionCheckMax: 1 });
+// A stage whose subscriptions may reach the test's webhook on loopback (AWS stages allow public addresses only).
+const config = parseNimbusConfig({
+  inlineThresholdBytes: 1024,
+  retentionHours: 1,
+  transactionCheckMax: 1,
+  subscriptionTargetNetworks: "loopback",
+});
 
 describe("each function is granted exactly the resources it uses", () => {
   let dataDir: string;
@@ -56,6 +63,7 @@ describe("each function is granted exactly the resources it uses", () => {
       apiUrl: "https://api.test",
       newMessageId,
       now: () => clock,
+      sealKey: TEST_SEAL_KEY,
     });
     // As functions/shared/aws-context.ts: the functions linked to the WebSocket API post hints through it.
     // The posts themselves go to API Gateway, not to a table or the bucket: answered here as delivered.

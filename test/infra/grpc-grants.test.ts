@@ -31,6 +31,7 @@ import type { Storage } from "../../lib/storage/storage.js";
 import { waitUntil } from "../support/consumer-helpers.js";
 import { quietLogger } from "../support/grpc-fixture.js";
 import { startPopGroup } from "../support/pop-group.js";
+import { TEST_SEAL_KEY } from "../support/stage-keys.js";
 import { BUCKET, ROOT, recordingStorage } from "./grants-helpers.js";
 import { HeartbeatingProducer, HeartbeatingSimpleConsumer } from "./grpc-clients.js";
 
@@ -67,7 +68,7 @@ describe("the gRPC proxy is granted exactly the resources it uses", () => {
   before(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), "nimbus-grpc-grants-"));
     storage = createLocalStorage({ dataDir });
-    stage = createBroker(storage, config, { apiUrl: "https://api.test", newMessageId });
+    stage = createBroker(storage, config, { apiUrl: "https://api.test", newMessageId, sealKey: TEST_SEAL_KEY });
     await stage.registerBrokers();
     for (const topic of ["Orders", SUBSCRIBED, "Ledger", "Audit"])
       await stage.topics.upsert(topic, { readQueueNums: 1, writeQueueNums: 1, brokerNames: ["broker-a"] });

@@ -22,6 +22,7 @@ import { newMessageId } from "../../lib/core/message-id-node.js";
 import { SubscriptionDefinitionSchema } from "../../lib/protocol/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
+import { LOCAL_WEBHOOKS, TEST_SEAL_KEY } from "../support/stage-keys.js";
 
 const HINTED = "HintedTopic";
 const OTHER = "OtherTopic";
@@ -51,7 +52,11 @@ describe("in-process dispatch: the append hint's subscription list", () => {
   before(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), "nimbus-hint-"));
     storage = createLocalStorage({ dataDir });
-    broker = createBroker(storage, parseNimbusConfig({}), { apiUrl: "http://127.0.0.1:1", newMessageId });
+    broker = createBroker(storage, LOCAL_WEBHOOKS, {
+      apiUrl: "http://127.0.0.1:1",
+      newMessageId,
+      sealKey: TEST_SEAL_KEY,
+    });
     await broker.registerBrokers();
     for (const topic of [HINTED, OTHER])
       await broker.topics.upsert(topic, { readQueueNums: 1, writeQueueNums: 1, brokerNames: ["broker-a"] });

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { LambdaClient } from "@aws-sdk/client-lambda";
-import { deliveryBody, HttpTarget, LambdaTarget } from "../../lib/broker/subscriptions/index.js";
+import { deliveryBody, HttpTarget, LambdaTarget, targetAgent } from "../../lib/broker/subscriptions/index.js";
 import {
   DELIVERY_SIGNATURE_HEADER,
   type NimbusBatchResponse,
@@ -93,13 +93,15 @@ describe("the HTTPS target", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  after(() => {
+  const agent = targetAgent("loopback");
+  after(async () => {
     server.closeAllConnections();
     server.close();
+    await agent.close();
   });
 
   const deliver = (path: string, timeoutMs = 30_000) =>
-    new HttpTarget(`${base}${path}`, SECRET, timeoutMs).deliver(BODY, new AbortController().signal);
+    new HttpTarget(`${base}${path}`, SECRET, timeoutMs, agent, "loopback").deliver(BODY, new AbortController().signal);
 
   it("a 2xx is success; the target sees a valid signature over the raw body and every record", async () => {
     assert.deepEqual(await deliver("/ok"), { kind: "success", failedIds: [] });

@@ -7,13 +7,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import {
-  DEFAULT_TARGET_AGENT,
-  deliveryBody,
-  HttpTarget,
-  readTargetCa,
-  targetAgentTrusting,
-} from "../../lib/broker/subscriptions/index.js";
+import { deliveryBody, HttpTarget, readTargetCa, targetAgent } from "../../lib/broker/subscriptions/index.js";
 import { certificateUnavailable, makeTestCertificate, testCertificate } from "../support/test-certificate.js";
 
 const SECRET = "whsec-0123456789abcdef";
@@ -49,8 +43,9 @@ describe("trust of HTTPS targets", { skip: certificateUnavailable }, () => {
     server.close();
     if (typeof other !== "string") other.remove();
   });
-  const deliver = (agent = DEFAULT_TARGET_AGENT) =>
-    new HttpTarget(url, SECRET, 30_000, agent).deliver(BODY, new AbortController().signal);
+  // The target is on loopback: pools that may reach it.
+  const deliver = (agent = targetAgent("loopback")) =>
+    new HttpTarget(url, SECRET, 30_000, agent, "loopback").deliver(BODY, new AbortController().signal);
 
   it("Node's default trust refuses a self-signed target: a failure, and no request reached it", async () => {
     const outcome = await deliver();
@@ -60,7 +55,7 @@ describe("trust of HTTPS targets", { skip: certificateUnavailable }, () => {
   });
 
   it("with the certificate as an extra CA the delivery succeeds", async () => {
-    const agent = targetAgentTrusting(testCertificate?.cert ?? "");
+    const agent = targetAgent("loopback", testCertificate?.cert ?? "");
     try {
       assert.deepEqual(await deliver(agent), { kind: "success", failedIds: [] });
       assert.equal(requests, 1);
@@ -72,7 +67,7 @@ describe("trust of HTTPS targets", { skip: certificateUnavailable }, () => {
   it("trusting another certificate does not make this target trusted", async () => {
     assert.notEqual(typeof other, "string", String(other));
     if (typeof other === "string") return;
-    const agent = targetAgentTrusting(other.cert);
+    const agent = targetAgent("loopback", other.cert);
     try {
       const outcome = await deliver(agent);
       assert.equal(outcome.kind, "failure");

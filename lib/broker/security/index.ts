@@ -1,2 +1,2 @@
 export { ACL_TABLE, AclStore, type StoredUser } from "./acl-store.js";
-export { AesGcmSealer, newMasterKey, parseMasterKey } from "./secret-sealer.js";
+export { AesGcmSealer, newMasterKey, parseMasterKey, type SecretSealer } from "./secret-sealer.js";

@@ -4,22 +4,29 @@
  * (a 3xx is a failed delivery: a signed body is for the URL its owner registered, nowhere else), the answer
  * read at most MAX_TARGET_ANSWER_BYTES. The connection pool, and so the certificates trusted, is target-agent.ts's.
  */
+import { isIP } from "node:net";
 import { type Dispatcher, request } from "undici";
 import { DELIVERY_SIGNATURE_HEADER, signDelivery } from "../../core/delivery-signature.js";
+import { addressProblem, type TargetNetworks } from "../../core/target-address.js";
 import { MAX_TARGET_ANSWER_BYTES } from "../../protocol/index.js";
 import { type DeliveryOutcome, type DeliveryTarget, failure, readPartialFailures } from "./delivery.js";
-import { DEFAULT_TARGET_AGENT } from "./target-agent.js";
 
 export class HttpTarget implements DeliveryTarget {
   constructor(
     private readonly url: string,
     private readonly secret: string,
     private readonly timeoutMs: number,
-    private readonly agent: Dispatcher = DEFAULT_TARGET_AGENT,
+    /** The pool: `targetAgent(networks)`, which refuses a name that resolves to an address `networks` does not allow. */
+    private readonly agent: Dispatcher,
+    private readonly networks: TargetNetworks,
     private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
   ) {}
 
   async deliver(body: string, signal: AbortSignal): Promise<DeliveryOutcome> {
+    // An address in the URL is dialled without a lookup: checked here, before anything (the signature) is sent.
+    const host = new URL(this.url).hostname;
+    const refused = isAddress(host) ? addressProblem(host, this.networks) : undefined;
+    if (refused !== undefined) return failure(`the target is refused: ${refused}`);
     const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)]);
     const ids = new Set((JSON.parse(body) as { Records: { messageId: string }[] }).Records.map((r) => r.messageId));
     try {
@@ -63,3 +70,5 @@ async function readBounded(body: AsyncIterable<Buffer> & { destroy(): unknown })
   }
   return Buffer.concat(chunks).toString("utf8");
 }
+
+const isAddress = (hostname: string): boolean => isIP(hostname.replace(/^\[|\]$/g, "")) !== 0;

@@ -45,10 +45,5 @@ export {
   subscriptionInfo,
   WAKE_MARKER_PREFIX,
 } from "./subscription-store.js";
-export {
-  DEFAULT_TARGET_AGENT,
-  MAX_TARGET_CA_CERTIFICATES,
-  readTargetCa,
-  targetAgentTrusting,
-} from "./target-agent.js";
+export { allowedLookup, MAX_TARGET_CA_CERTIFICATES, readTargetCa, targetAgent } from "./target-agent.js";
 export { subscriptionTargets } from "./targets.js";

@@ -1,10 +1,13 @@
 /**
  * @module Subscriptions at rest: one item per consumer group in the routes table (`subscriptions` / group), the
- * definition as JSON with an http target's signing secret (DynamoDB encrypts the table at rest; the API never
- * answers the secret). The list is one partition query, bounded by MAX_SUBSCRIPTIONS.
+ * definition as JSON. An http target's signing secret is sealed (AES-256-GCM under the stage's seal key, the
+ * group bound in: lib/broker/security/secret-sealer.ts) in its own attribute, never in the definition; the API
+ * never answers it. A secret stored in clear before sealing existed is still read (and sealed at the next save).
+ * The list is one partition query, bounded by MAX_SUBSCRIPTIONS.
  */
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { compileFilter } from "../../core/filter/index.js";
+import { type TargetNetworks, urlHostProblem } from "../../core/target-address.js";
 import {
   MAX_SUBSCRIPTIONS,
   type SubscriptionDefinition,
@@ -12,9 +15,14 @@ import {
   type SubscriptionInfo,
 } from "../../protocol/index.js";
 import { ConditionFailedError, type Item, type Table } from "../../storage/table.js";
+import type { SecretSealer } from "../security/index.js";
 import { queryAll } from "../store/index.js";
 
 const SUBSCRIPTIONS = "subscriptions";
+/** What the stored definition holds in place of a sealed secret (a valid secret's shape, never a secret). */
+const SEALED_PLACEHOLDER = "(sealed:in-the-sealedSecret-attribute)";
+/** The associated data a subscription's secret is sealed with: a sealed secret copied to another group does not open. */
+const sealContext = (group: string) => `subscription:${group}`;
 /** The partition of a topic's wake marker in the routes table (`wake#<topic>` / `-`, attribute `until`). */
 export const WAKE_MARKER_PREFIX = "wake#";
 
@@ -42,6 +50,13 @@ export class SubscriptionStore {
     private readonly now: () => number,
     /** Before a valid definition is written: fixes when the group starts on the topic (POP's `start`). */
     private readonly beforeSave: (group: string, topic: string) => Promise<void> = async () => {},
+    /**
+     * Seals http targets' signing secrets (the stage's seal key). Without one an http target cannot be saved, and
+     * a sealed secret reads as "" (a process that delivers nothing: the gRPC proxy, the name server).
+     */
+    private readonly sealer?: SecretSealer,
+    /** What addresses an http target may name (docs/security.md "Subscription targets"). */
+    readonly targetNetworks: TargetNetworks = "public",
   ) {}
 
   /**
@@ -60,6 +75,16 @@ export class SubscriptionStore {
     const now = this.now();
     if (!current && (await this.list()).length >= MAX_SUBSCRIPTIONS)
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `a stage holds at most ${MAX_SUBSCRIPTIONS} subscriptions`);
+    if (parsed.data.target.type === "http") {
+      const problem = urlHostProblem(parsed.data.target.url, this.targetNetworks);
+      if (problem !== undefined)
+        throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `the target is refused: ${problem}`);
+    }
+    if (parsed.data.target.type === "http" && this.sealer === undefined)
+      throw new NimbusError(
+        ErrorCode.SYSTEM_ERROR,
+        "this process has no seal key for webhook secrets (NIMBUS_SEAL_KEY)",
+      );
     await this.beforeSave(group, parsed.data.topic);
     const subscription: Subscription = {
       ...parsed.data,
@@ -70,7 +95,7 @@ export class SubscriptionStore {
     const item: Item = {
       pk: SUBSCRIPTIONS,
       sk: group,
-      definition: JSON.stringify(parsed.data),
+      ...this.#sealed(group, parsed.data),
       createdAt: subscription.createdAt,
       updatedAt: now,
     };
@@ -99,7 +124,7 @@ export class SubscriptionStore {
   /** The group's subscription, or undefined: one consistent read. */
   async get(group: string): Promise<Subscription | undefined> {
     const item = await this.routes.get({ pk: SUBSCRIPTIONS, sk: group }, { consistent: true });
-    return item ? subscriptionOf(item) : undefined;
+    return item ? this.#subscriptionOf(item) : undefined;
   }
 
   /** Whether the group has one (before the route asks for Create or Update). */
@@ -137,21 +162,33 @@ export class SubscriptionStore {
 
   /** Every subscription, or those of one topic: one partition query. */
   async list(topic?: string): Promise<Subscription[]> {
-    const all = (await queryAll(this.routes, SUBSCRIPTIONS, { limit: MAX_SUBSCRIPTIONS })).map(subscriptionOf);
+    const all = (await queryAll(this.routes, SUBSCRIPTIONS, { limit: MAX_SUBSCRIPTIONS })).map((i) =>
+      this.#subscriptionOf(i),
+    );
     return topic === undefined ? all : all.filter((s) => s.topic === topic);
   }
-}
 
-function subscriptionOf(item: Item): Subscription {
-  const parsed = SubscriptionDefinitionSchema.safeParse(JSON.parse(String(item.definition)));
-  if (!parsed.success)
-    throw new NimbusError(ErrorCode.DATA_CORRUPTED, `the subscription of ${String(item.sk)} is not a subscription`);
-  return {
-    ...parsed.data,
-    group: String(item.sk),
-    createdAt: Number(item.createdAt ?? 0),
-    updatedAt: Number(item.updatedAt ?? 0),
-  };
+  /** The stored form of a definition: the http target's secret sealed beside it, a placeholder in its place. */
+  #sealed(group: string, definition: SubscriptionDefinition): { definition: string; sealedSecret?: string } {
+    if (definition.target.type !== "http" || this.sealer === undefined)
+      return { definition: JSON.stringify(definition) };
+    const sealedSecret = this.sealer.seal(sealContext(group), definition.target.secret);
+    const target = { ...definition.target, secret: SEALED_PLACEHOLDER };
+    return { definition: JSON.stringify({ ...definition, target }), sealedSecret };
+  }
+
+  #subscriptionOf(item: Item): Subscription {
+    const group = String(item.sk);
+    const parsed = SubscriptionDefinitionSchema.safeParse(JSON.parse(String(item.definition)));
+    if (!parsed.success)
+      throw new NimbusError(ErrorCode.DATA_CORRUPTED, `the subscription of ${group} is not a subscription`);
+    const definition = parsed.data;
+    if (definition.target.type === "http" && typeof item.sealedSecret === "string") {
+      const secret = this.sealer === undefined ? "" : this.sealer.open(sealContext(group), item.sealedSecret);
+      definition.target = { ...definition.target, secret };
+    }
+    return { ...definition, group, createdAt: Number(item.createdAt ?? 0), updatedAt: Number(item.updatedAt ?? 0) };
+  }
 }
 
 /** What the API answers of a subscription: everything but an http target's secret. */

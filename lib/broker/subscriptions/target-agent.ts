@@ -1,14 +1,18 @@
 /**
- * @module The connection pool of HTTPS targets and the certificates it trusts (docs/subscriptions.md "Targets with
- * a private CA"). By default Node's own trust: its bundled roots (`tls.rootCertificates`) and NODE_EXTRA_CA_CERTS.
+ * @module The connection pool of HTTPS targets: the addresses it may dial (lib/core/target-address.ts) and the
+ * certificates it trusts (docs/subscriptions.md "Targets with a private CA"). By default Node's own trust: its
+ * bundled roots (`tls.rootCertificates`) and NODE_EXTRA_CA_CERTS.
  * With an operator's extra CA certificates (`nimbus dev --target-ca <file>`, `targetCaPem`), the bundled roots
  * plus those: a target is still verified (chain and host name), never accepted unverified.
  */
 
 import { X509Certificate } from "node:crypto";
+import { type LookupAddress, lookup } from "node:dns";
 import { readFileSync } from "node:fs";
+import type { LookupFunction } from "node:net";
 import { rootCertificates } from "node:tls";
 import { Agent } from "undici";
+import { addressProblem, type TargetNetworks } from "../../core/target-address.js";
 
 /** How many certificates an extra CA bundle may hold (a bundle, not a trust store). */
 export const MAX_TARGET_CA_CERTIFICATES = 100;
@@ -16,8 +20,38 @@ const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+?-----END C
 
 const POOL = { keepAliveTimeout: 10_000, connections: 128 } as const;
 
-/** One keep-alive pool for every HTTPS target of a process that trusts what Node trusts by default. */
-export const DEFAULT_TARGET_AGENT = new Agent(POOL);
+/**
+ * A keep-alive pool for the HTTPS targets of a process: it connects only to addresses `networks` allows (the
+ * address a name resolves to is checked when it is dialled, so a name that resolves to a metadata service or to
+ * loopback is refused before a byte, the signature included, is sent), and trusts Node's bundled roots,
+ * NODE_EXTRA_CA_CERTS and, when given, `extraCaPem` (setting `ca` replaces Node's default list, so the first two
+ * are given again).
+ */
+export function targetAgent(networks: TargetNetworks, extraCaPem?: string | Buffer): Agent {
+  const ca =
+    extraCaPem === undefined ? {} : { ca: [...rootCertificates, ...nodeExtraCaCerts(), ...readTargetCa(extraCaPem)] };
+  return new Agent({ ...POOL, connect: { lookup: allowedLookup(networks), ...ca } });
+}
+
+/** `dns.lookup`, answering only addresses `networks` allows (an error naming the first refused one if none is). */
+export function allowedLookup(networks: TargetNetworks): LookupFunction {
+  return (hostname, options, callback) => {
+    lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, "", 0);
+      const allowed = addresses.filter((a) => addressProblem(a.address, networks) === undefined);
+      const first = allowed[0];
+      if (first === undefined) {
+        const problem = addressProblem(addresses[0]?.address ?? "", networks) ?? "no address";
+        const refused = Object.assign(new Error(`${hostname} resolves to a refused address: ${problem}`), {
+          code: "ENOTALLOWED",
+        });
+        return callback(refused, "", 0);
+      }
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
+      return callback(null, first.address, first.family);
+    });
+  };
+}
 
 /**
  * The certificates of a PEM bundle, each parsed (an unreadable one, none at all, or more than
@@ -38,15 +72,6 @@ export function readTargetCa(pem: string | Buffer): string[] {
     }
     return block;
   });
-}
-
-/**
- * A pool trusting Node's bundled roots, NODE_EXTRA_CA_CERTS (read as Node reads it, at start) and `extraCaPem`.
- * Setting `ca` replaces Node's default list, so the first two are given again here.
- */
-export function targetAgentTrusting(extraCaPem: string | Buffer): Agent {
-  const extra = readTargetCa(extraCaPem);
-  return new Agent({ ...POOL, connect: { ca: [...rootCertificates, ...nodeExtraCaCerts(), ...extra] } });
 }
 
 /** The certificates of NODE_EXTRA_CA_CERTS, which Node adds to its default list only (none when unset or unreadable). */

@@ -6,18 +6,20 @@
  */
 import type { LambdaClient } from "@aws-sdk/client-lambda";
 import type { Dispatcher } from "undici";
+import type { TargetNetworks } from "../../core/target-address.js";
 import type { DeliveryTarget } from "./delivery.js";
 import { HttpTarget } from "./http-target.js";
 import { LambdaTarget } from "./lambda-target.js";
 import type { Subscription } from "./subscription-store.js";
-import { DEFAULT_TARGET_AGENT } from "./target-agent.js";
 
+/** `httpAgent`: the pool of HTTPS targets, made by `targetAgent(networks)` (it checks the addresses names resolve to). */
 export function subscriptionTargets(
   lambdaClient: () => LambdaClient,
-  httpAgent: Dispatcher = DEFAULT_TARGET_AGENT,
+  httpAgent: Dispatcher,
+  networks: TargetNetworks,
 ): (s: Subscription) => DeliveryTarget {
   return (s) =>
     s.target.type === "http"
-      ? new HttpTarget(s.target.url, s.target.secret, s.timeoutMs, httpAgent)
+      ? new HttpTarget(s.target.url, s.target.secret, s.timeoutMs, httpAgent, networks)
       : new LambdaTarget(lambdaClient(), s.target.functionArn, s.timeoutMs);
 }
