@@ -230,7 +230,14 @@ export function popCases(mode: ServerMode): void {
         ["INVALID_RECEIPT_HANDLE", "INVALID_RECEIPT_HANDLE"],
       );
     });
-    const state = await ctx.server.server.storage.table(POP_TABLE).query(`pop:${group}:${topic}:broker-a:0`);
-    assert.deepEqual(state.items, [], "no POP state for the group");
+    const pop = ctx.server.server.storage.table(POP_TABLE);
+    for (const pk of [
+      `pop:${group}:${topic}:broker-a:0`,
+      `popgroup:${group}:${topic}`,
+      `popgroup:${group}:NoSuchTopicPop`,
+    ])
+      assert.deepEqual((await pop.query(pk)).items, [], `no POP state for the group (${pk})`);
+    const groups = await ctx.http.get<{ groups: { group: string }[] }>("/groups");
+    assert.ok(!JSON.stringify(groups.body).includes(group), "the group was not recorded either");
   });
 }

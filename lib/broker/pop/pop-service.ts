@@ -153,13 +153,15 @@ export class PopService {
     checkRange("invisibleMs", req.invisibleMs, MIN_INVISIBLE_MS, MAX_INVISIBLE_MS);
     checkRange("longPollMs", req.longPollMs, 0, MAX_LONG_POLL_MS);
     const filter = compileFilter(req.filter);
+    // An unknown topic is refused before anything is written (the group's start, the group met).
+    let queues = await this.#readableQueues(req.topic, req.brokerName);
     const policy = await this.groupPolicy(req.group, true);
     // The group's first receive fixes its start on every queue of the topic, whichever broker this one reads.
     const startedAt = await this.#starts.startedAt(req.group, req.topic);
     const waitUntil = Date.now() + Math.min(req.longPollMs, this.options.maxLongPollMs);
     let hinted: QueueRef[] = [];
-    for (;;) {
-      const queues = await this.#readableQueues(req.topic, req.brokerName);
+    for (let round = 0; ; round++) {
+      if (round > 0) queues = await this.#readableQueues(req.topic, req.brokerName);
       const found: Delivery[] = [];
       // After a hint, the queues it named first: what they hold is answered without reading the others.
       const { order, first } = hintedFirst(queues, hinted, this.#rotation++);
