@@ -10,6 +10,8 @@ import { procCpuSeconds } from "./stats.js";
 
 export interface BrokerProcess {
   url: string;
+  /** `host:port` of its gRPC endpoint, when started with `grpc`. */
+  grpcEndpoint: string | undefined;
   pid: number;
   /** CPU seconds the broker process used so far (user + system, /proc). */
   cpuSeconds(): number;
@@ -21,6 +23,8 @@ export interface BrokerProcessOptions {
   flush?: FlushMode | undefined;
   /** Runs the broker under `node --cpu-prof`; it writes its profile in this folder when stopped. */
   cpuProfileDir?: string | undefined;
+  /** Serve gRPC too, on a free port (default off). */
+  grpc?: boolean | undefined;
 }
 
 const START_TIMEOUT_MS = 90_000;
@@ -34,8 +38,8 @@ export async function startBrokerProcess(o: BrokerProcessOptions): Promise<Broke
     "dev",
     "--port",
     "0",
-    "--grpc-port",
-    "0",
+    // --port 0 with gRPC on: a free port for it too; --grpc-port 0 turns it off.
+    ...(o.grpc === true ? [] : ["--grpc-port", "0"]),
     "--data-dir",
     o.dataDir,
     "--flush",
@@ -50,17 +54,17 @@ export async function startBrokerProcess(o: BrokerProcessOptions): Promise<Broke
     clearTimeout(timer);
   };
   try {
-    const url = await listeningUrl(child);
+    const { url, grpcEndpoint } = await listening(child, o.grpc === true);
     await untilHealthy(url);
-    return { url, pid: child.pid ?? 0, cpuSeconds: () => procCpuSeconds(child.pid ?? 0), stop };
+    return { url, grpcEndpoint, pid: child.pid ?? 0, cpuSeconds: () => procCpuSeconds(child.pid ?? 0), stop };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-/** The URL of the "listening on" line the CLI prints once it serves; its other output is passed on. */
-function listeningUrl(child: ChildProcess): Promise<string> {
+/** The URL of the "listening on" line the CLI prints once it serves (and its gRPC endpoint's, when asked). */
+function listening(child: ChildProcess, grpc: boolean): Promise<{ url: string; grpcEndpoint: string | undefined }> {
   return new Promise((resolve, reject) => {
     let seen = "";
     const timer = setTimeout(() => reject(new Error("nimbus dev did not start listening")), START_TIMEOUT_MS);
@@ -68,10 +72,11 @@ function listeningUrl(child: ChildProcess): Promise<string> {
     child.stdout?.setEncoding("utf8");
     child.stdout?.on("data", (chunk: string) => {
       seen = (seen + chunk).slice(-4096);
-      const found = /listening on (http:\/\/\S+)/.exec(seen);
-      if (found?.[1] === undefined) return;
+      const url = /listening on (http:\/\/\S+)/.exec(seen)?.[1];
+      const grpcEndpoint = /gRPC endpoint on (\S+)/.exec(seen)?.[1];
+      if (url === undefined || (grpc && grpcEndpoint === undefined)) return;
       clearTimeout(timer);
-      resolve(found[1]);
+      resolve({ url, grpcEndpoint });
     });
   });
 }

@@ -46,6 +46,7 @@ import { formatPop, runPop } from "./pop.js";
 import { formatPopIdle, type PopIdleResult, runPopIdle } from "./pop-idle.js";
 import { type PushBenchResult, runPushLatency } from "./push-latency.js";
 import { formatMode, formatPush, type ModeResult } from "./report.js";
+import { formatRocketMQ, runRocketMQSuite } from "./rocketmq-suite.js";
 import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
 import { formatSubscription, runSubscriptionBench, type SubscriptionBenchResult } from "./subscription.js";
 
@@ -87,6 +88,9 @@ const { values } = parseArgs({
     factors: { type: "string", default: "2" },
     "health-interval": { type: "string", default: "20" },
     target: { type: "string", default: "https" },
+    rounds: { type: "string" },
+    queues: { type: "string" },
+    phases: { type: "string", default: "sync,async,consume" },
   },
   strict: true,
 });
@@ -126,7 +130,7 @@ const flushes: FlushMode[] =
 if (flushes.length === 0) throw new Error(`--flush must be async, sync or both, got ${flushArg}`);
 
 // Whatever happens, this process ends: a hung call would otherwise keep a CI job up.
-const WATCHDOG_MS = (values.push ? 40 : 15) * 60_000;
+const WATCHDOG_MS = (values.push || values.suite === "rocketmq" ? 40 : 15) * 60_000;
 setTimeout(() => {
   console.error(`bench: still running after ${WATCHDOG_MS / 60_000} min, giving up`);
   process.exit(2);
@@ -239,9 +243,25 @@ async function main(): Promise<void> {
     await runPopIdleSuite(runId, machine);
     return;
   }
+  if (values.suite === "rocketmq") {
+    const options = {
+      messages: Math.floor(positive("max-messages", values["max-messages"], quick ? 2000 : 20_000)),
+      rounds: Math.floor(positive("rounds", values.rounds, quick ? 1 : 2)),
+      bodyBytes: settings.bodyBytes,
+      queues: Math.floor(positive("queues", values.queues, 4)),
+      phases: values.phases.split(",") as ("sync" | "async" | "consume")[],
+    };
+    if (!options.phases.every((p) => ["sync", "async", "consume"].includes(p)))
+      throw new Error(`--phases is a list of sync, async and consume, got ${values.phases}`);
+    console.error(`bench rocketmq: ${JSON.stringify({ ...options, machine, load: loadavg() })}`);
+    const runs = await runRocketMQSuite(options);
+    console.log(formatRocketMQ(runs));
+    console.log(`BENCH_JSON ${JSON.stringify({ suite: "rocketmq", options, machine, load: loadavg(), runs })}`);
+    return;
+  }
   if (values.suite !== "data")
     throw new Error(
-      `--suite must be data, peer, lambda-concurrency, overload, json-rate, subscription or pop-idle, got ${values.suite}`,
+      `--suite must be data, peer, lambda-concurrency, overload, json-rate, subscription, pop-idle or rocketmq, got ${values.suite}`,
     );
   console.error(
     `bench: ${modes.join(" + ")}, batches ${batches.join("/")}, ${settings.bodyBytes} B bodies, ` +

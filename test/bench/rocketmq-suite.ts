@@ -1,0 +1,176 @@
+/**
+ * @module `npm run bench -- --suite rocketmq`: the same Java program with RocketMQ's official gRPC client 5.0.8
+ * (test/bench/rocketmq/client) against Apache RocketMQ 5.3.3 (NameServer + LOCAL Proxy, async flush) and against
+ * `nimbus dev --flush async` (its own process), one broker at a time, alternating each round, each on a topic of
+ * `--queues` queues on one broker: sync sends from one thread, async sends with 64 in flight, then a SimpleConsumer
+ * receiving (32 a call) and acking each message. Prints each phase's msg/s, p50/p99 and the ratio Nimbus /
+ * RocketMQ, the servers' CPU (cores busy), and a `BENCH_JSON` line. Stops what it started.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { startBrokerProcess } from "./broker-process.js";
+import { buildModule, classPath, startRocketMQ } from "./rocketmq-process.js";
+import { procCpuSeconds } from "./stats.js";
+
+export interface RocketMQSuiteOptions {
+  messages: number;
+  rounds: number;
+  bodyBytes: number;
+  queues: number;
+  phases: readonly ("sync" | "async" | "consume")[];
+}
+
+export interface PhaseFigure {
+  phase: string;
+  messages: number;
+  seconds: number;
+  msgPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+
+export interface BrokerRun {
+  broker: "rocketmq" | "nimbus";
+  round: number;
+  phases: PhaseFigure[];
+  /** Server CPU seconds over the run divided by its wall seconds: cores kept busy. */
+  serverCores: number;
+}
+
+/** Runs the Java program against `endpoint`; its RESULT lines as figures. */
+async function runClient(
+  endpoint: string,
+  topic: string,
+  group: string,
+  o: RocketMQSuiteOptions,
+): Promise<PhaseFigure[]> {
+  const cp = classPath(buildModule("client"));
+  const home = mkdtempSync(path.join(os.tmpdir(), "nimbus-bench-client-"));
+  try {
+    const args = [
+      "-Xmx512m",
+      `-Duser.home=${home}`,
+      `-Drocketmq.log.root=${home}`,
+      "-cp",
+      cp,
+      "nimbus.bench.GrpcBench",
+      ...[endpoint, topic, group, `${o.messages}`, `${o.bodyBytes}`, ...o.phases],
+    ];
+    const child = spawn("java", args, { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      err = (err + d.toString()).slice(-4000);
+    });
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    if (code !== 0) throw new Error(`the bench client exited (${code}) against ${endpoint}: ${err}`);
+    return out
+      .split("\n")
+      .filter((l) => l.startsWith("RESULT "))
+      .map((l) => {
+        const [, phase = "", messages = "0", seconds = "0", p50 = "0", p99 = "0", errors = "0"] = l.trim().split(/\s+/);
+        return {
+          phase,
+          messages: Number(messages),
+          seconds: Number(seconds),
+          msgPerSec: Number(messages) / Number(seconds),
+          p50Ms: Number(p50),
+          p99Ms: Number(p99),
+          errors: Number(errors),
+        };
+      });
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + procCpuSeconds(pid), 0);
+
+async function onRocketMQ(round: number, o: RocketMQSuiteOptions): Promise<BrokerRun> {
+  const rmq = await startRocketMQ();
+  try {
+    const topic = `BenchRmq${round}`;
+    rmq.createTopic(topic, o.queues);
+    const cpu0 = cpuOf(rmq.pids());
+    const t0 = performance.now();
+    const phases = await runClient(rmq.grpcEndpoint, topic, `BenchRmqGroup${round}`, o);
+    const serverCores = (cpuOf(rmq.pids()) - cpu0) / ((performance.now() - t0) / 1000);
+    return { broker: "rocketmq", round, phases, serverCores };
+  } finally {
+    await rmq.stop();
+  }
+}
+
+async function onNimbus(round: number, o: RocketMQSuiteOptions): Promise<BrokerRun> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-bench-dev-"));
+  const nimbus = await startBrokerProcess({ dataDir, flush: "async", grpc: true });
+  try {
+    const topic = `BenchNimbus${round}`;
+    const route = await fetch(`${nimbus.url}/topics/${topic}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ readQueueNums: o.queues, writeQueueNums: o.queues, brokerNames: ["broker-a"] }),
+    });
+    if (!route.ok) throw new Error(`nimbus: PUT /topics answered ${route.status}`);
+    const cpu0 = nimbus.cpuSeconds();
+    const t0 = performance.now();
+    const phases = await runClient(nimbus.grpcEndpoint ?? "", topic, `BenchNimbusGroup${round}`, o);
+    const serverCores = (nimbus.cpuSeconds() - cpu0) / ((performance.now() - t0) / 1000);
+    return { broker: "nimbus", round, phases, serverCores };
+  } finally {
+    await nimbus.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Alternates the brokers, RocketMQ first in odd rounds and Nimbus first in even ones. */
+export async function runRocketMQSuite(o: RocketMQSuiteOptions): Promise<BrokerRun[]> {
+  const runs: BrokerRun[] = [];
+  for (let round = 1; round <= o.rounds; round++) {
+    const order = round % 2 === 1 ? [onRocketMQ, onNimbus] : [onNimbus, onRocketMQ];
+    for (const run of order) {
+      const result = await run(round, o);
+      console.error(`bench rocketmq: round ${round} ${result.broker}: ${JSON.stringify(result.phases)}`);
+      runs.push(result);
+    }
+  }
+  return runs;
+}
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/** One table: per phase, each broker's median msg/s over the rounds with its p50/p99, and the ratio. */
+export function formatRocketMQ(runs: readonly BrokerRun[]): string {
+  const phases = [...new Set(runs.flatMap((r) => r.phases.map((p) => p.phase)))];
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length === 0 ? 0 : (s[Math.floor((s.length - 1) / 2)] ?? 0);
+  };
+  const of = (broker: BrokerRun["broker"], phase: string) =>
+    runs.filter((r) => r.broker === broker).flatMap((r) => r.phases.filter((p) => p.phase === phase));
+  const lines = [
+    "| phase | Apache RocketMQ 5.3.3 msg/s (p50 / p99 ms) | Nimbus msg/s (p50 / p99 ms) | Nimbus / RocketMQ |",
+    "|---|---:|---:|---:|",
+  ];
+  for (const phase of phases) {
+    const [r, n] = [of("rocketmq", phase), of("nimbus", phase)];
+    const cell = (xs: PhaseFigure[]) =>
+      `${fmt(median(xs.map((x) => x.msgPerSec)))} (${fmt(median(xs.map((x) => x.p50Ms)), 1)} / ${fmt(median(xs.map((x) => x.p99Ms)), 1)})`;
+    const ratio = median(n.map((x) => x.msgPerSec)) / Math.max(1e-9, median(r.map((x) => x.msgPerSec)));
+    lines.push(`| ${phase} | ${cell(r)} | ${cell(n)} | ${fmt(ratio, 2)}× |`);
+  }
+  const cores = (broker: BrokerRun["broker"]) =>
+    median(runs.filter((r) => r.broker === broker).map((r) => r.serverCores));
+  lines.push(
+    "",
+    `Server CPU over a run (cores busy, median): RocketMQ ${fmt(cores("rocketmq"), 2)}, Nimbus ${fmt(cores("nimbus"), 2)}`,
+  );
+  return lines.join("\n");
+}
