@@ -48,7 +48,8 @@ function createGrpcService(options: NonNullable<typeof grpc>) {
       $app.stage,
       "--advertised-host",
       options.domain,
-      // The load balancer ends TLS (443/tls below); the task's port is reachable from it only.
+      // The load balancer ends TLS (443/tls below); the task's port is reachable from inside the VPC only (its
+      // security group, SST's VPC default, admits the VPC's CIDR alone, though the task has a public IP).
       "--tls-offloaded",
       ...(aclSecrets ? ["--auth"] : ["--insecure"]),
     ],

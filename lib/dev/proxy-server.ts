@@ -34,7 +34,8 @@ export interface ProxyServerOptions {
   tls?: { cert: Buffer; key: Buffer } | undefined;
   /**
    * A load balancer in front ends TLS (the AWS stage's NLB, `--tls-offloaded`): signed calls may then reach the
-   * port in clear, which must be reachable from the balancer only (its security group).
+   * port in clear, which must be reachable from the balancer's private network only (on AWS the task's security
+   * group admits the VPC's addresses only).
    */
   tlsOffloaded?: boolean | undefined;
   /** The host name clients are told to call (a load balancer's), when they do not say. */
@@ -82,7 +83,6 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
     host,
     port: options.port ?? 8081,
     tls: options.tls,
-    tlsOffloaded: options.tlsOffloaded,
     advertisedHost: options.advertisedHost ?? advertisedHost(host),
     telemetry: options.telemetry,
     pop: broker.pop,

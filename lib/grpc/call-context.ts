@@ -3,8 +3,8 @@
  * `authorization: MQv2-HMAC-SHA1 Credential=<access key>, SignedHeaders=x-mq-date-time, Signature=<hex>`),
  * checked once per call. With auth on, the signature is the HMAC-SHA1 of the date-time under the user's
  * secret (a Nimbus user: the access key is its name), the date-time within 5 minutes of the server's clock, the
- * signature not first used from another address (signature-binding.ts); then each RPC asks for the permissions
- * of its HTTP counterpart (access.ts) of that user's ACL.
+ * signature first accepted at most a minute ago (signature-reuse.ts); then each RPC asks for the permissions of
+ * its HTTP counterpart (access.ts) of that user's ACL.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
@@ -13,7 +13,7 @@ import { type AclUser, type Permission, USERNAME_PATTERN } from "../core/acl.js"
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { RequestAuth } from "../http/authorize.js";
 import { Refused } from "./codes.js";
-import { GRPC_SIGNATURE_SKEW_MS, peerAddress, type SignatureBinding } from "./signature-binding.js";
+import { GRPC_SIGNATURE_SKEW_MS, type SignatureReuse } from "./signature-reuse.js";
 import { clientIdHeader } from "./wire.js";
 
 export interface CallContext {
@@ -47,21 +47,15 @@ const header = (md: Metadata, name: string): string | undefined => {
   return typeof value === "string" && value.length <= 1024 ? value : undefined;
 };
 
-/** Where a call came from, for the signature's binding (absent: not bound, as behind a TLS-ending balancer). */
-export interface CallOrigin {
-  peer: string;
-  binding: SignatureBinding;
-}
-
 /**
- * The user who signed a call, or UNAUTHENTICATED (missing, malformed, stale, a wrong signature, or one first used
- * from another address).
+ * The user who signed a call, or UNAUTHENTICATED (missing, malformed, stale, a wrong signature, or one `reuse`
+ * first accepted too long ago).
  */
 export async function authenticate(
   md: Metadata,
   auth: RequestAuth,
   now: number,
-  origin?: CallOrigin,
+  reuse?: SignatureReuse,
 ): Promise<AclUser> {
   const authorization = header(md, "authorization");
   if (authorization === undefined) throw unauthenticated("the call is not signed (no authorization header)");
@@ -80,8 +74,8 @@ export async function authenticate(
     const expected = Buffer.from(mqSignature(secret, dateTime), "utf8");
     return expected.byteLength === given.byteLength && timingSafeEqual(expected, given);
   });
-  // Only a valid signature is bound: a forged one must not take the real one's place.
-  origin?.binding.admit(`${accessKey}\n${dateTime}\n${signature.toUpperCase()}`, peerAddress(origin.peer), now);
+  // Only a valid signature is recorded: a forged one must not start the clock of the real one.
+  reuse?.admit(`${accessKey}\n${dateTime}`, now);
   return user;
 }
 
@@ -90,11 +84,11 @@ export async function callContext(
   broker: Broker,
   md: Metadata,
   auth: RequestAuth | undefined,
-  origin?: CallOrigin,
+  reuse?: SignatureReuse,
 ): Promise<CallContext> {
   const parsed = clientIdHeader.safeParse(header(md, "x-mq-client-id"));
   const clientId = parsed.success ? parsed.data : undefined;
-  const user = auth === undefined ? undefined : await authenticate(md, auth, broker.now(), origin);
+  const user = auth === undefined ? undefined : await authenticate(md, auth, broker.now(), reuse);
   return {
     broker,
     clientId,

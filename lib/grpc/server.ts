@@ -28,7 +28,7 @@ import { guardLongDeadlines } from "./long-deadlines.js";
 import { messagingService, type RpcName } from "./messaging-service.js";
 import { endTransaction, sendMessage } from "./produce.js";
 import { queryAssignment, queryRoute } from "./routes.js";
-import { SignatureBinding } from "./signature-binding.js";
+import { SignatureReuse } from "./signature-reuse.js";
 import { type TelemetryOptions, TelemetrySessions } from "./telemetry.js";
 import type { Endpoints } from "./wire.js";
 
@@ -41,11 +41,6 @@ export interface GrpcServerOptions {
   auth?: RequestAuth | undefined;
   /** TLS (`--tls-cert --tls-key`): PEM certificate chain and private key. */
   tls?: { cert: Buffer; key: Buffer } | undefined;
-  /**
-   * A load balancer in front ends TLS (`nimbus proxy --tls-offloaded`): every call comes from its addresses, so a
-   * signature is not bound to the address that first used it (signature-binding.ts).
-   */
-  tlsOffloaded?: boolean | undefined;
   /** The address clients are told to call (route endpoints) when they do not say which one they dialled. */
   advertisedHost?: string | undefined;
   /** Largest message accepted. Default the HTTP request limit (6 MiB: a 4 MiB body and its properties). */
@@ -106,9 +101,9 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
     if (pop === undefined) throw new Refused("NOT_IMPLEMENTED", NO_POP);
     return pop;
   };
-  const binding = options.tlsOffloaded === true ? undefined : new SignatureBinding();
-  const context = (call: { metadata: ServerUnaryCall<unknown, unknown>["metadata"]; getPeer(): string }) =>
-    callContext(broker, call.metadata, options.auth, binding && { peer: call.getPeer(), binding });
+  const reuse = new SignatureReuse();
+  const context = (call: { metadata: ServerUnaryCall<unknown, unknown>["metadata"] }) =>
+    callContext(broker, call.metadata, options.auth, reuse);
 
   const unary =
     (handler: Unary) =>
