@@ -7,7 +7,7 @@
 import type { Command } from "commander";
 import type { PulledMessage } from "../client/transport/index.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import { MessageConst } from "../core/message.js";
+import { MessageConst, SYSTEM_PROPERTY_NAMES } from "../core/message.js";
 import { dlqTopic } from "../core/names.js";
 import { type ApiOptions, apiCommand, connect, intIn, messageAt } from "./common.js";
 import { formatFields, print, printJson } from "./output.js";
@@ -22,7 +22,6 @@ interface ResendOptions extends ApiOptions {
 
 /** The system properties a resent message keeps: its id. Every other system property is the broker's. */
 const KEPT_SYSTEM_PROPERTIES: ReadonlySet<string> = new Set([MessageConst.UNIQ_KEY]);
-const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set(Object.values(MessageConst));
 
 export function addDlqCommands(program: Command): void {
   apiCommand(program, "resendDlqMsg", "send a message of a group's dead-letter queue back to its original topic")
@@ -76,7 +75,7 @@ async function resendDlqMsg(opts: ResendOptions): Promise<void> {
 /** The message as a producer would send it again: fields, its id and its user properties. */
 export function resendable(m: PulledMessage) {
   const properties = Object.fromEntries(
-    Object.entries(m.properties).filter(([k]) => KEPT_SYSTEM_PROPERTIES.has(k) || !SYSTEM_PROPERTIES.has(k)),
+    Object.entries(m.properties).filter(([k]) => KEPT_SYSTEM_PROPERTIES.has(k) || !SYSTEM_PROPERTY_NAMES.has(k)),
   );
   return {
     body: m.body,

@@ -65,6 +65,14 @@ export const MessageConst = {
 } as const;
 
 /**
+ * RocketMQ's system property names: every `MessageConst` value but the key separator (a character, not a name).
+ * RocketMQ 5's protocol carries them as system properties, never as user properties.
+ */
+export const SYSTEM_PROPERTY_NAMES: ReadonlySet<string> = new Set(
+  Object.values(MessageConst).filter((name) => name !== MessageConst.KEY_SEPARATOR),
+);
+
+/**
  * One message as the batch codec carries it. Tags and keys have their own fields; `properties` holds
  * the rest (`UNIQ_KEY`, `DELAY`, `REAL_TOPIC`, ...). Strings are any well-formed UTF-16; each one, and
  * each property name, fits in 65,535 UTF-8 bytes.

@@ -7,13 +7,10 @@
  */
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
-import { MessageConst } from "../core/message.js";
+import { MessageConst, SYSTEM_PROPERTY_NAMES } from "../core/message.js";
 import { MAX_BODY_BYTES, type PulledMessage, type SendMessage } from "../protocol/index.js";
 import { Refused } from "./codes.js";
 import { fromMs, type MessageType, type Seconds, toMs, type WireMessage } from "./wire.js";
-
-/** RocketMQ's system property names: never user properties on the way out, refused as user properties on the way in. */
-const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set(Object.values(MessageConst));
 
 /** What a client may send: RocketMQ 5's message types Nimbus serves. */
 export type SendType = "NORMAL" | "FIFO" | "DELAY" | "TRANSACTION";
@@ -70,7 +67,7 @@ export function decodeSend(m: WireMessage, asSent?: [string, string][]): Decoded
   const sys = m.systemProperties;
   const given = asSent ?? Object.entries(m.userProperties);
   for (const [name] of given) {
-    if (SYSTEM_PROPERTIES.has(name))
+    if (SYSTEM_PROPERTY_NAMES.has(name))
       throw new Refused("BAD_REQUEST", `user property ${name} is one of RocketMQ's system property names`);
   }
   // Own data properties, `__proto__` included, for the broker's check to see.
@@ -118,7 +115,7 @@ export const bodyDigest = (b: Uint8Array) => ({
 /** A stored message as a RocketMQ 5 `Message` (received, or carried by a transaction check-back). */
 export function encodeMessage(m: PulledMessage, delivery?: Delivery) {
   const p = m.properties;
-  const userProperties = Object.fromEntries(Object.entries(p).filter(([k]) => !SYSTEM_PROPERTIES.has(k)));
+  const userProperties = Object.fromEntries(Object.entries(p).filter(([k]) => !SYSTEM_PROPERTY_NAMES.has(k)));
   const deliverAt = Number(p[MessageConst.TIMER_DELIVER_MS]);
   const group = p[MessageConst.SHARDING_KEY];
   const ts = (ms: number): Seconds => fromMs(ms);

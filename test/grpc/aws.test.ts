@@ -2,7 +2,9 @@
 import { consumerCases } from "./consumer-suite.js";
 import { crossProtocolCases } from "./cross-protocol-suite.js";
 import { producerCases } from "./producer-suite.js";
+import { sendRulesCases } from "./send-rules-suite.js";
 
 producerCases("aws");
 crossProtocolCases("aws");
 consumerCases("aws");
+sendRulesCases("aws");

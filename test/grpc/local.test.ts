@@ -2,7 +2,9 @@
 import { consumerCases } from "./consumer-suite.js";
 import { crossProtocolCases } from "./cross-protocol-suite.js";
 import { producerCases } from "./producer-suite.js";
+import { sendRulesCases } from "./send-rules-suite.js";
 
 producerCases("local");
 crossProtocolCases("local");
 consumerCases("local");
+sendRulesCases("local");

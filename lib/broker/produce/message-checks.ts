@@ -1,8 +1,10 @@
 /**
- * @module What a client may put in a message's properties: its own properties and a well-formed UNIQ_KEY
- * (the message id, kept so a retried send keeps its ids) and `DELAY`/`TIMER_*` (checked by the delay levels and
- * the timer limits), never the properties the broker sets (tags, keys, the transaction, retry and offset markers),
- * and no control characters in a property name.
+ * @module What a client may put in a message's properties, whatever door the send came through (HTTP JSON, a
+ * binary batch, a half message, gRPC): its own properties and a well-formed UNIQ_KEY (the message id, kept so a
+ * retried send keeps its ids) and `DELAY`/`TIMER_*` (checked by the delay levels and the timer limits), never the
+ * properties the broker sets (tags, keys, the transaction, retry and offset markers), no property named
+ * `__proto__`, and no control characters in a property's name or value, as RocketMQ's gRPC proxy refuses them (a
+ * value with RocketMQ's property separators, \u0001 and \u0002, could not even reach a RocketMQ 4.x client).
  */
 import { hasControlCharacter } from "../../core/control-characters.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
@@ -33,11 +35,12 @@ const illegal = (message: string) => new NimbusError(ErrorCode.MESSAGE_ILLEGAL, 
 
 /** MESSAGE_ILLEGAL unless message `i`'s client-set properties are allowed. */
 export function checkClientProperties(i: number, properties: Readonly<Record<string, string>>): void {
-  for (const name of Object.keys(properties)) {
+  for (const [name, value] of Object.entries(properties)) {
     if (BROKER_SET_PROPERTIES.includes(name)) throw illegal(`message ${i}: property ${name} is set by the broker`);
     if (hasControlCharacter(name)) throw illegal(`message ${i}: a property name has a control character`);
     // JSON requests refuse it when decoded; a binary batch keeps it as data, which a JSON pull would then drop.
     if (name === "__proto__") throw illegal(`message ${i}: a property may not be named __proto__`);
+    if (hasControlCharacter(value)) throw illegal(`message ${i}: a property value has a control character`);
   }
   const id = properties[MessageConst.UNIQ_KEY];
   // A malformed id is a bad parameter (as a bad transaction id, which a half message's UNIQ_KEY becomes).
