@@ -19,7 +19,7 @@ import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log/index.js
 import { ACL_TABLE, AclStore, AesGcmSealer, parseMasterKey } from "../../lib/broker/security/index.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { attachDispatchWake, dispatchInvoker } from "../../lib/config/dispatch-wake.js";
-import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
+import { awsTargetNetworks, parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
 import { RequestAuth } from "../../lib/http/authorize.js";
 import type { HandlerContext } from "../../lib/http/context.js";
@@ -107,8 +107,11 @@ export function awsContext(): Promise<HandlerContext> {
     });
     const role = env.NIMBUS_ROLE ?? { kind: "all" as const };
     const slave = role.kind === "broker" && role.brokerId > 0;
-    const broker = createBroker(storage, parseNimbusConfig(env.NIMBUS_CONFIG), {
+    const config = parseNimbusConfig(env.NIMBUS_CONFIG);
+    const broker = createBroker(storage, config, {
       apiUrl: env.NIMBUS_API_URL,
+      // Subscription targets: public addresses unless the stage widens them to private ones (never loopback).
+      defaultTargetNetworks: awsTargetNetworks(config),
       newMessageId,
       // A slave cell reads replicas: a batch's object can arrive after its index item.
       ...(slave ? { objectReplicationGraceMs: OBJECT_REPLICATION_GRACE_MS } : {}),

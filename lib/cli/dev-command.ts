@@ -5,6 +5,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { parseNimbusConfig } from "../config/nimbus-config.js";
 import { stageSettings } from "../config/stages.js";
 import { parseDelayLevels } from "../core/delay-levels.js";
+import { TARGET_NETWORKS, type TargetNetworks } from "../core/target-address.js";
 import type { LocalAuthOptions, LocalServer, ServerRole, StorageChoice } from "../dev/local-server.js";
 import { loadMasterKey } from "../dev/master-key.js";
 
@@ -33,6 +34,7 @@ export interface DevOptions {
   tlsCert?: string;
   tlsKey?: string;
   targetCa?: string;
+  targetNetworks?: TargetNetworks;
   grpcPort?: number;
 }
 
@@ -160,6 +162,13 @@ export function serverOptions(command: Command, defaultPort: number): Command {
     )
     .addOption(
       new Option(
+        "--target-networks <kind>",
+        "what subscriptions' HTTPS targets may reach: public addresses, also private ones, or also loopback " +
+          "(default: the stage's subscriptionTargetNetworks, else loopback; link-local never)",
+      ).choices(TARGET_NETWORKS),
+    )
+    .addOption(
+      new Option(
         "--transaction-timeout <ms>",
         "first check-back of a half message after this long (default 6000)",
       ).argParser(ms),
@@ -284,6 +293,7 @@ export function stageConfig(opts: DevOptions & { clusterName?: string }) {
       : { transactionCheckIntervalMs: opts.transactionCheckInterval }),
     ...(opts.messageDelayLevel === undefined ? {} : { messageDelayLevel: opts.messageDelayLevel }),
     ...(opts.timerMaxDelaySec === undefined ? {} : { timerMaxDelaySec: opts.timerMaxDelaySec }),
+    ...(opts.targetNetworks === undefined ? {} : { subscriptionTargetNetworks: opts.targetNetworks }),
   });
 }
 

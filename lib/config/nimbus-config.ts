@@ -6,7 +6,7 @@ import { z } from "zod";
 import { DEFAULT_MESSAGE_DELAY_LEVEL, parseDelayLevels } from "../core/delay-levels.js";
 import { isNimbusError } from "../core/errors.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
-import { TARGET_NETWORKS } from "../core/target-address.js";
+import { TARGET_NETWORKS, type TargetNetworks } from "../core/target-address.js";
 import { MASTER_ID } from "../core/topology.js";
 import { DEFAULT_AUTO_CREATE_QUEUE_NUMS, MAX_QUEUE_NUMS } from "../protocol/bounds.js";
 
@@ -115,7 +115,8 @@ export const NimbusConfigSchema = z
     /**
      * What addresses subscriptions' HTTPS targets may reach: `public` only, also `private` networks, or also
      * `loopback` (lib/core/target-address.ts). Unset: `public` on AWS stages (on Lambda, loopback is the runtime
-     * API), `loopback` in `nimbus dev` (local webhooks). Link-local addresses (metadata services) never.
+     * API), `loopback` in `nimbus dev` (local webhooks). `loopback` is refused on AWS (`awsTargetNetworks`).
+     * Link-local addresses (metadata services) never.
      */
     subscriptionTargetNetworks: z.enum(TARGET_NETWORKS).optional(),
   })
@@ -132,4 +133,17 @@ export type NimbusConfigInput = z.input<typeof NimbusConfigSchema>;
 
 export function parseNimbusConfig(input: unknown): NimbusConfig {
   return NimbusConfigSchema.parse(input ?? {});
+}
+
+/** Why a config cannot run on AWS: its subscription targets may reach loopback (`nimbus dev`'s setting only). */
+export const LOOPBACK_TARGETS_ON_AWS =
+  'subscriptionTargetNetworks "loopback" is for nimbus dev only: on Lambda, loopback is the runtime API';
+
+/**
+ * What an AWS stage's subscription targets may reach: its setting, `public` when unset. `loopback` throws
+ * (LOOPBACK_TARGETS_ON_AWS): the stage settings refuse it at deploy, and a function given it anyway stops at start.
+ */
+export function awsTargetNetworks(config: NimbusConfig): TargetNetworks {
+  if (config.subscriptionTargetNetworks === "loopback") throw new Error(`NIMBUS_CONFIG: ${LOOPBACK_TARGETS_ON_AWS}`);
+  return config.subscriptionTargetNetworks ?? "public";
 }

@@ -9,7 +9,7 @@
  * const dev = stageSettings("alice"); // any other stage name: DEFAULT_STAGE
  */
 import { z } from "zod";
-import { NimbusConfigSchema, TWO_MASTERS } from "./nimbus-config.js";
+import { LOOPBACK_TARGETS_ON_AWS, NimbusConfigSchema, TWO_MASTERS } from "./nimbus-config.js";
 
 const region = z.string().regex(/^[a-z]{2}(?:-[a-z]+)+-\d$/, "an AWS region such as us-east-1");
 const tableName = z.string().regex(/^[a-zA-Z0-9_.-]{3,255}$/, "a DynamoDB table name");
@@ -148,7 +148,9 @@ export const StageSettingsSchema = z
     "a cell's nimbus.brokers is exactly its broker (brokerName and brokerId)",
   )
   .refine((s) => s.cell === undefined || s.replicas.length === 0, "a slave cell holds no replicas of its own")
-  .refine((s) => s.replicas.every((r) => r.region !== s.region), "a replica is in another region");
+  .refine((s) => s.replicas.every((r) => r.region !== s.region), "a replica is in another region")
+  // A stage runs on Lambda; `nimbus dev` reaches local webhooks by its own default (unset here) or --target-networks.
+  .refine((s) => s.nimbus.subscriptionTargetNetworks !== "loopback", LOOPBACK_TARGETS_ON_AWS);
 
 export type CellSettings = z.output<typeof CellSchema>;
 export type GrpcSettings = z.output<typeof GrpcSchema>;

@@ -3,9 +3,10 @@
  * targets"). A deployment allows `public` addresses only (AWS stages: on Lambda, loopback is the runtime API), or
  * also `private` ones (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7), or also `loopback` (127/8, ::1:
  * `nimbus dev`'s default, for local webhooks). Link-local (169.254/16, fe80::/10: instance and task metadata
- * services), unspecified, multicast and reserved addresses are never reachable. Addresses are the parsed forms a
- * URL or a DNS answer gives (`127.1` and `2130706433` are `127.0.0.1` once a URL has parsed them; IPv4-mapped
- * IPv6 addresses are judged as their IPv4 address).
+ * services), AWS's fd00:ec2::/32 (its IPv6 metadata, DNS and time services), unspecified, multicast and reserved
+ * addresses are never reachable. Addresses are the parsed forms a URL or a DNS answer gives (`127.1` and
+ * `2130706433` are `127.0.0.1` once a URL has parsed them; IPv4-mapped IPv6 addresses are judged as their IPv4
+ * address).
  *
  * @example
  * addressProblem("127.0.0.1", "public"); // "127.0.0.1 is a loopback address ..."
@@ -25,7 +26,7 @@ const RANK: Record<TargetNetworks, number> = { public: 0, private: 1, loopback: 
 export function addressProblem(address: string, networks: TargetNetworks): string | undefined {
   const kind = addressKind(address);
   if (kind === "public") return undefined;
-  if (kind === "never") return `${address} is a link-local, unspecified, multicast or reserved address`;
+  if (kind === "never") return `${address} is a link-local, metadata, unspecified, multicast or reserved address`;
   if (RANK[kind] <= RANK[networks]) return undefined;
   return `${address} is a ${kind} address, and this deployment lets targets reach ${networks} addresses only`;
 }
@@ -35,7 +36,8 @@ export function addressProblem(address: string, networks: TargetNetworks): strin
  * `addressProblem`) or `localhost`; undefined for any other name (its addresses are checked when it is dialled).
  */
 export function urlHostProblem(url: string, networks: TargetNetworks): string | undefined {
-  const host = new URL(url).hostname.toLowerCase();
+  // A fully qualified name's final dot (`localhost.`) names the same host.
+  const host = new URL(url).hostname.toLowerCase().replace(/\.$/, "");
   if (host === "localhost" || host.endsWith(".localhost")) return addressProblem("127.0.0.1", networks);
   return isIP(host.replace(/^\[|\]$/g, "")) === 0 ? undefined : addressProblem(host, networks);
 }
@@ -65,13 +67,18 @@ function ipv4Kind([a = 0, b = 0]: number[]): AddressKind {
 function ipv6Kind(address: string): AddressKind {
   const groups = expandIpv6(address);
   if (groups === undefined) return "never";
-  const [g0 = 0, , , , , g5 = 0, g6 = 0, g7 = 0] = groups;
+  const [g0 = 0, g1 = 0, , , , g5 = 0, g6 = 0, g7 = 0] = groups;
   if (groups.every((g) => g === 0)) return "never"; // ::
   if (groups.slice(0, 7).every((g) => g === 0) && g7 === 1) return "loopback"; // ::1
-  // ::ffff:a.b.c.d (IPv4-mapped) and ::a.b.c.d (IPv4-compatible): the IPv4 address decides.
-  if (groups.slice(0, 5).every((g) => g === 0) && (g5 === 0xffff || g5 === 0))
-    return ipv4Kind([g6 >> 8, g6 & 0xff, g7 >> 8, g7 & 0xff]);
+  // ::ffff:a.b.c.d (IPv4-mapped), ::a.b.c.d (IPv4-compatible) and 64:ff9b::a.b.c.d (NAT64, translated to the IPv4
+  // address): the IPv4 address decides.
+  const embedsIpv4 =
+    (groups.slice(0, 5).every((g) => g === 0) && (g5 === 0xffff || g5 === 0)) ||
+    (g0 === 0x64 && g1 === 0xff9b && groups.slice(2, 6).every((g) => g === 0));
+  if (embedsIpv4) return ipv4Kind([g6 >> 8, g6 & 0xff, g7 >> 8, g7 & 0xff]);
   if ((g0 & 0xffc0) === 0xfe80 || (g0 & 0xff00) === 0xff00) return "never"; // link-local, multicast
+  // fd00:ec2::/32: AWS's IPv6 instance metadata (fd00:ec2::254), DNS and time services, inside unique local.
+  if (g0 === 0xfd00 && g1 === 0x0ec2) return "never";
   if ((g0 & 0xfe00) === 0xfc00) return "private"; // unique local
   return "public";
 }

@@ -3,7 +3,9 @@
  * (dynalite + s3rver): a subscription PUT over HTTP, messages sent with the SDK's producer, and `nimbus dev`'s
  * in-process dispatcher delivering them over POP to an HTTPS target (its self-signed certificate trusted by the
  * server's `targetCaPem`, never by turning verification off) that checks every signature.
- * - a 2xx acks the batch, nothing is delivered twice, `maxConcurrency` is never exceeded (counted at the target);
+ * - a 2xx acks the batch, nothing is delivered twice, `maxConcurrency` is never exceeded (counted at the target)
+ *   and is reached from a single wake (a target that answers only once 100 deliveries are open);
+ * - a secret stored in clear by an earlier version still signs; the next save seals it;
  * - a 500 redelivers through the retry path and after `maxReconsumeTimes` the message is in `%DLQ%<group>`;
  *   no answer within `timeoutMs` redelivers too;
  * - `batchItemFailures` (and a plain JSON id list) redeliver only the failed ids;
@@ -15,8 +17,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { ROUTES_TABLE } from "../../lib/broker/store/index.js";
 import { MODE_LABEL, uniqueName } from "../support/server-fixture.js";
-import { FAST_RETRY, httpTarget, TARGET_SCHEME, useDeliveryFixture } from "../support/subscription-delivery.js";
+import { FAST_RETRY, httpTarget, SECRET, TARGET_SCHEME, useDeliveryFixture } from "../support/subscription-delivery.js";
 import { makeTestCertificate } from "../support/test-certificate.js";
 import { failItems, type TargetDelivery } from "../support/webhook-target.js";
 
@@ -88,18 +91,49 @@ for (const mode of ["local", "aws"] as const) {
           }),
       );
       try {
-        const topic = await f.topic(4);
+        const topic = await f.topic(1);
         const group = uniqueName("SubWide");
         // A long timeout: on a loaded machine gathering 100 deliveries may take a while, and none may time out meanwhile.
         const wide = { batchSize: 1, maxConcurrency: 100, timeoutMs: 600_000 };
         await f.subscribe(group, { topic, target: httpTarget(target.url), ...wide });
         const bodies = Array.from({ length: 200 }, (_, i) => `wide-${i}`);
-        for (let q = 0; q < 4; q++) await f.send(topic, bodies.slice(q * 50, q * 50 + 50), q);
-        await f.until(() => released, `100 deliveries in flight at once (seen at most ${target.maxInFlight})`);
+        // One append, so one hint: the 100 workers it wakes receive from the same queue at once, and a worker
+        // whose receive comes back empty stops (only a later wake would start it again).
+        await f.sendBatch(topic, bodies);
+        await f.until(
+          () => released,
+          () => `100 deliveries in flight at once (seen at most ${target.maxInFlight})`,
+        );
         await f.until(() => attemptsOf(target.deliveries).size === bodies.length, "every message delivered");
         assert.equal(target.maxInFlight, 100, "never more than maxConcurrency");
       } finally {
         for (const r of release.splice(0)) r();
+        await target.close();
+      }
+    });
+
+    it("a secret stored in clear still signs its deliveries; the next save seals it", TEST, async () => {
+      const target = await f.target(() => ({ status: 204 }));
+      try {
+        const topic = await f.topic(1);
+        const group = uniqueName("SubClear");
+        const definition = { topic, target: httpTarget(target.url), batchSize: 1 };
+        await f.storeUnchecked(group, definition);
+        await f.send(topic, ["clear-secret"]);
+        await f.server.dispatch.wakeAll();
+        const delivered = (body: string) => target.deliveries.some((d) => d.bodies.includes(body));
+        await f.until(() => delivered("clear-secret"), "the delivery signed with the clear secret");
+        await f.subscribe(group, definition);
+        const item = await f.server.storage.table(ROUTES_TABLE).get({ pk: "subscriptions", sk: group });
+        assert.ok(item !== undefined && !JSON.stringify(item).includes(SECRET), "the saved item holds no clear secret");
+        assert.match(String(item.sealedSecret), /^v1:/);
+        await f.send(topic, ["sealed-secret"]);
+        await f.until(() => delivered("sealed-secret"), "the delivery signed with the sealed secret");
+        assert.ok(
+          target.deliveries.every((d) => d.signatureValid),
+          "both signed with the secret",
+        );
+      } finally {
         await target.close();
       }
     });

@@ -69,6 +69,27 @@ export function subscriptionCases(mode: ServerMode): void {
       await routes.delete({ pk: "subscriptions", sk: legacy });
     });
 
+    it("a sealed secret that does not open here (another group's) still reads, lists, saves again and deletes", async () => {
+      const routes = ctx.server.server.storage.table(ROUTES_TABLE);
+      const { subscriptions } = ctx.server.server.context.broker;
+      const item = await routes.get({ pk: "subscriptions", sk: group });
+      assert.ok(item !== undefined);
+      // Sealed with `group` as associated data: under another group it does not open (as under another seal key).
+      const copy = uniqueName("SubCopied");
+      await routes.put({ ...item, sk: copy });
+      const read = await subscriptions.get(copy);
+      assert.equal(read?.target.type === "http" ? read.target.secret : undefined, "", "no secret to sign with");
+      const answered = ok(await ctx.http.get<Info>(`/subscriptions/${copy}`));
+      assert.deepEqual(answered.target, { type: "http", url: http.url, secretSet: true });
+      assert.ok(
+        (await list()).some((s) => s.group === copy),
+        "the list reads",
+      );
+      ok(await ctx.http.put(`/subscriptions/${copy}`, { topic, target: http }));
+      assert.deepEqual((await subscriptions.get(copy))?.target, http, "saved again: sealed for its own group");
+      ok(await ctx.http.delete(`/subscriptions/${copy}`));
+    });
+
     it("PUT again replaces it (a Lambda target, ordered, batch 32) and keeps createdAt", async () => {
       const before = ok(await ctx.http.get<Info>(`/subscriptions/${group}`));
       const functionArn = "arn:aws:lambda:eu-west-1:123456789012:function:orders-subscriber";

@@ -5,9 +5,13 @@
  * totals and last errors, and the dead-letter queue read back by a pull.
  */
 import { after, before } from "node:test";
+import { ROUTES_TABLE } from "../../lib/broker/store/index.js";
 import { Message, MessageQueue, Producer } from "../../lib/client/index.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
+import type { NimbusConfigInput } from "../../lib/config/nimbus-config.js";
 import { dlqTopic } from "../../lib/core/names.js";
+import type { LocalServer } from "../../lib/dev/local-server.js";
+import { SubscriptionDefinitionSchema } from "../../lib/protocol/index.js";
 import { createTopic, waitUntil } from "./consumer-helpers.js";
 import { ok, text } from "./http.js";
 import { type ServerMode, uniqueName, useTestServer } from "./server-fixture.js";
@@ -34,8 +38,15 @@ export interface DeliveryFixture {
   /** A new topic with `queues` queues on broker-a. */
   topic(queues: number): Promise<string>;
   subscribe(group: string, definition: Record<string, unknown>): Promise<void>;
-  /** Sends each body to queue `queueId` of the topic, one request each, in order. */
-  send(topic: string, bodies: readonly string[], queueId?: number): Promise<void>;
+  /**
+   * Stores a subscription as an earlier version did, past today's save: its secret in clear in the definition, its
+   * target's address unchecked (as one saved before the stage narrowed its targets). Then fixes the group's start
+   * on the topic, as a save does. No hint reads it within SUBSCRIPTION_LIST_REUSE_MS of a list read before it:
+   * `server.dispatch.wakeAll()` wakes it.
+   */
+  storeUnchecked(group: string, definition: Record<string, unknown>): Promise<void>;
+  /** Sends each body to queue `queueId` of the topic, one request each, in order; answers their message ids. */
+  send(topic: string, bodies: readonly string[], queueId?: number): Promise<string[]>;
   /**
    * Sends the bodies as one batch (one request, one append, consecutive offsets on one queue), each with the
    * properties `propertiesOf` gives it (a message group, for one).
@@ -45,8 +56,11 @@ export interface DeliveryFixture {
     bodies: readonly string[],
     propertiesOf?: (body: string) => Record<string, string>,
   ): Promise<void>;
-  /** Waits (bounded) until `condition` holds; on timeout fails naming `what`, the totals and the last errors. */
-  until(condition: () => boolean | Promise<boolean>, what: string): Promise<void>;
+  /**
+   * Waits (bounded) until `condition` holds; on timeout fails naming `what` (read then, when a function), the
+   * totals and the last errors.
+   */
+  until(condition: () => boolean | Promise<boolean>, what: string | (() => string)): Promise<void>;
   /** The bodies in `%DLQ%<group>` (read by a pull from offset 0 of each of its queues). */
   deadLetters(group: string): Promise<string[]>;
   totals(): { delivered: number; acked: number; retried: number; deadLettered: number };
@@ -54,12 +68,15 @@ export interface DeliveryFixture {
   traceCounts(): { sent: number; dropped: number; failed: number };
   /** The test server's URL (for SDK clients of the test's own). */
   readonly url: string;
+  /** The test server itself: its storage, broker and in-process dispatch. */
+  readonly server: LocalServer;
 }
 
 const WAIT_MS = 60_000;
 
-export function useDeliveryFixture(mode: ServerMode): DeliveryFixture {
-  const ctx = useTestServer(mode, undefined, testCertificate && { targetCaPem: testCertificate.cert });
+/** `config`: the server's, beyond the defaults (`nimbus dev`'s: targets may be on loopback). */
+export function useDeliveryFixture(mode: ServerMode, config?: NimbusConfigInput): DeliveryFixture {
+  const ctx = useTestServer(mode, config, testCertificate && { targetCaPem: testCertificate.cert });
   let producer: Producer | undefined;
   before(async () => {
     producer = new Producer({
@@ -91,8 +108,18 @@ export function useDeliveryFixture(mode: ServerMode): DeliveryFixture {
     async subscribe(group, definition) {
       ok(await ctx.http.put(`/subscriptions/${group}`, definition));
     },
+    async storeUnchecked(group, definition) {
+      const parsed = SubscriptionDefinitionSchema.parse(definition);
+      const { storage, context } = ctx.server.server;
+      const item = { pk: "subscriptions", sk: group, definition: JSON.stringify(parsed), createdAt: 1, updatedAt: 1 };
+      await storage.table(ROUTES_TABLE).put(item);
+      await context.broker.pop.start(group, parsed.topic);
+    },
     async send(topic, bodies, queueId = 0) {
-      for (const body of bodies) await started().send(new Message(topic, "TagA", body), queueOf(topic, queueId));
+      const ids: string[] = [];
+      for (const body of bodies)
+        ids.push((await started().send(new Message(topic, "TagA", body), queueOf(topic, queueId))).msgId);
+      return ids;
     },
     async sendBatch(topic, bodies, propertiesOf) {
       const messages = bodies.map((body) => {
@@ -104,10 +131,12 @@ export function useDeliveryFixture(mode: ServerMode): DeliveryFixture {
     },
     async until(condition, what) {
       try {
-        await waitUntil(condition, what, WAIT_MS, 25);
+        await waitUntil(condition, typeof what === "string" ? what : "(below)", WAIT_MS, 25);
       } catch (err) {
         const state = JSON.stringify({ totals: dispatch().totals, errors: dispatch().errors });
-        throw new Error(`${(err as Error).message}; dispatcher: ${state}`);
+        // A function says what was waited for as it stands when the wait failed.
+        const now = typeof what === "string" ? "" : ` ${what()}`;
+        throw new Error(`${(err as Error).message}${now}; dispatcher: ${state}`);
       }
     },
     async deadLetters(group) {
@@ -134,6 +163,9 @@ export function useDeliveryFixture(mode: ServerMode): DeliveryFixture {
     traceCounts: () => dispatch().traceCounts,
     get url() {
       return ctx.server.url;
+    },
+    get server() {
+      return ctx.server.server;
     },
   };
 }

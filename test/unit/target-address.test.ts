@@ -9,6 +9,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { allowedLookup, deliveryBody, HttpTarget, targetAgent } from "../../lib/broker/subscriptions/index.js";
+import { stageConfig } from "../../lib/cli/dev-command.js";
+import { awsTargetNetworks, parseNimbusConfig } from "../../lib/config/nimbus-config.js";
+import { StageSettingsSchema } from "../../lib/config/stages.js";
 import { addressProblem, type TargetNetworks, urlHostProblem } from "../../lib/core/target-address.js";
 
 const host = (url: string) => new URL(url).hostname;
@@ -24,6 +27,8 @@ describe("target addresses", () => {
       "http://[::1]/",
       "http://[::ffff:127.0.0.1]/",
       "http://localhost:9001/",
+      "http://localhost./",
+      "http://127.0.0.1./",
     ]) {
       assert.match(urlHostProblem(url, "public") ?? "", /loopback/, url);
       assert.match(urlHostProblem(url, "private") ?? "", /loopback/, url);
@@ -40,9 +45,12 @@ describe("target addresses", () => {
       "http://[::ffff:169.254.169.254]/",
       "http://224.0.0.1/",
       "http://[::]/",
+      // AWS's IPv6 metadata service, and 169.254.169.254 through NAT64.
+      "http://[fd00:ec2::254]/",
+      "http://[64:ff9b::169.254.169.254]/",
     ]) {
       for (const networks of ["public", "private", "loopback"] as TargetNetworks[])
-        assert.match(urlHostProblem(url, networks) ?? "", /link-local|unspecified|multicast/, `${url} ${networks}`);
+        assert.match(urlHostProblem(url, networks) ?? "", /link-local, metadata/, `${url} ${networks}`);
     }
   });
 
@@ -102,5 +110,63 @@ describe("the targets' pool refuses what a name resolves to", () => {
     } finally {
       await agent.close();
     }
+  });
+
+  it('an allowed target with a secret this process could not open ("") gets no request signed with it', async () => {
+    const agent = targetAgent("loopback");
+    try {
+      const url = `http://127.0.0.1:${port}/hook`;
+      const outcome = await new HttpTarget(url, "", 10_000, agent, "loopback").deliver(
+        deliveryBody([]),
+        new AbortController().signal,
+      );
+      assert.match(outcome.kind === "failure" ? outcome.reason : "", /does not open here/);
+      assert.equal(requests, 0);
+    } finally {
+      await agent.close();
+    }
+  });
+});
+
+describe("loopback targets are nimbus dev's only", () => {
+  const stage = (subscriptionTargetNetworks?: TargetNetworks) =>
+    StageSettingsSchema.safeParse({
+      region: "us-east-1",
+      production: false,
+      nimbus: subscriptionTargetNetworks === undefined ? {} : { subscriptionTargetNetworks },
+    });
+
+  it("a stage's settings (deployed to AWS) refuse loopback; public and private pass", () => {
+    const refused = stage("loopback");
+    assert.equal(refused.success, false);
+    assert.match(refused.error?.issues[0]?.message ?? "", /loopback" is for nimbus dev only/);
+    for (const networks of [undefined, "public", "private"] as const) assert.ok(stage(networks).success, networks);
+  });
+
+  it("a function given loopback anyway stops at its start; unset is public", () => {
+    assert.throws(
+      () => awsTargetNetworks(parseNimbusConfig({ subscriptionTargetNetworks: "loopback" })),
+      /runtime API/,
+    );
+    assert.equal(awsTargetNetworks(parseNimbusConfig({})), "public");
+    assert.equal(awsTargetNetworks(parseNimbusConfig({ subscriptionTargetNetworks: "private" })), "private");
+  });
+
+  it("nimbus dev: loopback unless --target-networks (or the stage) says otherwise", () => {
+    const dev = (targetNetworks?: TargetNetworks) =>
+      stageConfig({
+        port: 9876,
+        host: "127.0.0.1",
+        dataDir: ".nimbus",
+        storage: "local",
+        flush: "async",
+        region: "us-east-1",
+        tablePrefix: "nimbus-",
+        provision: false,
+        stage: "local",
+        ...(targetNetworks === undefined ? {} : { targetNetworks }),
+      }).subscriptionTargetNetworks;
+    assert.equal(dev(), undefined, "unset: the local server's default, loopback");
+    assert.equal(dev("public"), "public");
   });
 });

@@ -27,6 +27,11 @@ export class HttpTarget implements DeliveryTarget {
     const host = new URL(this.url).hostname;
     const refused = isAddress(host) ? addressProblem(host, this.networks) : undefined;
     if (refused !== undefined) return failure(`the target is refused: ${refused}`);
+    // A sealed secret this process cannot open reads as "": a body signed with an empty key is never sent.
+    if (this.secret === "")
+      return failure(
+        "the signing secret does not open here (no seal key, or another one): save the subscription again",
+      );
     const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)]);
     const ids = new Set((JSON.parse(body) as { Records: { messageId: string }[] }).Records.map((r) => r.messageId));
     try {

@@ -52,7 +52,8 @@ export class SubscriptionStore {
     private readonly beforeSave: (group: string, topic: string) => Promise<void> = async () => {},
     /**
      * Seals http targets' signing secrets (the stage's seal key). Without one an http target cannot be saved, and
-     * a sealed secret reads as "" (a process that delivers nothing: the gRPC proxy, the name server).
+     * a sealed secret reads as "" (a process that delivers nothing: the gRPC proxy, the name server; a delivery
+     * refuses "").
      */
     private readonly sealer?: SecretSealer,
     /** What addresses an http target may name (docs/security.md "Subscription targets"). */
@@ -177,16 +178,29 @@ export class SubscriptionStore {
     return { definition: JSON.stringify({ ...definition, target }), sealedSecret };
   }
 
+  /**
+   * A sealed secret, opened; "" when this process has no seal key or not the one it was sealed with (a key
+   * changed, an item copied to another group). Only a delivery needs the secret, and it refuses "" (HttpTarget):
+   * the subscription still reads, answers, saves again (sealing the secret given then) and deletes.
+   */
+  #opened(group: string, sealed: string): string {
+    if (this.sealer === undefined) return "";
+    try {
+      return this.sealer.open(sealContext(group), sealed);
+    } catch (err) {
+      if (err instanceof NimbusError && err.code === ErrorCode.DATA_CORRUPTED) return "";
+      throw err;
+    }
+  }
+
   #subscriptionOf(item: Item): Subscription {
     const group = String(item.sk);
     const parsed = SubscriptionDefinitionSchema.safeParse(JSON.parse(String(item.definition)));
     if (!parsed.success)
       throw new NimbusError(ErrorCode.DATA_CORRUPTED, `the subscription of ${group} is not a subscription`);
     const definition = parsed.data;
-    if (definition.target.type === "http" && typeof item.sealedSecret === "string") {
-      const secret = this.sealer === undefined ? "" : this.sealer.open(sealContext(group), item.sealedSecret);
-      definition.target = { ...definition.target, secret };
-    }
+    if (definition.target.type === "http" && typeof item.sealedSecret === "string")
+      definition.target = { ...definition.target, secret: this.#opened(group, item.sealedSecret) };
     return { ...definition, group, createdAt: Number(item.createdAt ?? 0), updatedAt: Number(item.updatedAt ?? 0) };
   }
 }
