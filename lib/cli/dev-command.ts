@@ -8,6 +8,8 @@ import { parseDelayLevels } from "../core/delay-levels.js";
 import { TARGET_NETWORKS, type TargetNetworks } from "../core/target-address.js";
 import type { LocalAuthOptions, LocalServer, ServerRole, StorageChoice } from "../dev/local-server.js";
 import { loadMasterKey } from "../dev/master-key.js";
+import { type ProcessBus, workerBus } from "../dev/process-bus.js";
+import { announceWorker, defaultWorkers, isPrimaryOf, parseWorkers, superviseWorkers, workerIndex } from "./workers.js";
 
 export interface DevOptions {
   port: number;
@@ -74,18 +76,32 @@ export function addDevCommand(program: Command): void {
         "serve RocketMQ 5's gRPC protocol here too (docs/grpc.md): default 8081, or --port - 1795 beside another --port, a free port with --port 0; 0 turns it off",
       ).argParser(port),
     )
-    .action(async (opts: DevOptions) => {
-      const servers = await startServers(opts, { kind: "all" });
-      console.log(`nimbus: local broker listening on ${servers[0]?.url} (${describe(opts)}); Ctrl-C stops it`);
-      console.log(`nimbus: console at ${servers[0]?.url}/console/`);
+    .addOption(
+      new Option("--workers <n>", "server processes on this store, one per core by default (1: this process alone)")
+        .default(defaultWorkers())
+        .argParser(parseWorkers),
+    )
+    .action(async (opts: DevOptions & { workers: number }) => {
+      if (isPrimaryOf(opts.workers)) return superviseWorkers(opts.workers);
+      const worker = workerIndex();
+      const inCluster = worker === 0 ? {} : { bus: workerBus(), background: worker === 1 };
+      const servers = await startServers(opts, { kind: "all" }, inCluster);
+      // `kill -9 <pid>` stops the broker: with workers, the primary (they die with it).
+      const pid = worker === 0 ? process.pid : process.ppid;
+      const lines = [
+        `nimbus: local broker listening on ${servers[0]?.url} (${describe(opts, pid)}); Ctrl-C stops it`,
+        `nimbus: console at ${servers[0]?.url}/console/`,
+      ];
       const grpc = servers[0]?.grpc;
-      if (grpc) console.log(`nimbus: RocketMQ 5 gRPC endpoint on ${grpc.endpoint}`);
+      if (grpc) lines.push(`nimbus: RocketMQ 5 gRPC endpoint on ${grpc.endpoint}`);
       for (const slave of servers.slice(1)) {
         const role = slave.context.role;
         if (role.kind === "broker")
-          console.log(`nimbus: ${role.brokerName} slave ${role.brokerId} listening on ${slave.url}`);
+          lines.push(`nimbus: ${role.brokerName} slave ${role.brokerId} listening on ${slave.url}`);
       }
-      stopOnSignals(servers);
+      if (worker === 0) for (const line of lines) console.log(line);
+      else announceWorker(worker === 1 ? lines : []);
+      stopOnSignals(servers, worker === 0);
     });
 
   serverOptions(
@@ -212,7 +228,11 @@ export function serverOptions(command: Command, defaultPort: number): Command {
  * Starts the server of `role` and, for `nimbus dev --slaves n`, n slaves of each configured broker on the same
  * store (each a broker process of its own role, at the next ports). The first server is the main one.
  */
-async function startServers(opts: DevOptions & { clusterName?: string }, role: ServerRole): Promise<LocalServer[]> {
+async function startServers(
+  opts: DevOptions & { clusterName?: string },
+  role: ServerRole,
+  inCluster: { bus?: ProcessBus; background?: boolean } = {},
+): Promise<LocalServer[]> {
   // Loaded here, not at the top: the server (AWS SDK, SQLite) would add ~0.4 s to every other command.
   const { startLocalServer, serveOn, ReplayGuard, PortInUseError } = await import("../dev/local-server.js");
   // A taken port names the option that moves it.
@@ -240,6 +260,7 @@ async function startServers(opts: DevOptions & { clusterName?: string }, role: S
     role,
     ...(role.kind === "all" ? grpcPortOf(opts) : {}),
     ...guard,
+    ...inCluster,
   }).catch(saying("--port"));
   const servers = [main];
   let next = opts.port === 0 ? 0 : opts.port + 1;
@@ -343,22 +364,23 @@ export function storageChoice(opts: DevOptions): StorageChoice {
   };
 }
 
-export function describe(opts: DevOptions): string {
+export function describe(opts: DevOptions, pid = process.pid): string {
   const store =
     opts.storage === "local"
       ? `embedded store in ${resolve(opts.dataDir)}, --flush ${opts.flush}`
       : `DynamoDB + S3 bucket ${opts.bucket}`;
   const auth = opts.auth === true || authFromEnv(process.env.NIMBUS_AUTH);
   // The pid first: `kill -9 <pid>` stops this process, where `$!` of `npx nimbus ... &` is npx's wrapper.
-  return `pid ${process.pid}, ${store}, ${auth ? `auth on, root user ${opts.rootUser}` : opts.insecure ? "NO AUTH, --insecure" : "no auth"}`;
+  return `pid ${pid}, ${store}, ${auth ? `auth on, root user ${opts.rootUser}` : opts.insecure ? "NO AUTH, --insecure" : "no auth"}`;
 }
 
-export function stopOnSignals(servers: readonly { close(): Promise<void> }[]): void {
+/** Closes `servers` on SIGINT/SIGTERM and exits; `say` prints the stop (a worker's primary says it instead). */
+export function stopOnSignals(servers: readonly { close(): Promise<void> }[], say = true): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`nimbus: ${signal}, stopping`);
+    if (say) console.log(`nimbus: ${signal}, stopping`);
     // The slaves first: the main server closes the store they share.
     Promise.all(servers.slice(1).map((s) => s.close()))
       .then(() => servers[0]?.close())

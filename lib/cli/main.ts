@@ -25,6 +25,7 @@ import { addSubscriptionCommands } from "./subscription-commands.js";
 import { addSubscriptionGroupCommands } from "./subscription-group-commands.js";
 import { addTopicCommands } from "./topic-commands.js";
 import { addTraceCommands } from "./trace-commands.js";
+import { leaveIfWorker } from "./workers.js";
 
 const program = new Command("nimbus")
   .description("Nimbus: a serverless message broker with RocketMQ's model. mqadmin's commands over the HTTP API.")
@@ -55,10 +56,12 @@ program.addHelpText(
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommandLineExit) {
     process.exitCode = err.exitCode;
+    leaveIfWorker();
     return;
   }
   process.stderr.write(`nimbus: ${escapeControls(oneLine(describeFailure(err)), false)}\n`);
   process.exitCode = 1;
+  leaveIfWorker();
 });
 
 /** The package's version, from the package.json above this file (lib/cli/ in the repo, dist/lib/cli/ built). */

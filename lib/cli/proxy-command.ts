@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { StorageChoice } from "../dev/local-server.js";
+import { workerBus } from "../dev/process-bus.js";
 import {
   authFromEnv,
   type DevOptions,
@@ -17,6 +18,7 @@ import {
   stopOnSignals,
   storageChoice,
 } from "./dev-command.js";
+import { announceWorker, defaultWorkers, isPrimaryOf, parseWorkers, superviseWorkers, workerIndex } from "./workers.js";
 
 interface ProxyOptions extends DevOptions {
   tables?: string;
@@ -74,7 +76,14 @@ export function addProxyCommand(program: Command): void {
         "the stage's Dispatch Lambda, invoked when a send lands on a subscribed topic (--storage aws)",
       ).env("NIMBUS_DISPATCH_FUNCTION"),
     )
-    .action(async (opts: ProxyOptions) => {
+    .addOption(
+      new Option("--workers <n>", "proxy processes on these ports, one per core by default (1: this process alone)")
+        .default(defaultWorkers())
+        .argParser(parseWorkers),
+    )
+    .action(async (opts: ProxyOptions & { workers: number }) => {
+      if (isPrimaryOf(opts.workers)) return superviseWorkers(opts.workers);
+      const worker = workerIndex();
       if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined))
         throw new InvalidArgumentError("--tls-cert and --tls-key go together");
       const tls =
@@ -100,10 +109,12 @@ export function addProxyCommand(program: Command): void {
         tlsOffloaded: opts.tlsOffloaded === true,
         advertisedHost: opts.advertisedHost,
         wakeDispatch,
+        ...(worker === 0 ? {} : { bus: workerBus() }),
       });
-      console.log(
-        `nimbus: RocketMQ 5 gRPC proxy on ${proxy.grpc.endpoint}${tls ? " (TLS)" : ""} (${describe(opts)})${wakeDispatch ? `, waking ${opts.dispatchFunction}` : ""}; Ctrl-C stops it`,
-      );
-      stopOnSignals([proxy]);
+      const pid = worker === 0 ? process.pid : process.ppid;
+      const line = `nimbus: RocketMQ 5 gRPC proxy on ${proxy.grpc.endpoint}${tls ? " (TLS)" : ""} (${describe(opts, pid)})${wakeDispatch ? `, waking ${opts.dispatchFunction}` : ""}; Ctrl-C stops it`;
+      if (worker === 0) console.log(line);
+      else announceWorker(worker === 1 ? [line] : []);
+      stopOnSignals([proxy], worker === 0);
     });
 }

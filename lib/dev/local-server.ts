@@ -29,6 +29,7 @@ import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
 import { startLocalDispatch } from "./local-dispatch.js";
 import { loadMasterKey } from "./master-key.js";
 import { asPortInUse } from "./port-in-use.js";
+import { type ProcessBus, wireBus } from "./process-bus.js";
 
 export { ReplayGuard } from "../http/replay-guard.js";
 export { PortInUseError } from "./port-in-use.js";
@@ -36,7 +37,7 @@ export { PortInUseError } from "./port-in-use.js";
 import type { ApiAnswer } from "../http/api-types.js";
 import { createRequestHandler, errorAnswer } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
-import { CHANNEL_PATH } from "../protocol/index.js";
+import { CHANNEL_PATH, type ServerFrame } from "../protocol/index.js";
 import { type AwsStorageOptions, createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
 import { createLocalStorage, type FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
@@ -74,6 +75,13 @@ export interface LocalServerOptions {
   retentionIntervalMs?: number;
   /** Signatures and ACLs on every route but `GET /health` (`nimbus dev --auth`); absent: open, loopback only. */
   auth?: LocalAuthOptions | undefined;
+  /**
+   * Runs the deployment's background work here: subscription delivery, retention, transaction checks, lag samples
+   * and delayed delivery (default true). `nimbus dev --workers N` runs it in one worker of N.
+   */
+  background?: boolean | undefined;
+  /** The other worker processes of this deployment (`--workers`): hints and cache changes, both ways. */
+  bus?: ProcessBus | undefined;
   /** Seals subscriptions' webhook secrets (32 bytes); default a key file in the data folder (`seal.key`). */
   sealKey?: Uint8Array | undefined;
   /** HTTPS (and wss:// for the channel) with this certificate and key, PEM (`--tls-cert`, `--tls-key`). */
@@ -130,8 +138,8 @@ export interface LocalServer {
   readonly shedder: LoadShedder;
   /** The gRPC endpoint, when `grpcPort` was given. */
   readonly grpc: GrpcServer | undefined;
-  /** Subscription delivery in this process (its totals and last errors). */
-  readonly dispatch: InProcessDispatch;
+  /** Subscription delivery in this process (its totals and last errors); absent where `background` is false. */
+  readonly dispatch: InProcessDispatch | undefined;
   close(): Promise<void>;
 }
 
@@ -271,7 +279,9 @@ export async function serveOn(
     ...(auth && { auth: requestAuth(storage, auth) }),
   };
   context = ctx;
-  const channel = servePushChannel(server, broker, ctx.auth, isLoopback(host));
+  const bus = options.bus;
+  const relay = bus && ((connectionId: string, frame: ServerFrame) => bus.send({ t: "post", connectionId, frame }));
+  const channel = servePushChannel(server, broker, ctx.auth, isLoopback(host), relay);
   let grpc: GrpcServer | undefined;
   try {
     grpc =
@@ -300,11 +310,15 @@ export async function serveOn(
   // One run of a job at a time (a run longer than its period is not started twice), and close() waits for
   // the runs in flight before it closes the store.
   await broker.registerBrokers();
+  const background = options.background !== false;
   // Subscriptions delivered in-process, woken by appends, saved subscriptions, due retries and a backstop.
-  const dispatch = startLocalDispatch(broker, {
-    lambdaEndpoint: process.env.NIMBUS_LAMBDA_ENDPOINT,
-    targetCaPem: options.targetCaPem,
-  });
+  const dispatch = background
+    ? startLocalDispatch(broker, {
+        lambdaEndpoint: process.env.NIMBUS_LAMBDA_ENDPOINT,
+        targetCaPem: options.targetCaPem,
+      })
+    : undefined;
+  if (bus) wireBus(bus, { broker, auth: ctx.auth, deliverRelayed: channel.deliverRelayed, dispatch });
   const running = new Map<string, Promise<unknown>>();
   const every = (job: string, periodMs: number, run: () => Promise<unknown>) =>
     setInterval(() => {
@@ -315,7 +329,7 @@ export async function serveOn(
       running.set(job, done);
     }, periodMs);
   const timers = [every("register brokers", options.registerIntervalMs ?? 30_000, () => broker.registerBrokers())];
-  if (role.kind !== "broker") {
+  if (role.kind !== "broker" && background) {
     timers.push(
       every("retention", options.retentionIntervalMs ?? 3_600_000, () => broker.applyRetention()),
       every("transaction check", config.transactionCheckIntervalMs, () => broker.checkTransactions()),
@@ -341,7 +355,7 @@ export async function serveOn(
     dispatch,
     async close() {
       for (const t of timers) clearInterval(t);
-      await dispatch.close();
+      await dispatch?.close();
       await grpc?.close();
       await Promise.all(running.values());
       await channel.close();

@@ -19,6 +19,7 @@ import { newMessageId } from "../core/message-id-node.js";
 import { type GrpcServer, startGrpcServer, type TelemetryOptions } from "../grpc/index.js";
 import type { Storage } from "../storage/storage.js";
 import { type LocalAuthOptions, openStorage, requestAuth, type StorageChoice } from "./local-server.js";
+import { type ProcessBus, wireBus } from "./process-bus.js";
 import { advertisedHost, checkOpenBinding } from "./server-guard.js";
 
 export interface ProxyServerOptions {
@@ -38,6 +39,8 @@ export interface ProxyServerOptions {
    * group admits the VPC's addresses only).
    */
   tlsOffloaded?: boolean | undefined;
+  /** The other worker processes of `nimbus proxy --workers N` (lib/dev/process-bus.ts). */
+  bus?: ProcessBus | undefined;
   /** The host name clients are told to call (a load balancer's), when they do not say. */
   advertisedHost?: string | undefined;
   telemetry?: Partial<TelemetryOptions> | undefined;
@@ -78,7 +81,9 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
   const broker = createBroker(storage, config, { apiUrl: "", newMessageId });
   // Not settled before each answer, as a Lambda must (a frozen container sends nothing): the task keeps running.
   const wake = options.wakeDispatch === undefined ? undefined : attachDispatchWake(broker, options.wakeDispatch);
-  const auth = options.auth;
+  const gate = options.auth && requestAuth(storage, options.auth);
+  // The other workers of `nimbus proxy --workers N`: appends wake their long polls, route and ACL changes apply.
+  if (options.bus) wireBus(options.bus, { broker, auth: gate, deliverRelayed: () => undefined, dispatch: undefined });
   const grpc = await startGrpcServer(broker, {
     host,
     port: options.port ?? 8081,
@@ -86,7 +91,7 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
     advertisedHost: options.advertisedHost ?? advertisedHost(host),
     telemetry: options.telemetry,
     pop: broker.pop,
-    ...(auth && { auth: requestAuth(storage, auth) }),
+    ...(gate && { auth: gate }),
   });
   return {
     grpc,

@@ -12,6 +12,7 @@ import type { Broker } from "../broker/index.js";
 import type { PushGateway } from "../broker/push/index.js";
 import type { RequestAuth } from "../http/authorize.js";
 import { handleChannelFrame } from "../http/channel-frames.js";
+import type { ServerFrame } from "../protocol/index.js";
 import { CHANNEL_PATH } from "../protocol/index.js";
 import { authorizeChannel } from "./channel-auth.js";
 
@@ -21,16 +22,22 @@ const MAX_FRAME_BYTES = 256 * 1024;
 export interface PushSockets {
   /** Open sockets now. */
   readonly size: number;
+  /** A frame another process relayed: sent if the connection is one of this process's, else ignored. */
+  deliverRelayed(connectionId: string, frame: ServerFrame): void;
   /** Closes every socket (their disconnects run) and stops accepting. */
   close(): Promise<void>;
 }
 
-/** Serves the channel on `server`; with `auth`, connects are signed and registrations authorized. */
+/**
+ * Serves the channel on `server`; with `auth`, connects are signed and registrations authorized. `relay` hands a
+ * frame for another process's connection to the process that holds it (`nimbus dev --workers`: cluster-bus.ts).
+ */
 export function servePushChannel(
   server: Server,
   broker: Broker,
   auth?: RequestAuth,
   boundToLoopback = true,
+  relay?: (connectionId: string, frame: ServerFrame) => void,
 ): PushSockets {
   const prefix = randomUUID().slice(0, 8);
   let next = 0;
@@ -44,12 +51,19 @@ export function servePushChannel(
 
   const gateway: PushGateway = {
     async post(connectionId, frame) {
-      if (!connectionId.startsWith(`${prefix}.`)) return "elsewhere";
-      const ws = sockets.get(connectionId);
-      if (ws === undefined || ws.readyState !== ws.OPEN) return "gone";
-      ws.send(JSON.stringify(frame));
-      return "sent";
+      if (!connectionId.startsWith(`${prefix}.`)) {
+        if (relay === undefined) return "elsewhere";
+        relay(connectionId, frame);
+        return "sent";
+      }
+      return deliver(connectionId, frame);
     },
+  };
+  const deliver = (connectionId: string, frame: ServerFrame): "sent" | "gone" => {
+    const ws = sockets.get(connectionId);
+    if (ws === undefined || ws.readyState !== ws.OPEN) return "gone";
+    ws.send(JSON.stringify(frame));
+    return "sent";
   };
   broker.channel.attach(gateway);
 
@@ -107,6 +121,9 @@ export function servePushChannel(
   return {
     get size() {
       return sockets.size;
+    },
+    deliverRelayed(connectionId, frame) {
+      if (connectionId.startsWith(`${prefix}.`)) deliver(connectionId, frame);
     },
     async close() {
       server.off("upgrade", onUpgrade);

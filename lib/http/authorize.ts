@@ -126,6 +126,15 @@ export class RequestAuth {
 
   /** Drops a user and its ACL from this process's cache at once (a change that went through this process). */
   forget(username: string): void {
+    this.forgetFromElsewhere(username);
+    this.onForget?.(username);
+  }
+
+  /** Told of every change made here, to tell the deployment's other processes (`nimbus dev --workers`). */
+  onForget: ((username: string) => void) | undefined;
+
+  /** Another process changed the user or its ACL: the next request reads them again. */
+  forgetFromElsewhere(username: string): void {
     this.#cache.delete(username);
     this.#acls.delete(username);
   }

@@ -12,7 +12,7 @@ import { Message, MessageQueue, Producer } from "../../lib/client/index.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { RequestCounts } from "../../lib/storage/request-counter.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
-import { startTestServer, uniqueName } from "../support/server-fixture.js";
+import { dispatchOf, startTestServer, uniqueName } from "../support/server-fixture.js";
 import { startWebhookTarget } from "../support/webhook-target.js";
 import { BENCH_SECRET, subscribeHttp } from "./subscription.js";
 
@@ -37,8 +37,8 @@ async function run(perSend: number, batchSize?: number, traced = false): Promise
   await createTopic(client, topic, 1, ["broker-a"]);
   const settings = { batchSize: batchSize ?? 1, maxConcurrency: 1, enableMsgTrace: traced };
   if (batchSize !== undefined) await subscribeHttp(server.url, uniqueName("BenchGroup"), topic, target.url, settings);
-  const acked = server.server.dispatch.totals.acked;
-  const traceSent = server.server.dispatch.traceCounts.sent;
+  const acked = dispatchOf(server.server).totals.acked;
+  const traceSent = dispatchOf(server.server).traceCounts.sent;
   const before = counts();
   const mq = new MessageQueue(topic, "broker-a", 0);
   for (let i = 0; i < MESSAGES; i += perSend)
@@ -47,10 +47,10 @@ async function run(perSend: number, batchSize?: number, traced = false): Promise
       mq,
     );
   if (batchSize !== undefined)
-    await waitUntil(() => server.server.dispatch.totals.acked - acked >= MESSAGES, "every message acked", 120_000);
+    await waitUntil(() => dispatchOf(server.server).totals.acked - acked >= MESSAGES, "every message acked", 120_000);
   if (traced)
     await waitUntil(
-      () => server.server.dispatch.traceCounts.sent - traceSent >= 2 * MESSAGES,
+      () => dispatchOf(server.server).traceCounts.sent - traceSent >= 2 * MESSAGES,
       "every trace record stored",
       120_000,
     );

@@ -10,6 +10,7 @@ import { after, before, describe, it } from "node:test";
 import type { NimbusCredentials } from "../../lib/core/request-signing.js";
 import { ENDPOINTS, type EndpointId, endpoints } from "../../lib/protocol/index.js";
 import { type AuthServer, type Call, call, ROOT, startAuthServer } from "../support/auth-server.js";
+import { dispatchOf } from "../support/server-fixture.js";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 const A = "broker-a";
@@ -345,7 +346,7 @@ describe("auth on every endpoint (nimbus dev --auth)", () => {
     it(`${e.method} ${e.path}: unsigned 401, without the permission 403, with it 2xx; refusals write nothing`, async () => {
       const partial = sample.grants.length > 1 ? await user(`part-${id}`, sample.grants.slice(0, -1)) : undefined;
       // A subscription saved by an earlier sample has its first delivery round (which records its group) done.
-      await t.server.dispatch.settled();
+      await dispatchOf(t.server).settled();
       const before = writes();
       const unsigned = await call(url, sample.request());
       assert.equal(unsigned.status, 401, JSON.stringify(unsigned.body));

@@ -13,7 +13,6 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Producer } from "rocketmq-client-nodejs";
 import { createBroker } from "../../lib/config/create-broker.js";
-import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
 import { SubscriptionDefinitionSchema } from "../../lib/protocol/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type AuthServer, call, ROOT, startAuthServer } from "../support/auth-server.js";
-import { MODE_LABEL, type ServerMode } from "../support/server-fixture.js";
+import { dispatchOf, MODE_LABEL, type ServerMode } from "../support/server-fixture.js";
 
 export function subscriptionAuthSuite(mode: ServerMode): void {
   describe(`subscription ACLs (${MODE_LABEL[mode]})`, () => {
@@ -31,7 +31,7 @@ export function subscriptionAuthSuite(mode: ServerMode): void {
     const put = () => call(url, { method: "PUT", path: "/subscriptions/PayHook", body: definition }, bob);
     const refusedWithoutWrites = async (request: () => ReturnType<typeof put>, pattern: RegExp) => {
       // A saved subscription's first delivery round (it records the group) is over before writes are counted.
-      await t.server.dispatch.settled();
+      await dispatchOf(t.server).settled();
       const before = writes();
       const answer = await request();
       assert.equal(answer.status, 403, JSON.stringify(answer.body));

@@ -18,7 +18,7 @@ import { type LocalServer, type StorageChoice, startLocalServer } from "../../li
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
 import { EMULATOR_CREDENTIALS, EMULATOR_TIMEOUTS } from "../support/emulators.js";
 import { api, ok } from "../support/http.js";
-import { MODE_LABEL, uniqueName } from "../support/server-fixture.js";
+import { dispatchOf, MODE_LABEL, uniqueName } from "../support/server-fixture.js";
 import { acquireEmulators } from "../support/shared-emulators.js";
 import { TEST_SEAL_KEY } from "../support/stage-keys.js";
 import { SECRET } from "../support/subscription-delivery.js";
@@ -136,8 +136,8 @@ for (const mode of ["local", "aws"] as const) {
         });
         const server = next;
         await waitUntil(
-          () => server.dispatch.totals.acked >= bodies.length,
-          `every message delivered again and acked by the next process: ${JSON.stringify(server.dispatch.errors)}`,
+          () => dispatchOf(server).totals.acked >= bodies.length,
+          `every message delivered again and acked by the next process: ${JSON.stringify(dispatchOf(server).errors)}`,
           90_000,
         );
         const [first, ...later] = target.deliveries;

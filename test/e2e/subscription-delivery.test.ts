@@ -18,7 +18,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ROUTES_TABLE } from "../../lib/broker/store/index.js";
-import { MODE_LABEL, uniqueName } from "../support/server-fixture.js";
+import { dispatchOf, MODE_LABEL, uniqueName } from "../support/server-fixture.js";
 import { FAST_RETRY, httpTarget, SECRET, TARGET_SCHEME, useDeliveryFixture } from "../support/subscription-delivery.js";
 import { makeTestCertificate } from "../support/test-certificate.js";
 import { failItems, type TargetDelivery } from "../support/webhook-target.js";
@@ -120,7 +120,7 @@ for (const mode of ["local", "aws"] as const) {
         const definition = { topic, target: httpTarget(target.url), batchSize: 1 };
         await f.storeUnchecked(group, definition);
         await f.send(topic, ["clear-secret"]);
-        await f.server.dispatch.wakeAll();
+        await dispatchOf(f.server).wakeAll();
         const delivered = (body: string) => target.deliveries.some((d) => d.bodies.includes(body));
         await f.until(() => delivered("clear-secret"), "the delivery signed with the clear secret");
         await f.subscribe(group, definition);

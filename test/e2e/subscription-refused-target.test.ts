@@ -12,7 +12,7 @@ import { describe, it } from "node:test";
 import { queryMessageTrace, type TraceRecord } from "../../lib/client/trace/index.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { waitUntil } from "../support/consumer-helpers.js";
-import { MODE_LABEL, uniqueName } from "../support/server-fixture.js";
+import { dispatchOf, MODE_LABEL, uniqueName } from "../support/server-fixture.js";
 import { httpTarget, useDeliveryFixture } from "../support/subscription-delivery.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
 
@@ -51,7 +51,7 @@ for (const mode of ["local", "aws"] as const) {
               enableMsgTrace: true,
             });
           const [msgId = ""] = await f.send(topic, ["refused"]);
-          await f.server.dispatch.wakeAll();
+          await dispatchOf(f.server).wakeAll();
           for (const { group } of stored)
             await f.until(async () => (await f.deadLetters(group)).includes("refused"), `the message in %DLQ%${group}`);
           assert.deepEqual(target.deliveries, [], "no request reached the target");

@@ -15,7 +15,6 @@ import { ROUTES_TABLE } from "../../lib/broker/store/index.js";
 import { type DispatchWake, WAKE_MARKER_PREFIX } from "../../lib/broker/subscriptions/index.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { attachDispatchWake, dispatchInvoker } from "../../lib/config/dispatch-wake.js";
-import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
 import type { HandlerContext } from "../../lib/http/context.js";
 import type { Storage } from "../../lib/storage/storage.js";

@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before } from "node:test";
 import type { Broker } from "../../lib/broker/broker.js";
+import type { InProcessDispatch } from "../../lib/broker/subscriptions/index.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { type NimbusConfigInput, parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
@@ -240,4 +241,10 @@ export async function openTestBroker(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A local server's subscription delivery (it runs in every test server: `background` is never off in tests). */
+export function dispatchOf(server: { dispatch: InProcessDispatch | undefined }): InProcessDispatch {
+  if (server.dispatch === undefined) throw new Error("this server runs no subscription delivery (background: false)");
+  return server.dispatch;
 }

@@ -14,7 +14,7 @@ import type { LocalServer } from "../../lib/dev/local-server.js";
 import { SubscriptionDefinitionSchema } from "../../lib/protocol/index.js";
 import { createTopic, waitUntil } from "./consumer-helpers.js";
 import { ok, text } from "./http.js";
-import { type ServerMode, uniqueName, useTestServer } from "./server-fixture.js";
+import { dispatchOf, type ServerMode, uniqueName, useTestServer } from "./server-fixture.js";
 import { testCertificate } from "./test-certificate.js";
 import { TEST_TIMEOUT_MS } from "./timeouts.js";
 import { startWebhookTarget, type TargetAnswer, type TargetDelivery, type WebhookTarget } from "./webhook-target.js";
@@ -93,7 +93,7 @@ export function useDeliveryFixture(mode: ServerMode, config?: NimbusConfigInput)
     if (producer === undefined) throw new Error("the producer is not started (use it inside tests)");
     return producer;
   };
-  const dispatch = () => ctx.server.server.dispatch;
+  const dispatch = () => dispatchOf(ctx.server.server);
   return {
     target: (answer, options = {}) =>
       startWebhookTarget(SECRET, answer, {

@@ -17,7 +17,6 @@ import {
   type SubscriptionDispatcher,
 } from "../../lib/broker/subscriptions/index.js";
 import { createBroker } from "../../lib/config/create-broker.js";
-import { parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
 import { SubscriptionDefinitionSchema } from "../../lib/protocol/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";

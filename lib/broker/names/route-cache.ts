@@ -26,7 +26,16 @@ export class RouteCache {
     this.#entries.set(topic, { route, at: this.now() });
   }
 
+  /** Told of every invalidation made here (a change through this process), to tell the deployment's other processes. */
+  onInvalidate: ((topic: string | undefined) => void) | undefined;
+
   invalidate(topic?: string): void {
+    this.invalidateFromElsewhere(topic);
+    this.onInvalidate?.(topic);
+  }
+
+  /** Another process changed the topic's route (or every route): the next use reads it again. */
+  invalidateFromElsewhere(topic?: string): void {
     if (topic === undefined) this.#entries.clear();
     else this.#entries.delete(topic);
   }

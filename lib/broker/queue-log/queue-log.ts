@@ -118,7 +118,8 @@ interface Cached {
 }
 
 /** Told of an append: the queue and its new end. */
-export type AppendListener = (q: QueueRef, maxOffset: number) => void;
+/** Told after an append: the queue, its new end, and whether the append was another process's (a relayed hint). */
+export type AppendListener = (q: QueueRef, maxOffset: number, elsewhere: boolean) => void;
 
 export class QueueLog {
   readonly #index: Table;
@@ -189,8 +190,16 @@ export class QueueLog {
       throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, "a batch holds at least one message");
     }
     const appended = await this.#writer.append(queuePk(q), batch, count, indexed);
-    for (const listener of this.#appendListeners) listener(q, appended.queueOffset + count);
+    for (const listener of this.#appendListeners) listener(q, appended.queueOffset + count, false);
     return appended;
+  }
+
+  /**
+   * Another process of this deployment appended to `q` (its hint relayed here: `nimbus dev --workers`): the
+   * listeners are told as for an append of this one's, with `elsewhere` set so nobody relays it back.
+   */
+  appendedElsewhere(q: QueueRef, maxOffset: number): void {
+    for (const listener of this.#appendListeners) listener(q, maxOffset, true);
   }
 
   /**
