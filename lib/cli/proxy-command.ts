@@ -8,16 +8,16 @@ import { readFileSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { StorageChoice } from "../dev/local-server.js";
 import { workerBus } from "../dev/process-bus.js";
+import { serverOptions } from "./dev-command.js";
 import {
   authFromEnv,
   type DevOptions,
   describe,
   localAuth,
-  serverOptions,
   stageConfig,
   stopOnSignals,
   storageChoice,
-} from "./dev-command.js";
+} from "./dev-servers.js";
 import { announceWorker, defaultWorkers, isPrimaryOf, parseWorkers, superviseWorkers, workerIndex } from "./workers.js";
 
 interface ProxyOptions extends DevOptions {

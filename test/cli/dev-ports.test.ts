@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { grpcPortOf } from "../../lib/cli/dev-command.js";
+import { grpcPortOf } from "../../lib/cli/dev-servers.js";
 import { ensureBuilt, nimbus, spawnNimbus } from "../support/cli-runner.js";
 
 /** Two free ports P and P − 1795 (the gRPC port that follows P). */

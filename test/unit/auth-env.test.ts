@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { InvalidArgumentError } from "commander";
-import { authFromEnv } from "../../lib/cli/dev-command.js";
+import { authFromEnv } from "../../lib/cli/dev-servers.js";
 
 it("NIMBUS_AUTH: on/1/true turn auth on, off/0/false/unset leave it off, other values are refused", () => {
   for (const on of ["1", "true", "on", "ON", "acl"]) assert.equal(authFromEnv(on), true, on);

@@ -9,7 +9,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { allowedLookup, deliveryBody, HttpTarget, targetAgent } from "../../lib/broker/subscriptions/index.js";
-import { stageConfig } from "../../lib/cli/dev-command.js";
+import { stageConfig } from "../../lib/cli/dev-servers.js";
 import { awsTargetNetworks, parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { StageSettingsSchema } from "../../lib/config/stages.js";
 import { addressProblem, type TargetNetworks, urlHostProblem } from "../../lib/core/target-address.js";
