@@ -51,6 +51,10 @@ function createGrpcService(options: NonNullable<typeof grpc>) {
       // The load balancer ends TLS (443/tls below); the task's port is reachable from inside the VPC only (its
       // security group, SST's VPC default, admits the VPC's CIDR alone, though the task has a public IP).
       "--tls-offloaded",
+      // One process: a quarter vCPU is not a core to fill, and one process merges every connection's sends to a
+      // queue into one append and every queue's batches into one shared object (docs/cost.md).
+      "--workers",
+      "1",
       ...(aclSecrets ? ["--auth"] : ["--insecure"]),
     ],
     link: [...tables.map(table), ...(GRPC_PROXY.bucket ? [bucket] : []), ...(dispatch ? [dispatch] : [])],

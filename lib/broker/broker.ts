@@ -60,6 +60,8 @@ export interface BrokerOptions {
   defaultTopicQueueNums?: number;
   /** Batches up to this size stay inline in DynamoDB. Default 8 KiB (see docs/queue-log.md). */
   inlineThresholdBytes?: number;
+  /** Merged appends (a group commit) up to this size stay inline; larger go to a shared object (QueueLogOptions). */
+  mergedInlineThresholdBytes?: number | undefined;
   /** How long messages are kept (RocketMQ's fileReservedTime). Default 72 h. */
   retentionMs?: number;
   /** How long an API instance trusts a cached topic route. Default 3 s. */
@@ -153,6 +155,7 @@ export class Broker {
     this.queueLog = new QueueLog(storage, {
       indexPolicy: this.keyIndexSettings.policyOf,
       inlineThresholdBytes: options.inlineThresholdBytes,
+      mergedInlineThresholdBytes: options.mergedInlineThresholdBytes,
       objectReplicationGraceMs: options.objectReplicationGraceMs,
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
       now,

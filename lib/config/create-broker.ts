@@ -21,6 +21,8 @@ export function createBroker(
     sealKey?: Uint8Array | undefined;
     /** What subscription targets may reach when the config does not say: `public` on AWS, `loopback` in nimbus dev. */
     defaultTargetNetworks?: TargetNetworks;
+    /** Merged appends above this many bytes go to a shared object (`nimbus proxy`: QueueLogOptions). */
+    mergedInlineThresholdBytes?: number;
   },
 ): Broker {
   return new Broker(storage, {
@@ -28,6 +30,7 @@ export function createBroker(
     autoCreateTopic: config.autoCreateTopic,
     defaultTopicQueueNums: config.defaultTopicQueueNums,
     inlineThresholdBytes: config.inlineThresholdBytes,
+    mergedInlineThresholdBytes: options.mergedInlineThresholdBytes,
     retentionMs: config.retentionHours * 3600_000,
     routeCacheMs: config.routeCacheMs,
     queueLocks: { leaseMs: config.queueLockLeaseMs, skewMarginMs: config.queueLockSkewMarginMs },

@@ -51,6 +51,13 @@ export interface ProxyServerOptions {
   wakeDispatch?: DispatchInvoke | undefined;
 }
 
+/**
+ * Sends to one queue that wait together (group commit) are inline only up to 2 KiB (one or two small messages);
+ * above, they go to an object shared by every queue's waiting batch: one S3 PUT per flush instead of a write
+ * unit per KB of each message (docs/cost.md "The gRPC endpoint").
+ */
+export const PROXY_MERGED_INLINE_BYTES = 2 * 1024;
+
 /** How long a closing proxy waits for the wakes it started (each invoke gives up after 1 s by itself). */
 const CLOSE_SETTLE_MS = 2_000;
 
@@ -78,7 +85,11 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
   const host = options.host ?? "127.0.0.1";
   checkOpenBinding(host, options.auth !== undefined, options.insecure === true, tlsOf(options));
   const config = { ...(options.config ?? parseNimbusConfig({})), brokers: [] };
-  const broker = createBroker(storage, config, { apiUrl: "", newMessageId });
+  const broker = createBroker(storage, config, {
+    apiUrl: "",
+    newMessageId,
+    mergedInlineThresholdBytes: PROXY_MERGED_INLINE_BYTES,
+  });
   // Not settled before each answer, as a Lambda must (a frozen container sends nothing): the task keeps running.
   const wake = options.wakeDispatch === undefined ? undefined : attachDispatchWake(broker, options.wakeDispatch);
   const gate = options.auth && requestAuth(storage, options.auth);

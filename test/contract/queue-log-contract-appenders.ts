@@ -74,6 +74,46 @@ export function queueLogAppendersContract(label: string, open: OpenFixture): voi
       );
     });
 
+    it("object batches of several queues waiting together share one object; trimming one queue keeps the rest", async () => {
+      const { storage } = fixture();
+      let clock = Date.now();
+      const log = new QueueLog(storage, { inlineThresholdBytes: 0, now: () => clock });
+      const queues = Array.from({ length: 6 }, () => freshQueue("Shared"));
+      const before = storage.counter.snapshot();
+      await Promise.all(queues.map((q, i) => log.append(q, [record(`s${i}`)])));
+      // The first batch found no PUT in flight and went alone; the five behind it waited and went together.
+      assert.equal(diffCounts(storage.counter.snapshot(), before).objectPuts, 2);
+      const keyOf = async (q: (typeof queues)[number]) =>
+        (await storage.table(QUEUE_INDEX_TABLE).query(queuePk(q), { consistent: true })).items.find(
+          (item) => typeof item.ok === "string",
+        )?.ok;
+      const keys = await Promise.all(queues.map(keyOf));
+      assert.equal(new Set(keys.slice(1)).size, 1, "the five waiting batches name one object");
+      assert.notEqual(keys[0], keys[1]);
+      for (const [i, q] of queues.entries()) {
+        assert.deepEqual(
+          (await log.read(q, 0)).messages.map((m) => text(m.body)),
+          [`s${i}`],
+        );
+      }
+      // Two hours on, the first two queues get a newer batch, so their shared-time batch may be trimmed.
+      clock += 2 * HOUR;
+      for (const q of queues.slice(0, 2)) await log.append(q, [record("newer")]);
+      const beforeTrim = storage.counter.snapshot();
+      for (const q of queues.slice(0, 2)) assert.equal((await log.trim(q, clock - HOUR)).deletedBatches, 1);
+      assert.equal(
+        diffCounts(storage.counter.snapshot(), beforeTrim).objectDeletes,
+        1,
+        "the lone batch's object is deleted, the shared one is not",
+      );
+      for (const [i, q] of queues.slice(2).entries()) {
+        assert.deepEqual(
+          (await log.read(q, 0)).messages.map((m) => text(m.body)),
+          [`s${i + 2}`],
+        );
+      }
+    });
+
     it("a merge stops at mergeLimitBytes: each group stays within it", async () => {
       const { storage } = fixture();
       const one = encodeBatch([record("m00")]).byteLength;

@@ -54,10 +54,10 @@ export interface RangeWriterOptions {
   learnTail: (pk: string, tail: number) => void;
   maxAppendMs: number;
   /**
-   * Stores a (merged) batch: inline bytes up to the inline threshold, else one object written first. Its
-   * location goes into the index item.
+   * Stores a batch (`merged`: the group commit of two or more appends): inline bytes up to the inline threshold,
+   * else in an object written first. Its location goes into the index item.
    */
-  store: (batch: Uint8Array) => Promise<BatchLocation>;
+  store: (batch: Uint8Array, merged: boolean) => Promise<BatchLocation>;
   /** Batches waiting together are merged while the result stays at most this big (one object at most). */
   mergeLimitBytes: number;
   /**
@@ -132,7 +132,7 @@ export class RangeWriter {
       try {
         const merged =
           group.length === 1 ? (group[0] as PendingAppend).batch : concatBatches(group.map((p) => p.batch));
-        const loc = await this.#options.store(merged);
+        const loc = await this.#options.store(merged, group.length > 1);
         const index = await this.#batchIndex(pk, loc, group);
         const { queueOffset, storeTimestamp } = await this.#fill(pk, loc, sumCounts(group), index);
         let offset = queueOffset;

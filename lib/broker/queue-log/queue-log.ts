@@ -2,7 +2,6 @@
  * @module The queue log: append batches to a queue and read them back by queue offset, on nothing but
  * the `Table` and `ObjectStore` ports (no transactions). See docs/queue-log.md for why it holds.
  */
-import { randomUUID } from "node:crypto";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { MessageConst, type MessageRecord } from "../../core/message.js";
 import { encodeBatch } from "../../core/message-codec.js";
@@ -13,7 +12,6 @@ import { type AppendResult, type IndexedMessage, type IndexPolicy, RangeWriter }
 import { type Backlog, countBacklog } from "./backlog.js";
 import { type IndexedPage, offsetStoredFrom, readIndexedBatches } from "./indexed-batches.js";
 import {
-  BATCH_OBJECT_PREFIX,
   type BatchLocation,
   counterKey,
   end,
@@ -27,12 +25,20 @@ import {
 } from "./queue-index.js";
 import { reserveRange, sealOffset } from "./ranges.js";
 import { type ReadContext, type ReadOptions, type ReadResult, readQueue } from "./read.js";
+import { isSharedObjectKey, SharedObjectWriter } from "./shared-objects.js";
 
 export type { AppendResult, Backlog, IndexedMessage, IndexedPage, IndexPolicy };
 
 export interface QueueLogOptions {
   /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
   inlineThresholdBytes?: number | undefined;
+  /**
+   * A group commit (appends of one queue waiting together, merged) is inline only up to this many bytes (at most
+   * `inlineThresholdBytes`, its default); above, it goes to an object, which batches of other queues waiting
+   * meanwhile share (shared-objects.ts). `nimbus proxy` sets 2 KiB: under concurrent sends a shared S3 PUT costs
+   * less per message than an inline item's write unit per KB, at an S3 PUT's latency (docs/cost.md).
+   */
+  mergedInlineThresholdBytes?: number | undefined;
   /** On a replica (a slave cell): a young batch's missing object is not replicated yet (see queue-log-read.ts). */
   objectReplicationGraceMs?: number | undefined;
   /** How long a learned tail offset is trusted before a consistent re-read. Default 30 s. */
@@ -125,12 +131,14 @@ export class QueueLog {
   readonly #index: Table;
   readonly #objects: ObjectStore;
   readonly #inlineThreshold: number;
+  readonly #mergedInlineThreshold: number;
   readonly #tailCacheMs: number;
   readonly #minCacheMs: number;
   readonly #minRetentionMs: number;
   readonly #now: () => number;
   readonly #monotonicNow: () => number;
   readonly #writer: RangeWriter;
+  readonly #objectWriter: SharedObjectWriter;
   readonly #leaseMs: number;
   readonly #retentionMs: number | undefined;
   readonly #replicationGraceMs: number;
@@ -140,7 +148,9 @@ export class QueueLog {
   constructor(storage: Storage, options: QueueLogOptions = {}) {
     this.#index = storage.table(QUEUE_INDEX_TABLE);
     this.#objects = storage.objects;
+    this.#objectWriter = new SharedObjectWriter(storage.objects);
     this.#inlineThreshold = options.inlineThresholdBytes ?? 8 * 1024;
+    this.#mergedInlineThreshold = Math.min(this.#inlineThreshold, options.mergedInlineThresholdBytes ?? Infinity);
     this.#tailCacheMs = options.tailCacheMs ?? 30_000;
     this.#minCacheMs = options.minCacheMs ?? 30_000;
     this.#minRetentionMs = options.minRetentionMs ?? 3_600_000;
@@ -162,7 +172,7 @@ export class QueueLog {
       afterReserve: options.afterReserve,
       learnTail: (pk, tail) => this.#learnTail(pk, tail),
       maxAppendMs: options.maxAppendMs ?? 2500,
-      store: (batch) => this.#store(batch),
+      store: (batch, merged) => this.#store(batch, merged),
       mergeLimitBytes: Math.max(this.#inlineThreshold, options.mergeLimitBytes ?? DEFAULT_MERGE_LIMIT_BYTES),
       indexPolicy: options.indexPolicy,
     });
@@ -320,7 +330,11 @@ export class QueueLog {
       // Unconditional: it replaces an old batch that is not the newest; a reader sees the batch or the marker.
       await this.#index.put(toItem(pk, marker));
       if (marked) await this.#index.delete({ pk, sk: oldest.start });
-      if (victim.loc.kind === "object") await this.#objects.delete([victim.loc.objectKey]);
+      // A shared object holds other queues' batches too: the bucket's lifecycle rule (the embedded store's
+      // garbage collection, once no item names it) removes it.
+      if (victim.loc.kind === "object" && !isSharedObjectKey(victim.loc.objectKey)) {
+        await this.#objects.delete([victim.loc.objectKey]);
+      }
       if (holdsMessages(victim)) {
         deletedBatches++;
         deletedMessages += victim.count;
@@ -330,14 +344,12 @@ export class QueueLog {
     return { deletedBatches, deletedMessages, minOffset };
   }
 
-  async #store(batch: Uint8Array): Promise<BatchLocation> {
-    if (batch.byteLength <= this.#inlineThreshold) return { kind: "inline", bytes: batch };
-    // Hashed prefix (the first hex digits of a random UUID) spreads PUTs over S3 partitions; the key does
-    // not depend on the offset, so the object can be written before the offset is known.
-    const id = randomUUID().replaceAll("-", "");
-    const objectKey = `${BATCH_OBJECT_PREFIX}${id.slice(0, 2)}/${id.slice(2, 4)}/${id}`;
-    await this.#objects.put(objectKey, batch);
-    return { kind: "object", objectKey, byteOffset: 0, byteLength: batch.byteLength };
+  async #store(batch: Uint8Array, merged: boolean): Promise<BatchLocation> {
+    const inlineUpTo = merged ? this.#mergedInlineThreshold : this.#inlineThreshold;
+    if (batch.byteLength <= inlineUpTo) return { kind: "inline", bytes: batch };
+    // The key does not depend on the offset, so the object is written before the offset is known; batches of
+    // other queues waiting meanwhile share it (shared-objects.ts).
+    return { kind: "object", ...(await this.#objectWriter.write(batch)) };
   }
 
   /** The offset after the newest batch: cached for `tailCacheMs`, else one consistent query. */
