@@ -6,14 +6,14 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { FlushMode } from "../../lib/storage/local/index.js";
-import { procCpuSeconds } from "./stats.js";
+import { procTreeCpuSeconds } from "./stats.js";
 
 export interface BrokerProcess {
   url: string;
   /** `host:port` of its gRPC endpoint, when started with `grpc`. */
   grpcEndpoint: string | undefined;
   pid: number;
-  /** CPU seconds the broker process used so far (user + system, /proc). */
+  /** CPU seconds the broker process and its workers used so far (user + system, /proc). */
   cpuSeconds(): number;
   stop(): Promise<void>;
 }
@@ -25,6 +25,8 @@ export interface BrokerProcessOptions {
   cpuProfileDir?: string | undefined;
   /** Serve gRPC too, on a free port (default off). */
   grpc?: boolean | undefined;
+  /** `--workers N` (default: the CLI's, one per core). */
+  workers?: number | undefined;
 }
 
 const START_TIMEOUT_MS = 90_000;
@@ -44,6 +46,7 @@ export async function startBrokerProcess(o: BrokerProcessOptions): Promise<Broke
     o.dataDir,
     "--flush",
     o.flush ?? "async",
+    ...(o.workers === undefined ? [] : ["--workers", String(o.workers)]),
   ];
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -56,7 +59,7 @@ export async function startBrokerProcess(o: BrokerProcessOptions): Promise<Broke
   try {
     const { url, grpcEndpoint } = await listening(child, o.grpc === true);
     await untilHealthy(url);
-    return { url, grpcEndpoint, pid: child.pid ?? 0, cpuSeconds: () => procCpuSeconds(child.pid ?? 0), stop };
+    return { url, grpcEndpoint, pid: child.pid ?? 0, cpuSeconds: () => procTreeCpuSeconds(child.pid ?? 0), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,9 +1,12 @@
 /**
- * @module `npm run bench:profile`: where a local server's CPU goes under single-message sends. Starts
- * `nimbus dev` as its own process under `node --cpu-prof`, sends one message per request from
- * `--clients` concurrent SDK producers (default 4) for `--seconds` (default 10), stops the server (which
- * writes its profile) and prints the profile's idle share and top frames by self time; with `KEEP_PROFILE` set
- * it keeps the `.cpuprofile` and prints where.
+ * @module `npm run bench:profile`: where a local server's CPU goes per message, door by door. Starts `nimbus dev`
+ * as its own process (and its `--workers`, each) under `node --cpu-prof`, loads one door, stops the server (each
+ * process writes its profile) and prints the busy µs per message by part of the path (framing, codec, door,
+ * broker, store, runtime) over the load's span, then the top frames by self time.
+ * - `--door http` (default): `--clients` (4) SDK producers sending one 1 KiB message per request for `--seconds` (10).
+ * - `--door grpc`: RocketMQ's official gRPC Java client 5.0.8 (test/bench/rocketmq/client), `--phase async` (64
+ *   sends in flight) or `sync` or `consume` (receive 32 + ack each), `--messages` (20000) of 1 KiB.
+ * `--workers N` (default 1, so one profile holds the whole server); `KEEP_PROFILE` keeps the `.cpuprofile` files.
  * See docs/benchmarks.md ("Profiles").
  */
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
@@ -12,46 +15,97 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { startBrokerProcess } from "./broker-process.js";
-import { summarizeProfile } from "./profile-summary.js";
+import { type CpuProfile, formatByPart, profileByPart, summarizeProfile } from "./profile-summary.js";
+import { runBenchClient } from "./rocketmq-suite.js";
 
 const { values } = parseArgs({
-  options: { seconds: { type: "string", default: "10" }, clients: { type: "string", default: "4" } },
+  options: {
+    door: { type: "string", default: "http" },
+    seconds: { type: "string", default: "10" },
+    clients: { type: "string", default: "4" },
+    phase: { type: "string", default: "async" },
+    messages: { type: "string", default: "20000" },
+    workers: { type: "string", default: "1" },
+  },
 });
-const seconds = Number(values.seconds);
-const clients = Number(values.clients);
+const door = values.door;
+if (door !== "http" && door !== "grpc") throw new Error(`--door must be http or grpc, got ${door}`);
+const PHASES = ["sync", "async", "consume"] as const;
+const parsedPhase = PHASES.find((p) => p === values.phase);
+if (parsedPhase === undefined) throw new Error(`--phase must be sync, async or consume, got ${values.phase}`);
+const phase: (typeof PHASES)[number] = parsedPhase;
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/** Sends one message per request over HTTP from `clients` SDK producers for `seconds`; the messages sent. */
+async function loadHttp(url: string, topic: string): Promise<number> {
+  const api = new NimbusApi({ endpoints: url, timeoutMs: 30_000 });
+  const body = new Uint8Array(1024);
+  const seconds = Number(values.seconds);
+  let sent = 0;
+  const deadline = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: Number(values.clients) }, async () => {
+      while (performance.now() < deadline) {
+        await api.send({ topic, messages: [{ body }] });
+        sent++;
+      }
+    }),
+  );
+  console.log(`HTTP: ${sent} single-message sends in ${seconds} s (${Math.round(sent / seconds)}/s)`);
+  return sent;
+}
+
+/** RocketMQ's gRPC Java client's phase against `endpoint`; the messages of the measured phase. */
+async function loadGrpc(endpoint: string, topic: string): Promise<number> {
+  const messages = Number(values.messages);
+  // consume receives what the phases before it sent: send them first (async), measure the whole run.
+  const phases: (typeof PHASES)[number][] = phase === "consume" ? ["async", "consume"] : [phase];
+  const figures = await runBenchClient(endpoint, topic, `Profile${topic}`, {
+    messages,
+    rounds: 1,
+    bodyBytes: 1024,
+    queues: 4,
+    phases,
+  });
+  for (const f of figures) console.log(`gRPC ${f.phase}: ${f.messages} messages, ${Math.round(f.msgPerSec)} msg/s`);
+  return figures.reduce((n, f) => n + f.messages, 0);
+}
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "nimbus-profile-"));
   const broker = await startBrokerProcess({
     dataDir: join(dir, "data"),
     cpuProfileDir: join(dir, "prof"),
+    grpc: door === "grpc",
+    workers: Number(values.workers),
   });
+  let messages = 0;
+  let window = { fromUs: 0, toUs: 0 };
   try {
-    const api = new NimbusApi({ endpoints: broker.url, timeoutMs: 30_000 });
     const topic = `Profile${Date.now().toString(36)}`;
-    await api.updateTopic(topic, { readQueueNums: 8, writeQueueNums: 8 });
-    const body = new Uint8Array(1024);
-    let sent = 0;
-    const deadline = performance.now() + seconds * 1000;
-    await Promise.all(
-      Array.from({ length: clients }, async () => {
-        while (performance.now() < deadline) {
-          await api.send({ topic, messages: [{ body }] });
-          sent++;
-        }
-      }),
-    );
-    console.log(
-      `sent ${sent} single-message sends in ${seconds} s (${Math.round(sent / seconds)}/s), ${clients} clients`,
-    );
+    const route = await fetch(`${broker.url}/topics/${topic}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ readQueueNums: 8, writeQueueNums: 8, brokerNames: ["broker-a"] }),
+    });
+    if (!route.ok) throw new Error(`PUT /topics answered ${route.status}`);
+    const fromUs = monotonicUs();
+    messages = door === "http" ? await loadHttp(broker.url, topic) : await loadGrpc(broker.grpcEndpoint ?? "", topic);
+    window = { fromUs, toUs: monotonicUs() };
   } finally {
     await broker.stop();
   }
-  const [file] = (await readdir(join(dir, "prof"))).filter((f) => f.endsWith(".cpuprofile"));
-  if (file === undefined) throw new Error("the server wrote no profile");
-  console.log(summarizeProfile(JSON.parse(await readFile(join(dir, "prof", file), "utf8")), 20));
+  const files = (await readdir(join(dir, "prof"))).filter((f) => f.endsWith(".cpuprofile"));
+  if (files.length === 0) throw new Error("the server wrote no profile");
+  const profiles = await Promise.all(
+    files.map(async (f) => JSON.parse(await readFile(join(dir, "prof", f), "utf8")) as CpuProfile),
+  );
+  console.log(`${files.length} process profile(s); the load's span only (the Java client's start-up included)`);
+  console.log(formatByPart(profileByPart(profiles, window), messages));
+  for (const profile of profiles) console.log(`\n${summarizeProfile(profile, 15)}`);
   if (process.env.KEEP_PROFILE === undefined) await rm(dir, { recursive: true, force: true });
-  else console.log(`profile kept in ${dir}`);
+  else console.log(`profiles kept in ${dir}`);
 }
 
 main().catch((err: unknown) => {

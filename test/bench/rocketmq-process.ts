@@ -166,11 +166,22 @@ export async function startRocketMQ(): Promise<RocketMQ> {
       if (run.status !== 0 || /Exception|error/i.test(run.stdout.split("\n").slice(-5).join("\n")))
         throw new Error(`mqadmin ${args[0]} failed: ${run.stdout.slice(-800)}${run.stderr.slice(-800)}`);
     };
+    const untilAdmin = (args: string[]) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return admin(args);
+        } catch (err) {
+          if (attempt >= 20 || !/clusterName exists/.test(String(err))) throw err;
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
+        }
+      }
+    };
     return {
       grpcEndpoint: `127.0.0.1:${grpcPort}`,
       nameServer,
+      // The broker registers with the NameServer shortly after it listens: until then mqadmin finds no cluster.
       createTopic: (topic, queues) =>
-        admin([
+        untilAdmin([
           "updateTopic",
           "-n",
           nameServer,

@@ -20,6 +20,10 @@ export interface RocketMQSuiteOptions {
   bodyBytes: number;
   queues: number;
   phases: readonly ("sync" | "async" | "consume")[];
+  /** `nimbus dev --workers` (default: one per core). */
+  workers?: number | undefined;
+  /** Which brokers run (default both). */
+  brokers?: readonly ("rocketmq" | "nimbus")[] | undefined;
 }
 
 export interface PhaseFigure {
@@ -41,7 +45,7 @@ export interface BrokerRun {
 }
 
 /** Runs the Java program against `endpoint`; its RESULT lines as figures. */
-async function runClient(
+export async function runBenchClient(
   endpoint: string,
   topic: string,
   group: string,
@@ -99,7 +103,7 @@ async function onRocketMQ(round: number, o: RocketMQSuiteOptions): Promise<Broke
     rmq.createTopic(topic, o.queues);
     const cpu0 = cpuOf(rmq.pids());
     const t0 = performance.now();
-    const phases = await runClient(rmq.grpcEndpoint, topic, `BenchRmqGroup${round}`, o);
+    const phases = await runBenchClient(rmq.grpcEndpoint, topic, `BenchRmqGroup${round}`, o);
     const serverCores = (cpuOf(rmq.pids()) - cpu0) / ((performance.now() - t0) / 1000);
     return { broker: "rocketmq", round, phases, serverCores };
   } finally {
@@ -109,7 +113,7 @@ async function onRocketMQ(round: number, o: RocketMQSuiteOptions): Promise<Broke
 
 async function onNimbus(round: number, o: RocketMQSuiteOptions): Promise<BrokerRun> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-bench-dev-"));
-  const nimbus = await startBrokerProcess({ dataDir, flush: "async", grpc: true });
+  const nimbus = await startBrokerProcess({ dataDir, flush: "async", grpc: true, workers: o.workers });
   try {
     const topic = `BenchNimbus${round}`;
     const route = await fetch(`${nimbus.url}/topics/${topic}`, {
@@ -120,7 +124,7 @@ async function onNimbus(round: number, o: RocketMQSuiteOptions): Promise<BrokerR
     if (!route.ok) throw new Error(`nimbus: PUT /topics answered ${route.status}`);
     const cpu0 = nimbus.cpuSeconds();
     const t0 = performance.now();
-    const phases = await runClient(nimbus.grpcEndpoint ?? "", topic, `BenchNimbusGroup${round}`, o);
+    const phases = await runBenchClient(nimbus.grpcEndpoint ?? "", topic, `BenchNimbusGroup${round}`, o);
     const serverCores = (nimbus.cpuSeconds() - cpu0) / ((performance.now() - t0) / 1000);
     return { broker: "nimbus", round, phases, serverCores };
   } finally {
@@ -133,7 +137,8 @@ async function onNimbus(round: number, o: RocketMQSuiteOptions): Promise<BrokerR
 export async function runRocketMQSuite(o: RocketMQSuiteOptions): Promise<BrokerRun[]> {
   const runs: BrokerRun[] = [];
   for (let round = 1; round <= o.rounds; round++) {
-    const order = round % 2 === 1 ? [onRocketMQ, onNimbus] : [onNimbus, onRocketMQ];
+    const both = round % 2 === 1 ? [onRocketMQ, onNimbus] : [onNimbus, onRocketMQ];
+    const order = both.filter((run) => o.brokers?.includes(run === onRocketMQ ? "rocketmq" : "nimbus") ?? true);
     for (const run of order) {
       const result = await run(round, o);
       console.error(`bench rocketmq: round ${round} ${result.broker}: ${JSON.stringify(result.phases)}`);
@@ -164,7 +169,8 @@ export function formatRocketMQ(runs: readonly BrokerRun[]): string {
     const cell = (xs: PhaseFigure[]) =>
       `${fmt(median(xs.map((x) => x.msgPerSec)))} (${fmt(median(xs.map((x) => x.p50Ms)), 1)} / ${fmt(median(xs.map((x) => x.p99Ms)), 1)})`;
     const ratio = median(n.map((x) => x.msgPerSec)) / Math.max(1e-9, median(r.map((x) => x.msgPerSec)));
-    lines.push(`| ${phase} | ${cell(r)} | ${cell(n)} | ${fmt(ratio, 2)}× |`);
+    const ratioCell = r.length === 0 || n.length === 0 ? "—" : `${fmt(ratio, 2)}×`;
+    lines.push(`| ${phase} | ${r.length === 0 ? "—" : cell(r)} | ${n.length === 0 ? "—" : cell(n)} | ${ratioCell} |`);
   }
   const cores = (broker: BrokerRun["broker"]) =>
     median(runs.filter((r) => r.broker === broker).map((r) => r.serverCores));

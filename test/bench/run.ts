@@ -44,6 +44,7 @@ import { formatOverload, runOverload } from "./overload.js";
 import { runPeerSuite } from "./peer-run.js";
 import { formatPop, runPop } from "./pop.js";
 import { formatPopIdle, type PopIdleResult, runPopIdle } from "./pop-idle.js";
+import { formatProxyCost, runProxyCost } from "./proxy-cost.js";
 import { type PushBenchResult, runPushLatency } from "./push-latency.js";
 import { formatMode, formatPush, type ModeResult } from "./report.js";
 import { formatRocketMQ, runRocketMQSuite } from "./rocketmq-suite.js";
@@ -91,6 +92,9 @@ const { values } = parseArgs({
     rounds: { type: "string" },
     queues: { type: "string" },
     phases: { type: "string", default: "sync,async,consume" },
+    producers: { type: "string" },
+    workers: { type: "string" },
+    brokers: { type: "string", default: "rocketmq,nimbus" },
   },
   strict: true,
 });
@@ -250,7 +254,11 @@ async function main(): Promise<void> {
       bodyBytes: settings.bodyBytes,
       queues: Math.floor(positive("queues", values.queues, 4)),
       phases: values.phases.split(",") as ("sync" | "async" | "consume")[],
+      workers: values.workers === undefined ? undefined : Math.floor(positive("workers", values.workers, 1)),
+      brokers: values.brokers.split(",") as ("rocketmq" | "nimbus")[],
     };
+    if (!options.brokers.every((b) => b === "rocketmq" || b === "nimbus"))
+      throw new Error(`--brokers is a list of rocketmq and nimbus, got ${values.brokers}`);
     if (!options.phases.every((p) => ["sync", "async", "consume"].includes(p)))
       throw new Error(`--phases is a list of sync, async and consume, got ${values.phases}`);
     console.error(`bench rocketmq: ${JSON.stringify({ ...options, machine, load: loadavg() })}`);
@@ -259,9 +267,22 @@ async function main(): Promise<void> {
     console.log(`BENCH_JSON ${JSON.stringify({ suite: "rocketmq", options, machine, load: loadavg(), runs })}`);
     return;
   }
+  if (values.suite === "proxy-cost") {
+    const options = {
+      producers: Math.floor(positive("producers", values.producers, 64)),
+      seconds: positive("seconds", values.seconds, quick ? 5 : 20),
+      queues: Math.floor(positive("queues", values.queues, 8)),
+      latencies: inProcessMode("aws").latencies,
+    };
+    const started = { date: new Date().toISOString(), load: loadavg() };
+    const result = await runProxyCost(options, runId);
+    console.log(formatProxyCost(options, result));
+    console.log(`BENCH_JSON ${JSON.stringify({ suite: "proxy-cost", options, machine, started, result })}`);
+    return;
+  }
   if (values.suite !== "data")
     throw new Error(
-      `--suite must be data, peer, lambda-concurrency, overload, json-rate, subscription, pop-idle or rocketmq, got ${values.suite}`,
+      `--suite must be data, peer, lambda-concurrency, overload, json-rate, subscription, pop-idle, rocketmq or proxy-cost, got ${values.suite}`,
     );
   console.error(
     `bench: ${modes.join(" + ")}, batches ${batches.join("/")}, ${settings.bodyBytes} B bodies, ` +

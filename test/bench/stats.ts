@@ -3,7 +3,7 @@
  * AWS price model of ARCHITECTURE.md §6 (us-east-1, on demand). Lambda duration, storage (GB-month) and
  * data transfer are not priced: only requests and capacity units are.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import type { RequestCounts } from "../../lib/storage/request-counter.js";
 
 /** USD per million, ARCHITECTURE.md §6. */
@@ -115,4 +115,36 @@ export function procCpuSeconds(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** The parent pid of each live process, from /proc. */
+function parentPids(): Map<number, number> {
+  const parents = new Map<number, number>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const fields = readFileSync(`/proc/${name}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+      parents.set(Number(name), Number(fields[1]));
+    } catch {
+      // gone since the listing
+    }
+  }
+  return parents;
+}
+
+/** CPU seconds used so far by `pid` and every live process below it (a `--workers` server's workers). */
+export function procTreeCpuSeconds(pid: number): number {
+  const parents = parentPids();
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [child, parent] of parents)
+      if (tree.has(parent) && !tree.has(child)) {
+        tree.add(child);
+        grew = true;
+      }
+  }
+  let sum = 0;
+  for (const p of tree) sum += procCpuSeconds(p);
+  return sum;
 }
