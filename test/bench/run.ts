@@ -26,6 +26,11 @@
  * (`--max-messages`, default 4096), end to end at `--rate` (default 100) msg/s for `--rate-seconds` (10) and
  * after `--idle-seconds` (60) idle, `--idle-rounds` (2) times; `--mode local|aws|both` (aws: injected latencies,
  * `--s3-put`, `--s3-get`, `--dynamo` as for `--push`).
+ *
+ * `--suite rocketmq` (rocketmq-suite.ts): RocketMQ's gRPC Java client against Apache RocketMQ 5.3.3 and `nimbus dev`,
+ * alternating: `--max-messages` (20000 per phase), `--rounds` (2), `--queues` (4), `--phases sync,async,consume`,
+ * `--workers` (nimbus dev's), `--brokers rocketmq,nimbus`. `--suite proxy-cost` (proxy-cost.ts): `--producers` (64),
+ * `--seconds` (20), `--queues` (8), the injected latencies as for `--push`. `--help` prints the suites and flags.
  */
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
@@ -38,6 +43,7 @@ import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
 import { formatDelayed, runDelayed } from "./delayed.js";
 import { runGrpc } from "./grpc.js";
+import { BENCH_HELP } from "./help.js";
 import { formatJsonRate, runJsonRate } from "./json-rate.js";
 import { formatRow, runLambdaConcurrency, TABLE_HEADER } from "./lambda-concurrency.js";
 import { formatOverload, runOverload } from "./overload.js";
@@ -54,6 +60,7 @@ import { formatSubscription, runSubscriptionBench, type SubscriptionBenchResult 
 const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
     mode: { type: "string", default: "both" },
     seconds: { type: "string" },
     "max-messages": { type: "string" },
@@ -98,6 +105,11 @@ const { values } = parseArgs({
   },
   strict: true,
 });
+
+if (values.help === true) {
+  console.log(BENCH_HELP);
+  process.exit(0);
+}
 
 const positive = (name: string, raw: string | undefined, fallback: number): number => {
   if (raw === undefined) return fallback;

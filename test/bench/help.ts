@@ -1,0 +1,28 @@
+/** @module What `npm run bench -- --help` prints: the suites and their flags (docs/benchmarks.md has the figures). */
+export const BENCH_HELP = `npm run bench -- [--suite <name>] [flags]    (figures and how to read them: docs/benchmarks.md)
+
+Suites:
+  data (default)      HTTP produce/consume/idle-poll at batches 1, 32, 256, then gRPC, delayed and POP phases
+                      --mode local|aws|both  --batches 1,32,256  --seconds 8  --max-messages 100000  --clients 4
+                      --polls 400  --flush async|sync|both  --keys  --key-index on|off  --quick
+  rocketmq            RocketMQ's gRPC Java client 5.0.8 against Apache RocketMQ 5.3.3 and nimbus dev, alternating;
+                      prints msg/s, p50/p99 and the ratio Nimbus / RocketMQ (needs Java 17 and Maven)
+                      --max-messages 20000  --rounds 2  --queues 4  --phases sync,async,consume  --workers N
+                      --brokers rocketmq,nimbus  --quick
+  proxy-cost          nimbus proxy on the AWS adapters with injected latencies, many producers sending one message
+                      a call; AWS requests and dollars per million against Amazon SQS
+                      --producers 64  --seconds 20  --queues 8  --s3-put 30/100  --s3-get 15/60  --dynamo 5/15
+  peer                the SDK's produce/consume/end-to-end table, to set beside Redis Streams or NATS
+                      --mode  --seconds 8  --rate 2000  --e2e-seconds 10  --url http://127.0.0.1:9876
+  lambda-concurrency  independent writers (Lambda containers) on one queue or one topic: conflicts, write units
+                      --backends dynamodb-local,dynalite  --writers 1,2,4,...,64  --shapes hot,topic  --seconds
+  overload            nimbus dev in its own process offered multiples of its capacity: refusals and p99
+                      --seconds  --senders 64  --connections 256  --factors 2  --health-interval 20  --flush
+  json-rate           the JSON send at a fixed rate   --rate 2000  --seconds
+  subscription        delivered msg/s to an HTTPS (or --target http) webhook, and after idle
+                      --mode  --max-messages 4096  --rate 100  --rate-seconds 10  --idle-seconds 60  --idle-rounds 2
+  pop-idle            POP delivery after an idle minute
+  --push              the push channel's latency instead of a suite: --push-mode local|aws-latency|both  --rates
+
+Profiles (not a suite): npm run bench:profile -- --door http|grpc [--phase async|sync|consume] [--workers 1]
+`;
