@@ -13,7 +13,11 @@
  * `--via send-handler` runs the whole Send function instead: each container its own broker behind the HTTP
  * handler the Send Lambda runs (lib/http, SERVICE_ROUTES.Send), invoked with API Gateway HTTP API events.
  *
- * Flags: `--backends dynamodb-local,dynalite`, `--writers 1,2,4,8,16,32,64`, `--seconds <per case, stretched
+ * DynamoDB's per-partition-key limits (1,000 write units/s, 3,000 read units/s: test/support/dynamo-key-limits.ts)
+ * stand in front of the emulator unless `--key-limits off` ("emulator, no per-key limit"); a throttled request is
+ * answered as DynamoDB answers it, and the column says how many per append.
+ *
+ * Flags: `--key-limits on|off`, `--backends dynamodb-local,dynalite`, `--writers 1,2,4,8,16,32,64`, `--seconds <per case, stretched
  * time>`, `--stretch <k>`, `--dynamo p50/p99`, `--shapes hot,topic`, `--via queue-log|send-handler`.
  */
 import { readFileSync } from "node:fs";
@@ -32,6 +36,7 @@ import { createAwsStorage, ensureBucket, ensureTables } from "../../lib/storage/
 import type { Storage } from "../../lib/storage/storage.js";
 import type { Table, TableSpec } from "../../lib/storage/table.js";
 import { apiGatewayEvent } from "../support/api-gateway-event.js";
+import { DYNAMODB_KEY_LIMITS, startKeyLimitedDynamo } from "../support/dynamo-key-limits.js";
 import { type DynamoBackend, emulatorStorageOptions, startEmulators } from "../support/emulators.js";
 import { type LatencyProfile, withAwsLatencies } from "./aws-latency.js";
 import { percentile, procCpuSeconds } from "./stats.js";
@@ -45,6 +50,8 @@ export interface ConcurrencyOptions {
   dynamo: LatencyProfile;
   /** What each container runs: the queue log's append, or the Send function's handler (API Gateway events). */
   via: "queue-log" | "send-handler";
+  /** DynamoDB's per-partition-key limits in front of the emulator (test/support/dynamo-key-limits.ts), scaled by 1/stretch. */
+  keyLimits: boolean;
 }
 
 export interface ConcurrencyRow {
@@ -58,6 +65,8 @@ export interface ConcurrencyRow {
   p99Ms: number;
   failures: number;
   conflictsPerAppend: number;
+  /** Requests the per-key limits answered ProvisionedThroughputExceededException, per append (SDK retries included). */
+  throttledPerAppend: number;
   writeUnitsPerAppend: number;
   /** CPU used (this process + the emulator's JVM) as a share of all cores, 0..1. */
   cpu: number;
@@ -202,6 +211,7 @@ async function runCase(
     p99Ms: percentile(sorted, 99),
     failures,
     conflictsPerAppend: counts.conflicts / Math.max(1, appends),
+    throttledPerAppend: 0,
     writeUnitsPerAppend: writeUnits / Math.max(1, appends),
     cpu,
     readBack,
@@ -294,15 +304,26 @@ async function checkReadBack(
 export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: string): Promise<ConcurrencyRow[]> {
   const rows: ConcurrencyRow[] = [];
   for (const backend of options.backends) {
-    const emulators = await startEmulators(backend);
+    const emulators = await startEmulators(backend, { keyLimits: false });
+    // In stretched time DynamoDB's per-key rates are 1/stretch of theirs (rates are multiplied back by stretch).
+    const limited = options.keyLimits
+      ? await startKeyLimitedDynamo(emulators.dynamoEndpoint, {
+          writeUnitsPerSecond: DYNAMODB_KEY_LIMITS.writeUnitsPerSecond / options.stretch,
+          readUnitsPerSecond: DYNAMODB_KEY_LIMITS.readUnitsPerSecond / options.stretch,
+        })
+      : undefined;
     try {
       const names = { bucket: `nimbus-lc-${runId}`, tablePrefix: `lc-${runId}-` };
-      const aws = emulatorStorageOptions(emulators, names);
+      const aws = emulatorStorageOptions(
+        { ...emulators, dynamoEndpoint: limited?.endpoint ?? emulators.dynamoEndpoint },
+        names,
+      );
       await ensureTables(aws, BROKER_TABLES);
       await ensureBucket(aws);
       for (const shape of options.shapes) {
         for (const writers of options.writers) {
-          const row = await runCase(
+          const throttledBefore = limited?.throttled() ?? 0;
+          const measured = await runCase(
             options,
             backend,
             shape,
@@ -310,11 +331,14 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
             () => createAwsStorage(aws),
             `${runId}_${backend.replace("-", "")}_${shape}_${writers}`,
           );
+          const throttled = (limited?.throttled() ?? 0) - throttledBefore;
+          const row = { ...measured, throttledPerAppend: throttled / Math.max(1, measured.appends) };
           console.error(formatRow(row));
           rows.push(row);
         }
       }
     } finally {
+      await limited?.stop();
       await emulators.stop();
     }
   }
@@ -323,8 +347,8 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
 
 export function formatRow(r: ConcurrencyRow): string {
   const f = (x: number, d = 0) => x.toFixed(d);
-  return `| ${r.via} | ${r.backend} | ${r.shape === "hot" ? "1 queue" : "16 queues"} | ${r.writers} | ${f(r.appendsPerSecond)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.writeUnitsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % | ${r.readBack} (${r.appends}) |`;
+  return `| ${r.via} | ${r.backend} | ${r.shape === "hot" ? "1 queue" : "16 queues"} | ${r.writers} | ${f(r.appendsPerSecond)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.throttledPerAppend, 2)} | ${f(r.writeUnitsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % | ${r.readBack} (${r.appends}) |`;
 }
 
 export const TABLE_HEADER =
-  "| via | DynamoDB | queues | writers | appends/s | p50 / p99 ms | failed conditional writes per append | write units per append | failures | CPU | read-back (appends) |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |";
+  "| via | DynamoDB | queues | writers | appends/s | p50 / p99 ms | failed conditional writes per append | throttled requests per append | write units per append | failures | CPU | read-back (appends) |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |";

@@ -101,6 +101,7 @@ const { values } = parseArgs({
     phases: { type: "string", default: "sync,async,consume" },
     producers: { type: "string" },
     workers: { type: "string" },
+    "key-limits": { type: "string", default: "on" },
     brokers: { type: "string", default: "rocketmq,nimbus" },
   },
   strict: true,
@@ -237,7 +238,10 @@ async function main(): Promise<void> {
       stretch: positive("stretch", values.stretch, 1),
       dynamo: parseProfile(values.dynamo, "dynamo"),
       via: values.via === "send-handler" ? ("send-handler" as const) : ("queue-log" as const),
+      keyLimits: values["key-limits"] !== "off",
     };
+    if (values["key-limits"] !== "on" && values["key-limits"] !== "off")
+      throw new Error(`--key-limits must be on or off, got ${values["key-limits"]}`);
     if (values.via !== "queue-log" && values.via !== "send-handler")
       throw new Error(`--via must be queue-log or send-handler, got ${values.via}`);
     console.error(`bench lambda-concurrency: ${JSON.stringify({ ...options, machine })}`);

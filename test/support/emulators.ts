@@ -19,6 +19,7 @@ import { join } from "node:path";
 import dynalite from "dynalite";
 import S3rver, { type S3rverListResult, type S3rverStore } from "s3rver";
 import type { AwsStorageOptions } from "../../lib/storage/aws/index.js";
+import { type KeyLimitedDynamo, startKeyLimitedDynamo } from "./dynamo-key-limits.js";
 import { startDynamoDBLocal } from "./dynamodb-local.js";
 
 /** Which emulator plays DynamoDB: dynalite (fast, in process) or DynamoDB Local (Amazon's, stricter). */
@@ -31,8 +32,13 @@ export const DYNAMO_BACKEND_LABEL: Record<DynamoBackend, string> = {
 
 export interface Emulators {
   dynamo: DynamoBackend;
-  /** The DynamoDB emulator's URL, e.g. `http://127.0.0.1:40123`. */
+  /**
+   * The DynamoDB emulator's URL, e.g. `http://127.0.0.1:40123`: by default the per-key limits' proxy in front of it
+   * (dynamo-key-limits.ts), so a hot key is throttled as on DynamoDB.
+   */
   dynamoEndpoint: string;
+  /** The per-key limits in front of the emulator (absent when started with `keyLimits: false`). */
+  keyLimits: KeyLimitedDynamo | undefined;
   /** s3rver's URL (use path-style addressing). */
   s3Endpoint: string;
   stop(): Promise<void>;
@@ -82,11 +88,35 @@ async function startDynalite(): Promise<RunningDynamo> {
   };
 }
 
-export async function startEmulators(backend: DynamoBackend = "dynalite"): Promise<Emulators> {
+export interface EmulatorOptions {
+  /** DynamoDB's per-partition-key limits in front of the emulator (default on: dynamo-key-limits.ts). */
+  keyLimits?: boolean;
+}
+
+export async function startEmulators(
+  backend: DynamoBackend = "dynalite",
+  options: EmulatorOptions = {},
+): Promise<Emulators> {
   const directory = await mkdtemp(join(tmpdir(), "nimbus-s3rver-"));
   let dynamo: RunningDynamo;
+  let keyLimits: KeyLimitedDynamo | undefined;
   try {
-    dynamo = backend === "dynalite" ? await startDynalite() : await startDynamoDBLocal();
+    const emulator = backend === "dynalite" ? await startDynalite() : await startDynamoDBLocal();
+    dynamo = emulator;
+    if (options.keyLimits !== false) {
+      keyLimits = await startKeyLimitedDynamo(emulator.endpoint).catch(async (err: unknown) => {
+        await emulator.stop();
+        throw err;
+      });
+      const limits = keyLimits;
+      dynamo = {
+        endpoint: limits.endpoint,
+        stop: async () => {
+          await limits.stop();
+          await emulator.stop();
+        },
+      };
+    }
   } catch (err) {
     await rm(directory, { recursive: true, force: true });
     throw err;
@@ -105,6 +135,7 @@ export async function startEmulators(backend: DynamoBackend = "dynalite"): Promi
   return {
     dynamo: backend,
     dynamoEndpoint: dynamo.endpoint,
+    keyLimits,
     s3Endpoint: `http://${LOOPBACK}:${s3Port}`,
     async stop() {
       await Promise.all([dynamo.stop(), s3.httpServer === undefined ? undefined : closeServer(s3.httpServer)]);
