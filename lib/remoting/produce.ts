@@ -9,10 +9,9 @@
 import { inflateSync } from "node:zlib";
 import { MessageConst } from "../core/message.js";
 import { servedBroker } from "../http/routes/broker-scope.js";
-import { MAX_BODY_BYTES, type SendMessage, SendMessageSchema } from "../protocol/index.js";
+import { MAX_BODY_BYTES, type SendMessage } from "../protocol/index.js";
 import type { Call } from "./call.js";
 import { type Answer, badHeader, RequestCode, success } from "./codes.js";
-import { decodeWith } from "./decode.js";
 import { Fields } from "./fields.js";
 import { refuseOnSlave } from "./names.js";
 import { type BatchEntry, decodeBatch, offsetMsgId, parseProperties, physicalOffset, SysFlag } from "./wire-message.js";
@@ -42,7 +41,12 @@ function sendFields(call: Call): Fields {
   return new Fields(ext);
 }
 
-function inflated(body: Uint8Array): Uint8Array {
+/** RocketMQ's compression type bits of a sysFlag: 0 and 3 are zlib (the 4.x default); lz4 and zstd are refused. */
+const COMPRESSION_TYPE_BITS = 0x700;
+
+function inflated(body: Uint8Array, sysFlag: number): Uint8Array {
+  const type = (sysFlag & COMPRESSION_TYPE_BITS) >> 8;
+  if (type !== 0 && type !== 3) throw badHeader(`compression type ${type} is not served: send zlib (the default)`);
   try {
     return inflateSync(body, { maxOutputLength: MAX_BODY_BYTES + 1 });
   } catch {
@@ -51,22 +55,19 @@ function inflated(body: Uint8Array): Uint8Array {
 }
 
 /** A wire message as Nimbus' SendMessage: TAGS and KEYS taken out of its properties, a transaction's markers dropped. */
-function toSendMessage(entry: BatchEntry, i: number): SendMessage {
+function toSendMessage(entry: BatchEntry): SendMessage {
   const { [MessageConst.TAGS]: tags, [MessageConst.KEYS]: keys, ...rest } = entry.properties;
   delete rest[MessageConst.TRAN_MSG];
   delete rest[MessageConst.PGROUP];
   const keyList = (keys ?? "").split(MessageConst.KEY_SEPARATOR).filter((k) => k !== "");
-  return decodeWith(
-    SendMessageSchema,
-    {
-      body: entry.body,
-      ...(tags !== undefined && { tags }),
-      ...(keyList.length > 0 && { keys: keyList }),
-      properties: rest,
-      flag: entry.flag,
-    },
-    `message ${i}`,
-  );
+  // The broker checks the message itself (body, tags, keys, properties), as for every door.
+  return {
+    body: entry.body,
+    ...(tags !== undefined && { tags }),
+    ...(keyList.length > 0 && { keys: keyList }),
+    properties: rest,
+    flag: entry.flag,
+  };
 }
 
 export async function sendMessage(call: Call): Promise<Answer> {
@@ -83,7 +84,7 @@ export async function sendMessage(call: Call): Promise<Answer> {
     : [
         {
           flag,
-          body: (sysFlag & SysFlag.COMPRESSED) !== 0 ? inflated(body) : body,
+          body: (sysFlag & SysFlag.COMPRESSED) !== 0 ? inflated(body, sysFlag) : body,
           properties: parseProperties(f.optString("properties")),
         },
       ];
