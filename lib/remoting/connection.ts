@@ -26,11 +26,17 @@ const SERVER_VERSION = 453;
 
 export interface ConnectionLimits {
   maxInFlight: number;
+  /** A connection silent both ways this long is closed (RocketMQ's channel idle time: 120 s). */
+  idleMs: number;
   /** Answer bytes waiting for a client that does not read, at most. */
   maxQueuedBytes: number;
 }
 
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxInFlight: 256, maxQueuedBytes: 2 * MAX_FRAME_BYTES };
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  maxInFlight: 256,
+  idleMs: 120_000,
+  maxQueuedBytes: 2 * MAX_FRAME_BYTES,
+};
 
 export class Connection {
   readonly #decoder = new FrameDecoder();
@@ -50,7 +56,11 @@ export class Connection {
     this.done = new Promise((resolve) => socket.once("close", () => resolve()));
     socket.once("close", () => this.#abort.abort());
     socket.on("error", () => socket.destroy());
+    // The HTTP server keeps half-open sockets; a remoting client that ends its side is gone.
+    socket.once("end", () => socket.destroy());
     socket.setNoDelay(true);
+    // Clients heartbeat every 30 s and pulls wait at most the door's suspend time: a silent connection is dead.
+    socket.setTimeout(limits.idleMs, () => socket.destroy());
     socket.on("data", (chunk: Buffer) => this.receive(chunk));
   }
 

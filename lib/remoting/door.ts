@@ -47,7 +47,7 @@ export class RemotingDoor implements DoorView {
     this.waits = new PullWaits(options.maxWaitingPulls ?? 4096);
     this.maxSuspendMs = options.maxSuspendMs ?? 15_000;
     this.#limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
-    this.#maxConnections = options.maxConnections ?? 4096;
+    this.#maxConnections = options.maxConnections ?? 1024;
     this.#removeListener = options.context.broker.queueLog.onAppended((q) => this.waits.appended(q));
   }
 

@@ -1,7 +1,7 @@
 /**
  * @module RocketMQ's `RemotingCommand` frames: a 4-byte big-endian length (of what follows), a 4-byte word whose
  * high byte is the header's serialization (0 JSON, 1 ROCKETMQ binary) and whose low three bytes are the header's
- * length, the header, then the body. Decoding is bounded: a frame longer than `MAX_FRAME_BYTES`, a header longer
+ * length, the header, then the body. Decoding is bounded: a frame longer than `MAX_REQUEST_FRAME_BYTES`, a header longer
  * than `MAX_HEADER_BYTES`, more than `MAX_EXT_FIELDS` header fields, or a header that does not parse is a
  * `FrameError` (the connection answers nothing more and is closed).
  */
@@ -14,8 +14,10 @@ export type SerializeType = typeof SERIALIZE_JSON | typeof SERIALIZE_ROCKETMQ;
 export const RESPONSE_FLAG = 1;
 export const ONEWAY_FLAG = 2;
 
-/** Largest frame read or written: 16 MiB (a 4 MiB message and its batch and headers fit well within). */
+/** Largest frame written: 16 MiB (pull answers are cut well below it). */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+/** Largest frame read by default: 8 MiB (a 4 MiB message, or a batch, and its header fit well within). */
+export const MAX_REQUEST_FRAME_BYTES = 8 * 1024 * 1024;
 /** Largest header read: 256 KiB (a send's properties are at most 32 KiB). */
 export const MAX_HEADER_BYTES = 256 * 1024;
 /** Header fields read, at most. */
@@ -62,6 +64,9 @@ export class FrameDecoder {
   #chunks: Buffer[] = [];
   #buffered = 0;
 
+  /** `maxFrameBytes`: the longest frame accepted (a client reading answers passes MAX_FRAME_BYTES). */
+  constructor(private readonly maxFrameBytes = MAX_REQUEST_FRAME_BYTES) {}
+
   get buffered(): number {
     return this.#buffered;
   }
@@ -73,7 +78,7 @@ export class FrameDecoder {
     while (this.#buffered >= 4) {
       const head = this.#peek(4);
       const length = head.readUInt32BE(0);
-      if (length < 4 || length > MAX_FRAME_BYTES) throw new FrameError(`a frame of ${length} bytes`);
+      if (length < 4 || length > this.maxFrameBytes) throw new FrameError(`a frame of ${length} bytes`);
       if (this.#buffered < 4 + length) break;
       const frame = this.#take(4 + length);
       frames.push(decodeFrame(frame.subarray(4)));

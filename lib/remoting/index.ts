@@ -8,6 +8,7 @@ export {
   FrameDecoder,
   FrameError,
   MAX_FRAME_BYTES,
+  MAX_REQUEST_FRAME_BYTES,
   ONEWAY_FLAG,
   RESPONSE_FLAG,
   type RemotingCommand,

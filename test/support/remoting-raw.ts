@@ -7,6 +7,7 @@ import { connect, type Socket } from "node:net";
 import {
   encodeFrame,
   FrameDecoder,
+  MAX_FRAME_BYTES,
   ONEWAY_FLAG,
   type RemotingCommand,
   SERIALIZE_JSON,
@@ -22,7 +23,7 @@ export interface RawRequest {
 }
 
 export class RawRemoting {
-  readonly #decoder = new FrameDecoder();
+  readonly #decoder = new FrameDecoder(MAX_FRAME_BYTES);
   readonly #waiting = new Map<number, (c: RemotingCommand) => void>();
   #opaque = 0;
   readonly closed: Promise<void>;
