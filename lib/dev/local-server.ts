@@ -26,6 +26,7 @@ import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import { LoadShedder, type LoadSheddingOptions } from "../http/load-shedder.js";
 import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
+import { RemotingDoor, sniffRemoting } from "../remoting/index.js";
 import { startLocalDispatch } from "./local-dispatch.js";
 import { loadMasterKey } from "./master-key.js";
 import { asPortInUse } from "./port-in-use.js";
@@ -108,6 +109,13 @@ export interface LocalServerOptions {
    * (`--target-ca`; docs/subscriptions.md). Targets are always verified.
    */
   targetCaPem?: string | Buffer | undefined;
+  /**
+   * RocketMQ 4.x's remoting protocol on the HTTP port (default true; not with TLS): a connection that starts with a
+   * frame goes to the remoting door (docs/remoting.md). Further brokers of this process get ports of their own.
+   */
+  remoting?: boolean | undefined;
+  /** Fixed remoting ports of the brokers after the first (default: free ports). */
+  remotingBrokerPorts?: Readonly<Record<string, number>> | undefined;
   /** Bounds of the gRPC endpoint's Telemetry streams (tests make them small). */
   grpcTelemetry?: Partial<TelemetryOptions> | undefined;
 }
@@ -138,6 +146,8 @@ export interface LocalServer {
   readonly shedder: LoadShedder;
   /** The gRPC endpoint, when `grpcPort` was given. */
   readonly grpc: GrpcServer | undefined;
+  /** The remoting door (RocketMQ 4.x clients), unless turned off or on TLS. */
+  readonly remoting: RemotingDoor | undefined;
   /** Subscription delivery in this process (its totals and last errors); absent where `background` is false. */
   readonly dispatch: InProcessDispatch | undefined;
   close(): Promise<void>;
@@ -255,6 +265,15 @@ export async function serveOn(
     inFlight.add(answered);
   };
   const server: Server = options.tls ? createTlsServer({ ...options.tls }, serve) : createServer(serve);
+  let remoting: RemotingDoor | undefined;
+  // A remoting connection before the door exists (the broker is made once the port listens) is closed.
+  const remotingOn = options.remoting !== false && !options.tls;
+  if (remotingOn)
+    sniffRemoting(server, (socket, first) => {
+      if (remoting === undefined) return false;
+      remoting.accept(socket, undefined, first);
+      return true;
+    });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 9876, host, () => resolve());
@@ -282,6 +301,23 @@ export async function serveOn(
   const bus = options.bus;
   const relay = bus && ((connectionId: string, frame: ServerFrame) => bus.send({ t: "post", connectionId, frame }));
   const channel = servePushChannel(server, broker, ctx.auth, isLoopback(host), relay);
+  if (remotingOn) {
+    const door = new RemotingDoor({
+      context: ctx,
+      brokerNames: [...new Set(registrations(config, role).map((b) => b.brokerName))],
+      host: advertisedHost(host),
+      brokerPorts: options.remotingBrokerPorts,
+    });
+    try {
+      await door.listen(port);
+    } catch (err) {
+      await door.close();
+      await channel.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw asPortInUse(err, "remoting", host, 0);
+    }
+    remoting = door;
+  }
   let grpc: GrpcServer | undefined;
   try {
     grpc =
@@ -352,11 +388,13 @@ export async function serveOn(
     },
     shedder,
     grpc,
+    remoting,
     dispatch,
     async close() {
       for (const t of timers) clearInterval(t);
       await dispatch?.close();
       await grpc?.close();
+      await remoting?.close();
       await Promise.all(running.values());
       await channel.close();
       // No new connection; the requests already in the handlers finish before the store closes.

@@ -3,7 +3,7 @@
  * line can name the option that changes it. Node answers a taken HTTP port with `EADDRINUSE`; grpc-js with "No
  * address added out of total 1 resolved" (its cause names `EADDRINUSE`).
  */
-export type Door = "HTTP" | "gRPC";
+export type Door = "HTTP" | "gRPC" | "remoting";
 
 export class PortInUseError extends Error {
   constructor(

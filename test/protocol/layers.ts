@@ -18,6 +18,7 @@ export type Layer =
   | "config"
   | "http"
   | "grpc"
+  | "remoting"
   | "dev"
   | "cli"
   | "console"
@@ -36,6 +37,7 @@ const LAYER_OF_PREFIX: [string, Layer][] = [
   ["lib/config/", "config"],
   ["lib/http/", "http"],
   ["lib/grpc/", "grpc"],
+  ["lib/remoting/", "remoting"],
   ["lib/dev/", "dev"],
   ["lib/cli/", "cli"],
   ["lib/console/", "console"],
@@ -58,8 +60,10 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
   http: ["core", "protocol", "storage", "broker"],
   // The gRPC door beside the HTTP one: the same shape, and the HTTP side's auth gate (users, signatures' cache).
   grpc: ["core", "protocol", "storage", "broker", "http"],
+  // The remoting door (RocketMQ 4.x's TCP protocol): the same shape, on the HTTP door's context and broker scope.
+  remoting: ["core", "protocol", "storage", "broker", "http"],
   // The local server wires the adapters, like functions/ on AWS.
-  dev: ["core", "protocol", "storage", "storage-local", "storage-aws", "broker", "config", "http", "grpc"],
+  dev: ["core", "protocol", "storage", "storage-local", "storage-aws", "broker", "config", "http", "grpc", "remoting"],
   cli: ["core", "protocol", "client", "config", "dev"],
   // The web console runs in a browser: the protocol's types and paths, core's names and codes, nothing else.
   console: ["core", "protocol"],

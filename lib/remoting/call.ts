@@ -1,0 +1,64 @@
+/**
+ * @module What a request handler of the door gets: the broker's context, the request and its header fields, and
+ * its connection's scope (the broker its port stands for, the client it heard from, its subscriptions).
+ */
+import type { HandlerContext } from "../http/context.js";
+import type { Answer } from "./codes.js";
+import type { Fields } from "./fields.js";
+import type { RemotingCommand } from "./frame.js";
+import type { PullWaits } from "./pull-waits.js";
+import type { HostAddress } from "./wire-message.js";
+
+/** Subscriptions a connection's heartbeats named, at most (per group and topic). */
+export const MAX_SCOPE_SUBSCRIPTIONS = 1024;
+
+export interface Subscription {
+  subString: string;
+  expressionType: "TAG" | "SQL92";
+}
+
+/** One connection's state. */
+export interface Scope {
+  /** The broker a request without a broker name is for: the one whose address the client dialled. */
+  readonly brokerName: string;
+  /** The address this connection reached, as pull answers name the store host. */
+  readonly storeHost: HostAddress;
+  /** The client's address, as send answers' born host. */
+  readonly remote: HostAddress;
+  /** The client id of the last heartbeat on this connection. */
+  clientId: string | undefined;
+  /** `group\ntopic` -> the subscription the client's last heartbeat named. */
+  readonly subscriptions: Map<string, Subscription>;
+  /** Aborted when the connection closes (waiting pulls end). */
+  readonly closed: AbortSignal;
+}
+
+/** What the door tells its handlers. */
+export interface DoorView {
+  /** The address a client should call for a broker (its master or a slave), given the one it registered. */
+  addressOf(brokerName: string, brokerId: number, registered: string): string;
+  readonly waits: PullWaits;
+  /** The longest a pull waits for messages (RocketMQ suspends up to 15 s). */
+  readonly maxSuspendMs: number;
+}
+
+export interface Call {
+  readonly ctx: HandlerContext;
+  readonly door: DoorView;
+  readonly request: RemotingCommand;
+  readonly fields: Fields;
+  readonly scope: Scope;
+}
+
+export type Handler = (call: Call) => Promise<Answer>;
+
+/** The JSON body of a request, parsed (MESSAGE_ILLEGAL when absent or not JSON). */
+export function jsonOf(call: Call): unknown {
+  const body = call.request.body;
+  if (body === undefined) return undefined;
+  try {
+    return JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}

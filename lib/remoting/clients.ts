@@ -1,0 +1,105 @@
+/**
+ * @module HEART_BEAT, UNREGISTER_CLIENT and GET_CONSUMER_LIST_BY_GROUP, on the broker's client service as the
+ * HTTP routes call it: a 4.x heartbeat (`clientID`, fastjson's field names) becomes Nimbus' HeartbeatData; a
+ * clustering consumer's group gets its retry topic; the connection remembers the client id and each group's
+ * subscriptions (pulls that carry none use them).
+ */
+import { MASTER_ID } from "../core/topology.js";
+import { HeartbeatSchema } from "../protocol/index.js";
+import { type Call, jsonOf, MAX_SCOPE_SUBSCRIPTIONS } from "./call.js";
+import { type Answer, badHeader, jsonBody, success } from "./codes.js";
+import { decodeWith } from "./decode.js";
+
+interface WireSubscription {
+  topic?: unknown;
+  subString?: unknown;
+  expressionType?: unknown;
+}
+
+interface WireConsumer {
+  groupName?: unknown;
+  consumeType?: unknown;
+  messageModel?: unknown;
+  consumeFromWhere?: unknown;
+  subscriptionDataSet?: WireSubscription[];
+}
+
+interface WireHeartbeat {
+  clientID?: unknown;
+  producerDataSet?: { groupName?: unknown }[];
+  consumerDataSet?: WireConsumer[];
+}
+
+const list = <T>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
+
+export async function heartbeat(call: Call): Promise<Answer> {
+  const raw = jsonOf(call) as WireHeartbeat | undefined;
+  if (raw === undefined || typeof raw !== "object") throw badHeader("a heartbeat body is JSON HeartbeatData");
+  const hb = decodeWith(
+    HeartbeatSchema,
+    {
+      clientId: raw.clientID,
+      language: call.request.language,
+      version: String(call.request.version),
+      producerDataSet: list<{ groupName?: unknown }>(raw.producerDataSet).map((p) => ({ groupName: p.groupName })),
+      consumerDataSet: list<WireConsumer>(raw.consumerDataSet).map((c) => ({
+        groupName: c.groupName,
+        consumeType: c.consumeType,
+        messageModel: c.messageModel,
+        consumeFromWhere: c.consumeFromWhere,
+        subscriptionDataSet: list<WireSubscription>(c.subscriptionDataSet).map((s) => ({
+          topic: s.topic,
+          subString: s.subString,
+          expressionType: s.expressionType ?? "TAG",
+        })),
+      })),
+    },
+    "HEART_BEAT",
+  );
+  const { broker, role } = call.ctx;
+  const slave = role.kind === "broker" && role.brokerId !== MASTER_ID;
+  const consumers = hb.consumerDataSet ?? [];
+  if (!slave) {
+    const clustering = consumers.filter((c) => (c.messageModel ?? "CLUSTERING") === "CLUSTERING");
+    await Promise.all(
+      clustering.map((c) =>
+        broker.sendBack
+          .ensureRetryTopic(c.groupName)
+          .catch((err: unknown) => console.error(`nimbus: creating the retry topic of ${c.groupName} failed:`, err)),
+      ),
+    );
+  }
+  const joining = await broker.channel.joiningGroups(hb);
+  await broker.clients.heartbeat(hb);
+  await Promise.all(joining.map((g) => broker.channel.groupChanged(g)));
+  const scope = call.scope;
+  scope.clientId = hb.clientId;
+  for (const c of consumers) {
+    for (const s of c.subscriptionDataSet ?? []) {
+      const key = `${c.groupName}\n${s.topic}`;
+      if (!scope.subscriptions.has(key) && scope.subscriptions.size >= MAX_SCOPE_SUBSCRIPTIONS) continue;
+      scope.subscriptions.set(key, { subString: s.subString, expressionType: s.expressionType ?? "TAG" });
+    }
+  }
+  return success();
+}
+
+export async function unregisterClient(call: Call): Promise<Answer> {
+  const f = call.fields;
+  const clientId = f.string("clientID");
+  const producerGroup = f.optString("producerGroup");
+  const consumerGroup = f.optString("consumerGroup");
+  const broker = call.ctx.broker;
+  await broker.clients.unregister(clientId, {
+    ...(producerGroup !== undefined && { producerGroup }),
+    ...(consumerGroup !== undefined && { consumerGroup }),
+  });
+  if (consumerGroup !== undefined) await broker.channel.groupChanged(consumerGroup);
+  return success();
+}
+
+export async function consumerList(call: Call): Promise<Answer> {
+  const group = call.fields.string("consumerGroup");
+  const { consumers } = await call.ctx.broker.clients.connection(group);
+  return success(undefined, jsonBody({ consumerIdList: consumers.map((c) => c.clientId) }));
+}

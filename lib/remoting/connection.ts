@@ -1,0 +1,164 @@
+/**
+ * @module One client connection: frames in, one handler call per request (concurrently, as RocketMQ's broker
+ * runs them), each answer written with the request's opaque id and serialization; oneway requests get none.
+ * Bounded: requests in flight per connection (past it SYSTEM_BUSY at once), answer bytes queued for a client
+ * that does not read (past it the connection is closed). A frame that does not decode closes the connection
+ * without an answer: nothing after it can be trusted to be a frame.
+ */
+import type { Socket } from "node:net";
+import type { HandlerContext } from "../http/context.js";
+import type { DoorView, Scope } from "./call.js";
+import { type Answer, answerOfError, ResponseCode, refusal } from "./codes.js";
+import { Fields } from "./fields.js";
+import {
+  encodeFrame,
+  FrameDecoder,
+  isOneway,
+  isResponse,
+  MAX_FRAME_BYTES,
+  RESPONSE_FLAG,
+  type RemotingCommand,
+} from "./frame.js";
+import { HANDLERS } from "./handlers.js";
+
+/** Server version answered in every response header (RocketMQ's V4_9_8 ordinal). */
+const SERVER_VERSION = 453;
+
+export interface ConnectionLimits {
+  maxInFlight: number;
+  /** A connection silent both ways this long is closed (RocketMQ's channel idle time: 120 s). */
+  idleMs: number;
+  /** Answer bytes waiting for a client that does not read, at most. */
+  maxQueuedBytes: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  maxInFlight: 256,
+  idleMs: 120_000,
+  maxQueuedBytes: 2 * MAX_FRAME_BYTES,
+};
+
+export class Connection {
+  readonly #decoder = new FrameDecoder();
+  readonly #abort = new AbortController();
+  #inFlight = 0;
+  readonly done: Promise<void>;
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly ctx: () => HandlerContext,
+    private readonly door: DoorView,
+    scope: Omit<Scope, "closed" | "subscriptions" | "clientId">,
+    private readonly limits: ConnectionLimits,
+  ) {
+    this.scope = { ...scope, closed: this.#abort.signal, subscriptions: new Map(), clientId: undefined };
+    this.done = new Promise((resolve) => socket.once("close", () => resolve()));
+    socket.once("close", () => this.#abort.abort());
+    socket.on("error", () => socket.destroy());
+    // The HTTP server keeps half-open sockets; a remoting client that ends its side is gone.
+    socket.once("end", () => socket.destroy());
+    socket.setNoDelay(true);
+    // Clients heartbeat every 30 s and pulls wait at most the door's suspend time: a silent connection is dead.
+    socket.setTimeout(limits.idleMs, () => socket.destroy());
+    socket.on("data", (chunk: Buffer) => this.receive(chunk));
+  }
+
+  readonly scope: Scope;
+
+  /** Requests being answered now (close() waits for them). */
+  settled(): Promise<void> {
+    return Promise.all(this.#pending).then(() => undefined);
+  }
+
+  receive(chunk: Buffer): void {
+    if (this.socket.destroyed) return;
+    let frames: RemotingCommand[];
+    try {
+      frames = this.#decoder.push(chunk);
+    } catch {
+      this.socket.destroy();
+      return;
+    }
+    for (const frame of frames) {
+      if (isResponse(frame)) continue; // the door sends no requests yet: a stray answer is dropped
+      this.#dispatch(frame);
+    }
+  }
+
+  #dispatch(request: RemotingCommand): void {
+    if (this.#inFlight >= this.limits.maxInFlight) {
+      this.#answer(
+        request,
+        refusal(ResponseCode.SYSTEM_BUSY, `over ${this.limits.maxInFlight} requests in flight; retry`),
+      );
+      return;
+    }
+    this.#inFlight++;
+    const work = this.#serve(request)
+      .catch(answerOfError)
+      .then((answer) => this.#answer(request, answer))
+      .finally(() => {
+        this.#inFlight--;
+        this.#pending.delete(work);
+      });
+    this.#pending.add(work);
+  }
+
+  async #serve(request: RemotingCommand): Promise<Answer> {
+    const handler = HANDLERS.get(request.code);
+    if (handler === undefined)
+      return refusal(
+        ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+        `request code ${request.code} is not served by Nimbus (docs/remoting.md)`,
+      );
+    const ctx = this.ctx();
+    if (ctx.auth !== undefined)
+      return refusal(
+        ResponseCode.NO_PERMISSION,
+        "this server checks signatures: the remoting door does not serve ACL signatures yet",
+      );
+    return handler({ ctx, door: this.door, request, fields: new Fields(request.extFields), scope: this.scope });
+  }
+
+  #answer(request: RemotingCommand, answer: Answer): void {
+    if (isOneway(request) || this.socket.destroyed) return;
+    let frame: Buffer;
+    try {
+      frame = encodeFrame({
+        code: answer.code,
+        language: "JAVA",
+        version: SERVER_VERSION,
+        opaque: request.opaque,
+        flag: RESPONSE_FLAG,
+        remark: answer.remark,
+        extFields: answer.extFields ?? {},
+        serializeType: request.serializeType,
+        body: answer.body,
+      });
+      if (frame.byteLength - 4 > MAX_FRAME_BYTES) throw new Error(`an answer of ${frame.byteLength} bytes`);
+    } catch (err) {
+      console.error("nimbus remoting: an answer could not be encoded", err);
+      frame = encodeFrame({
+        code: ResponseCode.SYSTEM_ERROR,
+        language: "JAVA",
+        version: SERVER_VERSION,
+        opaque: request.opaque,
+        flag: RESPONSE_FLAG,
+        remark: "the answer could not be encoded",
+        extFields: {},
+        serializeType: request.serializeType,
+        body: undefined,
+      });
+    }
+    if (this.socket.writableLength + frame.byteLength > this.limits.maxQueuedBytes) {
+      this.socket.destroy();
+      return;
+    }
+    this.socket.write(frame);
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}

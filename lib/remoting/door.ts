@@ -1,0 +1,121 @@
+/**
+ * @module The remoting door: RocketMQ 4.x's TCP protocol (the classic `rocketmq-client`, mqadmin) beside the HTTP
+ * and gRPC doors, on the same broker. Connections come from the local server's HTTP port (sniff.ts hands over the
+ * ones that start with a frame), which is the name server's address and the address of the first broker it serves;
+ * each further broker of the process gets a port of its own, since a 4.x pull or offset request does not name its
+ * broker: the address a client dials is what tells the brokers apart. Route answers name these addresses (per
+ * broker name and broker id; brokers served by other processes keep their registered address's host and port).
+ *
+ * Bounded: connections (past `maxConnections` a new one is closed at once), requests in flight and queued answer
+ * bytes per connection (connection.ts), waiting pulls (pull-waits.ts) and their wait (`maxSuspendMs`).
+ */
+import { createServer, type Server, type Socket } from "node:net";
+import type { HandlerContext } from "../http/context.js";
+import type { DoorView } from "./call.js";
+import { Connection, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./connection.js";
+import { PullWaits } from "./pull-waits.js";
+import { hostAddress } from "./wire-message.js";
+
+export interface RemotingDoorOptions {
+  /** The broker context every request runs with (the HTTP door's). */
+  context: HandlerContext;
+  /** The brokers this process serves, in order: the first is the HTTP port's. */
+  brokerNames: readonly string[];
+  /** The host the door listens on for further brokers, and names in its answers. */
+  host: string;
+  /** Fixed ports of the further brokers (default: free ports). */
+  brokerPorts?: Readonly<Record<string, number>> | undefined;
+  maxConnections?: number | undefined;
+  limits?: Partial<ConnectionLimits> | undefined;
+  /** The longest a pull is suspended waiting for messages. Default 15 s (RocketMQ's). */
+  maxSuspendMs?: number | undefined;
+  /** Pulls waiting at once, at most. Default 4096. */
+  maxWaitingPulls?: number | undefined;
+}
+
+export class RemotingDoor implements DoorView {
+  readonly waits: PullWaits;
+  readonly maxSuspendMs: number;
+  readonly #connections = new Set<Connection>();
+  readonly #ports = new Map<string, number>();
+  readonly #servers: Server[] = [];
+  readonly #limits: ConnectionLimits;
+  readonly #maxConnections: number;
+  readonly #removeListener: () => void;
+
+  constructor(private readonly options: RemotingDoorOptions) {
+    this.waits = new PullWaits(options.maxWaitingPulls ?? 4096);
+    this.maxSuspendMs = options.maxSuspendMs ?? 15_000;
+    this.#limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+    this.#maxConnections = options.maxConnections ?? 1024;
+    this.#removeListener = options.context.broker.queueLog.onAppended((q) => this.waits.appended(q));
+  }
+
+  /** Connections open now. */
+  get connections(): number {
+    return this.#connections.size;
+  }
+
+  /** The port of `brokerName` (the HTTP port for the first). */
+  portOf(brokerName: string): number | undefined {
+    return this.#ports.get(brokerName);
+  }
+
+  /** Serves the first broker on `mainPort` (the HTTP server's) and listens for each further broker. */
+  async listen(mainPort: number): Promise<void> {
+    const [first, ...others] = this.options.brokerNames;
+    if (first !== undefined) this.#ports.set(first, mainPort);
+    for (const name of others) {
+      const server = createServer((socket) => this.accept(socket, name));
+      this.#servers.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(this.options.brokerPorts?.[name] ?? 0, this.options.host, () => resolve());
+      });
+      const address = server.address();
+      if (address !== null && typeof address === "object") this.#ports.set(name, address.port);
+    }
+  }
+
+  addressOf(brokerName: string, brokerId: number, registered: string): string {
+    const port = this.#ports.get(brokerName);
+    const { role } = this.options.context;
+    const servedHere = role.kind === "all" || (role.kind === "broker" && role.brokerId === brokerId);
+    if (port !== undefined && servedHere) return `${this.options.host}:${port}`;
+    return registered.replace(/^[a-z]+:\/\//, "").replace(/\/.*$/, "");
+  }
+
+  /** Takes a connection (its first bytes already read, when a sniffing server handed it over). */
+  accept(socket: Socket, brokerName?: string, first?: Buffer): void {
+    if (this.#connections.size >= this.#maxConnections) {
+      socket.destroy();
+      return;
+    }
+    const name = brokerName ?? this.options.brokerNames[0] ?? "";
+    const port = socket.localPort ?? this.#ports.get(name) ?? 0;
+    const connection = new Connection(
+      socket,
+      () => this.options.context,
+      this,
+      {
+        brokerName: name,
+        storeHost: hostAddress(this.options.host, port),
+        remote: hostAddress(socket.remoteAddress ?? "", socket.remotePort ?? 0),
+      },
+      this.#limits,
+    );
+    this.#connections.add(connection);
+    void connection.done.then(() => this.#connections.delete(connection));
+    if (first !== undefined && first.byteLength > 0) connection.receive(first);
+  }
+
+  async close(): Promise<void> {
+    this.#removeListener();
+    for (const server of this.#servers) server.close();
+    // Closing the sockets ends the waiting pulls; what the handlers still do finishes before the store closes.
+    const open = [...this.#connections];
+    for (const c of open) c.close();
+    await Promise.all(open.map((c) => c.done));
+    await Promise.all(open.map((c) => c.settled()));
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * @module Sends (SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE; sync, async and oneway alike: oneway only
+ * writes no answer) and END_TRANSACTION. A send is one broker send into the queue the client picked, on the broker
+ * its header names or else the broker of the address it dialled; a body the client compressed is inflated (bounded)
+ * so that every door reads the same bytes; TAGS and KEYS become the message's tags and keys; a prepared message
+ * (sysFlag TRANSACTION_PREPARED) is a half message of its producer group. The answer's msgId is the offset message
+ * id (store host and the first message's commit-log offset of Nimbus' making), as 4.x producers decode it.
+ */
+import { inflateSync } from "node:zlib";
+import { MessageConst } from "../core/message.js";
+import { servedBroker } from "../http/routes/broker-scope.js";
+import { MAX_BODY_BYTES, type SendMessage } from "../protocol/index.js";
+import type { Call } from "./call.js";
+import { type Answer, badHeader, RequestCode, success } from "./codes.js";
+import { Fields } from "./fields.js";
+import { refuseOnSlave } from "./names.js";
+import { type BatchEntry, decodeBatch, offsetMsgId, parseProperties, physicalOffset, SysFlag } from "./wire-message.js";
+
+/** SEND_MESSAGE_V2's one-letter fields, by SEND_MESSAGE's names. */
+const V2_NAMES: Record<string, string> = {
+  a: "producerGroup",
+  b: "topic",
+  c: "defaultTopic",
+  d: "defaultTopicQueueNums",
+  e: "queueId",
+  f: "sysFlag",
+  g: "bornTimestamp",
+  h: "flag",
+  i: "properties",
+  j: "reconsumeTimes",
+  k: "unitMode",
+  l: "maxReconsumeTimes",
+  m: "batch",
+  n: "brokerName",
+};
+
+function sendFields(call: Call): Fields {
+  if (call.request.code === RequestCode.SEND_MESSAGE) return call.fields;
+  const ext: Record<string, string> = {};
+  for (const [k, v] of Object.entries(call.request.extFields)) ext[V2_NAMES[k] ?? k] = v;
+  return new Fields(ext);
+}
+
+/** RocketMQ's compression type bits of a sysFlag: 0 and 3 are zlib (the 4.x default); lz4 and zstd are refused. */
+const COMPRESSION_TYPE_BITS = 0x700;
+
+function inflated(body: Uint8Array, sysFlag: number): Uint8Array {
+  const type = (sysFlag & COMPRESSION_TYPE_BITS) >> 8;
+  if (type !== 0 && type !== 3) throw badHeader(`compression type ${type} is not served: send zlib (the default)`);
+  try {
+    return inflateSync(body, { maxOutputLength: MAX_BODY_BYTES + 1 });
+  } catch {
+    throw badHeader(`a compressed body that does not inflate to at most ${MAX_BODY_BYTES} bytes`);
+  }
+}
+
+/** A wire message as Nimbus' SendMessage: TAGS and KEYS taken out of its properties, a transaction's markers dropped. */
+function toSendMessage(entry: BatchEntry): SendMessage {
+  const { [MessageConst.TAGS]: tags, [MessageConst.KEYS]: keys, ...rest } = entry.properties;
+  delete rest[MessageConst.TRAN_MSG];
+  delete rest[MessageConst.PGROUP];
+  const keyList = (keys ?? "").split(MessageConst.KEY_SEPARATOR).filter((k) => k !== "");
+  // The broker checks the message itself (body, tags, keys, properties), as for every door.
+  return {
+    body: entry.body,
+    ...(tags !== undefined && { tags }),
+    ...(keyList.length > 0 && { keys: keyList }),
+    properties: rest,
+    flag: entry.flag,
+  };
+}
+
+export async function sendMessage(call: Call): Promise<Answer> {
+  const f = sendFields(call);
+  const topic = f.string("topic");
+  const producerGroup = f.string("producerGroup");
+  const queueId = f.int("queueId");
+  const sysFlag = f.int("sysFlag");
+  const flag = f.int("flag");
+  const body = call.request.body ?? new Uint8Array(0);
+  const batch = call.request.code === RequestCode.SEND_BATCH_MESSAGE;
+  const entries: BatchEntry[] = batch
+    ? decodeBatch(body)
+    : [
+        {
+          flag,
+          body: (sysFlag & SysFlag.COMPRESSED) !== 0 ? inflated(body, sysFlag) : body,
+          properties: parseProperties(f.optString("properties")),
+        },
+      ];
+  const messages = entries.map(toSendMessage);
+  const broker = call.ctx.broker;
+  const brokerName = (await servedBroker(call.ctx, f.optString("brokerName"), "write")) ?? call.scope.brokerName;
+  const prepared = (sysFlag & SysFlag.TRANSACTION_PREPARED) !== 0;
+  if (prepared) {
+    const [message] = messages;
+    if (message === undefined || messages.length !== 1) throw badHeader("a prepared message is sent alone");
+    const half = await broker.transactions.sendHalf({ producerGroup, topic, brokerName, queueId, message });
+    const fields = {
+      msgId: offsetMsgId(call.scope.storeHost, physicalOffset(topic, brokerName, queueId, half.queueOffset)),
+      queueId: String(half.messageQueue.queueId),
+      queueOffset: String(half.queueOffset),
+      transactionId: half.transactionId,
+    };
+    return success(fields);
+  }
+  const sent = await broker.sender.send({ producerGroup, topic, brokerName, queueId, messages });
+  const q = sent.messageQueue;
+  return success({
+    msgId: offsetMsgId(call.scope.storeHost, physicalOffset(topic, q.brokerName, q.queueId, sent.queueOffset)),
+    queueId: String(q.queueId),
+    queueOffset: String(sent.queueOffset),
+    ...(batch && { batchUniqId: sent.msgIds.join(",") }),
+  });
+}
+
+/** RocketMQ's MessageSysFlag values of commitOrRollback: 8 commit, 12 rollback, 0 unknown (left to check-backs). */
+export async function endTransaction(call: Call): Promise<Answer> {
+  const f = call.fields;
+  const producerGroup = f.string("producerGroup");
+  const transactionId = f.optString("transactionId") ?? f.string("msgId");
+  const state = f.int("commitOrRollback");
+  refuseOnSlave(call, "end transactions");
+  if (state === SysFlag.TRANSACTION_COMMIT || state === SysFlag.TRANSACTION_ROLLBACK) {
+    const end = state === SysFlag.TRANSACTION_COMMIT ? "COMMIT_MESSAGE" : "ROLLBACK_MESSAGE";
+    await call.ctx.broker.transactions.end(producerGroup, transactionId, end);
+  }
+  return success();
+}

@@ -1,0 +1,55 @@
+/**
+ * @module Long polling of the door's pulls (RocketMQ's PullRequestHoldService): a pull that found no new message
+ * waits on its queue until the write path's hint says the queue grew (`QueueLog.onAppended`, which the process bus
+ * also feeds from the other workers), until its wait is over, or until its connection closes; never by polling
+ * storage. Bounded: past `maxWaiters` a pull does not wait (it answers PULL_NOT_FOUND at once).
+ */
+import type { QueueRef } from "../broker/queue-log/index.js";
+
+type Wake = (cause: "append" | "timeout" | "closed") => void;
+
+const keyOf = (q: QueueRef) => `${q.topic}\n${q.brokerName}\n${q.queueId}`;
+
+export class PullWaits {
+  readonly #byQueue = new Map<string, Set<Wake>>();
+  #count = 0;
+  /** How waits ended, for tests. */
+  readonly wakeCounts = { append: 0, timeout: 0, closed: 0 };
+
+  constructor(private readonly maxWaiters: number) {}
+
+  get waiting(): number {
+    return this.#count;
+  }
+
+  /** The hint of an append to `q`: its waiting pulls read again. */
+  appended(q: QueueRef): void {
+    const set = this.#byQueue.get(keyOf(q));
+    if (!set) return;
+    for (const wake of [...set]) wake("append");
+  }
+
+  /** Waits for an append to `q` for at most `timeoutMs`; false at once when too many wait already. */
+  wait(q: QueueRef, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    if (this.#count >= this.maxWaiters || timeoutMs <= 0 || signal.aborted) return Promise.resolve(false);
+    const key = keyOf(q);
+    return new Promise((resolve) => {
+      const set = this.#byQueue.get(key) ?? new Set<Wake>();
+      this.#byQueue.set(key, set);
+      this.#count++;
+      const wake: Wake = (cause) => {
+        if (!set.delete(wake)) return;
+        this.#count--;
+        if (set.size === 0) this.#byQueue.delete(key);
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        this.wakeCounts[cause]++;
+        resolve(true);
+      };
+      const onAbort = () => wake("closed");
+      const timer = setTimeout(() => wake("timeout"), timeoutMs);
+      signal.addEventListener("abort", onAbort, { once: true });
+      set.add(wake);
+    });
+  }
+}

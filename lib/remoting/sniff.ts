@@ -1,0 +1,51 @@
+/**
+ * @module One port, two protocols: the HTTP server's connections are looked at before HTTP sees them. A remoting
+ * frame starts with its big-endian length, whose first byte is 0 (frames are far below 16 MiB); an HTTP request
+ * starts with an ASCII method, and a TLS handshake with 0x16. The first bytes read are put back (`unshift`) before
+ * the connection goes to HTTP, or handed to the remoting door with the connection.
+ */
+import type { Server } from "node:http";
+import type { Socket } from "node:net";
+
+/** How long a new connection may stay silent before its first byte; then it goes to HTTP (which times it out). */
+const FIRST_BYTE_TIMEOUT_MS = 10_000;
+
+type ConnectionListener = (socket: Socket) => void;
+
+/**
+ * Puts `remoting` in front of `server`'s connection handling: a connection whose first byte is 0 is given to it
+ * (`remoting` answers false when it cannot take connections now: the connection is closed).
+ */
+export function sniffRemoting(server: Server, remoting: (socket: Socket, first: Buffer) => boolean): void {
+  const listeners = server.listeners("connection") as ConnectionListener[];
+  server.removeAllListeners("connection");
+  const toHttp = (socket: Socket) => {
+    for (const listener of listeners) listener.call(server, socket);
+  };
+  server.on("connection", (socket: Socket) => {
+    let decided = false;
+    const decide = (first: Buffer | undefined) => {
+      if (decided) return;
+      decided = true;
+      socket.off("readable", onReadable);
+      socket.off("end", onEnd);
+      clearTimeout(timer);
+      if (first !== undefined && first.byteLength > 0 && first[0] === 0) {
+        if (!remoting(socket, first)) socket.destroy();
+        socket.resume();
+        return;
+      }
+      if (first !== undefined) socket.unshift(first);
+      toHttp(socket);
+    };
+    const onReadable = () => {
+      const first = socket.read() as Buffer | null;
+      if (first !== null) decide(first);
+    };
+    const onEnd = () => decide(undefined);
+    const timer = setTimeout(() => decide(undefined), FIRST_BYTE_TIMEOUT_MS);
+    socket.on("readable", onReadable);
+    socket.once("end", onEnd);
+    socket.once("close", () => clearTimeout(timer));
+  });
+}

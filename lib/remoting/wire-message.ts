@@ -1,0 +1,166 @@
+/**
+ * @module Messages as RocketMQ's remoting protocol carries them: properties as one string (`name\u0001value`
+ * pairs joined by `\u0002`), a batch's body (`MessageDecoder.encodeMessages`), and the stored-message encoding a
+ * pull answer holds (`MessageDecoder.decodes`: TOTALSIZE ... PROPERTIES), with a commit-log offset of Nimbus' own
+ * making (`physicalOffset`: the queue, not a file position) and the offset message id made of it.
+ */
+import { crc32 } from "node:zlib";
+import { MessageConst } from "../core/message.js";
+import { MAX_BATCH_MESSAGES, type PulledMessage } from "../protocol/index.js";
+import { badHeader } from "./codes.js";
+
+const NAME_VALUE = "\u0001";
+const SEPARATOR = "\u0002";
+const MAGIC_CODE = -626843481;
+/** The batch body's entries, at most: Nimbus' batch limit, and a little more so the broker names the excess. */
+const MAX_BATCH_ENTRIES = MAX_BATCH_MESSAGES + 1;
+
+export const SysFlag = {
+  COMPRESSED: 0x1,
+  MULTI_TAGS: 0x2,
+  TRANSACTION_PREPARED: 0x4,
+  TRANSACTION_COMMIT: 0x8,
+  TRANSACTION_ROLLBACK: 0xc,
+  BORNHOST_V6: 0x10,
+  STOREHOST_V6: 0x20,
+} as const;
+
+export function propertiesString(properties: Readonly<Record<string, string>>): string {
+  return Object.entries(properties)
+    .map(([k, v]) => `${k}${NAME_VALUE}${v}`)
+    .join(SEPARATOR);
+}
+
+/** RocketMQ's string2messageProperties: malformed pairs are skipped, as RocketMQ skips them. */
+export function parseProperties(s: string | undefined): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  if (s === undefined) return out;
+  for (const pair of s.split(SEPARATOR)) {
+    const at = pair.indexOf(NAME_VALUE);
+    if (at <= 0 || at >= pair.length - 1) continue;
+    out[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return out;
+}
+
+/** A message's wire properties: its own, with tags and keys as RocketMQ keeps them (TAGS, KEYS). */
+export function wireProperties(m: Pick<PulledMessage, "tags" | "keys" | "properties">): Record<string, string> {
+  const out: Record<string, string> = { ...m.properties };
+  if (m.tags !== "") out[MessageConst.TAGS] = m.tags;
+  if (m.keys.length > 0) out[MessageConst.KEYS] = m.keys.join(MessageConst.KEY_SEPARATOR);
+  return out;
+}
+
+export interface BatchEntry {
+  flag: number;
+  body: Uint8Array;
+  properties: Record<string, string>;
+}
+
+/** A SEND_BATCH_MESSAGE body: `TOTALSIZE MAGIC BODYCRC FLAG BODYLEN BODY PROPLEN PROPS` per message. */
+export function decodeBatch(body: Uint8Array): BatchEntry[] {
+  const b = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const out: BatchEntry[] = [];
+  let at = 0;
+  while (at < b.byteLength) {
+    if (out.length >= MAX_BATCH_ENTRIES) throw badHeader(`a batch holds at most ${MAX_BATCH_MESSAGES} messages`);
+    if (at + 20 > b.byteLength) throw badHeader("a batch entry cut short");
+    const total = b.readInt32BE(at);
+    if (total < 22 || at + total > b.byteLength) throw badHeader("a batch entry's size is past the batch");
+    const flag = b.readInt32BE(at + 12);
+    const bodyLength = b.readInt32BE(at + 16);
+    if (bodyLength < 0 || 20 + bodyLength + 2 > total) throw badHeader("a batch entry's body is past the entry");
+    const entryBody = new Uint8Array(b.subarray(at + 20, at + 20 + bodyLength));
+    const propsLength = b.readUInt16BE(at + 20 + bodyLength);
+    if (20 + bodyLength + 2 + propsLength > total) throw badHeader("a batch entry's properties are past the entry");
+    const start = at + 22 + bodyLength;
+    const properties = parseProperties(b.toString("utf8", start, start + propsLength));
+    out.push({ flag, body: entryBody, properties });
+    at += total;
+  }
+  if (out.length === 0) throw badHeader("a batch without messages");
+  return out;
+}
+
+export interface HostAddress {
+  /** Four bytes of an IPv4 address (other hosts are written as 127.0.0.1). */
+  ip: Uint8Array;
+  port: number;
+}
+
+export function hostAddress(host: string, port: number): HostAddress {
+  const parts = host.split(".").map(Number);
+  const ip =
+    parts.length === 4 && parts.every((p) => Number.isInteger(p) && p >= 0 && p <= 255)
+      ? Uint8Array.from(parts)
+      : Uint8Array.from([127, 0, 0, 1]);
+  return { ip, port };
+}
+
+const fnv = (s: string): number => {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+};
+
+/**
+ * A commit-log offset for a message of Nimbus' queue log, which has none: 16 bits of its topic's hash, 5 of its
+ * broker's, its queue id (10 bits) and the low 32 bits of its queue offset, so that distinct messages of a
+ * deployment rarely share one and a message's offset id (`offsetMsgId`) stays the same on every read.
+ */
+export function physicalOffset(topic: string, brokerName: string, queueId: number, queueOffset: number): bigint {
+  return (
+    (BigInt(fnv(topic) & 0xffff) << 47n) |
+    (BigInt(fnv(brokerName) & 0x1f) << 42n) |
+    (BigInt(queueId & 0x3ff) << 32n) |
+    BigInt(queueOffset >>> 0)
+  );
+}
+
+/** RocketMQ's offset message id: the store host (IPv4 and port) and the commit-log offset, 32 hex digits. */
+export function offsetMsgId(store: HostAddress, offset: bigint): string {
+  const b = Buffer.allocUnsafe(16);
+  b.set(store.ip, 0);
+  b.writeInt32BE(store.port, 4);
+  b.writeBigInt64BE(offset, 8);
+  return b.toString("hex").toUpperCase();
+}
+
+export interface StoredEncoding {
+  storeHost: HostAddress;
+  bornHost: HostAddress;
+}
+
+/** One message in RocketMQ's stored-message encoding (IPv4 hosts, body uncompressed). */
+export function encodeStored(m: PulledMessage, hosts: StoredEncoding): Buffer {
+  const body = Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength);
+  const topic = Buffer.from(m.topic, "utf8");
+  const properties = Buffer.from(propertiesString(wireProperties(m)), "utf8");
+  const size = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 8 + 8 + 8 + 8 + 4 + 8 + 4 + body.byteLength + 1 + topic.byteLength;
+  const total = size + 2 + properties.byteLength;
+  const out = Buffer.allocUnsafe(total);
+  let at = 0;
+  at = out.writeInt32BE(total, at);
+  at = out.writeInt32BE(MAGIC_CODE, at);
+  at = out.writeInt32BE(crc32(body) & 0x7fffffff, at);
+  at = out.writeInt32BE(m.queueId, at);
+  at = out.writeInt32BE(m.flag | 0, at);
+  at = out.writeBigInt64BE(BigInt(m.queueOffset), at);
+  at = out.writeBigInt64BE(physicalOffset(m.topic, m.brokerName, m.queueId, m.queueOffset), at);
+  at = out.writeInt32BE(0, at);
+  at = out.writeBigInt64BE(BigInt(m.bornTimestamp), at);
+  out.set(hosts.bornHost.ip, at);
+  at = out.writeInt32BE(hosts.bornHost.port, at + 4);
+  at = out.writeBigInt64BE(BigInt(m.storeTimestamp), at);
+  out.set(hosts.storeHost.ip, at);
+  at = out.writeInt32BE(hosts.storeHost.port, at + 4);
+  at = out.writeInt32BE(m.reconsumeTimes, at);
+  at = out.writeBigInt64BE(0n, at);
+  at = out.writeInt32BE(body.byteLength, at);
+  at += body.copy(out, at);
+  at = out.writeUInt8(topic.byteLength, at);
+  at += topic.copy(out, at);
+  at = out.writeUInt16BE(properties.byteLength, at);
+  properties.copy(out, at);
+  return out;
+}

@@ -1,0 +1,193 @@
+package nimbus.remoting;
+
+import com.alibaba.fastjson.JSON;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendCallback;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageClientExt;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
+
+/**
+ * RocketMQ's classic remoting client (rocketmq-client 4.9.8) against Nimbus' remoting door, one scenario per run.
+ * Each line on stdout is one result: {@code sent <msgId> <offsetMsgId> <brokerName> <queueId> <queueOffset>} for a
+ * send, {@code msg <json>} for a consumed message (its id, topic, tags, keys, body, queue, offsets, times,
+ * reconsume times and properties); a failure exits non-zero.
+ *
+ * <pre>
+ *   produce     &lt;namesrv&gt; &lt;topic&gt; sync|async|oneway|batch &lt;count&gt; &lt;tag&gt;
+ *   push        &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
+ *   lite-assign &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
+ * </pre>
+ *
+ * Messages sent carry the tag, keys {@code k-<i>} and a user property {@code p=<i>}, body {@code remoting <i>}.
+ * {@code push} is a clustering DefaultMQPushConsumer from the first offset that prints each distinct message and
+ * ends once it has {@code count}; {@code lite-assign} is a DefaultLitePullConsumer assigned every queue of the
+ * topic. Both give up after 60 s.
+ */
+public final class Interop {
+  public static void main(String[] args) throws Exception {
+    switch (args[0]) {
+      case "produce" -> produce(args[1], args[2], args[3], Integer.parseInt(args[4]), args[5]);
+      case "push" -> push(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      case "lite-assign" -> liteAssign(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      default -> throw new IllegalArgumentException("unknown mode " + args[0]);
+    }
+    System.exit(0);
+  }
+
+  private static Message message(String topic, String tag, int i) {
+    Message m = new Message(topic, tag, "k-" + i, ("remoting " + i).getBytes(StandardCharsets.UTF_8));
+    m.putUserProperty("p", String.valueOf(i));
+    return m;
+  }
+
+  private static void printSent(SendResult r) {
+    MessageQueue q = r.getMessageQueue();
+    System.out.println("sent " + r.getMsgId() + " " + r.getOffsetMsgId() + " " + q.getBrokerName() + " "
+        + q.getQueueId() + " " + r.getQueueOffset());
+  }
+
+  private static void produce(String ns, String topic, String how, int count, String tag) throws Exception {
+    DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-producer");
+    producer.setNamesrvAddr(ns);
+    producer.setInstanceName("p-" + ProcessHandle.current().pid());
+    producer.start();
+    try {
+      switch (how) {
+        case "sync" -> {
+          for (int i = 0; i < count; i++) printSent(producer.send(message(topic, tag, i)));
+        }
+        case "async" -> {
+          CountDownLatch done = new CountDownLatch(count);
+          AtomicReference<Throwable> failed = new AtomicReference<>();
+          for (int i = 0; i < count; i++) {
+            producer.send(message(topic, tag, i), new SendCallback() {
+              @Override
+              public void onSuccess(SendResult r) {
+                synchronized (Interop.class) {
+                  printSent(r);
+                }
+                done.countDown();
+              }
+
+              @Override
+              public void onException(Throwable e) {
+                failed.set(e);
+                done.countDown();
+              }
+            });
+          }
+          if (!done.await(60, TimeUnit.SECONDS)) throw new IllegalStateException("async sends did not end");
+          if (failed.get() != null) throw new IllegalStateException("an async send failed", failed.get());
+        }
+        case "oneway" -> {
+          for (int i = 0; i < count; i++) producer.sendOneway(message(topic, tag, i));
+          System.out.println("oneway " + count);
+        }
+        case "batch" -> {
+          List<Message> batch = new ArrayList<>();
+          for (int i = 0; i < count; i++) batch.add(message(topic, tag, i));
+          SendResult r = producer.send(batch);
+          for (String id : r.getMsgId().split(",")) System.out.println("sent " + id + " " + r.getOffsetMsgId() + " "
+              + r.getMessageQueue().getBrokerName() + " " + r.getMessageQueue().getQueueId() + " " + r.getQueueOffset());
+        }
+        default -> throw new IllegalArgumentException("unknown send " + how);
+      }
+    } finally {
+      producer.shutdown();
+    }
+  }
+
+  private static String line(MessageExt m, String brokerName) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("msgId", m.getMsgId());
+    if (m instanceof MessageClientExt c) out.put("offsetMsgId", c.getOffsetMsgId());
+    out.put("topic", m.getTopic());
+    out.put("tags", m.getTags());
+    out.put("keys", m.getKeys());
+    out.put("body", new String(m.getBody(), StandardCharsets.UTF_8));
+    out.put("brokerName", brokerName);
+    out.put("queueId", m.getQueueId());
+    out.put("queueOffset", m.getQueueOffset());
+    out.put("bornTimestamp", m.getBornTimestamp());
+    out.put("storeTimestamp", m.getStoreTimestamp());
+    out.put("reconsumeTimes", m.getReconsumeTimes());
+    out.put("flag", m.getFlag());
+    out.put("properties", m.getProperties());
+    return "msg " + JSON.toJSONString(out);
+  }
+
+  private static void push(String ns, String group, String topic, int count) throws Exception {
+    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
+    consumer.setNamesrvAddr(ns);
+    consumer.setInstanceName("c-" + ProcessHandle.current().pid());
+    consumer.setMessageModel(MessageModel.CLUSTERING);
+    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    consumer.subscribe(topic, "*");
+    Set<String> seen = ConcurrentHashMap.newKeySet();
+    CountDownLatch done = new CountDownLatch(1);
+    consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
+      for (MessageExt m : msgs) {
+        if (seen.add(m.getMsgId())) {
+          synchronized (Interop.class) {
+            System.out.println(line(m, context.getMessageQueue().getBrokerName()));
+          }
+        }
+      }
+      if (seen.size() >= count) done.countDown();
+      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+    });
+    consumer.start();
+    try {
+      if (!done.await(60, TimeUnit.SECONDS))
+        throw new IllegalStateException("consumed " + seen.size() + " of " + count);
+    } finally {
+      consumer.shutdown();
+    }
+  }
+
+  private static void liteAssign(String ns, String group, String topic, int count) throws Exception {
+    DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(group);
+    consumer.setNamesrvAddr(ns);
+    consumer.setInstanceName("l-" + ProcessHandle.current().pid());
+    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    consumer.setAutoCommit(true);
+    consumer.start();
+    try {
+      Collection<MessageQueue> queues = consumer.fetchMessageQueues(topic);
+      consumer.assign(queues);
+      for (MessageQueue q : queues) consumer.seekToBegin(q);
+      Set<String> seen = ConcurrentHashMap.newKeySet();
+      long deadline = System.currentTimeMillis() + 60_000;
+      while (seen.size() < count) {
+        if (System.currentTimeMillis() > deadline)
+          throw new IllegalStateException("pulled " + seen.size() + " of " + count);
+        for (MessageExt m : consumer.poll(1000)) {
+          if (seen.add(m.getMsgId())) System.out.println(line(m, m.getBrokerName()));
+        }
+      }
+      consumer.commitSync();
+    } finally {
+      consumer.shutdown();
+    }
+  }
+}

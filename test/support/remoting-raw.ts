@@ -1,0 +1,80 @@
+/**
+ * @module A bare RocketMQ remoting client for tests: it writes frames (well-formed ones, or any bytes) to a port
+ * and reads the answers by opaque id, so tests can speak the protocol without a Java process, hostile frames
+ * included.
+ */
+import { connect, type Socket } from "node:net";
+import {
+  encodeFrame,
+  FrameDecoder,
+  MAX_FRAME_BYTES,
+  ONEWAY_FLAG,
+  type RemotingCommand,
+  SERIALIZE_JSON,
+  SERIALIZE_ROCKETMQ,
+} from "../../lib/remoting/index.js";
+
+export interface RawRequest {
+  code: number;
+  extFields?: Record<string, string>;
+  body?: Uint8Array;
+  oneway?: boolean;
+  binary?: boolean;
+}
+
+export class RawRemoting {
+  readonly #decoder = new FrameDecoder(MAX_FRAME_BYTES);
+  readonly #waiting = new Map<number, (c: RemotingCommand) => void>();
+  #opaque = 0;
+  readonly closed: Promise<void>;
+  /** Bytes received in all (a hostile frame must get none). */
+  received = 0;
+
+  private constructor(readonly socket: Socket) {
+    this.closed = new Promise((resolve) => socket.once("close", () => resolve()));
+    socket.on("error", () => {});
+    socket.on("data", (chunk: Buffer) => {
+      this.received += chunk.byteLength;
+      for (const frame of this.#decoder.push(chunk)) this.#waiting.get(frame.opaque)?.(frame);
+    });
+  }
+
+  static async open(port: number, host = "127.0.0.1"): Promise<RawRemoting> {
+    const socket = connect(port, host);
+    await new Promise<void>((resolve, reject) => {
+      socket.once("connect", () => resolve());
+      socket.once("error", reject);
+    });
+    return new RawRemoting(socket);
+  }
+
+  request(r: RawRequest): Promise<RemotingCommand> {
+    const opaque = ++this.#opaque;
+    const answered = new Promise<RemotingCommand>((resolve) => this.#waiting.set(opaque, resolve));
+    this.socket.write(
+      encodeFrame({
+        code: r.code,
+        language: "JAVA",
+        version: 453,
+        opaque,
+        flag: r.oneway ? ONEWAY_FLAG : 0,
+        remark: undefined,
+        extFields: r.extFields ?? {},
+        serializeType: r.binary ? SERIALIZE_ROCKETMQ : SERIALIZE_JSON,
+        body: r.body,
+      }),
+    );
+    return answered;
+  }
+
+  write(bytes: Uint8Array): void {
+    this.socket.write(bytes);
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+export const json = (c: RemotingCommand): unknown =>
+  c.body === undefined ? undefined : JSON.parse(Buffer.from(c.body).toString("utf8"));
