@@ -118,7 +118,7 @@ async function subscriptionList(opts: ApiOptions & { topic?: string }): Promise<
   const query = opts.topic === undefined ? {} : { topic: opts.topic };
   const { subscriptions } = await connect(opts).call(endpoints.listSubscriptions, { query });
   if (opts.json) return printJson({ subscriptions });
-  printTable(subscriptions);
+  printTable(subscriptions, true);
 }
 
 async function deleteSubscription(opts: ApiOptions & { groupName: string }): Promise<void> {
@@ -127,7 +127,14 @@ async function deleteSubscription(opts: ApiOptions & { groupName: string }): Pro
   note(`subscription of ${opts.groupName} deleted`);
 }
 
-function printTable(rows: readonly SubscriptionInfo[]): void {
+/** A last delivery error as a table cell: when (UTC) and why, cut to fit a terminal; "-" when none failed. */
+const lastErrorCell = (s: SubscriptionInfo): string =>
+  s.lastDeliveryError === undefined
+    ? "-"
+    : `${new Date(s.lastDeliveryError.at).toISOString().slice(0, 19)}Z ${s.lastDeliveryError.reason.slice(0, 80)}`;
+
+/** The subscriptions as a table; the list adds each one's last delivery error (`--json` has it whole). */
+function printTable(rows: readonly SubscriptionInfo[], withLastError = false): void {
   print(
     formatTable(
       [
@@ -140,6 +147,7 @@ function printTable(rows: readonly SubscriptionInfo[]): void {
         { header: "Ordering" },
         { header: "Max Reconsume", align: "right" },
         { header: "Trace" },
+        ...(withLastError ? [{ header: "Last Delivery Error" }] : []),
       ],
       rows.map((s) => [
         s.group,
@@ -151,6 +159,7 @@ function printTable(rows: readonly SubscriptionInfo[]): void {
         s.ordering,
         s.maxReconsumeTimes,
         s.enableMsgTrace ? (s.customizedTraceTopic ?? "RMQ_SYS_TRACE_TOPIC") : "off",
+        ...(withLastError ? [lastErrorCell(s)] : []),
       ]),
     ),
   );
