@@ -78,6 +78,7 @@ export async function dispatchSubscriptions(
     // Traced subscriptions' records, appended by the broker's send path; flushed when the run closes the dispatcher.
     traceSend: (topic, messages) => ctx.broker.sender.send({ topic, messages }),
     onTraceError: (err) => console.warn("nimbus: a subscription's trace records were dropped:", err),
+    errorStore: ctx.broker.subscriptions,
   });
   const subscriptions = await ctx.broker.subscriptions.list(options.topic);
   const stop = setTimeout(() => void dispatcher.close(), options.runMs ?? DISPATCH_RUN_MS);

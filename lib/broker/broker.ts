@@ -22,7 +22,7 @@ import {
   type SampleReport,
   SubscriptionGroups,
 } from "./groups/index.js";
-import { type BrokerRegistration, NameServer, RouteCache, TopicService } from "./names/index.js";
+import { type BrokerRegistration, NameServer, RouteCache, TopicService, TopicSuggestions } from "./names/index.js";
 import { DEFAULT_POP_OPTIONS, type PopOptions, PopService } from "./pop/index.js";
 import { SendService } from "./produce/index.js";
 import { PushChannel } from "./push/index.js";
@@ -165,6 +165,9 @@ export class Broker {
     const subscriptionGroups = new SubscriptionGroups(routes, options.routeCacheMs ?? 3000, now);
     this.subscriptionGroups = subscriptionGroups;
     this.topics = new TopicService(routes, this.nameServer, this.queueLog, (t) => this.routeCache.invalidate(t), now);
+    // A read of a topic that does not exist names the closest one that does ("did you mean").
+    const suggestions = new TopicSuggestions(() => this.topics.list());
+    this.routeCache.suggest = (topic) => suggestions.closestTo(topic);
     this.timers = new TimerStore(storage.table(TIMERS_TABLE), this.queueLog, {
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
       sweepIntervalMs: options.timerSweepIntervalMs ?? 500,

@@ -1,11 +1,7 @@
 /** @module `nimbus dev`: the local broker on 127.0.0.1:9876, on the embedded store or on DynamoDB/S3 endpoints. */
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { parseNimbusConfig } from "../config/nimbus-config.js";
-import { stageSettings } from "../config/stages.js";
 import { parseDelayLevels } from "../core/delay-levels.js";
-import { TARGET_NETWORKS, type TargetNetworks } from "../core/target-address.js";
+import { TARGET_NETWORKS } from "../core/target-address.js";
 import { workerBus } from "../dev/process-bus.js";
 import { type DevOptions, describe, holdFolder, startServers, stopOnSignals } from "./dev-servers.js";
 import { announceWorker, defaultWorkers, isPrimaryOf, parseWorkers, superviseWorkers, workerIndex } from "./workers.js";

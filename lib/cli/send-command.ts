@@ -85,6 +85,7 @@ async function send(opts: SendOptions, cmd: Command): Promise<void> {
   const pick = await queuePicker(api, target);
   if (opts.count === 1) {
     const sent = await sendWithRetry(api, { ...target, messages: [message] }, pick);
+    if (sent.topicCreated) note(topicCreatedNote(opts.topic));
     if (opts.json) return printJson(sent);
     const { brokerName, queueId } = sent.messageQueue;
     print(
@@ -103,6 +104,10 @@ async function send(opts: SendOptions, cmd: Command): Promise<void> {
   }
   await sendMany(api, target, message, opts, pick);
 }
+
+/** Said (on stderr) when a send created its topic: a typo in `-t` would otherwise make a new topic silently. */
+const topicCreatedNote = (topic: string) =>
+  `note: topic ${topic} did not exist; the broker created it (autoCreateTopicEnable). Check the name if you meant an existing topic (nimbus topicList).`;
 
 /** Picks the next writable queue round robin, away from `avoid` when another broker has one. */
 type QueuePicker = (avoid: string | undefined) => { brokerName: string; queueId: number } | undefined;
@@ -184,6 +189,7 @@ async function sendMany(
         opts.size === undefined ? message : { ...message, body: generatedBody(first + i, opts.count, opts.size) },
       );
       const sent = await sendWithRetry(api, { ...target, messages }, pick);
+      if (sent.topicCreated) note(topicCreatedNote(opts.topic));
       const { brokerName, queueId } = sent.messageQueue;
       const key = `${brokerName}#${queueId}`;
       const t = tallies.get(key) ?? { brokerName, queueId, messages: 0, firstOffset: sent.queueOffset, lastOffset: 0 };

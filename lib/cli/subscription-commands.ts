@@ -46,13 +46,15 @@ export function addSubscriptionCommands(program: Command): void {
     .requiredOption("-g, --groupName <group>", "consumer group")
     .requiredOption("-t, --topic <topic>", "topic")
     .option("-u, --url <url>", "HTTPS target (http:// only to a loopback host)")
-    .addOption(new Option("-s, --secret <secret>", "the HTTPS target's signing secret").env("NIMBUS_WEBHOOK_SECRET"))
-    .option("-f, --functionArn <arn>", "Lambda target")
-    .option("-e, --subExpression <tags>", "tag filter (TagA || TagB)", "*")
+    .addOption(new Option("--secret <secret>", "the HTTPS target's signing secret").env("NIMBUS_WEBHOOK_SECRET"))
+    .option("--functionArn <arn>", "Lambda target")
+    // The letters mean what they mean in the rest of the CLI (mqadmin's): -s the tag filter as in consume; -b, -c,
+    // -w and -f (broker, cluster, write queues, force) are not reused here (docs/cli.md "One vocabulary").
+    .option("-s, --subExpression <tags>", "tag filter (TagA || TagB)", "*")
     .option("--sql <expression>", "SQL92 filter over the message's properties")
-    .option("-b, --batchSize <n>", "messages per delivery, 1..32", integer)
-    .option("-w, --batchingWindow <ms>", "wait up to this long to fill a batch", integer)
-    .option("-c, --maxConcurrency <n>", "deliveries in flight at once", integer)
+    .option("--batchSize <n>", "messages per delivery, 1..32", integer)
+    .option("--batchingWindow <ms>", "wait up to this long to fill a batch", integer)
+    .option("--maxConcurrency <n>", "deliveries in flight at once", integer)
     .addOption(new Option("-o, --ordering <ordering>", "delivery order").choices(["none", "queue", "messageGroup"]))
     .option("-r, --maxReconsumeTimes <n>", "redeliveries before the dead-letter queue", integer)
     .option("--timeout <ms>", "one delivery's timeout", integer)
@@ -118,7 +120,7 @@ async function subscriptionList(opts: ApiOptions & { topic?: string }): Promise<
   const query = opts.topic === undefined ? {} : { topic: opts.topic };
   const { subscriptions } = await connect(opts).call(endpoints.listSubscriptions, { query });
   if (opts.json) return printJson({ subscriptions });
-  printTable(subscriptions);
+  printTable(subscriptions, true);
 }
 
 async function deleteSubscription(opts: ApiOptions & { groupName: string }): Promise<void> {
@@ -127,7 +129,14 @@ async function deleteSubscription(opts: ApiOptions & { groupName: string }): Pro
   note(`subscription of ${opts.groupName} deleted`);
 }
 
-function printTable(rows: readonly SubscriptionInfo[]): void {
+/** A last delivery error as a table cell: when (UTC) and why, cut to fit a terminal; "-" when none failed. */
+const lastErrorCell = (s: SubscriptionInfo): string =>
+  s.lastDeliveryError === undefined
+    ? "-"
+    : `${new Date(s.lastDeliveryError.at).toISOString().slice(0, 19)}Z ${s.lastDeliveryError.reason.slice(0, 80)}`;
+
+/** The subscriptions as a table; the list adds each one's last delivery error (`--json` has it whole). */
+function printTable(rows: readonly SubscriptionInfo[], withLastError = false): void {
   print(
     formatTable(
       [
@@ -140,6 +149,7 @@ function printTable(rows: readonly SubscriptionInfo[]): void {
         { header: "Ordering" },
         { header: "Max Reconsume", align: "right" },
         { header: "Trace" },
+        ...(withLastError ? [{ header: "Last Delivery Error" }] : []),
       ],
       rows.map((s) => [
         s.group,
@@ -151,6 +161,7 @@ function printTable(rows: readonly SubscriptionInfo[]): void {
         s.ordering,
         s.maxReconsumeTimes,
         s.enableMsgTrace ? (s.customizedTraceTopic ?? "RMQ_SYS_TRACE_TOPIC") : "off",
+        ...(withLastError ? [lastErrorCell(s)] : []),
       ]),
     ),
   );

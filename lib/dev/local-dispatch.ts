@@ -48,6 +48,7 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
     onRetryDue: (s, at) => dispatch?.retryDue(s, at),
     // Traced subscriptions' records: appended by this broker's own send path (docs/trace.md "Subscriptions").
     traceSend: (topic, messages) => broker.sender.send({ topic, messages }),
+    errorStore: broker.subscriptions,
   });
   const started = new InProcessDispatch({
     store: broker.subscriptions,

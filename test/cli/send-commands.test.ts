@@ -54,6 +54,21 @@ describe("nimbus send and queryMsgByOffset (the built CLI)", () => {
     rmSync(tmp, { recursive: true, force: true });
   });
 
+  it("a send that creates its topic says so, once; a read of a near-miss topic name suggests the real one", async () => {
+    const first = await run("send", "-t", "SendTopicNew", "--body", "hello");
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stderr, /topic SendTopicNew did not exist; the broker created it \(autoCreateTopicEnable\)/);
+    const second = await run("send", "-t", "SendTopicNew", "--body", "again");
+    assert.equal(second.code, 0, second.stderr);
+    assert.doesNotMatch(second.stderr, /did not exist/);
+    const typo = await run("queryMsgByOffset", "-t", "SendTopc", "-b", "broker-a", "-i", "0", "-o", "0");
+    assert.notEqual(typo.code, 0);
+    assert.match(typo.stderr, /did you mean SendTopic\?/);
+    const unlike = await run("queryMsgByOffset", "-t", "Unrelated", "-b", "broker-a", "-i", "0", "-o", "0");
+    assert.notEqual(unlike.code, 0);
+    assert.doesNotMatch(unlike.stderr, /did you mean/);
+  });
+
   it("sends one message to a chosen queue and prints where it landed; queryMsgByOffset shows it", async () => {
     const sent = await run(
       "send",

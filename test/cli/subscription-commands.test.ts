@@ -23,7 +23,10 @@ describe("nimbus updateSubscription, subscriptionList, deleteSubscription (the b
 
   it("creates an HTTPS subscription (secret from NIMBUS_WEBHOOK_SECRET) and a Lambda one; lists both", async () => {
     const http = await run(
-      ["updateSubscription", "-g", "Hooks", "-t", "Orders", "-u", "http://127.0.0.1:8080/hook", "-b", "32", "-c", "4"],
+      [
+        ...["updateSubscription", "-g", "Hooks", "-t", "Orders", "-u", "http://127.0.0.1:8080/hook"],
+        ...["--batchSize", "32", "--maxConcurrency", "4"],
+      ],
       { NIMBUS_WEBHOOK_SECRET: secret },
     );
     assert.equal(http.code, 0, http.stderr);
@@ -35,7 +38,7 @@ describe("nimbus updateSubscription, subscriptionList, deleteSubscription (the b
       "Fn",
       "-t",
       "Orders",
-      "-f",
+      "--functionArn",
       arn,
       "--sql",
       "amount > 10",
@@ -46,18 +49,34 @@ describe("nimbus updateSubscription, subscriptionList, deleteSubscription (the b
     assert.equal(fn.code, 0, fn.stderr);
     const list = await run(["subscriptionList"]);
     assert.equal(list.code, 0, list.stderr);
-    assert.match(list.stdout, /Fn\s+Orders\s+SQL92 amount > 10\s+arn:aws:lambda.*\s+RMQ_SYS_TRACE_TOPIC\n/);
-    assert.match(list.stdout, /Hooks\s+Orders\s+.*\s+off\n/, "tracing is off unless asked for");
+    assert.match(list.stdout, /Fn\s+Orders\s+SQL92 amount > 10\s+arn:aws:lambda.*\s+RMQ_SYS_TRACE_TOPIC\s+-\n/);
+    assert.match(list.stdout, /Hooks\s+Orders\s+.*\s+off\s+-\n/, "tracing is off unless asked for");
     assert.ok(!list.stdout.includes(secret) && !(await run(["subscriptionList", "--json"])).stdout.includes(secret));
     assert.deepEqual((await listed()).map((s) => s.group).sort(), ["Fn", "Hooks"]);
   });
 
   it("a bad definition is refused and stores nothing; a missing target is a usage error", async () => {
-    const bad = await run(["updateSubscription", "-g", "Bad", "-t", "Orders", "-f", "arn:aws:lambda:nowhere"]);
+    const bad = await run([
+      "updateSubscription",
+      "-g",
+      "Bad",
+      "-t",
+      "Orders",
+      "--functionArn",
+      "arn:aws:lambda:nowhere",
+    ]);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /PARAMETER_ILLEGAL/);
     const selfTraced = await run([
-      ...["updateSubscription", "-g", "Bad", "-t", "Orders", "-f", "arn:aws:lambda:eu-west-1:123456789012:function:x"],
+      ...[
+        "updateSubscription",
+        "-g",
+        "Bad",
+        "-t",
+        "Orders",
+        "--functionArn",
+        "arn:aws:lambda:eu-west-1:123456789012:function:x",
+      ],
       ...["--enableMsgTrace", "--customizedTraceTopic", "Orders"],
     ]);
     assert.notEqual(selfTraced.code, 0);
@@ -66,6 +85,38 @@ describe("nimbus updateSubscription, subscriptionList, deleteSubscription (the b
     assert.notEqual(none.code, 0);
     assert.match(none.stderr, /exactly one target/);
     assert.deepEqual((await listed()).map((s) => s.group).sort(), ["Fn", "Hooks"]);
+  });
+
+  it("one vocabulary: -s is the tag filter as in consume; -b, -c, -w, -f and -e are not updateSubscription's", async () => {
+    const tagged = await run(
+      [
+        ...[
+          "updateSubscription",
+          "-g",
+          "Tagged",
+          "-t",
+          "Orders",
+          "-u",
+          "http://127.0.0.1:8080/hook",
+          "-s",
+          "TagA || TagB",
+        ],
+      ],
+      { NIMBUS_WEBHOOK_SECRET: secret },
+    );
+    assert.equal(tagged.code, 0, tagged.stderr);
+    assert.match(tagged.stdout, /Tagged\s+Orders\s+TAG TagA \|\| TagB/);
+    for (const letter of ["-b", "-c", "-w", "-f", "-e"]) {
+      const old = await run(
+        ["updateSubscription", "-g", "Old", "-t", "Orders", "-u", "http://127.0.0.1:8080/hook", letter, "1"],
+        {
+          NIMBUS_WEBHOOK_SECRET: secret,
+        },
+      );
+      assert.equal(old.code, 2, `${letter}: a usage error`);
+      assert.match(old.stderr, new RegExp(`unknown option '${letter}'`));
+    }
+    assert.equal((await run(["deleteSubscription", "-g", "Tagged"])).code, 0);
   });
 
   it("deleteSubscription ends one; deleting it again fails", async () => {

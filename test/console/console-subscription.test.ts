@@ -39,6 +39,19 @@ describe("the group page's subscription in Chromium", { skip }, () => {
     assert.match(text, /32 messages/);
     assert.match(text, /queue/);
     assert.ok(!(await session.page.content()).includes(secret), "the secret is never shown");
+    assert.equal(await session.page.getByTestId("subscription-last-error").innerText(), "none");
+    // A delivery failed (as the dispatcher records it: test/e2e/subscription-errors.test.ts): the page says why.
+    await ctx.server.server.context.broker.subscriptions.recordDeliveryError(
+      group,
+      "the target answered 503",
+      Date.now(),
+    );
+    await session.page.reload();
+    await session.page.getByTestId("subscription").waitFor(wait);
+    assert.match(
+      await session.page.getByTestId("subscription-last-error").innerText(),
+      /UTC: the target answered 503$/,
+    );
     await session.shot("group-subscription");
     await session.page.getByRole("button", { name: "Delete subscription" }).click();
     await session.page.getByTestId("subscription-none").waitFor(wait);

@@ -77,7 +77,7 @@ describe("NimbusSubscription's deploy-time registration", () => {
   it("on acl stages: the one CLI step, with the same settings", () => {
     assert.equal(
       cliStep(SETTINGS, ARN),
-      `nimbus updateSubscription -g 'RegGroup' -t 'RegTopic' -f '${ARN}' -e 'created || paid' -b '10' -c '4' -o 'messageGroup' --enableMsgTrace`,
+      `nimbus updateSubscription -g 'RegGroup' -t 'RegTopic' --functionArn '${ARN}' -s 'created || paid' --batchSize '10' --maxConcurrency '4' -o 'messageGroup' --enableMsgTrace`,
     );
   });
 });

@@ -3,6 +3,7 @@
  * route queries. Routes change rarely; an API instance sees another instance's change within `ttlMs`
  * (RocketMQ clients refresh routes every 30 s). Changes made through this instance apply at once.
  */
+import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
 import type { NameServer, TopicRouteData } from "./name-server.js";
 
 export class RouteCache {
@@ -17,9 +18,23 @@ export class RouteCache {
   async get(topic: string): Promise<TopicRouteData> {
     const hit = this.#entries.get(topic);
     if (hit && this.now() - hit.at < this.ttlMs) return hit.route;
-    const route = await this.nameServer.topicRoute(topic);
+    let route: TopicRouteData;
+    try {
+      route = await this.nameServer.topicRoute(topic);
+    } catch (err) {
+      throw await this.#withSuggestion(topic, err);
+    }
     this.#entries.set(topic, { route, at: this.now() });
     return route;
+  }
+
+  /** Names the existing topic closest to a missing one (topic-suggestions.ts), when `suggest` is set. */
+  suggest: ((topic: string) => Promise<string | undefined>) | undefined;
+
+  async #withSuggestion(topic: string, err: unknown): Promise<unknown> {
+    if (this.suggest === undefined || !isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) return err;
+    const closest = await this.suggest(topic);
+    return closest === undefined ? err : new NimbusError(err.code, `${err.message}; did you mean ${closest}?`);
   }
 
   set(topic: string, route: TopicRouteData): void {

@@ -85,6 +85,10 @@ export class TopicService {
       throw new NimbusError(ErrorCode.SERVICE_NOT_AVAILABLE, "no live writable broker to create the topic on");
     await Promise.all(writable.map((b) => this.#createQueueData(topic, b.brokerName, queueNums)));
     await this.#listTopic(topic, Object.fromEntries(writable.map((b) => [b.brokerName, queueNums])));
+    // Said where an operator looks: a typo in a producer's topic otherwise creates a topic silently.
+    console.info(
+      `nimbus: topic ${topic} did not exist; a send created it (autoCreateTopicEnable): ${queueNums} read and write queues on ${writable.map((b) => b.brokerName).join(", ")}`,
+    );
     return this.nameServer.topicRoute(topic);
   }
 

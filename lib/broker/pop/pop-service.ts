@@ -300,8 +300,16 @@ export class PopService {
     throw new NimbusError(ErrorCode.SYSTEM_BUSY, "the message's checkpoint is changing: try again");
   }
 
-  /** Sends one received message straight to %DLQ%<group> and ends it (gRPC ForwardMessageToDeadLetterQueue). */
-  async forwardToDeadLetter(group: string, topic: string, receiptHandle: string): Promise<void> {
+  /**
+   * Sends one received message straight to %DLQ%<group> and ends it (gRPC ForwardMessageToDeadLetterQueue), with
+   * `properties` added (a subscription's delivery error).
+   */
+  async forwardToDeadLetter(
+    group: string,
+    topic: string,
+    receiptHandle: string,
+    properties: Readonly<Record<string, string>> = {},
+  ): Promise<void> {
     validateGroup(group);
     validateTopic(topic);
     const h = decodeHandle(receiptHandle);
@@ -311,7 +319,9 @@ export class PopService {
     const state = ck?.offsets.get(h.offset);
     if (ck === undefined || state === undefined || !isCurrent(ck, h, this.now())) throw invalidHandle();
     const message = (await this.queueLog.read(queue, h.offset, { maxMessages: 1 })).messages[0];
-    if (message?.queueOffset === h.offset) await this.#toDeadLetter(group, queue, message, state.deliveryAttempt);
+    if (message?.queueOffset === h.offset) {
+      await this.#toDeadLetter(group, queue, message, state.deliveryAttempt, properties);
+    }
     await this.#store.ack(pk, h.start, [{ offset: h.offset, round: h.round }], this.now());
     this.#popper.acked(pk, h.start, [h.offset]);
   }
@@ -326,11 +336,17 @@ export class PopService {
   }
 
   /** As issue 14's dead letters: the message keeps its id, body and properties and records its origin. */
-  async #toDeadLetter(group: string, queue: QueueRef, message: StoredMessage, deliveryAttempt: number): Promise<void> {
+  async #toDeadLetter(
+    group: string,
+    queue: QueueRef,
+    message: StoredMessage,
+    deliveryAttempt: number,
+    added: Readonly<Record<string, string>> = {},
+  ): Promise<void> {
     const { queueOffset: _o, storeTimestamp: _s, ...record } = message;
     const msgId =
       record.properties[MessageConst.UNIQ_KEY] ?? `${queue.brokerName}-${queue.queueId}-${message.queueOffset}`;
-    const properties: Record<string, string> = { ...record.properties };
+    const properties: Record<string, string> = { ...record.properties, ...added };
     properties[MessageConst.RETRY_TOPIC] ??= queue.topic;
     properties[MessageConst.ORIGIN_MESSAGE_ID] ??= msgId;
     properties[MessageConst.UNIQ_KEY] = msgId;

@@ -55,8 +55,11 @@ export class SendService {
   }
 
   async send(req: SendRequest): Promise<SendResponse> {
-    const { records, batch, queue, dueAts } = await this.prepare(req, (r) => r);
-    if (dueAts !== undefined && this.options.delays) return this.options.delays.schedule(queue, records, dueAts);
+    const { records, batch, queue, dueAts, topicCreated } = await this.prepare(req, (r) => r);
+    if (dueAts !== undefined && this.options.delays) {
+      const scheduled = await this.options.delays.schedule(queue, records, dueAts);
+      return topicCreated ? { ...scheduled, topicCreated } : scheduled;
+    }
     const { queueOffset, storeTimestamp } = await this.queueLog.appendEncoded(
       queue,
       batch,
@@ -64,7 +67,14 @@ export class SendService {
       indexedMessages(records),
     );
     const msgIds = records.map((r) => r.properties[MessageConst.UNIQ_KEY] as string);
-    return { sendStatus: "SEND_OK", messageQueue: queue, queueOffset, msgIds, storeTimestamp };
+    return {
+      sendStatus: "SEND_OK",
+      messageQueue: queue,
+      queueOffset,
+      msgIds,
+      storeTimestamp,
+      ...(topicCreated ? { topicCreated } : {}),
+    };
   }
 
   /**
@@ -74,7 +84,7 @@ export class SendService {
   async prepare(
     req: SendRequest,
     finish: (record: MessageRecord) => MessageRecord,
-  ): Promise<{ records: MessageRecord[]; batch: Uint8Array; queue: QueueRef; dueAts?: number[] }> {
+  ): Promise<{ records: MessageRecord[]; batch: Uint8Array; queue: QueueRef; dueAts?: number[]; topicCreated?: true }> {
     // A user's send never writes a system topic (%RETRY%, %DLQ%, rmq_sys_...), whatever door it came through;
     // the broker writes those itself (send-back, dead letters), not through this path.
     validateSendTopic(req.topic);
@@ -84,8 +94,14 @@ export class SendService {
       throw tooLarge(`the batch is ${batch.byteLength} bytes encoded, over the limit of ${MAX_BATCH_BYTES}`);
     }
     const dueAts = this.#dueAts(records);
-    const route = await this.#route(req.topic);
-    return { records, batch, queue: this.#pickQueue(req, route), ...(dueAts ? { dueAts } : {}) };
+    const { route, created } = await this.#routeOrCreate(req.topic);
+    return {
+      records,
+      batch,
+      queue: this.#pickQueue(req, route),
+      ...(dueAts ? { dueAts } : {}),
+      ...(created ? { topicCreated: true as const } : {}),
+    };
   }
 
   /** When each message is due, if the batch is delayed; a batch is delayed as a whole or not at all. */
@@ -148,8 +164,13 @@ export class SendService {
   }
 
   async #route(topic: string): Promise<TopicRouteData> {
+    return (await this.#routeOrCreate(topic)).route;
+  }
+
+  /** The topic's route; auto-created (`created`) when the topic did not exist and may be created. */
+  async #routeOrCreate(topic: string): Promise<{ route: TopicRouteData; created: boolean }> {
     try {
-      return await this.routes.get(topic);
+      return { route: await this.routes.get(topic), created: false };
     } catch (err) {
       // The trace topic is created on its first record even without autoCreateTopic, as a RocketMQ broker
       // with traceTopicEnable creates RMQ_SYS_TRACE_TOPIC at start (docs/trace.md).
@@ -160,7 +181,7 @@ export class SendService {
         this.options.defaultQueueNums ?? DEFAULT_AUTO_CREATE_QUEUE_NUMS,
       );
       this.routes.set(topic, route);
-      return route;
+      return { route, created: true };
     }
   }
 

@@ -14,9 +14,10 @@ import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { sleep } from "../../core/sleep.js";
 import type { TraceSend } from "../../core/trace-dispatcher.js";
 import { type DeliveryOutcome, type DeliveryTarget, deliveryBody, failure } from "./delivery.js";
+import { type DeliveryErrorStore, DeliveryErrors } from "./delivery-errors.js";
 import { DeliveryTracer, type TraceCounts } from "./delivery-trace.js";
 import type { PopPort, PoppedMessage } from "./pop-port.js";
-import { ackCount, backoffMs, exhausted, settle } from "./settle.js";
+import { ackCount, backoffMs, deadLetterProperties, exhausted, reasonOf, settle } from "./settle.js";
 import type { Subscription } from "./subscription-store.js";
 
 /** What a message group is, as RocketMQ 5's FIFO messages carry it. */
@@ -35,6 +36,8 @@ export interface DispatcherOptions {
   traceSend?: TraceSend;
   /** A failed trace append (its records dropped, counted in `traceCounts`). */
   onTraceError?: (err: unknown) => void;
+  /** Where each subscription's last delivery error is kept (delivery-errors.ts); absent: logged only. */
+  errorStore?: DeliveryErrorStore;
 }
 
 export interface DispatchReport {
@@ -57,10 +60,12 @@ export class SubscriptionDispatcher {
   /** Everything this dispatcher delivered and settled since it started (what `nimbus dev` reports). */
   readonly #totals = emptyReport();
   readonly #tracer: DeliveryTracer | undefined;
+  readonly #errors: DeliveryErrors;
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#errors = new DeliveryErrors(options.errorStore, this.#now);
     this.#tracer =
       options.traceSend === undefined
         ? undefined
@@ -101,6 +106,7 @@ export class SubscriptionDispatcher {
     this.#stop.abort();
     await Promise.allSettled([...this.#running]);
     await this.#tracer?.close();
+    await this.#errors.settled();
   }
 
   #track<T>(run: Promise<T>): Promise<T> {
@@ -175,9 +181,13 @@ export class SubscriptionDispatcher {
     try {
       const outcome = await this.#options.targetOf(s).deliver(deliveryBody(batch), this.#stop.signal);
       this.#tracer?.after(traced, outcome);
+      if (outcome.kind === "failure") this.#errors.failed(s, outcome.reason, batch.length);
+      else if (outcome.failedIds.length > 0) this.#errors.failed(s, reasonOf(outcome), outcome.failedIds.length);
       return outcome;
     } catch (err) {
-      this.#tracer?.after(traced, failure(err instanceof Error ? err.message : String(err)));
+      const reason = err instanceof Error ? err.message : String(err);
+      this.#tracer?.after(traced, failure(reason));
+      this.#errors.failed(s, reason, batch.length);
       throw err;
     }
   }
@@ -229,7 +239,12 @@ export class SubscriptionDispatcher {
       pending = pending.slice(firstFailed);
       const head = pending[0] as PoppedMessage;
       if (exhausted(s, head)) {
-        await this.#options.pop.forwardToDeadLetter(s.group, s.topic, head.receiptHandle);
+        await this.#options.pop.forwardToDeadLetter(
+          s.group,
+          s.topic,
+          head.receiptHandle,
+          deadLetterProperties(outcome),
+        );
         report.deadLettered++;
         pending = pending.slice(1);
         continue;

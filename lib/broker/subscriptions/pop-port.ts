@@ -42,7 +42,13 @@ export interface PopPort {
     receiptHandle: string,
     invisibleMs: number,
   ): Promise<{ receiptHandle: string; invisibleUntil: number }>;
-  forwardToDeadLetter(group: string, topic: string, receiptHandle: string): Promise<void>;
+  /** Dead-letters a received message; `properties` are added to the dead letter (why it failed). */
+  forwardToDeadLetter(
+    group: string,
+    topic: string,
+    receiptHandle: string,
+    properties?: Readonly<Record<string, string>>,
+  ): Promise<void>;
   /** When a message of the group this process knows of is receivable again (after an empty receive). */
   nextDeadline?(group: string, topic: string): Promise<number | undefined>;
 }

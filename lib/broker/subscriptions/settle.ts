@@ -5,6 +5,7 @@
  */
 
 import type { DeliveryOutcome } from "./delivery.js";
+import { DELIVERY_ERROR_PROPERTY, deliveryErrorText } from "./delivery-errors.js";
 import type { PopPort, PoppedMessage } from "./pop-port.js";
 import type { Subscription } from "./subscription-store.js";
 
@@ -20,6 +21,18 @@ export function failedOf(batch: readonly PoppedMessage[], outcome: DeliveryOutco
   const failed = new Set(outcome.failedIds);
   return batch.filter((m) => failed.has(m.msgId));
 }
+
+/** Why a delivery failed: the target's reason, or, for messages it named as failed, that it named them. */
+export function reasonOf(outcome: DeliveryOutcome): string {
+  return outcome.kind === "failure"
+    ? outcome.reason
+    : `the target answered that ${outcome.failedIds.length} message(s) of the batch failed (batchItemFailures)`;
+}
+
+/** What a dead-lettered subscription message carries: why its last delivery failed (`DELIVERY_ERROR`). */
+export const deadLetterProperties = (outcome: DeliveryOutcome): Record<string, string> => ({
+  [DELIVERY_ERROR_PROPERTY]: deliveryErrorText(reasonOf(outcome)),
+});
 
 /** Whether a failed message has had its last attempt (its reconsume times reached the maximum). */
 export const exhausted = (subscription: Subscription, m: PoppedMessage): boolean =>
@@ -64,7 +77,7 @@ export async function settle(
   if (done.length > 0) report.acked = await ackCount(pop, subscription, done);
   for (const m of failed) {
     if (exhausted(subscription, m)) {
-      await pop.forwardToDeadLetter(group, topic, m.receiptHandle);
+      await pop.forwardToDeadLetter(group, topic, m.receiptHandle, deadLetterProperties(outcome));
       report.deadLettered++;
       continue;
     }

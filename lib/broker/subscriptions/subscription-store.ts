@@ -19,6 +19,8 @@ import type { SecretSealer } from "../security/index.js";
 import { queryAll } from "../store/index.js";
 
 const SUBSCRIPTIONS = "subscriptions";
+/** The partition of each subscription's last delivery error (`subscription-errors` / group: `reason`, `at`). */
+const DELIVERY_ERRORS = "subscription-errors";
 /** What the stored definition holds in place of a sealed secret (a valid secret's shape, never a secret). */
 const SEALED_PLACEHOLDER = "(sealed:in-the-sealedSecret-attribute)";
 /** The associated data a subscription's secret is sealed with: a sealed secret copied to another group does not open. */
@@ -137,6 +139,27 @@ export class SubscriptionStore {
     if (!(await this.get(group)))
       throw new NimbusError(ErrorCode.SUBSCRIPTION_GROUP_NOT_EXIST, `the group ${group} has no subscription`);
     await this.routes.delete({ pk: SUBSCRIPTIONS, sk: group });
+    await this.routes.delete({ pk: DELIVERY_ERRORS, sk: group });
+  }
+
+  /**
+   * Keeps `reason` as the group's last delivery error (delivery-errors.ts, at most one write per 10 s per
+   * dispatching process). Unconditional: the latest failure replaces the one before, whichever process saw it.
+   */
+  async recordDeliveryError(group: string, reason: string, at: number): Promise<void> {
+    await this.routes.put({ pk: DELIVERY_ERRORS, sk: group, reason, at });
+  }
+
+  /** The group's last delivery error, if a delivery ever failed: one read (only the API asks). */
+  async lastDeliveryError(group: string): Promise<LastDeliveryError | undefined> {
+    const item = await this.routes.get({ pk: DELIVERY_ERRORS, sk: group });
+    return item === undefined ? undefined : lastErrorOf(item);
+  }
+
+  /** Every group's last delivery error: one partition query, bounded as the subscriptions are. */
+  async lastDeliveryErrors(): Promise<Map<string, LastDeliveryError>> {
+    const items = await queryAll(this.routes, DELIVERY_ERRORS, { limit: MAX_SUBSCRIPTIONS });
+    return new Map(items.map((i) => [String(i.sk), lastErrorOf(i)]));
   }
 
   /**
@@ -205,8 +228,19 @@ export class SubscriptionStore {
   }
 }
 
-/** What the API answers of a subscription: everything but an http target's secret. */
-export function subscriptionInfo(s: Subscription): SubscriptionInfo {
+/** A subscription's last failed delivery: why (bounded, control characters replaced) and when (ms since epoch). */
+export interface LastDeliveryError {
+  reason: string;
+  at: number;
+}
+
+const lastErrorOf = (item: Item): LastDeliveryError => ({
+  reason: String(item.reason ?? ""),
+  at: Number(item.at ?? 0),
+});
+
+/** What the API answers of a subscription: everything but an http target's secret, with its last delivery error. */
+export function subscriptionInfo(s: Subscription, lastError?: LastDeliveryError): SubscriptionInfo {
   const target =
     s.target.type === "http"
       ? { type: "http" as const, url: s.target.url, secretSet: true as const }
@@ -227,5 +261,6 @@ export function subscriptionInfo(s: Subscription): SubscriptionInfo {
     ...(s.customizedTraceTopic === undefined ? {} : { customizedTraceTopic: s.customizedTraceTopic }),
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
+    ...(lastError === undefined ? {} : { lastDeliveryError: lastError }),
   };
 }

@@ -74,6 +74,12 @@ export function GroupSubscription({ group }: { group: string }) {
           <dd>{s.enableMsgTrace ? `on, to ${s.customizedTraceTopic ?? "RMQ_SYS_TRACE_TOPIC"}` : "off"}</dd>
           <dt>Updated (UTC)</dt>
           <dd>{formatTime(s.updatedAt)}</dd>
+          <dt>Last delivery error</dt>
+          <dd data-testid="subscription-last-error">
+            {s.lastDeliveryError === undefined
+              ? "none"
+              : `${formatTime(s.lastDeliveryError.at)} UTC: ${s.lastDeliveryError.reason}`}
+          </dd>
         </dl>
       )}
       {s && (

@@ -30,16 +30,20 @@ export const subscriptionRoutes = serviceRoutes<HandlerContext>("Subscriptions",
   route(endpoints.getSubscription, async ({ params }, { broker }) => {
     const subscription = await broker.subscriptions.get(params.group);
     if (!subscription) throw noSubscription(params.group);
-    return subscriptionInfo(subscription);
+    return subscriptionInfo(subscription, await broker.subscriptions.lastDeliveryError(params.group));
   }),
   route(endpoints.deleteSubscription, async ({ params }, ctx) => {
     refuseOnSlave(ctx, "change subscriptions");
     await ctx.broker.subscriptions.delete(params.group);
     return { code: "SUCCESS" as const };
   }),
-  route(endpoints.listSubscriptions, async ({ query }, { broker }) => ({
-    subscriptions: (await broker.subscriptions.list(query.topic)).map(subscriptionInfo),
-  })),
+  route(endpoints.listSubscriptions, async ({ query }, { broker }) => {
+    const [subscriptions, errors] = await Promise.all([
+      broker.subscriptions.list(query.topic),
+      broker.subscriptions.lastDeliveryErrors(),
+    ]);
+    return { subscriptions: subscriptions.map((s) => subscriptionInfo(s, errors.get(s.group))) };
+  }),
 ]);
 
 const noSubscription = (group: string): NimbusError =>

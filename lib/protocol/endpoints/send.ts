@@ -77,6 +77,11 @@ export const SendResponseSchema = z
      * `messageQueue` when due; `queueOffset` is then 0 (the offset is known only at delivery).
      */
     deliverTimeMs: z.array(timestamp).max(MAX_LIST_ITEMS).optional(),
+    /**
+     * Present when this send created its topic (it did not exist and the broker auto-creates topics, RocketMQ's
+     * autoCreateTopicEnable): a typo in a topic name shows here instead of silently making a new topic.
+     */
+    topicCreated: z.literal(true).optional(),
   })
   .meta({ id: "SendResponse" });
 export type SendResponse = z.output<typeof SendResponseSchema>;

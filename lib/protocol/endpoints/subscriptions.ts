@@ -142,6 +142,11 @@ export const SubscriptionInfoSchema = z
     customizedTraceTopic: z.string().max(MAX_TEXT_LENGTH).optional(),
     createdAt: timestamp,
     updatedAt: timestamp,
+    /**
+     * The last failed delivery (the target's error, a refused address, a timeout, messages it named as failed) and
+     * when, as the dispatching processes recorded it (at most once per 10 s each). Absent: none failed.
+     */
+    lastDeliveryError: z.object({ reason: z.string().max(MAX_TEXT_LENGTH), at: timestamp }).optional(),
   })
   .meta({ id: "SubscriptionInfo" });
 export type SubscriptionInfo = z.output<typeof SubscriptionInfoSchema>;
