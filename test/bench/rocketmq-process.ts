@@ -16,10 +16,10 @@ const JVM = ["-Xms512m", "-Xmx1g", "-XX:MaxDirectMemorySize=1g"];
 const START_TIMEOUT_MS = 180_000;
 
 /** Builds a Maven module of test/bench/rocketmq (offline first), so its jars are in target/lib. */
-export function buildModule(name: "server" | "client"): string {
+export function buildModule(name: "server" | "client" | "remoting-client"): string {
   const dir = path.join(ROOT, name);
   const lib = path.join(dir, "target", "lib");
-  if (!existsSync(lib) || (name === "client" && !existsSync(path.join(dir, "target", "classes")))) {
+  if (!existsSync(lib) || (name !== "server" && !existsSync(path.join(dir, "target", "classes")))) {
     const offline = spawnSync("mvn", ["-q", "-B", "-o", "package"], { cwd: dir, stdio: "inherit" });
     if (offline.status !== 0) {
       const online = spawnSync("mvn", ["-q", "-B", "package"], { cwd: dir, stdio: "inherit" });

@@ -24,7 +24,18 @@ export interface RocketMQSuiteOptions {
   workers?: number | undefined;
   /** Which brokers run (default both). */
   brokers?: readonly ("rocketmq" | "nimbus")[] | undefined;
+  /** Which clients load each broker, one after the other (default gRPC 5.0.8, then remoting 4.9.8). */
+  clients?: readonly BenchClient[] | undefined;
 }
+
+/** The official clients the suite runs: RocketMQ 5's gRPC client, and the classic remoting client. */
+export type BenchClient = "grpc" | "remoting";
+
+/** Each client's Maven module and main class (test/bench/rocketmq/). */
+const PROGRAMS: Record<BenchClient, { module: "client" | "remoting-client"; main: string }> = {
+  grpc: { module: "client", main: "nimbus.bench.GrpcBench" },
+  remoting: { module: "remoting-client", main: "nimbus.bench.RemotingBench" },
+};
 
 export interface PhaseFigure {
   phase: string;
@@ -44,14 +55,19 @@ export interface BrokerRun {
   serverCores: number;
 }
 
-/** Runs the Java program against `endpoint`; its RESULT lines as figures. */
+/**
+ * Runs a client's Java program against `endpoint` (the gRPC endpoint, or the remoting client's name server); its
+ * RESULT lines as figures, each phase named with the client (`remoting async`) unless it is the gRPC one.
+ */
 export async function runBenchClient(
   endpoint: string,
   topic: string,
   group: string,
   o: RocketMQSuiteOptions,
+  client: BenchClient = "grpc",
 ): Promise<PhaseFigure[]> {
-  const cp = classPath(buildModule("client"));
+  const program = PROGRAMS[client];
+  const cp = classPath(buildModule(program.module));
   const home = mkdtempSync(path.join(os.tmpdir(), "nimbus-bench-client-"));
   try {
     const args = [
@@ -60,7 +76,7 @@ export async function runBenchClient(
       `-Drocketmq.log.root=${home}`,
       "-cp",
       cp,
-      "nimbus.bench.GrpcBench",
+      program.main,
       ...[endpoint, topic, group, `${o.messages}`, `${o.bodyBytes}`, ...o.phases],
     ];
     const child = spawn("java", args, { stdio: ["ignore", "pipe", "pipe"] });
@@ -80,7 +96,7 @@ export async function runBenchClient(
       .map((l) => {
         const [, phase = "", messages = "0", seconds = "0", p50 = "0", p99 = "0", errors = "0"] = l.trim().split(/\s+/);
         return {
-          phase,
+          phase: client === "grpc" ? phase : `${client} ${phase}`,
           messages: Number(messages),
           seconds: Number(seconds),
           msgPerSec: Number(messages) / Number(seconds),
@@ -100,10 +116,16 @@ async function onRocketMQ(round: number, o: RocketMQSuiteOptions): Promise<Broke
   const rmq = await startRocketMQ();
   try {
     const topic = `BenchRmq${round}`;
-    rmq.createTopic(topic, o.queues);
     const cpu0 = cpuOf(rmq.pids());
     const t0 = performance.now();
-    const phases = await runBenchClient(rmq.grpcEndpoint, topic, `BenchRmqGroup${round}`, o);
+    const phases: PhaseFigure[] = [];
+    for (const client of o.clients ?? ["grpc", "remoting"]) {
+      const endpoint = client === "grpc" ? rmq.grpcEndpoint : rmq.nameServer;
+      rmq.createTopic(`${topic}_${client}`, o.queues);
+      phases.push(
+        ...(await runBenchClient(endpoint, `${topic}_${client}`, `BenchRmqGroup${round}_${client}`, o, client)),
+      );
+    }
     const serverCores = (cpuOf(rmq.pids()) - cpu0) / ((performance.now() - t0) / 1000);
     return { broker: "rocketmq", round, phases, serverCores };
   } finally {
@@ -116,15 +138,22 @@ async function onNimbus(round: number, o: RocketMQSuiteOptions): Promise<BrokerR
   const nimbus = await startBrokerProcess({ dataDir, flush: "async", grpc: true, workers: o.workers });
   try {
     const topic = `BenchNimbus${round}`;
-    const route = await fetch(`${nimbus.url}/topics/${topic}`, {
-      method: "PUT",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ readQueueNums: o.queues, writeQueueNums: o.queues, brokerNames: ["broker-a"] }),
-    });
-    if (!route.ok) throw new Error(`nimbus: PUT /topics answered ${route.status}`);
     const cpu0 = nimbus.cpuSeconds();
     const t0 = performance.now();
-    const phases = await runBenchClient(nimbus.grpcEndpoint ?? "", topic, `BenchNimbusGroup${round}`, o);
+    const phases: PhaseFigure[] = [];
+    for (const client of o.clients ?? ["grpc", "remoting"]) {
+      const route = await fetch(`${nimbus.url}/topics/${topic}_${client}`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ readQueueNums: o.queues, writeQueueNums: o.queues, brokerNames: ["broker-a"] }),
+      });
+      if (!route.ok) throw new Error(`nimbus: PUT /topics answered ${route.status}`);
+      // The remoting client's name server is the HTTP port itself (docs/remoting.md).
+      const endpoint = client === "grpc" ? (nimbus.grpcEndpoint ?? "") : new URL(nimbus.url).host;
+      phases.push(
+        ...(await runBenchClient(endpoint, `${topic}_${client}`, `BenchNimbusGroup${round}_${client}`, o, client)),
+      );
+    }
     const serverCores = (nimbus.cpuSeconds() - cpu0) / ((performance.now() - t0) / 1000);
     return { broker: "nimbus", round, phases, serverCores };
   } finally {

@@ -29,7 +29,8 @@
  *
  * `--suite rocketmq` (rocketmq-suite.ts): RocketMQ's gRPC Java client against Apache RocketMQ 5.3.3 and `nimbus dev`,
  * alternating: `--max-messages` (20000 per phase), `--rounds` (2), `--queues` (4), `--phases sync,async,consume`,
- * `--workers` (nimbus dev's), `--brokers rocketmq,nimbus`. `--suite proxy-cost` (proxy-cost.ts): `--producers` (64),
+ * `--workers` (nimbus dev's), `--brokers rocketmq,nimbus`, `--protocols grpc,remoting` (RocketMQ 5's gRPC client 5.0.8
+ * and the classic remoting client 4.9.8). `--suite proxy-cost` (proxy-cost.ts): `--producers` (64),
  * `--seconds` (20), `--queues` (8), the injected latencies as for `--push`. `--help` prints the suites and flags.
  */
 import { availableParallelism, cpus, loadavg } from "node:os";
@@ -103,6 +104,7 @@ const { values } = parseArgs({
     workers: { type: "string" },
     "key-limits": { type: "string", default: "on" },
     brokers: { type: "string", default: "rocketmq,nimbus" },
+    protocols: { type: "string", default: "grpc,remoting" },
   },
   strict: true,
 });
@@ -272,7 +274,10 @@ async function main(): Promise<void> {
       phases: values.phases.split(",") as ("sync" | "async" | "consume")[],
       workers: values.workers === undefined ? undefined : Math.floor(positive("workers", values.workers, 1)),
       brokers: values.brokers.split(",") as ("rocketmq" | "nimbus")[],
+      clients: values.protocols.split(",") as ("grpc" | "remoting")[],
     };
+    if (!options.clients.every((c) => c === "grpc" || c === "remoting"))
+      throw new Error(`--protocols is a list of grpc and remoting, got ${values.protocols}`);
     if (!options.brokers.every((b) => b === "rocketmq" || b === "nimbus"))
       throw new Error(`--brokers is a list of rocketmq and nimbus, got ${values.brokers}`);
     if (!options.phases.every((p) => ["sync", "async", "consume"].includes(p)))

@@ -1,0 +1,150 @@
+package nimbus.bench;
+
+import java.util.Arrays;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendCallback;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
+
+/**
+ * One broker's phases with RocketMQ's classic remoting client 4.9.8, the same for Apache RocketMQ and Nimbus:
+ * {@code sync} (one thread, one send at a time), {@code async} (64 sends in flight), {@code consume} (a clustering
+ * DefaultMQPushConsumer from the first offset until every message the phases sent arrived; latency is store to
+ * consume). Each phase prints {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors>}.
+ *
+ * <pre>  RemotingBench &lt;namesrv&gt; &lt;topic&gt; &lt;group&gt; &lt;messages per phase&gt; &lt;body bytes&gt; &lt;phase&gt;...</pre>
+ */
+public final class RemotingBench {
+  private RemotingBench() {}
+
+  private static final int IN_FLIGHT = 64;
+
+  public static void main(String[] args) throws Exception {
+    String namesrv = args[0];
+    String topic = args[1];
+    String group = args[2];
+    int messages = Integer.parseInt(args[3]);
+    byte[] body = new byte[Integer.parseInt(args[4])];
+    Arrays.fill(body, (byte) 'x');
+    java.util.List<String> phases = Arrays.asList(Arrays.copyOfRange(args, 5, args.length));
+    DefaultMQProducer producer = new DefaultMQProducer(group + "_producer");
+    producer.setNamesrvAddr(namesrv);
+    producer.setSendMsgTimeout(10_000);
+    producer.start();
+    int sent = 0;
+    // Warm-up: routes, connections; not measured, consumed by the consume phase too.
+    for (int i = 0; i < 100; i++) producer.send(new Message(topic, "bench", body));
+    sent += 100;
+    for (String phase : phases) {
+      if (phase.equals("sync")) {
+        sync(producer, topic, body, messages);
+        sent += messages;
+      } else if (phase.equals("async")) {
+        async(producer, topic, body, messages);
+        sent += messages;
+      }
+    }
+    producer.shutdown();
+    if (phases.contains("consume")) consume(namesrv, topic, group, sent);
+    System.exit(0);
+  }
+
+  private static void sync(DefaultMQProducer producer, String topic, byte[] body, int n) {
+    long[] latencies = new long[n];
+    int errors = 0;
+    long start = System.nanoTime();
+    for (int i = 0; i < n; i++) {
+      long t = System.nanoTime();
+      try {
+        producer.send(new Message(topic, "bench", body));
+      } catch (Exception e) {
+        errors++;
+      }
+      latencies[i] = System.nanoTime() - t;
+    }
+    report("sync", n, System.nanoTime() - start, latencies, errors);
+  }
+
+  private static void async(DefaultMQProducer producer, String topic, byte[] body, int n) throws Exception {
+    Semaphore slots = new Semaphore(IN_FLIGHT);
+    long[] latencies = new long[n];
+    AtomicInteger errors = new AtomicInteger();
+    long start = System.nanoTime();
+    for (int i = 0; i < n; i++) {
+      slots.acquire();
+      final int at = i;
+      final long t = System.nanoTime();
+      producer.send(new Message(topic, "bench", body), new SendCallback() {
+        @Override
+        public void onSuccess(SendResult result) {
+          latencies[at] = System.nanoTime() - t;
+          slots.release();
+        }
+
+        @Override
+        public void onException(Throwable e) {
+          latencies[at] = System.nanoTime() - t;
+          errors.incrementAndGet();
+          slots.release();
+        }
+      });
+    }
+    slots.acquire(IN_FLIGHT);
+    report("async", n, System.nanoTime() - start, latencies, errors.get());
+  }
+
+  private static void consume(String namesrv, String topic, String group, int expected) throws Exception {
+    Set<String> seen = ConcurrentHashMap.newKeySet();
+    ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
+    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
+    consumer.setNamesrvAddr(namesrv);
+    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    consumer.setPullBatchSize(32);
+    consumer.subscribe(topic, "*");
+    long start = System.nanoTime();
+    consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
+      long now = System.currentTimeMillis();
+      for (MessageExt m : msgs) {
+        if (seen.add(m.getMsgId())) latencies.add((now - m.getStoreTimestamp()) * 1_000_000L);
+      }
+      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+    });
+    consumer.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(300);
+    int last = -1;
+    long stalledSince = System.nanoTime();
+    while (seen.size() < expected && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+      if (seen.size() != last) {
+        last = seen.size();
+        stalledSince = System.nanoTime();
+      } else if (System.nanoTime() - stalledSince > TimeUnit.SECONDS.toNanos(60)) {
+        break;
+      }
+    }
+    long nanos = System.nanoTime() - start;
+    consumer.shutdown();
+    long[] l = latencies.stream().mapToLong(Long::longValue).toArray();
+    report("consume", seen.size(), nanos, l, expected - seen.size());
+  }
+
+  private static void report(String phase, int n, long nanos, long[] latencies, int errors) {
+    long[] sorted = latencies.clone();
+    Arrays.sort(sorted);
+    double p50 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.50)] / 1e6;
+    double p99 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.99)] / 1e6;
+    System.out.printf("RESULT %s %d %.3f %.2f %.2f %d%n", phase, n, nanos / 1e9, p50, p99, errors);
+    System.out.flush();
+  }
+}
