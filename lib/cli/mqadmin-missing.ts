@@ -7,6 +7,8 @@ import type { MissingCommand } from "./mqadmin-compat.js";
 const STAGE = "broker settings are per stage (lib/config/stages.ts, nimbus dev's options: docs/cli.md)";
 const NO_FILES = "Nimbus keeps no commit log or consume queue files: S3 and DynamoDB (or the embedded store) hold them";
 const NO_CONTROLLER = "Nimbus has no controller: a master's slaves serve reads, see docs/topology.md";
+const ACL_2 =
+  "Nimbus has RocketMQ 5's ACL 2.0 (users and ACLs), not 1.0's plain_acl.yml: createUser -u U -p P, then createAcl -s User:U -r Topic:T -a Pub (docs/security.md)";
 
 export const MISSING_COMMANDS: readonly MissingCommand[] = [
   { name: "updateTopicList", hint: "run updateTopic once per topic" },
@@ -60,6 +62,11 @@ export const MISSING_COMMANDS: readonly MissingCommand[] = [
   { name: "cleanBrokerMetadata", hint: NO_CONTROLLER },
   { name: "addBroker", hint: "nimbus broker --broker-name B starts a broker (docs/topology.md)" },
   { name: "removeBroker", hint: "stop the broker's process; its name server entry expires" },
+  { name: "updateAclConfig", hint: ACL_2 },
+  { name: "deleteAclConfig", hint: ACL_2 },
+  { name: "clusterAclConfigVersion", hint: ACL_2 },
+  { name: "updateGlobalWhiteAddr", hint: `${ACL_2}; Nimbus does not admit by source address` },
+  { name: "getAccessConfigSubCommand", hint: ACL_2 },
   { name: "copyUser", hint: "users are stage-wide in Nimbus: every broker has them" },
   { name: "copyAcl", hint: "ACLs are stage-wide in Nimbus: every broker has them" },
   { name: "getColdDataFlowCtrInfo", hint: NO_FILES },

@@ -27,6 +27,10 @@ const REFUSED: readonly (readonly [string, RegExp])[] = [
   ["queryMsgByKey -t TopicTest -k k1 -c 65", /an integer from 1 to 64/],
   ["queryMsgById -i 0A0000071092 -t TopicTest -g G", /Nimbus does not push a message to one consumer/],
   ["haStatus -c DefaultCluster", /no controller/],
+  ["updateAclConfig -a RocketMQ -s 12345678 -c DefaultCluster", /ACL 2\.0 .*createUser -u U -p P, then createAcl/],
+  ["deleteAclConfig -a RocketMQ -c DefaultCluster", /ACL 2\.0/],
+  ["clusterAclConfigVersion -c DefaultCluster", /ACL 2\.0/],
+  ["updateGlobalWhiteAddr -g 10.10.103.* -c DefaultCluster", /does not admit by source address/],
 ];
 
 describe("nimbus speaks mqadmin's command lines (the built CLI)", () => {
