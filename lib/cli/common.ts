@@ -5,7 +5,7 @@
 import { type Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import type { IamAuth, NimbusCredentials, PulledMessage, PullResponse } from "../client/transport/index.js";
 import { NimbusApi } from "../client/transport/index.js";
-import { isNimbusError } from "../core/errors.js";
+import { ErrorCode, isNimbusError, type NimbusError } from "../core/errors.js";
 
 /** RocketMQ's name server port on this machine: where `nimbus dev` listens by default. */
 export const DEFAULT_NAMESRV = "http://127.0.0.1:9876";
@@ -154,10 +154,17 @@ export function oneLine(text: string): string {
 export function describeFailure(err: unknown): string {
   if (isNimbusError(err)) {
     // A refused connection is not flow control: no SYSTEM_BUSY (which a RocketMQ user reads as "back off").
-    return networkReason(err.cause) ?? `${err.code}: ${err.message}`;
+    return networkReason(err.cause) ?? `${err.code}: ${err.message}${unsignedHint(err)}`;
   }
   if (err instanceof CommanderError) return err.message.replace(/^error: /, "");
   return err instanceof Error ? err.message : String(err);
+}
+
+/** An unsigned call refused by a server with auth: how to sign (the variables every command reads). */
+function unsignedHint(err: NimbusError): string {
+  if (err.code !== ErrorCode.UNAUTHENTICATED) return "";
+  if (process.env.NIMBUS_ACCESS_KEY !== undefined && process.env.NIMBUS_SECRET_KEY !== undefined) return "";
+  return " (this server signs its callers: set NIMBUS_ACCESS_KEY and NIMBUS_SECRET_KEY to a user's name and password, docs/cli.md)";
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { Command } from "commander";
 import { queryMessageTrace, type TraceRecord } from "../client/trace/index.js";
+import { ErrorCode, isNimbusError } from "../core/errors.js";
 import { RMQ_SYS_TRACE_TOPIC } from "../core/names.js";
 import { type ApiOptions, apiCommand, connect } from "./common.js";
 import { refuseOptions } from "./mqadmin-compat.js";
@@ -41,7 +42,17 @@ export function addTraceCommands(program: Command): void {
       traceTopic: opts.traceTopic,
       ...(opts.beginTimestamp === undefined ? {} : { begin: opts.beginTimestamp }),
       ...(opts.endTimestamp === undefined ? {} : { end: opts.endTimestamp }),
+    }).catch((err: unknown) => {
+      // No trace topic yet: nothing was ever traced to it, so this message was not either (not an error).
+      if (isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST) && !opts.json) return undefined;
+      throw err;
     });
+    if (records === undefined) {
+      note(
+        `no trace of ${opts.msgId}: the trace topic ${opts.traceTopic} does not exist yet, so nothing was traced to it (send or consume with enableMsgTrace)`,
+      );
+      return;
+    }
     if (opts.json) return printJson(records);
     if (records.length === 0) {
       note(`no trace of ${opts.msgId} in ${opts.traceTopic} (was it sent or consumed with enableMsgTrace?)`);

@@ -45,9 +45,15 @@ describe("nimbus ACL commands against nimbus dev --auth", () => {
     const unsigned = await nimbus(["topicList"], { url });
     assert.equal(unsigned.code, 1);
     assert.match(unsigned.stderr, /UNAUTHENTICATED/);
+    assert.match(
+      unsigned.stderr,
+      /set NIMBUS_ACCESS_KEY and NIMBUS_SECRET_KEY/,
+      "the unsigned call is told how to sign",
+    );
     const wrong = await nimbus(["topicList"], { url, env: { ...ROOT_ENV, NIMBUS_SECRET_KEY: "nope-nope-1" } });
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /UNAUTHENTICATED/);
+    assert.doesNotMatch(wrong.stderr, /set NIMBUS_ACCESS_KEY/, "a signed call with a wrong secret gets no such hint");
   });
 
   it("createUser, getUser, listUser, updateUser round-trip; the secret is never printed", async () => {

@@ -15,6 +15,13 @@ describe("nimbus: queryMsgTraceById (the built CLI)", () => {
   const run = (line: string) => cli.run(...line.split(" "));
 
   it("prints a traced message's records; an id without a trace says so; -c is refused with a hint", async () => {
+    // Before anything was traced: no trace topic yet, said as "no trace", not as an error.
+    const before = await run("queryMsgTraceById -i 7F000001000000000000000000000000");
+    assert.equal(before.code, 0, before.stderr);
+    assert.match(
+      before.stderr,
+      /no trace of 7F000001000000000000000000000000: the trace topic RMQ_SYS_TRACE_TOPIC does not exist yet/,
+    );
     assert.equal((await run("updateTopic -t TT -c DefaultCluster -r 1 -w 1")).code, 0);
     const producer = new Producer({ producerGroup: "PTraceCli", endpoints: cli.url(), enableMsgTrace: true });
     await producer.start();
