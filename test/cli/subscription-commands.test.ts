@@ -56,27 +56,12 @@ describe("nimbus updateSubscription, subscriptionList, deleteSubscription (the b
   });
 
   it("a bad definition is refused and stores nothing; a missing target is a usage error", async () => {
-    const bad = await run([
-      "updateSubscription",
-      "-g",
-      "Bad",
-      "-t",
-      "Orders",
-      "--functionArn",
-      "arn:aws:lambda:nowhere",
-    ]);
+    const lambdaTarget = (arn: string) => ["updateSubscription", "-g", "Bad", "-t", "Orders", "--functionArn", arn];
+    const bad = await run(lambdaTarget("arn:aws:lambda:nowhere"));
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /PARAMETER_ILLEGAL/);
     const selfTraced = await run([
-      ...[
-        "updateSubscription",
-        "-g",
-        "Bad",
-        "-t",
-        "Orders",
-        "--functionArn",
-        "arn:aws:lambda:eu-west-1:123456789012:function:x",
-      ],
+      ...lambdaTarget("arn:aws:lambda:eu-west-1:123456789012:function:x"),
       ...["--enableMsgTrace", "--customizedTraceTopic", "Orders"],
     ]);
     assert.notEqual(selfTraced.code, 0);
