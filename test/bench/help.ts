@@ -12,6 +12,8 @@ Suites:
   proxy-cost          nimbus proxy on the AWS adapters with injected latencies, many producers sending one message
                       a call; AWS requests and dollars per million against Amazon SQS
                       --producers 64  --seconds 20  --queues 8  --s3-put 30/100  --s3-get 15/60  --dynamo 5/15
+  plain-http          stock HTTP clients (Node's fetch, Python's urllib), open loop, one JSON send per request
+                      --rate 2000  --seconds 10  --plain-clients fetch,urllib  --flush async|sync
   peer                the SDK's produce/consume/end-to-end table, to set beside Redis Streams or NATS
                       --mode  --seconds 8  --rate 2000  --e2e-seconds 10  --url http://127.0.0.1:9876
   lambda-concurrency  independent writers (Lambda containers) on one queue or one topic: conflicts, write units
@@ -23,7 +25,10 @@ Suites:
   subscription        delivered msg/s to an HTTPS (or --target http) webhook, and after idle
                       --mode  --max-messages 4096  --rate 100  --rate-seconds 10  --idle-seconds 60  --idle-rounds 2
   pop-idle            POP delivery after an idle minute
-  --push              the push channel's latency instead of a suite: --push-mode local|aws-latency|both  --rates
+  --push              the push channel's latency instead of a suite: --push-mode local|aws-latency|both
+                      --rates 1,100,2000  --rate-seconds  --idle-seconds 60  --idle-rounds 2
+                      --idle-cost-period 2000  --idle-cost-periods 10  --rates-channel on|off
+                      --s3-put 30/100  --s3-get 15/60  --dynamo 5/15 (injected AWS latencies, p50/p99 ms)
 
 Profiles (not a suite): npm run bench:profile -- --door http|grpc [--phase async|sync|consume] [--workers 1]
 `;

@@ -1,37 +1,9 @@
 /**
- * @module `npm run bench`: the data-plane benchmark. Starts the local server on the embedded store and on
- * the AWS adapters (dynalite + s3rver in this process), runs produce / consume / idle-poll cases for 1 KiB
- * messages at batch sizes 1, 32 and 256 over HTTP on loopback, prints one table per mode and a JSON line
- * (prefixed `BENCH_JSON `) with every number. See docs/benchmarks.md.
- *
- * Flags: `--quick` (short budgets, for a smoke run), `--mode local|aws|both`, `--seconds <produce budget>`,
- * `--max-messages <cap per case>`, `--batches 1,32,256`, `--polls <idle polls>`, `--clients <producers and
- * consumers, default 4>`, `--flush async|sync|both` (the embedded store's durability, default async),
- * `--keys` (each message carries one key of its own, `order-<n>`), `--key-index on|off` (the bench topic's
- * `key.index` attribute, default on: docs/cost.md "Message index").
- *
- * `--push` runs the push channel's latency benchmark instead (push-latency.ts, docs/benchmarks.md): `--push-mode
- * local|aws-latency|both`, `--rates 1,100,2000` (msg/s), `--rate-seconds <per rate>`, `--idle-seconds <idle
- * wait, default 60>`, `--idle-rounds <default 2>`, and the injected AWS latencies as p50/p99 ms: `--s3-put
- * 30/100`, `--s3-get 15/60`, `--dynamo 5/15`; the idle cost's shortened period `--idle-cost-period <ms, default
- * 2000>` over `--idle-cost-periods <default 10>` (idle-cost.ts); `--rates-channel off` runs the rates and the
- * first idle rounds with a polling consumer (the A/B of the send path).
- *
- * `--suite overload` (overload.ts) and `--suite json-rate` (json-rate.ts) run `nimbus dev` as its own process
- * and the load as others: `--seconds <per phase>`, `--senders 64`, `--connections 256`, `--factors 2`
- * (multiples of the closed-loop capacity offered open-loop), `--health-interval <ms, 20>`, `--flush` (sync for
- * overload, async otherwise); json-rate takes `--rate 2000`.
- *
- * `--suite subscription` (subscription.ts): delivered msg/s to an HTTPS target (`--target http`: plain HTTP) at batchSize 1 and 32
- * (`--max-messages`, default 4096), end to end at `--rate` (default 100) msg/s for `--rate-seconds` (10) and
- * after `--idle-seconds` (60) idle, `--idle-rounds` (2) times; `--mode local|aws|both` (aws: injected latencies,
- * `--s3-put`, `--s3-get`, `--dynamo` as for `--push`).
- *
- * `--suite rocketmq` (rocketmq-suite.ts): RocketMQ's gRPC Java client against Apache RocketMQ 5.3.3 and `nimbus dev`,
- * alternating: `--max-messages` (20000 per phase), `--rounds` (2), `--queues` (4), `--phases sync,async,consume`,
- * `--workers` (nimbus dev's), `--brokers rocketmq,nimbus`, `--protocols grpc,remoting` (RocketMQ 5's gRPC client 5.0.8
- * and the classic remoting client 4.9.8). `--suite proxy-cost` (proxy-cost.ts): `--producers` (64),
- * `--seconds` (20), `--queues` (8), the injected latencies as for `--push`. `--help` prints the suites and flags.
+ * @module `npm run bench`: the data-plane benchmark by default (the local server on the embedded store and on the
+ * AWS adapters, dynalite + s3rver in this process: produce / consume / idle-poll cases for 1 KiB messages at batch
+ * sizes 1, 32 and 256 over HTTP, then gRPC, POP and delayed delivery), one table per mode and a `BENCH_JSON` line
+ * with every number; `--suite <name>` runs another suite and `--push` the push channel's latency benchmark. Every
+ * suite and flag: help.ts (`npm run bench -- --help`); the figures: docs/benchmarks.md.
  */
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
@@ -51,10 +23,9 @@ import { formatOverload, runOverload } from "./overload.js";
 import { runPeerSuite } from "./peer-run.js";
 import { formatPop, runPop } from "./pop.js";
 import { formatPopIdle, type PopIdleResult, runPopIdle } from "./pop-idle.js";
-import { formatProxyCost, runProxyCost } from "./proxy-cost.js";
 import { type PushBenchResult, runPushLatency } from "./push-latency.js";
 import { formatMode, formatPush, type ModeResult } from "./report.js";
-import { formatRocketMQ, runRocketMQSuite } from "./rocketmq-suite.js";
+import { runYardstickSuite } from "./run-yardsticks.js";
 import { PRICES_PER_MILLION, SQS_PER_MILLION_REQUESTS } from "./stats.js";
 import { formatSubscription, runSubscriptionBench, type SubscriptionBenchResult } from "./subscription.js";
 
@@ -105,6 +76,7 @@ const { values } = parseArgs({
     "key-limits": { type: "string", default: "on" },
     brokers: { type: "string", default: "rocketmq,nimbus" },
     protocols: { type: "string", default: "grpc,remoting" },
+    "plain-clients": { type: "string", default: "fetch,urllib" },
   },
   strict: true,
 });
@@ -265,45 +237,14 @@ async function main(): Promise<void> {
     await runPopIdleSuite(runId, machine);
     return;
   }
-  if (values.suite === "rocketmq") {
-    const options = {
-      messages: Math.floor(positive("max-messages", values["max-messages"], quick ? 2000 : 20_000)),
-      rounds: Math.floor(positive("rounds", values.rounds, quick ? 1 : 2)),
-      bodyBytes: settings.bodyBytes,
-      queues: Math.floor(positive("queues", values.queues, 4)),
-      phases: values.phases.split(",") as ("sync" | "async" | "consume")[],
-      workers: values.workers === undefined ? undefined : Math.floor(positive("workers", values.workers, 1)),
-      brokers: values.brokers.split(",") as ("rocketmq" | "nimbus")[],
-      clients: values.protocols.split(",") as ("grpc" | "remoting")[],
-    };
-    if (!options.clients.every((c) => c === "grpc" || c === "remoting"))
-      throw new Error(`--protocols is a list of grpc and remoting, got ${values.protocols}`);
-    if (!options.brokers.every((b) => b === "rocketmq" || b === "nimbus"))
-      throw new Error(`--brokers is a list of rocketmq and nimbus, got ${values.brokers}`);
-    if (!options.phases.every((p) => ["sync", "async", "consume"].includes(p)))
-      throw new Error(`--phases is a list of sync, async and consume, got ${values.phases}`);
-    console.error(`bench rocketmq: ${JSON.stringify({ ...options, machine, load: loadavg() })}`);
-    const runs = await runRocketMQSuite(options);
-    console.log(formatRocketMQ(runs));
-    console.log(`BENCH_JSON ${JSON.stringify({ suite: "rocketmq", options, machine, load: loadavg(), runs })}`);
-    return;
-  }
-  if (values.suite === "proxy-cost") {
-    const options = {
-      producers: Math.floor(positive("producers", values.producers, 64)),
-      seconds: positive("seconds", values.seconds, quick ? 5 : 20),
-      queues: Math.floor(positive("queues", values.queues, 8)),
-      latencies: inProcessMode("aws").latencies,
-    };
-    const started = { date: new Date().toISOString(), load: loadavg() };
-    const result = await runProxyCost(options, runId);
-    console.log(formatProxyCost(options, result));
-    console.log(`BENCH_JSON ${JSON.stringify({ suite: "proxy-cost", options, machine, started, result })}`);
+  if (values.suite === "rocketmq" || values.suite === "plain-http" || values.suite === "proxy-cost") {
+    const flags = { ...values, flush: values.flush, quick };
+    await runYardstickSuite(values.suite, flags, { machine, runId, latencies: inProcessMode("aws").latencies });
     return;
   }
   if (values.suite !== "data")
     throw new Error(
-      `--suite must be data, peer, lambda-concurrency, overload, json-rate, subscription, pop-idle, rocketmq or proxy-cost, got ${values.suite}`,
+      `--suite must be data, peer, lambda-concurrency, overload, json-rate, subscription, pop-idle, rocketmq, proxy-cost or plain-http, got ${values.suite}`,
     );
   console.error(
     `bench: ${modes.join(" + ")}, batches ${batches.join("/")}, ${settings.bodyBytes} B bodies, ` +

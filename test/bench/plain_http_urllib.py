@@ -1,0 +1,49 @@
+"""One stock HTTP client of the plain-http suite (plain-http.ts), in its own process: Python's standard
+urllib.request (a new connection per request, as it does), open loop from a pool of 256 threads —
+`<url> <topic> <rate> <seconds>`. Prints `RESULT {ok, busy, other, errors, latencies, cpuSeconds}` as the fetch
+client does."""
+import base64
+import json
+import resource
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+url, topic, rate, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+body = json.dumps({"topic": topic, "messages": [{"body": base64.b64encode(b"a" * 1024).decode()}]}).encode()
+counts = {"ok": 0, "busy": 0, "other": 0, "errors": 0}
+latencies = []
+lock = threading.Lock()
+
+
+def send(due):
+    request = urllib.request.Request(url + "/send", data=body, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            answer.read()
+            with lock:
+                counts["ok"] += 1
+                latencies.append((time.monotonic() - due) * 1000)
+    except urllib.error.HTTPError as err:
+        code = json.loads(err.read() or b"{}").get("code")
+        with lock:
+            counts["busy" if code == "SYSTEM_BUSY" else "other"] += 1
+    except Exception:
+        with lock:
+            counts["errors"] += 1
+
+
+start = time.monotonic()
+with ThreadPoolExecutor(max_workers=256) as pool:
+    for i in range(int(rate * seconds)):
+        due = start + i / rate
+        wait = due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        pool.submit(send, due)
+usage = resource.getrusage(resource.RUSAGE_SELF)
+latencies.sort()
+print("RESULT " + json.dumps({**counts, "latencies": latencies, "cpuSeconds": usage.ru_utime + usage.ru_stime}))

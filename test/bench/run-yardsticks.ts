@@ -1,0 +1,105 @@
+/**
+ * @module The suites of `npm run bench` that set Nimbus beside something else (run.ts dispatches to them):
+ * `rocketmq` (Apache RocketMQ with RocketMQ's own clients, rocketmq-suite.ts), `proxy-cost` (the gRPC proxy's AWS
+ * cost against SQS, proxy-cost.ts) and `plain-http` (stock HTTP clients, plain-http.ts).
+ */
+import { loadavg } from "node:os";
+import type { AwsLatencies } from "./aws-latency.js";
+import { formatPlainHttp, runPlainHttp } from "./plain-http.js";
+import { formatProxyCost, runProxyCost } from "./proxy-cost.js";
+import { formatRocketMQ, runRocketMQSuite } from "./rocketmq-suite.js";
+
+/** The command line's flags these suites read (run.ts's parseArgs values). */
+export interface YardstickFlags {
+  quick: boolean;
+  "max-messages"?: string | undefined;
+  rounds?: string | undefined;
+  queues?: string | undefined;
+  phases: string;
+  workers?: string | undefined;
+  brokers: string;
+  protocols: string;
+  rate?: string | undefined;
+  seconds?: string | undefined;
+  "plain-clients": string;
+  flush?: string | undefined;
+  producers?: string | undefined;
+}
+
+export interface YardstickContext {
+  machine: object;
+  runId: string;
+  latencies: AwsLatencies;
+}
+
+const positive = (name: string, raw: string | undefined, fallback: number): number => {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${raw}`);
+  return n;
+};
+
+/** Runs one of these suites and prints its table and its `BENCH_JSON` line. */
+export async function runYardstickSuite(
+  suite: "rocketmq" | "plain-http" | "proxy-cost",
+  flags: YardstickFlags,
+  context: YardstickContext,
+): Promise<void> {
+  if (suite === "rocketmq") {
+    const options = {
+      messages: Math.floor(positive("max-messages", flags["max-messages"], flags.quick ? 2000 : 20_000)),
+      rounds: Math.floor(positive("rounds", flags.rounds, flags.quick ? 1 : 2)),
+      bodyBytes: 1024,
+      queues: Math.floor(positive("queues", flags.queues, 4)),
+      phases: flags.phases.split(",") as ("sync" | "async" | "consume")[],
+      workers: flags.workers === undefined ? undefined : Math.floor(positive("workers", flags.workers, 1)),
+      brokers: flags.brokers.split(",") as ("rocketmq" | "nimbus")[],
+      clients: flags.protocols.split(",") as ("grpc" | "remoting")[],
+    };
+    if (!options.clients.every((c) => c === "grpc" || c === "remoting"))
+      throw new Error(`--protocols is a list of grpc and remoting, got ${flags.protocols}`);
+    if (!options.brokers.every((b) => b === "rocketmq" || b === "nimbus"))
+      throw new Error(`--brokers is a list of rocketmq and nimbus, got ${flags.brokers}`);
+    if (!options.phases.every((p) => ["sync", "async", "consume"].includes(p)))
+      throw new Error(`--phases is a list of sync, async and consume, got ${flags.phases}`);
+    console.error(`bench rocketmq: ${JSON.stringify({ ...options, machine: context.machine, load: loadavg() })}`);
+    const runs = await runRocketMQSuite(options);
+    console.log(formatRocketMQ(runs));
+    console.log(
+      `BENCH_JSON ${JSON.stringify({ suite: "rocketmq", options, machine: context.machine, load: loadavg(), runs })}`,
+    );
+    return;
+  }
+  if (suite === "plain-http") {
+    const options = {
+      rate: positive("rate", flags.rate, 2000),
+      seconds: positive("seconds", flags.seconds, flags.quick ? 3 : 10),
+      clients: flags["plain-clients"].split(",") as ("fetch" | "urllib")[],
+      flush: flags.flush === "sync" ? ("sync" as const) : ("async" as const),
+    };
+    if (!options.clients.every((c) => c === "fetch" || c === "urllib"))
+      throw new Error(`--plain-clients is a list of fetch and urllib, got ${flags["plain-clients"]}`);
+    const started = { date: new Date().toISOString(), load: loadavg() };
+    const rows = await runPlainHttp(options);
+    console.log(formatPlainHttp(options, rows));
+    console.log(
+      `BENCH_JSON ${JSON.stringify({ suite: "plain-http", options, machine: context.machine, started, rows })}`,
+    );
+    return;
+  }
+  if (suite === "proxy-cost") {
+    const options = {
+      producers: Math.floor(positive("producers", flags.producers, 64)),
+      seconds: positive("seconds", flags.seconds, flags.quick ? 5 : 20),
+      queues: Math.floor(positive("queues", flags.queues, 8)),
+      latencies: context.latencies,
+    };
+    const started = { date: new Date().toISOString(), load: loadavg() };
+    const result = await runProxyCost(options, context.runId);
+    console.log(formatProxyCost(options, result));
+    console.log(
+      `BENCH_JSON ${JSON.stringify({ suite: "proxy-cost", options, machine: context.machine, started, result })}`,
+    );
+    return;
+  }
+}
