@@ -46,5 +46,48 @@ for (const mode of ["local", "aws"] as const) {
       );
       assert.deepEqual(fieldsOf(run.lines, "queried"), [["k-0", sent[0]?.[0] ?? ""]]);
     });
+
+    it("TransactionMQProducer: a commit is delivered, a rollback is not", async () => {
+      const topic = uniqueName("RemotingTx");
+      await createTopic(api(), topic, 1);
+      const group = uniqueName("RemotingTxGroup");
+      const [committed = []] = fieldsOf(
+        (await runRemotingClient(["transaction", namesrv(), group, topic, "commit"])).lines,
+        "sent",
+      );
+      const [rolledBack = []] = fieldsOf(
+        (await runRemotingClient(["transaction", namesrv(), group, topic, "rollback"])).lines,
+        "sent",
+      );
+      assert.equal(committed[2], "SEND_OK");
+      const stored = await storedMessages(api(), topic);
+      assert.deepEqual(
+        stored.map((m) => m.msgId),
+        [committed[0]],
+        "only the committed message is in the queue",
+      );
+      assert.equal(new TextDecoder().decode(stored[0]?.body), "transaction commit");
+      assert.deepEqual(stored[0]?.keys, ["tx-key"]);
+      assert.equal((await api().transactionInfo(committed[1] ?? "", group)).state, "COMMITTED");
+      assert.equal((await api().transactionInfo(rolledBack[1] ?? "", group)).state, "ROLLED_BACK");
+    });
+
+    it("a check-back goes over the producer's connection: answered UNKNOW, then COMMIT on the next check", async () => {
+      const topic = uniqueName("RemotingCheck");
+      await createTopic(api(), topic, 1);
+      const group = uniqueName("RemotingCheckGroup");
+      const run = await runRemotingClient(["transaction", namesrv(), group, topic, "check"]);
+      const [sent = []] = fieldsOf(run.lines, "sent");
+      const [msgId = "", transactionId = ""] = sent;
+      assert.deepEqual(fieldsOf(run.lines, "checked"), [
+        ["1", "UNKNOW", msgId],
+        ["2", "COMMIT_MESSAGE", msgId],
+      ]);
+      await waitUntil(
+        async () => (await storedMessages(api(), topic)).some((m) => m.msgId === msgId),
+        "the message committed on the check is delivered",
+      );
+      assert.equal((await api().transactionInfo(transactionId, group)).state, "COMMITTED");
+    });
   });
 }

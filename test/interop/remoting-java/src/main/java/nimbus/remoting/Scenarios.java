@@ -75,7 +75,7 @@ final class Scenarios {
         int n = checks.incrementAndGet();
         LocalTransactionState state = n == 1 ? LocalTransactionState.UNKNOW : LocalTransactionState.COMMIT_MESSAGE;
         synchronized (Scenarios.class) {
-          System.out.println("checked " + n + " " + state + " " + msg.getMsgId());
+          System.out.println("checked " + n + " " + state + " " + msg.getTransactionId());
         }
         if (state == LocalTransactionState.COMMIT_MESSAGE) committed.countDown();
         return state;
