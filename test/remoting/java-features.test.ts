@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { NimbusApi } from "../../lib/client/index.js";
+import type { PulledMessage } from "../../lib/protocol/index.js";
 import { storedMessages } from "../grpc/producer-suite.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
 import { remotingClientUnavailable, runRemotingClient } from "../support/remoting-java.js";
@@ -88,6 +89,30 @@ for (const mode of ["local", "aws"] as const) {
         "the message committed on the check is delivered",
       );
       assert.equal((await api().transactionInfo(transactionId, group)).state, "COMMITTED");
+    });
+
+    it("a push consumer answering RECONSUME_LATER gets the message again, then it is in %DLQ%group", async () => {
+      const topic = uniqueName("RemotingRetry");
+      await createTopic(api(), topic, 1);
+      const group = uniqueName("RemotingRetryGroup");
+      const run = await runRemotingClient(["retry-dlq", namesrv(), group, topic]);
+      const [[msgId = ""] = []] = fieldsOf(run.lines, "sent");
+      const deliveries = fieldsOf(run.lines, "delivery").filter(([id]) => id === msgId);
+      // The second delivery comes from the retry topic; the client names the message's own topic.
+      assert.deepEqual(deliveries.slice(0, 2), [
+        [msgId, "0", topic],
+        [msgId, "1", topic],
+      ]);
+      let dead: PulledMessage[] = [];
+      await waitUntil(async () => {
+        dead = await storedMessages(api(), `%DLQ%${group}`).catch(() => []);
+        return dead.length > 0;
+      }, "the message in the dead-letter queue");
+      assert.deepEqual(
+        dead.map((m) => m.msgId),
+        [msgId],
+      );
+      assert.equal(new TextDecoder().decode(dead[0]?.body), "remoting 0");
     });
   });
 }
