@@ -47,6 +47,8 @@ export interface DoorView {
   readonly maxSuspendMs: number;
   /** The client of `scope` sent a heartbeat: calls to it (check-backs) may go over this connection. */
   heard(scope: Scope): void;
+  /** A consumer joined or left `group` here: its consumers connected to this door rebalance now. */
+  membersChanged(group: string): void;
 }
 
 export interface Call {

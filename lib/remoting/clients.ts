@@ -78,8 +78,10 @@ export async function heartbeat(call: Call): Promise<Answer> {
   const checks = await broker.clients.heartbeat(hb);
   await Promise.all(joining.map((g) => broker.channel.groupChanged(g)));
   const scope = call.scope;
+  const known = new Set((scope.heartbeat?.consumerDataSet ?? []).map((c) => c.groupName));
   scope.clientId = hb.clientId;
   scope.heartbeat = hb;
+  for (const c of consumers) if (!known.has(c.groupName)) call.door.membersChanged(c.groupName);
   call.door.heard(scope);
   await sendChecks(call.ctx, scope, checks);
   for (const c of consumers) {
@@ -102,7 +104,10 @@ export async function unregisterClient(call: Call): Promise<Answer> {
     ...(producerGroup !== undefined && { producerGroup }),
     ...(consumerGroup !== undefined && { consumerGroup }),
   });
-  if (consumerGroup !== undefined) await broker.channel.groupChanged(consumerGroup);
+  if (consumerGroup !== undefined) {
+    await broker.channel.groupChanged(consumerGroup);
+    call.door.membersChanged(consumerGroup);
+  }
   return success();
 }
 

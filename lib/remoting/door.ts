@@ -13,6 +13,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import type { HandlerContext } from "../http/context.js";
 import type { DoorView, Scope } from "./call.js";
 import { takeChecks } from "./check-backs.js";
+import { RequestCode } from "./codes.js";
 import { Connection, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./connection.js";
 import { PullWaits } from "./pull-waits.js";
 import { hostAddress } from "./wire-message.js";
@@ -109,6 +110,14 @@ export class RemotingDoor implements DoorView {
       scope.closed.addEventListener("abort", () => this.#forget(clientId, scope), { once: true });
     // Bounded: a client's connections are at most one per broker address it dialled (and closed ones leave).
     this.#byClient.set(clientId, [...known.filter((s) => s !== scope && !s.closed.aborted), scope]);
+  }
+
+  membersChanged(group: string): void {
+    for (const c of this.#connections) {
+      const consumers = c.scope.heartbeat?.consumerDataSet ?? [];
+      if (consumers.some((g) => g.groupName === group))
+        c.scope.notify(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, { consumerGroup: group });
+    }
   }
 
   #forget(clientId: string, scope: Scope): void {

@@ -12,7 +12,12 @@ import { NimbusApi } from "../../lib/client/index.js";
 import type { PulledMessage } from "../../lib/protocol/index.js";
 import { storedMessages } from "../grpc/producer-suite.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
-import { remotingClientUnavailable, runRemotingClient } from "../support/remoting-java.js";
+import {
+  type RemotingClientProcess,
+  remotingClientUnavailable,
+  runRemotingClient,
+  startRemotingClient,
+} from "../support/remoting-java.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
 
 const skip = remotingClientUnavailable();
@@ -113,6 +118,33 @@ for (const mode of ["local", "aws"] as const) {
         [msgId],
       );
       assert.equal(new TextDecoder().decode(dead[0]?.body), "remoting 0");
+    });
+
+    it("NOTIFY_CONSUMER_IDS_CHANGED: a second consumer takes half the queues, and when it leaves the first takes them back", async () => {
+      const topic = uniqueName("RemotingMembers");
+      await createTopic(api(), topic, 2);
+      const group = uniqueName("RemotingMembersGroup");
+      // Their rebalance timers are off: only the door's notifications move queues.
+      const first = startRemotingClient(["member", namesrv(), group, topic]);
+      let second: RemotingClientProcess | undefined;
+      const queuesOf = (p: RemotingClientProcess) => fieldsOf(p.lines, "queues").map(([q = ""]) => q.split(","));
+      try {
+        await waitUntil(() => queuesOf(first).some((q) => q.length === 4), "the first consumer holds every queue");
+        second = startRemotingClient(["member", namesrv(), group, topic]);
+        const alone = second;
+        await waitUntil(() => queuesOf(alone).at(-1)?.length === 2, "the second consumer holds two queues");
+        await waitUntil(() => queuesOf(first).at(-1)?.length === 2, "the first consumer gave two up");
+        const [a = [], b = []] = [queuesOf(first).at(-1), queuesOf(alone).at(-1)];
+        assert.deepEqual([...a, ...b].sort(), queuesOf(first)[0]?.sort(), "together they hold every queue once");
+
+        alone.stop();
+        await alone.done;
+        await waitUntil(() => queuesOf(first).at(-1)?.length === 4, "the first consumer took every queue back");
+      } finally {
+        second?.stop();
+        first.stop();
+        await Promise.allSettled([first.done, second?.done]);
+      }
     });
   });
 }

@@ -46,26 +46,39 @@ export function remotingClientUnavailable(): string | undefined {
   return unavailable;
 }
 
-/** Runs one scenario of Interop.java (`produce ...`, `push ...`) to its end; killed after `timeoutMs` (a guard). */
-export function runRemotingClient(args: string[], timeoutMs = 120_000): Promise<JavaRun> {
+/** A running scenario: its stdout lines so far; `stop()` ends its stdin (the `member` scenario then shuts down). */
+export interface RemotingClientProcess {
+  readonly lines: string[];
+  stop(): void;
+  readonly done: Promise<JavaRun>;
+}
+
+/** Starts one scenario of Interop.java; killed after `timeoutMs` (a guard). */
+export function startRemotingClient(args: string[], timeoutMs = 120_000): RemotingClientProcess {
   const classpath = `${JAR}:${join(MODULE, "target", "lib", "*")}`;
   const child = spawn("java", [...JVM_OPTIONS, "-cp", classpath, "nimbus.remoting.Interop", ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["pipe", "pipe", "pipe"],
   });
+  const lines: string[] = [];
   let stdout = "";
+  let partial = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
     stdout += chunk;
+    const parts = (partial + chunk).split("\n");
+    partial = parts.pop() ?? "";
+    lines.push(...parts.filter((l) => l !== ""));
   });
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
     stderr = (stderr + chunk).slice(-64_000);
   });
+  child.stdin.on("error", () => undefined);
   const guard = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-  return new Promise<JavaRun>((resolve, reject) => {
+  const done = new Promise<JavaRun>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code, signal) => {
       clearTimeout(guard);
-      const lines = stdout.split("\n").filter((l) => l !== "");
+      if (partial !== "") lines.push(partial);
       if (code === 0) return resolve({ lines, stderr });
       const why = stderr
         .split("\n")
@@ -78,4 +91,12 @@ export function runRemotingClient(args: string[], timeoutMs = 120_000): Promise<
       );
     });
   });
+  return { lines, stop: () => child.stdin.end(), done };
+}
+
+/** Runs one scenario of Interop.java (`produce ...`, `push ...`) to its end; killed after `timeoutMs` (a guard). */
+export function runRemotingClient(args: string[], timeoutMs = 120_000): Promise<JavaRun> {
+  const run = startRemotingClient(args, timeoutMs);
+  run.stop();
+  return run.done;
 }

@@ -135,4 +135,44 @@ final class Scenarios {
       consumer.shutdown();
     }
   }
+
+  static void member(String ns, String group, String topic) throws Exception {
+    // Read once when the rebalance service's class loads: before the consumer exists.
+    System.setProperty("rocketmq.client.rebalance.waitInterval", "3600000");
+    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
+    consumer.setNamesrvAddr(ns);
+    consumer.setInstanceName("m-" + ProcessHandle.current().pid());
+    consumer.setMessageModel(MessageModel.CLUSTERING);
+    consumer.subscribe(topic, "*");
+    consumer.registerMessageListener(
+        (MessageListenerConcurrently) (msgs, context) -> ConsumeConcurrentlyStatus.CONSUME_SUCCESS);
+    consumer.start();
+    Thread watcher = new Thread(() -> {
+      String last = "";
+      while (!Thread.currentThread().isInterrupted()) {
+        java.util.TreeSet<String> held = new java.util.TreeSet<>();
+        for (org.apache.rocketmq.common.message.MessageQueue q :
+            consumer.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable().keySet()) {
+          if (q.getTopic().equals(topic)) held.add(q.getBrokerName() + "/" + q.getQueueId());
+        }
+        String now = String.join(",", held);
+        if (!now.equals(last) && !held.isEmpty()) {
+          System.out.println("queues " + now);
+          last = now;
+        }
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    });
+    watcher.setDaemon(true);
+    watcher.start();
+    while (System.in.read() != -1) {
+      // until the test closes stdin
+    }
+    watcher.interrupt();
+    consumer.shutdown();
+  }
 }
