@@ -3,6 +3,7 @@
  * its connection's scope (the broker its port stands for, the client it heard from, its subscriptions).
  */
 import type { HandlerContext } from "../http/context.js";
+import type { HeartbeatData } from "../protocol/index.js";
 import type { Answer } from "./codes.js";
 import type { Fields } from "./fields.js";
 import type { RemotingCommand } from "./frame.js";
@@ -29,8 +30,12 @@ export interface Scope {
   clientId: string | undefined;
   /** `group\ntopic` -> the subscription the client's last heartbeat named. */
   readonly subscriptions: Map<string, Subscription>;
+  /** The client's last heartbeat on this connection, as registered (check-backs re-register it to take theirs). */
+  heartbeat: HeartbeatData | undefined;
   /** Aborted when the connection closes (waiting pulls end). */
   readonly closed: AbortSignal;
+  /** Sends the client a oneway request over this connection (RocketMQ's broker-to-client calls). */
+  readonly notify: (code: number, extFields: Record<string, string>, body?: Uint8Array) => void;
 }
 
 /** What the door tells its handlers. */
@@ -40,6 +45,10 @@ export interface DoorView {
   readonly waits: PullWaits;
   /** The longest a pull waits for messages (RocketMQ suspends up to 15 s). */
   readonly maxSuspendMs: number;
+  /** The client of `scope` sent a heartbeat: calls to it (check-backs) may go over this connection. */
+  heard(scope: Scope): void;
+  /** A consumer joined or left `group` here: its consumers connected to this door rebalance now. */
+  membersChanged(group: string): void;
 }
 
 export interface Call {

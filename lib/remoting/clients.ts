@@ -7,6 +7,7 @@
 import { MASTER_ID } from "../core/topology.js";
 import { HeartbeatSchema } from "../protocol/index.js";
 import { type Call, jsonOf, MAX_SCOPE_SUBSCRIPTIONS } from "./call.js";
+import { sendChecks } from "./check-backs.js";
 import { type Answer, badHeader, jsonBody, success } from "./codes.js";
 import { decodeWith } from "./decode.js";
 
@@ -41,7 +42,11 @@ export async function heartbeat(call: Call): Promise<Answer> {
       clientId: raw.clientID,
       language: call.request.language,
       version: String(call.request.version),
-      producerDataSet: list<{ groupName?: unknown }>(raw.producerDataSet).map((p) => ({ groupName: p.groupName })),
+      // RocketMQ checks a transaction with any producer of its group: every 4.x producer answers check-backs.
+      producerDataSet: list<{ groupName?: unknown }>(raw.producerDataSet).map((p) => ({
+        groupName: p.groupName,
+        transactional: true,
+      })),
       consumerDataSet: list<WireConsumer>(raw.consumerDataSet).map((c) => ({
         groupName: c.groupName,
         consumeType: c.consumeType,
@@ -70,10 +75,15 @@ export async function heartbeat(call: Call): Promise<Answer> {
     );
   }
   const joining = await broker.channel.joiningGroups(hb);
-  await broker.clients.heartbeat(hb);
+  const checks = await broker.clients.heartbeat(hb);
   await Promise.all(joining.map((g) => broker.channel.groupChanged(g)));
   const scope = call.scope;
+  const known = new Set((scope.heartbeat?.consumerDataSet ?? []).map((c) => c.groupName));
   scope.clientId = hb.clientId;
+  scope.heartbeat = hb;
+  for (const c of consumers) if (!known.has(c.groupName)) call.door.membersChanged(c.groupName);
+  call.door.heard(scope);
+  await sendChecks(call.ctx, scope, checks);
   for (const c of consumers) {
     for (const s of c.subscriptionDataSet ?? []) {
       const key = `${c.groupName}\n${s.topic}`;
@@ -94,7 +104,10 @@ export async function unregisterClient(call: Call): Promise<Answer> {
     ...(producerGroup !== undefined && { producerGroup }),
     ...(consumerGroup !== undefined && { consumerGroup }),
   });
-  if (consumerGroup !== undefined) await broker.channel.groupChanged(consumerGroup);
+  if (consumerGroup !== undefined) {
+    await broker.channel.groupChanged(consumerGroup);
+    call.door.membersChanged(consumerGroup);
+  }
   return success();
 }
 

@@ -16,8 +16,10 @@ import {
   isOneway,
   isResponse,
   MAX_FRAME_BYTES,
+  ONEWAY_FLAG,
   RESPONSE_FLAG,
   type RemotingCommand,
+  SERIALIZE_JSON,
 } from "./frame.js";
 import { HANDLERS } from "./handlers.js";
 
@@ -42,6 +44,7 @@ export class Connection {
   readonly #decoder = new FrameDecoder();
   readonly #abort = new AbortController();
   #inFlight = 0;
+  #opaque = 0;
   readonly done: Promise<void>;
   readonly #pending = new Set<Promise<void>>();
 
@@ -49,10 +52,17 @@ export class Connection {
     private readonly socket: Socket,
     private readonly ctx: () => HandlerContext,
     private readonly door: DoorView,
-    scope: Omit<Scope, "closed" | "subscriptions" | "clientId">,
+    scope: Omit<Scope, "closed" | "subscriptions" | "clientId" | "heartbeat" | "notify">,
     private readonly limits: ConnectionLimits,
   ) {
-    this.scope = { ...scope, closed: this.#abort.signal, subscriptions: new Map(), clientId: undefined };
+    this.scope = {
+      ...scope,
+      closed: this.#abort.signal,
+      subscriptions: new Map(),
+      clientId: undefined,
+      heartbeat: undefined,
+      notify: (code, extFields, body) => this.notify(code, extFields, body),
+    };
     this.done = new Promise((resolve) => socket.once("close", () => resolve()));
     socket.once("close", () => this.#abort.abort());
     socket.on("error", () => socket.destroy());
@@ -81,7 +91,7 @@ export class Connection {
       return;
     }
     for (const frame of frames) {
-      if (isResponse(frame)) continue; // the door sends no requests yet: a stray answer is dropped
+      if (isResponse(frame)) continue; // the door's requests to clients are oneway: a stray answer is dropped
       this.#dispatch(frame);
     }
   }
@@ -155,6 +165,25 @@ export class Connection {
       this.socket.destroy();
       return;
     }
+    this.socket.write(frame);
+  }
+
+  /** A oneway request to the client; dropped when the connection is gone or its client does not read. */
+  notify(code: number, extFields: Record<string, string>, body?: Uint8Array): void {
+    if (this.socket.destroyed) return;
+    this.#opaque = (this.#opaque + 1) & 0x7fffffff;
+    const frame = encodeFrame({
+      code,
+      language: "JAVA",
+      version: SERVER_VERSION,
+      opaque: this.#opaque,
+      flag: ONEWAY_FLAG,
+      remark: undefined,
+      extFields,
+      serializeType: SERIALIZE_JSON,
+      body,
+    });
+    if (this.socket.writableLength + frame.byteLength > this.limits.maxQueuedBytes) return;
     this.socket.write(frame);
   }
 

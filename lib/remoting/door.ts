@@ -11,7 +11,9 @@
  */
 import { createServer, type Server, type Socket } from "node:net";
 import type { HandlerContext } from "../http/context.js";
-import type { DoorView } from "./call.js";
+import type { DoorView, Scope } from "./call.js";
+import { takeChecks } from "./check-backs.js";
+import { RequestCode } from "./codes.js";
 import { Connection, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./connection.js";
 import { PullWaits } from "./pull-waits.js";
 import { hostAddress } from "./wire-message.js";
@@ -42,13 +44,28 @@ export class RemotingDoor implements DoorView {
   readonly #limits: ConnectionLimits;
   readonly #maxConnections: number;
   readonly #removeListener: () => void;
+  /** Client id -> the connections its heartbeats came over (the newest last). */
+  readonly #byClient = new Map<string, Scope[]>();
+  readonly #onCheck = (_group: string, clientId: string) => {
+    const scope = this.#byClient.get(clientId)?.at(-1);
+    if (scope === undefined) return;
+    takeChecks(this.options.context, scope).catch((err: unknown) =>
+      console.error(`nimbus remoting: check-backs for ${clientId} failed:`, err),
+    );
+  };
 
   constructor(private readonly options: RemotingDoorOptions) {
     this.waits = new PullWaits(options.maxWaitingPulls ?? 4096);
     this.maxSuspendMs = options.maxSuspendMs ?? 15_000;
     this.#limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
     this.#maxConnections = options.maxConnections ?? 1024;
-    this.#removeListener = options.context.broker.queueLog.onAppended((q) => this.waits.appended(q));
+    const broker = options.context.broker;
+    const removeAppended = broker.queueLog.onAppended((q) => this.waits.appended(q));
+    broker.clients.checkListeners.add(this.#onCheck);
+    this.#removeListener = () => {
+      removeAppended();
+      broker.clients.checkListeners.delete(this.#onCheck);
+    };
   }
 
   /** Connections open now. */
@@ -83,6 +100,30 @@ export class RemotingDoor implements DoorView {
     const servedHere = role.kind === "all" || (role.kind === "broker" && role.brokerId === brokerId);
     if (port !== undefined && servedHere) return `${this.options.host}:${port}`;
     return registered.replace(/^[a-z]+:\/\//, "").replace(/\/.*$/, "");
+  }
+
+  heard(scope: Scope): void {
+    const clientId = scope.clientId;
+    if (clientId === undefined || scope.closed.aborted) return;
+    const known = this.#byClient.get(clientId) ?? [];
+    if (!known.includes(scope))
+      scope.closed.addEventListener("abort", () => this.#forget(clientId, scope), { once: true });
+    // Bounded: a client's connections are at most one per broker address it dialled (and closed ones leave).
+    this.#byClient.set(clientId, [...known.filter((s) => s !== scope && !s.closed.aborted), scope]);
+  }
+
+  membersChanged(group: string): void {
+    for (const c of this.#connections) {
+      const consumers = c.scope.heartbeat?.consumerDataSet ?? [];
+      if (consumers.some((g) => g.groupName === group))
+        c.scope.notify(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, { consumerGroup: group });
+    }
+  }
+
+  #forget(clientId: string, scope: Scope): void {
+    const list = this.#byClient.get(clientId)?.filter((s) => s !== scope);
+    if (list === undefined || list.length === 0) this.#byClient.delete(clientId);
+    else this.#byClient.set(clientId, list);
   }
 
   /** Takes a connection (its first bytes already read, when a sniffing server handed it over). */

@@ -36,6 +36,22 @@ export class Fields {
     return n;
   }
 
+  /** An int64 field (commit-log offsets, which pass 2^53), as a bigint. */
+  long(name: string): bigint {
+    const n = this.optLong(name);
+    if (n === undefined) throw badHeader(`the header field ${name} is missing`);
+    return n;
+  }
+
+  optLong(name: string): bigint | undefined {
+    const v = this.optString(name);
+    if (v === undefined) return undefined;
+    if (!INTEGER.test(v)) throw badHeader(`the header field ${name} is not an integer: ${v.slice(0, 32)}`);
+    const n = BigInt(v);
+    if (n < -(1n << 63n) || n >= 1n << 63n) throw badHeader(`the header field ${name} is not a long: ${v}`);
+    return n;
+  }
+
   /** An int32 field (queue ids, flags, counts). */
   int(name: string): number {
     const n = this.number(name);

@@ -19,6 +19,7 @@ import {
 } from "./offsets.js";
 import { endTransaction, sendMessage } from "./produce.js";
 import { pullMessage } from "./pull.js";
+import { queryMessage, viewMessageById } from "./query.js";
 
 export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [RequestCode.SEND_MESSAGE, sendMessage],
@@ -26,6 +27,8 @@ export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [RequestCode.SEND_BATCH_MESSAGE, sendMessage],
   [RequestCode.END_TRANSACTION, endTransaction],
   [RequestCode.PULL_MESSAGE, pullMessage],
+  [RequestCode.VIEW_MESSAGE_BY_ID, viewMessageById],
+  [RequestCode.QUERY_MESSAGE, queryMessage],
   [RequestCode.QUERY_CONSUMER_OFFSET, queryConsumerOffset],
   [RequestCode.UPDATE_CONSUMER_OFFSET, updateConsumerOffset],
   [RequestCode.GET_MAX_OFFSET, getMaxOffset],

@@ -120,7 +120,7 @@ function byTopic(queues: WireQueue[]): Map<string, WireQueue[]> {
 export async function consumerSendBack(call: Call): Promise<Answer> {
   const f = call.fields;
   const group = f.string("group");
-  const offset = BigInt(f.number("offset"));
+  const offset = f.long("offset");
   const queueId = Number((offset >> 32n) & 0x3ffn);
   const queueOffset = Number(offset & 0xffffffffn);
   const brokerName = call.scope.brokerName;

@@ -93,6 +93,8 @@ export function javaModule(spec: JavaModuleSpec): JavaModule {
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
       stderr = (stderr + chunk).slice(-64_000);
     });
+    // A JVM that ends before its stdin is closed must not fail the test process (EPIPE on the close).
+    child.stdin.on("error", () => undefined);
     const guard = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
     const done = new Promise<JavaRun>((resolve, reject) => {
       child.on("error", reject);

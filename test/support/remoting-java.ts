@@ -2,7 +2,10 @@
  * @module RocketMQ's classic remoting client (rocketmq-client 4.9.8) as a test process: the Maven module in
  * test/interop/remoting-java, run as a JVM per scenario of its Interop.java (java-module.ts builds, runs and skips).
  */
-import { type JavaRun, javaModule } from "./java-module.js";
+import { type JavaProcess, type JavaRun, javaModule } from "./java-module.js";
+
+/** A running scenario: its stdout lines so far; `stop()` ends its stdin (the `member` scenario then shuts down). */
+export type RemotingClientProcess = JavaProcess;
 
 const client = javaModule({
   folder: "remoting-java",
@@ -14,6 +17,10 @@ const client = javaModule({
 
 /** Why the 4.x Java client cannot run here (no Java, no Maven, the module does not build), or undefined. */
 export const remotingClientUnavailable = (): string | undefined => client.unavailable();
+
+/** Starts one scenario of Interop.java; killed after `timeoutMs` (a guard). */
+export const startRemotingClient = (args: string[], timeoutMs?: number): RemotingClientProcess =>
+  client.start(args, timeoutMs);
 
 /** Runs one scenario of Interop.java (`produce ...`, `push ...`) to its end; killed after `timeoutMs` (a guard). */
 export const runRemotingClient = (args: string[], timeoutMs?: number): Promise<JavaRun> => client.run(args, timeoutMs);

@@ -36,7 +36,21 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
  *   produce     &lt;namesrv&gt; &lt;topic&gt; sync|async|oneway|batch &lt;count&gt; &lt;tag&gt;
  *   push        &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
  *   lite-assign &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
+ *   query       &lt;namesrv&gt; &lt;topic&gt;
+ *   transaction &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; commit|rollback|check
+ *   retry-dlq   &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
+ *   member      &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
  * </pre>
+ *
+ * {@code query} sends two messages (keys k-0, k-1), views each by its offset message id and by its message id,
+ * and queries key k-0: {@code viewed <how> <msgId> <topic> <keys> <body>} and {@code queried <key> <msgId>...}.
+ * {@code transaction} sends one message with a TransactionMQProducer whose local transaction answers COMMIT,
+ * ROLLBACK or (check) UNKNOW, then for check answers the broker's first check UNKNOW and the second COMMIT:
+ * {@code sent <msgId> <transactionId>}, {@code checked <n> <state> <msgId>}. {@code retry-dlq} is a push
+ * consumer with maxReconsumeTimes 1 that answers every delivery RECONSUME_LATER: {@code delivery <msgId>
+ * <reconsumeTimes>}; it ends after the second delivery has been sent back. {@code member} is a push consumer whose
+ * rebalance timer is off (an hour), so only the broker's NOTIFY_CONSUMER_IDS_CHANGED moves its queues: it prints
+ * {@code queues <broker/queueId,...>} each time they change, and shuts down when its stdin ends.
  *
  * Messages sent carry the tag, keys {@code k-<i>} and a user property {@code p=<i>}, body {@code remoting <i>}.
  * {@code push} is a clustering DefaultMQPushConsumer from the first offset that prints each distinct message and
@@ -49,12 +63,16 @@ public final class Interop {
       case "produce" -> produce(args[1], args[2], args[3], Integer.parseInt(args[4]), args[5]);
       case "push" -> push(args[1], args[2], args[3], Integer.parseInt(args[4]));
       case "lite-assign" -> liteAssign(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      case "query" -> Scenarios.query(args[1], args[2]);
+      case "transaction" -> Scenarios.transaction(args[1], args[2], args[3], args[4]);
+      case "retry-dlq" -> Scenarios.retryDlq(args[1], args[2], args[3]);
+      case "member" -> Scenarios.member(args[1], args[2], args[3]);
       default -> throw new IllegalArgumentException("unknown mode " + args[0]);
     }
     System.exit(0);
   }
 
-  private static Message message(String topic, String tag, int i) {
+  static Message message(String topic, String tag, int i) {
     Message m = new Message(topic, tag, "k-" + i, ("remoting " + i).getBytes(StandardCharsets.UTF_8));
     m.putUserProperty("p", String.valueOf(i));
     return m;
