@@ -191,6 +191,16 @@ export function serverOptions(command: Command, defaultPort: number): Command {
         if (!Number.isInteger(n) || n < 60) throw new InvalidArgumentError("a whole number of seconds, at least 60");
         return n;
       }),
+    )
+    .addOption(
+      new Option(
+        "--route-cache-ms <ms>",
+        "how long a process trusts a topic route it read (default 3000; changes made through this server apply at once)",
+      ).argParser((value) => {
+        const n = Number(value);
+        if (!Number.isInteger(n) || n < 0 || n > 60_000) throw new InvalidArgumentError("0 to 60000 ms");
+        return n;
+      }),
     );
 }
 

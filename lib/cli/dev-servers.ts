@@ -31,6 +31,7 @@ export interface DevOptions {
   transactionCheckInterval?: number;
   messageDelayLevel?: string;
   timerMaxDelaySec?: number;
+  routeCacheMs?: number;
   slaves?: number;
   auth?: boolean;
   rootUser?: string;
@@ -134,6 +135,7 @@ export function stageConfig(opts: DevOptions & { clusterName?: string }) {
       : { transactionCheckIntervalMs: opts.transactionCheckInterval }),
     ...(opts.messageDelayLevel === undefined ? {} : { messageDelayLevel: opts.messageDelayLevel }),
     ...(opts.timerMaxDelaySec === undefined ? {} : { timerMaxDelaySec: opts.timerMaxDelaySec }),
+    ...(opts.routeCacheMs === undefined ? {} : { routeCacheMs: opts.routeCacheMs }),
     ...(opts.targetNetworks === undefined ? {} : { subscriptionTargetNetworks: opts.targetNetworks }),
   });
 }
