@@ -13,10 +13,10 @@ import { openStorage, serveOn } from "../../lib/dev/local-server.js";
 import { serveProxy } from "../../lib/dev/proxy-server.js";
 import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";
 import type { Storage } from "../../lib/storage/storage.js";
-import { EMULATOR_CREDENTIALS, startEmulators } from "../support/emulators.js";
+import { emulatorStorageOptions, startEmulators } from "../support/emulators.js";
 import { type AwsLatencies, withAwsLatencies } from "./aws-latency.js";
 import { createTopic } from "./data-plane.js";
-import { percentile } from "./stats.js";
+import { PRICES_PER_MILLION, percentile } from "./stats.js";
 
 export interface ProxyCostOptions {
   producers: number;
@@ -36,21 +36,13 @@ export interface ProxyCostResult {
   dollarsPerMillion: number;
 }
 
-/** docs/cost.md's prices, USD per million: write unit, read unit, S3 PUT, S3 GET. */
-const PRICE = { writeUnit: 0.625, readUnit: 0.125, objectPut: 5, objectGet: 0.4 };
-
 export async function runProxyCost(o: ProxyCostOptions, runId: string): Promise<ProxyCostResult> {
   const emulators = await startEmulators();
   const aws = (provision: boolean) =>
     openStorage({
       kind: "aws",
       provision,
-      region: "us-east-1",
-      bucket: `nimbus-proxy-${runId}`,
-      tablePrefix: `proxy-${runId}-`,
-      dynamoEndpoint: emulators.dynamoEndpoint,
-      s3Endpoint: emulators.s3Endpoint,
-      credentials: EMULATOR_CREDENTIALS,
+      ...emulatorStorageOptions(emulators, { bucket: `nimbus-proxy-${runId}`, tablePrefix: `proxy-${runId}-` }),
     });
   const stageStorage = await aws(true);
   const proxyStorage: Storage = withAwsLatencies(await aws(false), o.latencies);
@@ -72,10 +64,10 @@ export async function runProxyCost(o: ProxyCostOptions, runId: string): Promise<
       Object.entries(used).map(([k, v]) => [k, v / Math.max(1, messages)]),
     ) as unknown as RequestCounts;
     const dollarsPerMillion =
-      perMessage.writeUnits * PRICE.writeUnit +
-      perMessage.readUnits * PRICE.readUnit +
-      perMessage.objectPuts * PRICE.objectPut +
-      perMessage.objectGets * PRICE.objectGet;
+      perMessage.writeUnits * PRICES_PER_MILLION.writeUnit +
+      perMessage.readUnits * PRICES_PER_MILLION.readUnit +
+      perMessage.objectPuts * PRICES_PER_MILLION.s3Put +
+      perMessage.objectGets * PRICES_PER_MILLION.s3Get;
     return {
       messages,
       msgPerSec: messages / seconds,
