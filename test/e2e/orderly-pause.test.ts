@@ -123,6 +123,17 @@ for (const mode of ["local", "aws"] as const) {
         JSON.stringify(locks),
       );
 
+      // B's commits reach the end (it persists every 200 ms): A, once it locks queues again, starts from there
+      // even if B's lease lapses on this loaded machine before its hand-over commit (then B forgets, not writes).
+      await waitUntil(
+        async () => {
+          const offsets = (await api().queryOffsets(group, topic)).filter((o) => o.brokerName === "broker-a");
+          return offsets.length === 4 && offsets.every((o) => o.offset === PER_QUEUE);
+        },
+        "B committed every queue to its end",
+        LONG_WAIT_MS,
+      );
+
       a.kill("SIGCONT");
       const resumedAt = Date.now();
       // A finds itself missing from the group, heartbeats, gets two queues back from B's release and locks them.
