@@ -8,7 +8,6 @@ import { readFileSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { StorageChoice } from "../dev/local-server.js";
 import { workerBus } from "../dev/process-bus.js";
-import type { RemotingDoor } from "../remoting/index.js";
 import { serverOptions } from "./dev-command.js";
 import {
   authFromEnv,
@@ -60,8 +59,15 @@ function remotingPort(value: string): number {
   return n;
 }
 
+/** What the banner says of the remoting door (lib/remoting's RemotingDoor). */
+interface RemotingAddresses {
+  readonly brokerNames: readonly string[];
+  readonly nameServerAddress: string;
+  addressOf(brokerName: string, brokerId: number, registered: string): string;
+}
+
 /** The banner's remoting line: the name server's address, then each broker's. */
-function remotingLines(door: RemotingDoor | undefined): string[] {
+function remotingLines(door: RemotingAddresses | undefined): string[] {
   if (door === undefined) return [];
   const brokers = door.brokerNames.map((name) => `${name} ${door.addressOf(name, 0, "")}`);
   return [`nimbus: RocketMQ 4.x remoting: name server ${door.nameServerAddress} (brokers: ${brokers.join(", ")})`];
