@@ -103,6 +103,12 @@ const GrpcSchema = z
     certificateArn: z.string().regex(/^arn:aws:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]{36}$/),
     /** Proxy tasks (each one 0.25 vCPU, 0.5 GB). */
     tasks: z.number().int().min(1).max(10).default(1),
+    /**
+     * RocketMQ 4.x's remoting protocol through the same tasks and load balancer (docs/remoting.md), a port per
+     * broker from 9876: `tls` the load balancer ends TLS with `certificateArn` (clients set `useTLS`), `tcp` it
+     * passes the connections in clear. Absent: not served.
+     */
+    remoting: z.enum(["tls", "tcp"]).optional(),
   })
   .strict();
 
