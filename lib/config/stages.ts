@@ -153,6 +153,11 @@ export const StageSettingsSchema = z
         s.nimbus.brokers[0]?.brokerId === s.cell.brokerId),
     "a cell's nimbus.brokers is exactly its broker (brokerName and brokerId)",
   )
+  // On an ACL stage the proxy runs with --auth, where the remoting door answers every request NO_PERMISSION.
+  .refine(
+    (s) => s.grpc?.remoting === undefined || s.auth !== "acl",
+    "grpc.remoting needs a stage whose auth is not acl: the remoting door does not check RocketMQ's ACL signatures yet",
+  )
   .refine((s) => s.cell === undefined || s.replicas.length === 0, "a slave cell holds no replicas of its own")
   .refine((s) => s.replicas.every((r) => r.region !== s.region), "a replica is in another region")
   // A stage runs on Lambda; `nimbus dev` reaches local webhooks by its own default (unset here) or --target-networks.
