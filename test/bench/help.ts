@@ -12,6 +12,8 @@ Suites:
   proxy-cost          nimbus proxy on the AWS adapters with injected latencies, many producers sending one message
                       a call; AWS requests and dollars per million against Amazon SQS
                       --producers 64  --seconds 20  --queues 8  --s3-put 30/100  --s3-get 15/60  --dynamo 5/15
+                      --protocol remoting: the 4.9.8 Java client through --remoting-port instead (sync sends, async
+                      sends --producers in flight, --seconds each, then a push consumer), requests per message per phase
   plain-http          stock HTTP clients (Node's fetch, Python's urllib), open loop, one JSON send per request
                       --rate 2000  --seconds 10  --plain-clients fetch,urllib  --flush async|sync
   peer                the SDK's produce/consume/end-to-end table, to set beside Redis Streams or NATS

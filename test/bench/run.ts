@@ -76,6 +76,7 @@ const { values } = parseArgs({
     "key-limits": { type: "string", default: "on" },
     brokers: { type: "string", default: "rocketmq,nimbus" },
     protocols: { type: "string", default: "grpc,remoting" },
+    protocol: { type: "string", default: "grpc" },
     "plain-clients": { type: "string", default: "fetch,urllib" },
   },
   strict: true,
