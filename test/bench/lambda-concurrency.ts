@@ -296,7 +296,7 @@ function queueLogAppender(storage: Storage, k: number, indexKeys: number): Conta
   const log = new QueueLog(storage, {
     maxAppendMs: 2500 * k,
     reservationLeaseMs: 500 * k,
-    rangeUseMs: 100 * k,
+    rangeUseMs: 200 * k,
     indexKeys,
     afterReserve: () => {
       if (dead) throw new Error("killed after reserving");

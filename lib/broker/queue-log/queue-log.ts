@@ -74,7 +74,7 @@ export interface QueueLogOptions {
   indexKeys?: number | ((topic: string) => number) | undefined;
   /**
    * A writer of a spread queue reserves offsets for what it will append within this many ms, and seals the unused
-   * tail once they pass. Default 100 ms (`DEFAULT_RANGE_USE_MS`): a live writer's range holds consumers up about this long.
+   * tail once they pass. Default 200 ms (`DEFAULT_RANGE_USE_MS`): a live writer's range holds consumers up about this long.
    */
   rangeUseMs?: number;
   /** The most offsets a writer of a spread queue reserves beyond the append at hand. Default 16. */
@@ -130,7 +130,7 @@ export const DEFAULT_MERGE_LIMIT_BYTES = 256 * 1024;
 /** How long a reserved range may stay unfilled before readers seal it (see `reservationLeaseMs`). */
 export const DEFAULT_RESERVATION_LEASE_MS = 500;
 /** How long a writer of a spread queue hands out the offsets of a range it reserved (see `rangeUseMs`). */
-export const DEFAULT_RANGE_USE_MS = 100;
+export const DEFAULT_RANGE_USE_MS = 200;
 
 /** DynamoDB items are at most 400 KB; leave room for the other attributes. */
 const MAX_INLINE_BYTES = 350 * 1024;

@@ -55,8 +55,18 @@ export function wireSize(m: MessageRecord): number {
   return Math.ceil(m.body.byteLength / 3) * 4 + strings * 2 + 300;
 }
 
-/** Index items per forward query page. */
+/** Index items per forward query page (a one-key queue's). */
 const PAGE_ITEMS = 16;
+/** The most index items one round of a spread queue's queries asks for. */
+const MAX_SPREAD_PAGE_ITEMS = 256;
+
+/**
+ * Items a forward page asks for: a one-key queue's 16; a spread queue's as many as the messages still wanted
+ * (one round of K parallel queries instead of one round per 16 items), at most 256.
+ */
+function pageItems(view: IndexView, wanted: number): number {
+  return view.spread ? Math.min(MAX_SPREAD_PAGE_ITEMS, Math.max(PAGE_ITEMS, wanted)) : PAGE_ITEMS;
+}
 
 export interface ReadContext {
   /** The queue's index, as its layout lays it out. */
@@ -122,7 +132,7 @@ export async function readQueue(
   // round of queries then finds that item and the ones after it; else the item at or before the offset.
   let chain: IndexEntry[] | undefined;
   if (offset < tail.start && view.spread) {
-    const page = await followChain(view, offset - 1, offset);
+    const page = await followChain(view, offset - 1, offset, pageItems(view, maxMessages));
     if (page.entries[0]?.start === offset) chain = page.entries.filter((e) => e.start <= tail.start);
   }
   const below = offset >= tail.start ? tail : (chain?.[0] ?? (await findAtOrBefore(view, offset)));
@@ -187,7 +197,7 @@ export async function readQueue(
     // Batches appended after we read the tail wait for the next pull, so maxOffset stays true.
     if (last !== undefined && last.start >= tail.start) break;
     const from = last === undefined ? gapStart : end(last);
-    const page = await followChain(view, last?.start ?? -1, from);
+    const page = await followChain(view, last?.start ?? -1, from, pageItems(view, maxMessages - messages.length));
     entries = page.entries.filter((e) => e.start <= tail.start);
     if (entries.length > 0 || page.after === undefined) {
       if (entries.length === 0) break;
@@ -264,8 +274,9 @@ async function followChain(
   view: IndexView,
   afterSk: number,
   from: number,
+  limit: number,
 ): Promise<{ entries: IndexEntry[]; after?: IndexEntry }> {
-  const page = await view.after(afterSk, PAGE_ITEMS);
+  const page = await view.after(afterSk, limit);
   const entries: IndexEntry[] = [];
   let expected = from;
   for (const item of page.items) {
