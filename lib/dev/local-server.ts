@@ -118,6 +118,8 @@ export interface LocalServerOptions {
   remotingBrokerPorts?: Readonly<Record<string, number>> | undefined;
   /** Bounds of the gRPC endpoint's Telemetry streams (tests make them small). */
   grpcTelemetry?: Partial<TelemetryOptions> | undefined;
+  /** How long a hot queue's writer uses a leased range (QueueLogOptions.rangeUseMs, default 200 ms; tests make it long). */
+  rangeUseMs?: number | undefined;
 }
 
 export interface LocalAuthOptions {
@@ -287,7 +289,13 @@ export async function serveOn(
     storage,
     { ...config, brokers: registrations(config, role) },
     // nimbus dev's subscriptions may reach local webhooks unless the config says otherwise.
-    { apiUrl: url, newMessageId, sealKey: options.sealKey, defaultTargetNetworks: "loopback" },
+    {
+      apiUrl: url,
+      newMessageId,
+      sealKey: options.sealKey,
+      defaultTargetNetworks: "loopback",
+      rangeUseMs: options.rangeUseMs,
+    },
   );
   const channelUrl = `${options.tls ? "wss" : "ws"}://${host}:${port}${CHANNEL_PATH}`;
   const auth = options.auth;
@@ -403,6 +411,8 @@ export async function serveOn(
       await Promise.all(inFlight);
       // A sweep a request started may outlive that request's answer.
       await broker.timers.settled();
+      // The last append answered: the ranges this process leased on hot queues are sealed by it, not by readers.
+      await broker.close();
       server.closeAllConnections();
       await closed;
       if (ownsStorage) await storage.close();

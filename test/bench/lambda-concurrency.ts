@@ -33,6 +33,7 @@
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { QueueLog } from "../../lib/broker/queue-log/index.js";
 import type { QueueRef } from "../../lib/broker/queue-log/queue-index.js";
 import { BROKER_TABLES } from "../../lib/broker/store/tables.js";
@@ -95,6 +96,8 @@ export interface ConcurrencyRow {
   writeUnitsPerAppend: number;
   /** CPU used (this process + the emulator's JVM) as a share of all cores, 0..1. */
   cpu: number;
+  /** This process's event-loop delay p99 (ms, stretched time): what the machine's load adds to any wait. */
+  loopDelayP99Ms: number;
   /** The dead shape: the consumer's delivery delay (read time - store time), p50 / p99 / max ms; tails sealed by owners. */
   consumer?: { p50Ms: number; p99Ms: number; maxMs: number; messages: number; seals: number };
   /** `--groups`: how many groups tailed, their delivery delay (all messages of all groups), read throttles per poll. */
@@ -211,6 +214,8 @@ async function runCase(
   let failures = 0;
   const deadline = performance.now() + options.seconds * 1000;
   const cpu0 = cpuNow();
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const t0 = performance.now();
   const killAt = t0 + (options.seconds * 1000) / 3;
   const consumer =
@@ -250,6 +255,7 @@ async function runCase(
     }),
   );
   const elapsed = (performance.now() - t0) / 1000;
+  loop.disable();
   const cpu = (cpuNow() - cpu0) / elapsed / availableParallelism();
   const writeUnits = containers.reduce((s, c) => s + c.storage.counter.snapshot().writeUnits, 0);
   const consumed = await consumer;
@@ -275,6 +281,7 @@ async function runCase(
     throttledReadsPerAppend: 0,
     writeUnitsPerAppend: writeUnits / Math.max(1, appends),
     cpu,
+    loopDelayP99Ms: loop.percentile(99) / 1e6 / k,
     readBack,
     indexKeys: options.indexKeys,
     reservationsPerAppend: counts.adds / Math.max(1, appends),
@@ -508,7 +515,7 @@ export function formatRow(r: ConcurrencyRow): string {
       : g !== undefined
         ? ` ${g.count} groups: ${f(g.p50Ms)} / ${f(g.p99Ms)} / max ${f(g.maxMs)} (${g.messages}, ${f(g.pollsPerSecond)} polls/s)`
         : "";
-  return `| ${r.via} | ${r.backend} | ${shape} | ${r.indexKeys} | ${r.writers} | ${r.batch} | ${f(r.appendsPerSecond)} | ${f(r.appendsPerSecond * r.batch)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.throttledPerAppend, 2)} (${f(r.throttledReadsPerAppend, 2)} reads) | ${f(r.writeUnitsPerAppend, 2)} | ${f(r.reservationsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % |${consumer} | ${r.readBack} (${r.appends}) |`;
+  return `| ${r.via} | ${r.backend} | ${shape} | ${r.indexKeys} | ${r.writers} | ${r.batch} | ${f(r.appendsPerSecond)} | ${f(r.appendsPerSecond * r.batch)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.throttledPerAppend, 2)} (${f(r.throttledReadsPerAppend, 2)} reads) | ${f(r.writeUnitsPerAppend, 2)} | ${f(r.reservationsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % (loop p99 ${f(r.loopDelayP99Ms)} ms) |${consumer} | ${r.readBack} (${r.appends}) |`;
 }
 
 export const TABLE_HEADER =

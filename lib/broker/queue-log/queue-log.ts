@@ -14,6 +14,7 @@ import { type IndexedPage, offsetStoredFrom, readIndexedBatches } from "./indexe
 import type { IndexView } from "./layout.js";
 import { QueueLayouts } from "./layouts.js";
 import { RangeLeases } from "./leases.js";
+import { measureLoad, type QueueLoad } from "./load.js";
 import {
   type BatchLocation,
   end,
@@ -29,7 +30,7 @@ import { reserveRange, sealOffset } from "./ranges.js";
 import { type ReadContext, type ReadOptions, type ReadResult, readQueue } from "./read.js";
 import { isSharedObjectKey, SharedObjectWriter } from "./shared-objects.js";
 
-export type { AppendResult, Backlog, IndexedMessage, IndexedPage, IndexPolicy };
+export type { AppendResult, Backlog, IndexedMessage, IndexedPage, IndexPolicy, QueueLoad };
 
 export interface QueueLogOptions {
   /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
@@ -338,6 +339,16 @@ export class QueueLog {
       maxOffset: end(tail),
       lastUpdateTimestamp: tail.storeTimestamp,
     };
+  }
+
+  /**
+   * The queue's write load against its keys' ceiling (load.ts): one query per index key of the newest items, only
+   * when asked (`topicStatus --load`).
+   */
+  async load(q: QueueRef): Promise<QueueLoad> {
+    const pk = queuePk(q);
+    const view = this.#layouts.known(pk) ?? (await this.#layouts.read(pk)).view;
+    return measureLoad(view, this.#now());
   }
 
   /**
