@@ -7,7 +7,7 @@ import { MessageConst, type MessageRecord } from "../../core/message.js";
 import { encodeBatch } from "../../core/message-codec.js";
 import type { ObjectStore } from "../../storage/object-store.js";
 import type { Storage } from "../../storage/storage.js";
-import type { Table } from "../../storage/table.js";
+import type { Item, Table } from "../../storage/table.js";
 import { type AppendResult, type IndexedMessage, type IndexPolicy, RangeWriter } from "./append.js";
 import { type Backlog, countBacklog } from "./backlog.js";
 import { type IndexedPage, offsetStoredFrom, readIndexedBatches } from "./indexed-batches.js";
@@ -367,7 +367,7 @@ export class QueueLog {
     let deletedBatches = 0;
     let deletedMessages = 0;
     for (;;) {
-      const [oldest, next, third] = (await view.after(-1, 3)).items.slice(0, 3).map(fromItem);
+      const [oldest, next, third] = (await firstItems(view, 3)).map(fromItem);
       if (!oldest || !next) break;
       const marked = oldest.loc.kind === "trimmed";
       // The batch to replace by a marker: the oldest (no marker yet), or the one above the marker.
@@ -451,6 +451,17 @@ export class QueueLog {
   #learn(cache: Map<string, Cached>, pk: string, value: number): void {
     cache.set(pk, { value, at: this.#monotonicNow() });
   }
+}
+
+/**
+ * The queue's first `count` index items. A spread queue's page is cut where one key's share ends, so it may hold
+ * fewer items than asked while more follow (two items left of a page of three made retention stop early): a
+ * larger page is asked then, whose cut keeps at least `count` items.
+ */
+async function firstItems(view: IndexView, count: number): Promise<Item[]> {
+  let page = await view.after(-1, count);
+  if (page.items.length < count && page.more) page = await view.after(-1, count * view.keys);
+  return page.items.slice(0, count);
 }
 
 /** What the message index keeps of each message: its UNIQ_KEY (absent: not indexed) and its keys. */
