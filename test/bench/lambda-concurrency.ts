@@ -44,13 +44,22 @@ import type { MessageRecord } from "../../lib/core/message.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
 import { createApiHandler } from "../../lib/http/handler.js";
 import { SERVICE_ROUTES } from "../../lib/http/routes/index.js";
-import { createAwsStorage, DEFAULT_RETRY_BACKOFF, ensureBucket, ensureTables } from "../../lib/storage/aws/index.js";
+import {
+  createAwsStorage,
+  DEFAULT_AWS_TIMEOUTS,
+  DEFAULT_RETRY_BACKOFF,
+  ensureBucket,
+  ensureTables,
+} from "../../lib/storage/aws/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import type { Table, TableSpec } from "../../lib/storage/table.js";
 import { apiGatewayEvent } from "../support/api-gateway-event.js";
 import { DYNAMODB_KEY_LIMITS, startKeyLimitedDynamo } from "../support/dynamo-key-limits.js";
 import { type DynamoBackend, emulatorStorageOptions, startEmulators } from "../support/emulators.js";
-import { type LatencyProfile, withAwsLatencies } from "./aws-latency.js";
+import { DEFAULT_AWS_LATENCIES, type LatencyProfile, withAwsLatencies } from "./aws-latency.js";
+
+const stretched = (p: LatencyProfile, k: number): LatencyProfile => ({ p50Ms: p.p50Ms * k, p99Ms: p.p99Ms * k });
+
 import { percentile, procCpuSeconds } from "./stats.js";
 
 export interface ConcurrencyOptions {
@@ -101,7 +110,15 @@ export interface ConcurrencyRow {
   /** The dead shape: the consumer's delivery delay (read time - store time), p50 / p99 / max ms; tails sealed by owners. */
   consumer?: { p50Ms: number; p99Ms: number; maxMs: number; messages: number; seals: number };
   /** `--groups`: how many groups tailed, their delivery delay (all messages of all groups), read throttles per poll. */
-  groups?: { count: number; p50Ms: number; p99Ms: number; maxMs: number; messages: number; pollsPerSecond: number };
+  groups?: {
+    count: number;
+    p50Ms: number;
+    p99Ms: number;
+    maxMs: number;
+    messages: number;
+    pollsPerSecond: number;
+    failedPolls: number;
+  };
   /** Counter reservations (`ADD`s) per append. */
   reservationsPerAppend: number;
   readBack: string;
@@ -184,7 +201,12 @@ async function runCase(
   }));
   const containers = Array.from({ length: writers }, () => {
     const storage = countingConflicts(
-      withAwsLatencies(open(), { dynamo: latency, s3Put: latency, s3Get: latency }),
+      withAwsLatencies(open(), {
+        dynamo: latency,
+        // S3's own latencies (a batch past 8 KiB is one object), stretched as the rest.
+        s3Put: stretched(DEFAULT_AWS_LATENCIES.s3Put, k),
+        s3Get: stretched(DEFAULT_AWS_LATENCIES.s3Get, k),
+      }),
       counts,
     );
     return options.via === "send-handler" ? sendFunction(storage) : queueLogAppender(storage, k, options.indexKeys);
@@ -297,9 +319,18 @@ async function tailQueue(storage: Storage, queue: QueueRef, k: number, stop: () 
   let at = from;
   let seals = 0;
   let polls = 0;
+  let errors = 0;
   while (!stop()) {
     polls++;
-    const got = await reader.read(queue, at, { maxMessages: 256 });
+    let got: Awaited<ReturnType<QueueLog["read"]>>;
+    try {
+      got = await reader.read(queue, at, { maxMessages: 256 });
+    } catch {
+      // A read the SDK gave up on (throttled past its attempts, or timed out): the consumer polls again later.
+      errors++;
+      await new Promise((resolve) => setTimeout(resolve, 20 * k));
+      continue;
+    }
     const now = Date.now();
     for (const m of got.messages) delays.push((now - m.storeTimestamp) / k);
     if (got.status === "NO_MATCHED_MSG") seals++;
@@ -315,6 +346,7 @@ async function tailQueue(storage: Storage, queue: QueueRef, k: number, stop: () 
     messages: sorted.length,
     seals,
     polls,
+    errors,
     delays: sorted,
   };
 }
@@ -326,6 +358,7 @@ interface Tailed {
   messages: number;
   seals: number;
   polls: number;
+  errors: number;
   delays: number[];
 }
 
@@ -339,6 +372,7 @@ function groupFigures(tailed: Tailed[], seconds: number): NonNullable<Concurrenc
     maxMs: all[all.length - 1] ?? 0,
     messages: all.length,
     pollsPerSecond: tailed.reduce((s, t) => s + t.polls, 0) / seconds,
+    failedPolls: tailed.reduce((s, t) => s + t.errors, 0),
   };
 }
 
@@ -465,7 +499,12 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
           { ...emulators, dynamoEndpoint: limited?.endpoint ?? emulators.dynamoEndpoint },
           names,
         ),
-        // The SDK's back-off in stretched time too: a throttle costs in the figure what it costs on DynamoDB.
+        // The SDK's timeouts and back-off in stretched time too: a throttle costs in the figure what it costs on DynamoDB.
+        timeouts: {
+          connectMs: DEFAULT_AWS_TIMEOUTS.connectMs * options.stretch,
+          dynamoRequestMs: DEFAULT_AWS_TIMEOUTS.dynamoRequestMs * options.stretch,
+          s3RequestMs: DEFAULT_AWS_TIMEOUTS.s3RequestMs * options.stretch,
+        },
         retryBackoff: {
           throttlingBaseMs: options.throttleBaseMs * options.stretch,
           baseMs: DEFAULT_RETRY_BACKOFF.baseMs * options.stretch,
@@ -513,7 +552,7 @@ export function formatRow(r: ConcurrencyRow): string {
     c !== undefined
       ? ` ${f(c.p50Ms)} / ${f(c.p99Ms)} / max ${f(c.maxMs)} (${c.messages})`
       : g !== undefined
-        ? ` ${g.count} groups: ${f(g.p50Ms)} / ${f(g.p99Ms)} / max ${f(g.maxMs)} (${g.messages}, ${f(g.pollsPerSecond)} polls/s)`
+        ? ` ${g.count} groups: ${f(g.p50Ms)} / ${f(g.p99Ms)} / max ${f(g.maxMs)} (${g.messages}, ${f(g.pollsPerSecond)} polls/s, ${g.failedPolls} failed)`
         : "";
   return `| ${r.via} | ${r.backend} | ${shape} | ${r.indexKeys} | ${r.writers} | ${r.batch} | ${f(r.appendsPerSecond)} | ${f(r.appendsPerSecond * r.batch)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.throttledPerAppend, 2)} (${f(r.throttledReadsPerAppend, 2)} reads) | ${f(r.writeUnitsPerAppend, 2)} | ${f(r.reservationsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % (loop p99 ${f(r.loopDelayP99Ms)} ms) |${consumer} | ${r.readBack} (${r.appends}) |`;
 }
