@@ -26,7 +26,8 @@
  * consumer groups tailing the hot queue (each its own client and `QueueLog`, polling every 20 ms when it found nothing):
  * their delivery delay and the read requests the per-key limits throttled. The AWS SDK's retry back-off (1 s base
  * after a throttle, 50 ms after a 5xx: lib/storage/aws/retry.ts) is stretched with the rest, so a throttle costs in
- * the figure what it costs on DynamoDB; `--throttle-base-ms` sets the throttling base (unstretched ms).
+ * the figure what it costs on DynamoDB; `--throttle-base-ms` sets the throttling base (unstretched ms), `--max-attempts`
+ * the SDK's attempts per request (default 3).
  *
  * Flags: `--key-limits on|off`, `--index-keys K`, `--backends dynamodb-local,dynalite`, `--writers 1,2,4,8,16,32,64`, `--seconds <per case, stretched
  * time>`, `--stretch <k>`, `--dynamo p50/p99`, `--shapes hot,topic`, `--via queue-log|send-handler`.
@@ -81,6 +82,8 @@ export interface ConcurrencyOptions {
   groups: number;
   /** The SDK's back-off base after a throttled request (ms, before the stretch). */
   throttleBaseMs: number;
+  /** The SDK's attempts per request (AwsStorageOptions.maxAttempts; its default 3). */
+  maxAttempts: number;
 }
 
 export type Shape = "hot" | "topic" | "dead";
@@ -505,6 +508,7 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
           dynamoRequestMs: DEFAULT_AWS_TIMEOUTS.dynamoRequestMs * options.stretch,
           s3RequestMs: DEFAULT_AWS_TIMEOUTS.s3RequestMs * options.stretch,
         },
+        maxAttempts: options.maxAttempts,
         retryBackoff: {
           throttlingBaseMs: options.throttleBaseMs * options.stretch,
           baseMs: DEFAULT_RETRY_BACKOFF.baseMs * options.stretch,

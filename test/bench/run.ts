@@ -78,6 +78,7 @@ const { values } = parseArgs({
     batch: { type: "string", default: "1" },
     groups: { type: "string", default: "0" },
     "throttle-base-ms": { type: "string", default: "1000" },
+    "max-attempts": { type: "string", default: "3" },
     brokers: { type: "string", default: "rocketmq,nimbus" },
     protocols: { type: "string", default: "grpc,remoting" },
     protocol: { type: "string", default: "grpc" },
@@ -222,6 +223,7 @@ async function main(): Promise<void> {
       batch: Math.min(1024, Math.floor(positive("batch", values.batch, 1))),
       groups: Math.min(64, Math.floor(Number(values.groups) || 0)),
       throttleBaseMs: positive("throttle-base-ms", values["throttle-base-ms"], 1000),
+      maxAttempts: Math.min(10, Math.floor(positive("max-attempts", values["max-attempts"], 3))),
     };
     if (values["key-limits"] !== "on" && values["key-limits"] !== "off")
       throw new Error(`--key-limits must be on or off, got ${values["key-limits"]}`);
