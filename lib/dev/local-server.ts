@@ -18,7 +18,7 @@ import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
 import { BROKER_TABLES } from "../broker/store/index.js";
 import { type InProcessDispatch, readTargetCa } from "../broker/subscriptions/index.js";
 import { createBroker } from "../config/create-broker.js";
-import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
+import { awsRetryOptions, type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import { type GrpcServer, startGrpcServer, type TelemetryOptions } from "../grpc/index.js";
@@ -155,7 +155,8 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export async function openStorage(choice: StorageChoice): Promise<Storage> {
+/** Opens the store; on the AWS adapters with the config's DynamoDB throttle retry (`dynamoThrottleRetry`), if any. */
+export async function openStorage(choice: StorageChoice, config?: NimbusConfig): Promise<Storage> {
   if (choice.kind === "local") {
     mkdirSync(choice.dataDir, { recursive: true });
     return createLocalStorage({ dataDir: choice.dataDir, ...(choice.flush ? { flush: choice.flush } : {}) });
@@ -165,11 +166,11 @@ export async function openStorage(choice: StorageChoice): Promise<Storage> {
     await ensureTables(options, BROKER_TABLES);
     await ensureBucket(options);
   }
-  return createAwsStorage(options);
+  return createAwsStorage({ ...options, ...(config === undefined ? {} : awsRetryOptions(config)) });
 }
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
-  const storage = await openStorage(options.storage);
+  const storage = await openStorage(options.storage, options.config);
   try {
     return await serveOn(storage, { ...options, sealKey: options.sealKey ?? localSealKey(options.storage) }, true);
   } catch (err) {

@@ -83,7 +83,7 @@ export interface ProxyServer {
 
 export async function startProxyServer(options: ProxyServerOptions): Promise<ProxyServer> {
   checkOpenBinding(options.host ?? "127.0.0.1", options.auth !== undefined, options.insecure === true, tlsOf(options));
-  const storage = await openStorage(options.storage);
+  const storage = await openStorage(options.storage, options.config);
   try {
     return await serveProxy(storage, options);
   } catch (err) {
