@@ -4,6 +4,7 @@
  * included.
  */
 import { connect, type Socket } from "node:net";
+import { connect as connectTls } from "node:tls";
 import {
   encodeFrame,
   FrameDecoder,
@@ -43,6 +44,16 @@ export class RawRemoting {
     const socket = connect(port, host);
     await new Promise<void>((resolve, reject) => {
       socket.once("connect", () => resolve());
+      socket.once("error", reject);
+    });
+    return new RawRemoting(socket);
+  }
+
+  /** Over TLS, trusting `ca` (PEM) for 127.0.0.1. */
+  static async openTls(port: number, ca: string | Buffer, host = "127.0.0.1"): Promise<RawRemoting> {
+    const socket = connectTls({ port, host, ca });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("secureConnect", () => resolve());
       socket.once("error", reject);
     });
     return new RawRemoting(socket);
