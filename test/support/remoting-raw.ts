@@ -36,7 +36,15 @@ export class RawRemoting {
     socket.on("error", () => {});
     socket.on("data", (chunk: Buffer) => {
       this.received += chunk.byteLength;
-      for (const frame of this.#decoder.push(chunk)) this.#waiting.get(frame.opaque)?.(frame);
+      let frames: RemotingCommand[];
+      try {
+        frames = this.#decoder.push(chunk);
+      } catch {
+        // Not frames (a TLS server's alert to a client without TLS): the connection is no remoting one.
+        socket.destroy();
+        return;
+      }
+      for (const frame of frames) this.#waiting.get(frame.opaque)?.(frame);
     });
   }
 
