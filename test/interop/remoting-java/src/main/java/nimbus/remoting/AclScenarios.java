@@ -79,6 +79,8 @@ final class AclScenarios {
     producer.setNamesrvAddr(ns);
     producer.setInstanceName("ap-" + ProcessHandle.current().pid());
     producer.setRetryTimesWhenSendFailed(0);
+    // A guard, not a speed rule: a cold JVM's first TLS handshakes on a busy machine take seconds.
+    producer.setSendMsgTimeout(30_000);
     producer.start();
     try {
       try {
