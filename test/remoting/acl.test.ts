@@ -1,10 +1,12 @@
 /**
  * @module The remoting door with auth on (`nimbus dev --auth`), on both storage modes: RocketMQ's 4.9.8 client
  * signing with rocketmq-acl's AclClientRPCHook (test/interop/remoting-java, AclScenarios.java) as a Nimbus user
- * whose ACL allows the topic and groups sends, and its push and lite-pull consumers receive; a wrong secret, an
+ * whose ACL allows the topic and groups sends, and its push and lite-pull consumers receive, and it views
+ * (by offset message id and by message id) and queries by key what it sent; a wrong secret, an
  * unknown access key and a user without Pub on the topic are refused NO_PERMISSION (16) and nothing is stored (read
  * over HTTP). Frame by frame: unsigned requests are refused, name-server route lookups included; a request signed
- * here as the hook signs it is served, and the same with a changed body or field is refused; every served request
+ * here as the hook signs it is served, and the same with a changed body or field is refused; an offset commit and a
+ * view by offset message id are refused to a user without Sub, and the commit is not stored; every served request
  * code has an ACL rule (access.ts).
  */
 import assert from "node:assert/strict";
@@ -148,6 +150,30 @@ for (const mode of ["local", "aws"] as const) {
       }
     });
 
+    it("an offset commit is stored for a user with Sub on the group and topic, refused and not stored for one without", async () => {
+      const raw = await RawRemoting.open(auth.server.port);
+      try {
+        const commit = (who: NimbusCredentials, commitOffset: string) =>
+          raw.request({
+            code: RequestCode.UPDATE_CONSUMER_OFFSET,
+            extFields: signed(who, { consumerGroup: pushGroup, topic, queueId: "0", commitOffset }),
+          });
+        const mine = await commit(ALICE, "0");
+        assert.equal(mine.code, ResponseCode.SUCCESS, mine.remark);
+        const bobs = await commit(BOB, "1");
+        assert.equal(bobs.code, ResponseCode.NO_PERMISSION);
+        assert.match(bobs.remark ?? "", /User:bob has no Sub permission/);
+        const stored = await root().queryOffsets(pushGroup, topic);
+        assert.deepEqual(
+          stored.filter((o) => o.brokerName === "broker-a" && o.queueId === 0).map((o) => o.offset),
+          [0],
+          "alice's commit is stored, bob's is not",
+        );
+      } finally {
+        raw.close();
+      }
+    });
+
     it("a signed producer sends; signed push and lite-pull consumers receive", {
       skip: remotingClientUnavailable(),
     }, async () => {
@@ -166,12 +192,31 @@ for (const mode of ["local", "aws"] as const) {
         const run = await runRemotingClient([how, namesrv(), ...keys, group, topic, "4"]);
         const read = run.lines.filter((l) => l.startsWith("msg ")).map((l) => l.split(" ")[1]);
         assert.deepEqual([...read].sort(), [...sent].sort(), `${how} read every message`);
-        // Committed through the door (UPDATE_CONSUMER_OFFSET authorized); the last commits are oneway, at shutdown.
-        const offsets = await root().queryOffsets(group, topic);
-        assert.ok(
-          offsets.some((o) => o.offset > 0),
-          `${how} committed offsets`,
-        );
+      }
+    });
+
+    it("a signed client views and queries messages; a user without Sub on the message's topic may not view it", {
+      skip: remotingClientUnavailable(),
+    }, async () => {
+      const keys = [ALICE.accessKey, ALICE.secretKey];
+      const run = await runRemotingClient(["acl-query", namesrv(), ...keys, producerGroup, topic]);
+      const [, msgId = "", offsetMsgId = ""] = (run.lines.find((l) => l.startsWith("sent ")) ?? "").split(" ");
+      assert.ok(run.lines.includes(`viewed offset ${msgId}`), run.lines.join("\n"));
+      assert.ok(run.lines.includes(`viewed id ${msgId}`), run.lines.join("\n"));
+      assert.match(run.lines.find((l) => l.startsWith("queried")) ?? "", new RegExp(msgId));
+      // VIEW_MESSAGE_BY_ID names no topic: the door asks Sub on the topic of the message it found.
+      const port = Number.parseInt(offsetMsgId.slice(8, 16), 16);
+      const offset = BigInt(`0x${offsetMsgId.slice(16)}`).toString();
+      const raw = await RawRemoting.open(port);
+      try {
+        const view = await raw.request({ code: RequestCode.VIEW_MESSAGE_BY_ID, extFields: signed(BOB, { offset }) });
+        assert.equal(view.code, ResponseCode.NO_PERMISSION);
+        assert.match(view.remark ?? "", new RegExp(`User:bob has no Sub permission on Topic:${topic}`));
+        assert.equal(view.body, undefined, "no message in the refusal");
+        const mine = await raw.request({ code: RequestCode.VIEW_MESSAGE_BY_ID, extFields: signed(ALICE, { offset }) });
+        assert.equal(mine.code, ResponseCode.SUCCESS, mine.remark);
+      } finally {
+        raw.close();
       }
     });
 

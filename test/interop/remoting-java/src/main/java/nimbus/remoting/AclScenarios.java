@@ -32,6 +32,7 @@ import org.apache.rocketmq.remoting.RPCHook;
  *   acl-produce &lt;namesrv&gt; &lt;accessKey&gt; &lt;secretKey&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
  *   acl-push    &lt;namesrv&gt; &lt;accessKey&gt; &lt;secretKey&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
  *   acl-lite    &lt;namesrv&gt; &lt;accessKey&gt; &lt;secretKey&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
+ *   acl-query   &lt;namesrv&gt; &lt;accessKey&gt; &lt;secretKey&gt; &lt;group&gt; &lt;topic&gt;
  *   tls         &lt;trusted certificate PEM file&gt; &lt;one of the above, with its arguments&gt;
  * </pre>
  *
@@ -41,6 +42,9 @@ import org.apache.rocketmq.remoting.RPCHook;
  * offset) and {@code acl-lite} (subscribed, auto-commit) print {@code msg <msgId> <body>} per distinct message and
  * end once they have {@code count}. {@code tls} turns on the client's TLS (tls.enable) trusting only the given
  * certificate (tls.client.authServer, tls.client.trustCertPath; not the test mode, which trusts anything).
+ * {@code acl-query} sends one message (key k-0), then views it by offset message id and by message id and queries
+ * key k-0: {@code sent <msgId> <offsetMsgId>}, {@code viewed offset|id <msgId>} and {@code queried <msgId>...}, or
+ * {@code failed <how> <code>}.
  */
 final class AclScenarios {
   private AclScenarios() {}
@@ -60,6 +64,7 @@ final class AclScenarios {
       case "acl-produce" -> produce(args[1], hook(args[2], args[3]), args[4], args[5], Integer.parseInt(args[6]));
       case "acl-push" -> push(args[1], hook(args[2], args[3]), args[4], args[5], Integer.parseInt(args[6]));
       case "acl-lite" -> lite(args[1], hook(args[2], args[3]), args[4], args[5], Integer.parseInt(args[6]));
+      case "acl-query" -> query(args[1], hook(args[2], args[3]), args[4], args[5]);
       default -> throw new IllegalArgumentException("unknown mode " + args[0]);
     }
   }
@@ -106,6 +111,42 @@ final class AclScenarios {
     } finally {
       producer.shutdown();
     }
+  }
+
+  private static void query(String ns, RPCHook hook, String group, String topic) throws Exception {
+    DefaultMQProducer producer = new DefaultMQProducer(group, hook);
+    producer.setNamesrvAddr(ns);
+    producer.setInstanceName("aq-" + ProcessHandle.current().pid());
+    producer.setSendMsgTimeout(30_000);
+    producer.start();
+    try {
+      SendResult r = producer.send(new Message(topic, "TagQ", "k-0", "query".getBytes(StandardCharsets.UTF_8)));
+      System.out.println("sent " + r.getMsgId() + " " + r.getOffsetMsgId());
+      try {
+        System.out.println("viewed offset " + producer.viewMessage(r.getOffsetMsgId()).getMsgId());
+      } catch (MQBrokerException | MQClientException e) {
+        System.out.println("failed offset " + code(e));
+      }
+      try {
+        System.out.println("viewed id " + producer.viewMessage(topic, r.getMsgId()).getMsgId());
+      } catch (MQBrokerException | MQClientException e) {
+        System.out.println("failed id " + code(e));
+      }
+      try {
+        StringBuilder line = new StringBuilder("queried");
+        for (MessageExt m : producer.queryMessage(topic, "k-0", 32, 0, Long.MAX_VALUE).getMessageList())
+          line.append(' ').append(m.getMsgId());
+        System.out.println(line);
+      } catch (MQClientException e) {
+        System.out.println("failed key " + code(e));
+      }
+    } finally {
+      producer.shutdown();
+    }
+  }
+
+  private static int code(Exception e) {
+    return e instanceof MQBrokerException b ? b.getResponseCode() : ((MQClientException) e).getResponseCode();
   }
 
   private static void printMessage(Set<String> seen, MessageExt m) {
