@@ -19,20 +19,28 @@ export const SECURITY_TOKEN_FIELD = "SecurityToken";
 /** Base64 of an HMAC-SHA1 (20 bytes): a longer Signature field is refused unread. */
 const MAX_SIGNATURE_LENGTH = 64;
 
-/** The bytes the client signs: every ext field's value but the signature's, ordered by field name, then the body. */
-export function signedContent(extFields: Readonly<Record<string, string>>, body: Uint8Array | undefined): Buffer {
+/**
+ * The bytes the client signs, in order (not copied into one buffer: a body may be megabytes): every ext field's
+ * value but the signature's, ordered by field name, then the body.
+ */
+export function signedContent(
+  extFields: Readonly<Record<string, string>>,
+  body: Uint8Array | undefined,
+): readonly Uint8Array[] {
   // Java's TreeMap orders String keys by UTF-16 code units, as JavaScript's default sort does.
   const names = Object.keys(extFields)
     .filter((name) => name !== SIGNATURE_FIELD)
     .sort();
-  const text = names.map((name) => extFields[name] ?? "").join("");
-  const head = Buffer.from(text, "utf8");
-  return body === undefined || body.byteLength === 0 ? head : Buffer.concat([head, body]);
+  const head = Buffer.from(names.map((name) => extFields[name] ?? "").join(""), "utf8");
+  return body === undefined ? [head] : [head, body];
 }
 
 /** The signature of `content` under `secret`: Base64(HmacSHA1), as AclUtils.calSignature computes it. */
-export const remotingSignature = (secret: string, content: Uint8Array): string =>
-  createHmac("sha1", secret).update(content).digest("base64");
+export function remotingSignature(secret: string, content: readonly Uint8Array[]): string {
+  const hmac = createHmac("sha1", secret);
+  for (const part of content) hmac.update(part);
+  return hmac.digest("base64");
+}
 
 const unauthenticated = (message: string) => new NimbusError(ErrorCode.UNAUTHENTICATED, message);
 
