@@ -110,7 +110,7 @@ export interface LocalServerOptions {
    */
   targetCaPem?: string | Buffer | undefined;
   /**
-   * RocketMQ 4.x's remoting protocol on the HTTP port (default true; not with TLS): a connection that starts with a
+   * RocketMQ 4.x's remoting protocol on the HTTP port (default true; over TLS with `tls`): a connection that starts with a
    * frame goes to the remoting door (docs/remoting.md). Further brokers of this process get ports of their own.
    */
   remoting?: boolean | undefined;
@@ -146,7 +146,7 @@ export interface LocalServer {
   readonly shedder: LoadShedder;
   /** The gRPC endpoint, when `grpcPort` was given. */
   readonly grpc: GrpcServer | undefined;
-  /** The remoting door (RocketMQ 4.x clients), unless turned off or on TLS. */
+  /** The remoting door (RocketMQ 4.x clients), unless turned off. */
   readonly remoting: RemotingDoor | undefined;
   /** Subscription delivery in this process (its totals and last errors); absent where `background` is false. */
   readonly dispatch: InProcessDispatch | undefined;
@@ -266,14 +266,19 @@ export async function serveOn(
   };
   const server: Server = options.tls ? createTlsServer({ ...options.tls }, serve) : createServer(serve);
   let remoting: RemotingDoor | undefined;
-  // A remoting connection before the door exists (the broker is made once the port listens) is closed.
-  const remotingOn = options.remoting !== false && !options.tls;
+  // A remoting connection before the door exists (the broker is made once the port listens) is closed. With TLS
+  // the door is served over TLS: the decrypted connections are looked at (never one door in clear).
+  const remotingOn = options.remoting !== false;
   if (remotingOn)
-    sniffRemoting(server, (socket, first) => {
-      if (remoting === undefined) return false;
-      remoting.accept(socket, undefined, first);
-      return true;
-    });
+    sniffRemoting(
+      server,
+      (socket, first) => {
+        if (remoting === undefined) return false;
+        remoting.accept(socket, undefined, first);
+        return true;
+      },
+      options.tls ? "secureConnection" : "connection",
+    );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 9876, host, () => resolve());
@@ -307,6 +312,7 @@ export async function serveOn(
       brokerNames: [...new Set(registrations(config, role).map((b) => b.brokerName))],
       host: advertisedHost(host),
       brokerPorts: options.remotingBrokerPorts,
+      tls: options.tls,
     });
     try {
       await door.listen(port);

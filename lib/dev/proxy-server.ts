@@ -94,10 +94,6 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
 export async function serveProxy(storage: Storage, options: Omit<ProxyServerOptions, "storage">): Promise<ProxyServer> {
   const host = options.host ?? "127.0.0.1";
   checkOpenBinding(host, options.auth !== undefined, options.insecure === true, tlsOf(options));
-  if (options.remotingPort !== undefined && options.tls !== undefined)
-    throw new Error(
-      "the remoting door is served in clear: end TLS in front of it (--tls-offloaded), not with --tls-cert",
-    );
   const stageConfig = options.config ?? parseNimbusConfig({});
   // The stage's own brokers register; the proxy serves them (the remoting door a port per broker name).
   const config = { ...stageConfig, brokers: [] };
@@ -126,7 +122,13 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
       : await serveRemoting(
           { broker, role: { kind: "all" }, ...(gate && { auth: gate }) },
           [...new Set(stageConfig.brokers.map((b) => b.brokerName))],
-          { host, port: options.remotingPort, advertisedHost: options.advertisedHost ?? advertisedHost(host) },
+          {
+            host,
+            port: options.remotingPort,
+            advertisedHost: options.advertisedHost ?? advertisedHost(host),
+            // With --tls-cert every port of the door is TLS too (never one door in clear).
+            tls: options.tls,
+          },
         ).catch(async (err: unknown) => {
           await grpc.close();
           throw err;
@@ -150,7 +152,7 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
 async function serveRemoting(
   context: HandlerContext,
   brokerNames: readonly string[],
-  at: { host: string; port: number; advertisedHost: string },
+  at: { host: string; port: number; advertisedHost: string; tls: { cert: Buffer; key: Buffer } | undefined },
 ): Promise<RemotingDoor> {
   if (at.port !== 0 && at.port + brokerNames.length - 1 > 65_535)
     throw new Error(`remoting port ${at.port}: its ${brokerNames.length} brokers' ports pass 65535`);
@@ -161,6 +163,7 @@ async function serveRemoting(
     host: at.host,
     advertisedHost: at.advertisedHost,
     brokerPorts,
+    tls: at.tls,
   });
   try {
     await door.listen();

@@ -2,6 +2,7 @@
  * @module What a request handler of the door gets: the broker's context, the request and its header fields, and
  * its connection's scope (the broker its port stands for, the client it heard from, its subscriptions).
  */
+import type { Permission } from "../core/acl.js";
 import type { HandlerContext } from "../http/context.js";
 import type { HeartbeatData } from "../protocol/index.js";
 import type { Answer } from "./codes.js";
@@ -57,6 +58,11 @@ export interface Call {
   readonly request: RemotingCommand;
   readonly fields: Fields;
   readonly scope: Scope;
+  /**
+   * NO_PERMISSION unless the request's signer has every one of `needs` (nothing to check with auth off): for a
+   * check on what the handler found stored; what a request code needs up front is in access.ts.
+   */
+  readonly authorize: (needs: readonly Permission[]) => Promise<void>;
 }
 
 export type Handler = (call: Call) => Promise<Answer>;

@@ -7,7 +7,8 @@
  */
 import type { Socket } from "node:net";
 import type { HandlerContext } from "../http/context.js";
-import type { DoorView, Scope } from "./call.js";
+import { ACCESS } from "./access.js";
+import type { Call, DoorView, Scope } from "./call.js";
 import { type Answer, answerOfError, ResponseCode, refusal } from "./codes.js";
 import { Fields } from "./fields.js";
 import {
@@ -22,6 +23,7 @@ import {
   SERIALIZE_JSON,
 } from "./frame.js";
 import { HANDLERS } from "./handlers.js";
+import { authenticateRemoting } from "./signature.js";
 
 /** Server version answered in every response header (RocketMQ's V4_9_8 ordinal). */
 const SERVER_VERSION = 453;
@@ -123,12 +125,18 @@ export class Connection {
         `request code ${request.code} is not served by Nimbus (docs/remoting.md)`,
       );
     const ctx = this.ctx();
-    if (ctx.auth !== undefined)
-      return refusal(
-        ResponseCode.NO_PERMISSION,
-        "this server checks signatures: the remoting door does not serve ACL signatures yet",
-      );
-    return handler({ ctx, door: this.door, request, fields: new Fields(request.extFields), scope: this.scope });
+    const fields = new Fields(request.extFields);
+    const call: Call = { ctx, door: this.door, request, fields, scope: this.scope, authorize: async () => undefined };
+    const auth = ctx.auth;
+    if (auth === undefined) return handler(call);
+    // With auth on: RocketMQ's ACL signature, then what the code's HTTP counterpart needs (access.ts), before
+    // the handler runs: a refused request writes nothing.
+    const user = await authenticateRemoting(auth, request);
+    const needs = ACCESS.get(request.code);
+    if (needs === undefined)
+      return refusal(ResponseCode.NO_PERMISSION, `request code ${request.code} has no ACL rule: refused with auth on`);
+    await auth.authorizePermissions(user, await needs(call));
+    return handler({ ...call, authorize: (more) => auth.authorizePermissions(user, more) });
   }
 
   #answer(request: RemotingCommand, answer: Answer): void {

@@ -10,6 +10,7 @@
  * bytes per connection (connection.ts), waiting pulls (pull-waits.ts) and their wait (`maxSuspendMs`).
  */
 import { createServer, type Server, type Socket } from "node:net";
+import { createServer as createTlsServer } from "node:tls";
 import type { HandlerContext } from "../http/context.js";
 import type { DoorView, Scope } from "./call.js";
 import { takeChecks } from "./check-backs.js";
@@ -38,6 +39,8 @@ export interface RemotingDoorOptions {
   maxSuspendMs?: number | undefined;
   /** Pulls waiting at once, at most. Default 4096. */
   maxWaitingPulls?: number | undefined;
+  /** TLS for the further brokers' ports (the HTTP port's server does its own), PEM: `--tls-cert`, `--tls-key`. */
+  tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
 }
 
 export class RemotingDoor implements DoorView {
@@ -106,7 +109,10 @@ export class RemotingDoor implements DoorView {
     const [first, ...others] = this.options.brokerNames;
     if (first !== undefined && mainPort !== undefined) this.#ports.set(first, mainPort);
     for (const name of mainPort === undefined ? this.options.brokerNames : others) {
-      const server = createServer((socket) => this.accept(socket, name));
+      const tls = this.options.tls;
+      const server = tls
+        ? createTlsServer({ cert: tls.cert, key: tls.key }, (socket) => this.accept(socket, name))
+        : createServer((socket) => this.accept(socket, name));
       this.#servers.push(server);
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);

@@ -34,7 +34,8 @@ const V2_NAMES: Record<string, string> = {
   n: "brokerName",
 };
 
-function sendFields(call: Call): Fields {
+/** A send's header fields by SEND_MESSAGE's names (SEND_MESSAGE_V2 and batches use one-letter names). */
+export function sendFields(call: Call): Fields {
   if (call.request.code === RequestCode.SEND_MESSAGE) return call.fields;
   const ext: Record<string, string> = {};
   for (const [k, v] of Object.entries(call.request.extFields)) ext[V2_NAMES[k] ?? k] = v;

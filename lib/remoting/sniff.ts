@@ -2,7 +2,9 @@
  * @module One port, two protocols: the HTTP server's connections are looked at before HTTP sees them. A remoting
  * frame starts with its big-endian length, whose first byte is 0 (frames are far below 16 MiB); an HTTP request
  * starts with an ASCII method, and a TLS handshake with 0x16. The first bytes read are put back (`unshift`) before
- * the connection goes to HTTP, or handed to the remoting door with the connection.
+ * the connection goes to HTTP, or handed to the remoting door with the connection. On an HTTPS server the same is
+ * done after the TLS handshake, on the decrypted stream (`secureConnection`): RocketMQ's clients with
+ * `tls.enable` open TLS first, then send frames, so one port serves HTTPS and remoting over TLS.
  */
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
@@ -14,15 +16,20 @@ type ConnectionListener = (socket: Socket) => void;
 
 /**
  * Puts `remoting` in front of `server`'s connection handling: a connection whose first byte is 0 is given to it
- * (`remoting` answers false when it cannot take connections now: the connection is closed).
+ * (`remoting` answers false when it cannot take connections now: the connection is closed). `event` is
+ * "secureConnection" for an HTTPS server (its HTTP handling listens there, on the decrypted connections).
  */
-export function sniffRemoting(server: Server, remoting: (socket: Socket, first: Buffer) => boolean): void {
-  const listeners = server.listeners("connection") as ConnectionListener[];
-  server.removeAllListeners("connection");
+export function sniffRemoting(
+  server: Server,
+  remoting: (socket: Socket, first: Buffer) => boolean,
+  event: "connection" | "secureConnection" = "connection",
+): void {
+  const listeners = server.listeners(event) as ConnectionListener[];
+  server.removeAllListeners(event);
   const toHttp = (socket: Socket) => {
     for (const listener of listeners) listener.call(server, socket);
   };
-  server.on("connection", (socket: Socket) => {
+  server.on(event, (socket: Socket) => {
     let decided = false;
     const decide = (first: Buffer | undefined) => {
       if (decided) return;

@@ -4,6 +4,7 @@
  * included.
  */
 import { connect, type Socket } from "node:net";
+import { connect as connectTls } from "node:tls";
 import {
   encodeFrame,
   FrameDecoder,
@@ -35,7 +36,15 @@ export class RawRemoting {
     socket.on("error", () => {});
     socket.on("data", (chunk: Buffer) => {
       this.received += chunk.byteLength;
-      for (const frame of this.#decoder.push(chunk)) this.#waiting.get(frame.opaque)?.(frame);
+      let frames: RemotingCommand[];
+      try {
+        frames = this.#decoder.push(chunk);
+      } catch {
+        // Not frames (a TLS server's alert to a client without TLS): the connection is no remoting one.
+        socket.destroy();
+        return;
+      }
+      for (const frame of frames) this.#waiting.get(frame.opaque)?.(frame);
     });
   }
 
@@ -43,6 +52,16 @@ export class RawRemoting {
     const socket = connect(port, host);
     await new Promise<void>((resolve, reject) => {
       socket.once("connect", () => resolve());
+      socket.once("error", reject);
+    });
+    return new RawRemoting(socket);
+  }
+
+  /** Over TLS, trusting `ca` (PEM) for 127.0.0.1. */
+  static async openTls(port: number, ca: string | Buffer, host = "127.0.0.1"): Promise<RawRemoting> {
+    const socket = connectTls({ port, host, ca });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("secureConnect", () => resolve());
       socket.once("error", reject);
     });
     return new RawRemoting(socket);

@@ -67,6 +67,7 @@ public final class Interop {
       case "transaction" -> Scenarios.transaction(args[1], args[2], args[3], args[4]);
       case "retry-dlq" -> Scenarios.retryDlq(args[1], args[2], args[3]);
       case "member" -> Scenarios.member(args[1], args[2], args[3]);
+      case "acl-produce", "acl-push", "acl-lite", "acl-query", "tls" -> AclScenarios.run(args);
       default -> throw new IllegalArgumentException("unknown mode " + args[0]);
     }
     System.exit(0);
