@@ -67,6 +67,7 @@ public final class Interop {
       case "transaction" -> Scenarios.transaction(args[1], args[2], args[3], args[4]);
       case "retry-dlq" -> Scenarios.retryDlq(args[1], args[2], args[3]);
       case "member" -> Scenarios.member(args[1], args[2], args[3]);
+      case "live" -> AdminScenarios.live(args[1], args[2], args[3]);
       default -> throw new IllegalArgumentException("unknown mode " + args[0]);
     }
     System.exit(0);
