@@ -87,7 +87,7 @@ for (const mode of ["local", "aws"] as const) {
       const deleted = await admin("deleteTopic", "-c", "DefaultCluster", "-t", topic);
       assert.deepEqual(deleted, [
         `delete topic [${topic}] from cluster [DefaultCluster] success.`,
-        "delete topic [" + topic + "] from NameServer success.",
+        `delete topic [${topic}] from NameServer success.`,
       ]);
       assert.ok(!(await api().listTopics()).includes(topic), "HTTP no longer lists the topic");
       assert.ok(!(await admin("topicList")).includes(topic));
@@ -189,7 +189,7 @@ for (const mode of ["local", "aws"] as const) {
           for (const queueId of [0, 1])
             assert.match(
               info,
-              new RegExp(`MessageQueue \\[topic=${topic}, brokerName=${broker}, queueId=${queueId}\\]`),
+              new RegExp(`\\n${topic}\\s+${broker}\\s+${queueId}\\s+ProcessQueueInfo \\[commitOffset=1,`),
             );
 
         // resetOffsetByTime: each broker answers its queues, and sends the live consumer RESET_CONSUMER_CLIENT_OFFSET.

@@ -40,6 +40,7 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
  *   transaction &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; commit|rollback|check
  *   retry-dlq   &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
  *   member      &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
+ *   live        &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;   (AdminScenarios: the consumer mqadmin's tests talk to)
  * </pre>
  *
  * {@code query} sends two messages (keys k-0, k-1), views each by its offset message id and by its message id,
