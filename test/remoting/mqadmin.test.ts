@@ -60,6 +60,10 @@ for (const mode of ["local", "aws"] as const) {
         "HTTP reads the topic mqadmin created",
       );
       assert.ok((await admin("topicList")).includes(topic));
+      assert.ok(
+        rows(await admin("topicList", "-c")).some((r) => r[0] === "DefaultCluster" && r[1] === topic),
+        "topicList -c names the topic's cluster",
+      );
 
       const routeText = (await admin("topicRoute", "-t", topic)).join("");
       for (const broker of ["broker-a", "broker-b"]) {
