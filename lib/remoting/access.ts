@@ -57,6 +57,12 @@ const locks: Needs = (call) => {
   );
 };
 
+const groupOnly = (call: Call) => ({
+  query: {},
+  body: undefined,
+  params: { group: call.fields.string("consumerGroup") },
+});
+
 const topicParams = (call: Call) => ({ query: {}, body: undefined, params: { topic: call.fields.string("topic") } });
 
 /** VIEW_MESSAGE_BY_ID, once its message is found: `POST /messages/by-id`'s rule on the message's topic. */
@@ -155,4 +161,30 @@ export const ACCESS: ReadonlyMap<number, Needs> = new Map<number, Needs>([
   ],
   [RequestCode.DELETE_TOPIC_IN_BROKER, (call) => rule(endpoints.deleteTopic, topicParams(call))],
   [RequestCode.DELETE_TOPIC_IN_NAMESRV, (call) => rule(endpoints.deleteTopic, topicParams(call))],
+  // mqadmin's admin codes (lib/remoting/admin.ts, client-admin.ts), each as its HTTP counterpart.
+  [RequestCode.GET_BROKER_RUNTIME_INFO, () => rule(endpoints.clusterInfo, { ...none, body: undefined })],
+  [RequestCode.GET_TOPIC_STATS_INFO, (call) => rule(endpoints.topicStatus, topicParams(call))],
+  // The groups consuming a topic: read with the topic's status (`GET /topics/{topic}/status`).
+  [RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, (call) => rule(endpoints.topicStatus, topicParams(call))],
+  [
+    RequestCode.GET_CONSUME_STATS,
+    (call) => {
+      const topic = call.fields.optString("topic");
+      return rule(endpoints.consumerProgress, {
+        params: { group: call.fields.string("consumerGroup") },
+        query: topic === undefined ? {} : { topic },
+        body: undefined,
+      });
+    },
+  ],
+  [RequestCode.GET_CONSUMER_CONNECTION_LIST, (call) => rule(endpoints.consumerConnection, groupOnly(call))],
+  [RequestCode.GET_CONSUMER_RUNNING_INFO, (call) => rule(endpoints.consumerStatus, groupOnly(call))],
+  [
+    RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
+    (call) =>
+      rule(endpoints.resetOffsetByTime, {
+        ...groupTopic(call.fields.string("group"), call.fields.string("topic")),
+        body: { timestamp: 0 },
+      }),
+  ],
 ]);

@@ -37,6 +37,13 @@ export interface Scope {
   readonly closed: AbortSignal;
   /** Sends the client a oneway request over this connection (RocketMQ's broker-to-client calls). */
   readonly notify: (code: number, extFields: Record<string, string>, body?: Uint8Array) => void;
+  /** Sends the client a request and waits for its answer (client-calls.ts: bounded, with a timeout). */
+  readonly call: (
+    code: number,
+    extFields: Record<string, string>,
+    body?: Uint8Array,
+    timeoutMs?: number,
+  ) => Promise<RemotingCommand>;
 }
 
 /** What the door tells its handlers. */
@@ -48,6 +55,8 @@ export interface DoorView {
   readonly maxSuspendMs: number;
   /** The client of `scope` sent a heartbeat: calls to it (check-backs) may go over this connection. */
   heard(scope: Scope): void;
+  /** The newest open connection of a client that heartbeated on this door, if any (calls to it go there). */
+  scopeOf(clientId: string): Scope | undefined;
   /** A consumer joined or left `group` here: its consumers connected to this door rebalance now. */
   membersChanged(group: string): void;
 }

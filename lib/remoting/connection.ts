@@ -9,6 +9,7 @@ import type { Socket } from "node:net";
 import type { HandlerContext } from "../http/context.js";
 import { ACCESS } from "./access.js";
 import type { Call, DoorView, Scope } from "./call.js";
+import { ClientCalls, DEFAULT_CALL_TIMEOUT_MS } from "./client-calls.js";
 import { type Answer, answerOfError, ResponseCode, refusal } from "./codes.js";
 import { Fields } from "./fields.js";
 import {
@@ -49,12 +50,13 @@ export class Connection {
   #opaque = 0;
   readonly done: Promise<void>;
   readonly #pending = new Set<Promise<void>>();
+  readonly #calls = new ClientCalls();
 
   constructor(
     private readonly socket: Socket,
     private readonly ctx: () => HandlerContext,
     private readonly door: DoorView,
-    scope: Omit<Scope, "closed" | "subscriptions" | "clientId" | "heartbeat" | "notify">,
+    scope: Omit<Scope, "closed" | "subscriptions" | "clientId" | "heartbeat" | "notify" | "call">,
     private readonly limits: ConnectionLimits,
   ) {
     this.scope = {
@@ -64,9 +66,13 @@ export class Connection {
       clientId: undefined,
       heartbeat: undefined,
       notify: (code, extFields, body) => this.notify(code, extFields, body),
+      call: (code, extFields, body, timeoutMs) => this.call(code, extFields, body, timeoutMs),
     };
     this.done = new Promise((resolve) => socket.once("close", () => resolve()));
-    socket.once("close", () => this.#abort.abort());
+    socket.once("close", () => {
+      this.#abort.abort();
+      this.#calls.close();
+    });
     socket.on("error", () => socket.destroy());
     // The HTTP server keeps half-open sockets; a remoting client that ends its side is gone.
     socket.once("end", () => socket.destroy());
@@ -93,7 +99,11 @@ export class Connection {
       return;
     }
     for (const frame of frames) {
-      if (isResponse(frame)) continue; // the door's requests to clients are oneway: a stray answer is dropped
+      if (isResponse(frame)) {
+        // The answer to one of the door's calls; a stray answer is dropped.
+        this.#calls.answered(frame);
+        continue;
+      }
       this.#dispatch(frame);
     }
   }
@@ -178,21 +188,50 @@ export class Connection {
 
   /** A oneway request to the client; dropped when the connection is gone or its client does not read. */
   notify(code: number, extFields: Record<string, string>, body?: Uint8Array): void {
-    if (this.socket.destroyed) return;
+    this.#request(code, extFields, body, ONEWAY_FLAG);
+  }
+
+  /** A request the client answers: its response, or a ClientCallError (timeout, closed, too many waiting). */
+  call(
+    code: number,
+    extFields: Record<string, string>,
+    body?: Uint8Array,
+    timeoutMs = DEFAULT_CALL_TIMEOUT_MS,
+  ): Promise<RemotingCommand> {
+    const opaque = this.#nextOpaque();
+    const answer = this.#calls.expect(opaque, timeoutMs);
+    if (!this.#request(code, extFields, body, 0, opaque)) this.#calls.abandon(opaque, "the client does not read");
+    return answer;
+  }
+
+  #nextOpaque(): number {
     this.#opaque = (this.#opaque + 1) & 0x7fffffff;
+    return this.#opaque;
+  }
+
+  /** Writes a request frame to the client; false when the connection is gone or its client does not read. */
+  #request(
+    code: number,
+    extFields: Record<string, string>,
+    body: Uint8Array | undefined,
+    flag: number,
+    opaque = this.#nextOpaque(),
+  ): boolean {
+    if (this.socket.destroyed) return false;
     const frame = encodeFrame({
       code,
       language: "JAVA",
       version: SERVER_VERSION,
-      opaque: this.#opaque,
-      flag: ONEWAY_FLAG,
+      opaque,
+      flag,
       remark: undefined,
       extFields,
       serializeType: SERIALIZE_JSON,
       body,
     });
-    if (this.socket.writableLength + frame.byteLength > this.limits.maxQueuedBytes) return;
+    if (this.socket.writableLength + frame.byteLength > this.limits.maxQueuedBytes) return false;
     this.socket.write(frame);
+    return true;
   }
 
   close(): void {

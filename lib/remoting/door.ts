@@ -141,6 +141,10 @@ export class RemotingDoor implements DoorView {
     this.#byClient.set(clientId, [...known.filter((s) => s !== scope && !s.closed.aborted), scope]);
   }
 
+  scopeOf(clientId: string): Scope | undefined {
+    return this.#byClient.get(clientId)?.findLast((s) => !s.closed.aborted);
+  }
+
   membersChanged(group: string): void {
     for (const c of this.#connections) {
       const consumers = c.scope.heartbeat?.consumerDataSet ?? [];

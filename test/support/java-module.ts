@@ -43,6 +43,8 @@ export interface JavaModuleSpec {
   label: string;
   /** The JVM properties that send the client's logs to a folder. */
   logProperties: (logRoot: string) => string[];
+  /** Runs the JVM in the log folder (for a program that writes files where it runs, as mqadmin does). */
+  runInLogRoot?: boolean;
 }
 
 /** The same quick-start JVM settings as DynamoDB Local's (a small heap, C1 only). */
@@ -81,6 +83,7 @@ export function javaModule(spec: JavaModuleSpec): JavaModule {
     const jvm = [...JVM_OPTIONS, ...spec.logProperties(logRoot)];
     const child = spawn("java", [...jvm, "-cp", classpath, spec.mainClass, ...args], {
       stdio: ["pipe", "pipe", "pipe"],
+      ...(spec.runInLogRoot === true && { cwd: logRoot }),
     });
     const lines: string[] = [];
     let partial = "";

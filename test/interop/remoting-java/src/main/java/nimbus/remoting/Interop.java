@@ -40,6 +40,7 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
  *   transaction &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; commit|rollback|check
  *   retry-dlq   &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
  *   member      &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
+ *   live        &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;   (AdminScenarios: the consumer mqadmin's tests talk to)
  * </pre>
  *
  * {@code query} sends two messages (keys k-0, k-1), views each by its offset message id and by its message id,
@@ -68,6 +69,7 @@ public final class Interop {
       case "retry-dlq" -> Scenarios.retryDlq(args[1], args[2], args[3]);
       case "member" -> Scenarios.member(args[1], args[2], args[3]);
       case "acl-produce", "acl-push", "acl-lite", "acl-query", "tls" -> AclScenarios.run(args);
+      case "live" -> AdminScenarios.live(args[1], args[2], args[3]);
       default -> throw new IllegalArgumentException("unknown mode " + args[0]);
     }
     System.exit(0);
