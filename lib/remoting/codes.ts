@@ -35,6 +35,7 @@ export const RequestCode = {
   DELETE_TOPIC_IN_NAMESRV: 216,
   SEND_MESSAGE_V2: 310,
   SEND_BATCH_MESSAGE: 320,
+  LITE_PULL_MESSAGE: 361,
 } as const;
 
 export const ResponseCode = {
