@@ -84,6 +84,7 @@ export const ACCESS: ReadonlyMap<number, Needs> = new Map<number, Needs>([
       }),
   ],
   [RequestCode.PULL_MESSAGE, (call) => consume(call.fields.string("consumerGroup"), call.fields.string("topic"))],
+  [RequestCode.LITE_PULL_MESSAGE, (call) => consume(call.fields.string("consumerGroup"), call.fields.string("topic"))],
   // Checked by its handler on the message it finds (the request names no topic).
   [RequestCode.VIEW_MESSAGE_BY_ID, () => []],
   [

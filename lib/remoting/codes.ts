@@ -43,6 +43,7 @@ export const RequestCode = {
   GET_CONSUMER_RUNNING_INFO: 307,
   SEND_MESSAGE_V2: 310,
   SEND_BATCH_MESSAGE: 320,
+  LITE_PULL_MESSAGE: 361,
 } as const;
 
 export const ResponseCode = {

@@ -29,6 +29,7 @@ export const HANDLERS: ReadonlyMap<number, Handler> = new Map<number, Handler>([
   [RequestCode.SEND_BATCH_MESSAGE, sendMessage],
   [RequestCode.END_TRANSACTION, endTransaction],
   [RequestCode.PULL_MESSAGE, pullMessage],
+  [RequestCode.LITE_PULL_MESSAGE, pullMessage],
   [RequestCode.VIEW_MESSAGE_BY_ID, viewMessageById],
   [RequestCode.QUERY_MESSAGE, queryMessage],
   [RequestCode.QUERY_CONSUMER_OFFSET, queryConsumerOffset],

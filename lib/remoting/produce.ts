@@ -110,8 +110,9 @@ export async function sendMessage(call: Call): Promise<Answer> {
   return success({
     msgId: offsetMsgId(call.scope.storeHost, physicalOffset(topic, q.brokerName, q.queueId, sent.queueOffset)),
     queueId: String(q.queueId),
+    // No batchUniqId: RocketMQ answers it for an inner batch only (one stored message), and a 5.x producer then
+    // takes the batch's own id as the send's; a batch here stores each message, whose ids the client has.
     queueOffset: String(sent.queueOffset),
-    ...(batch && { batchUniqId: sent.msgIds.join(",") }),
   });
 }
 

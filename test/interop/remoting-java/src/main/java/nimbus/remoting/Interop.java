@@ -35,6 +35,7 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
  * <pre>
  *   produce     &lt;namesrv&gt; &lt;topic&gt; sync|async|oneway|batch &lt;count&gt; &lt;tag&gt;
  *   push        &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
+ *   push-heartbeat-v2 (the same, with 5.x's heartbeat v2 on)
  *   lite-assign &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
  *   query       &lt;namesrv&gt; &lt;topic&gt;
  *   transaction &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; commit|rollback|check
@@ -63,6 +64,11 @@ public final class Interop {
     switch (args[0]) {
       case "produce" -> produce(args[1], args[2], args[3], Integer.parseInt(args[4]), args[5]);
       case "push" -> push(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      case "push-heartbeat-v2" -> {
+        // 5.x's opt-in heartbeat v2 (ClientConfig.HEART_BEAT_V2, read when the consumer is made); 4.x ignores it.
+        System.setProperty("com.rocketmq.heartbeat.v2", "true");
+        push(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      }
       case "lite-assign" -> liteAssign(args[1], args[2], args[3], Integer.parseInt(args[4]));
       case "query" -> Scenarios.query(args[1], args[2]);
       case "transaction" -> Scenarios.transaction(args[1], args[2], args[3], args[4]);

@@ -42,7 +42,8 @@ final class Scenarios {
         System.out.println("sent " + r.getMsgId() + " " + r.getOffsetMsgId());
       }
       for (SendResult r : sent) {
-        printViewed("offset", producer.viewMessage(r.getOffsetMsgId()));
+        // viewMessage(topic, offsetMsgId) asks VIEW_MESSAGE_BY_ID first on 4.x and 5.x (5.x has no one-argument form).
+        printViewed("offset", producer.viewMessage(topic, r.getOffsetMsgId()));
         printViewed("id", producer.viewMessage(topic, r.getMsgId()));
       }
       QueryResult q = producer.queryMessage(topic, "k-0", 32, 0, Long.MAX_VALUE);
