@@ -354,7 +354,17 @@ export async function serveOn(
         targetCaPem: options.targetCaPem,
       })
     : undefined;
-  if (bus) wireBus(bus, { broker, auth: ctx.auth, deliverRelayed: channel.deliverRelayed, dispatch });
+  if (bus) {
+    const door = remoting;
+    if (door !== undefined) door.onMembersChanged = (group) => bus.send({ t: "members", group });
+    wireBus(bus, {
+      broker,
+      auth: ctx.auth,
+      deliverRelayed: channel.deliverRelayed,
+      dispatch,
+      membersChanged: door && ((group) => door.membersChangedElsewhere(group)),
+    });
+  }
   const running = new Map<string, Promise<unknown>>();
   const every = (job: string, periodMs: number, run: () => Promise<unknown>) =>
     setInterval(() => {

@@ -46,6 +46,14 @@ export class RemotingDoor implements DoorView {
   readonly #removeListener: () => void;
   /** Client id -> the connections its heartbeats came over (the newest last). */
   readonly #byClient = new Map<string, Scope[]>();
+  /** Unregistrations of clients whose last connection closed, still being written (close() waits for them). */
+  readonly #leaving = new Set<Promise<void>>();
+  #closing = false;
+  /**
+   * Told when a consumer joins or leaves a group here (`nimbus dev --workers`: the process bus tells the other
+   * workers, whose doors notify their own connections through `membersChangedElsewhere`).
+   */
+  onMembersChanged: ((group: string) => void) | undefined;
   readonly #onCheck = (_group: string, clientId: string) => {
     const scope = this.#byClient.get(clientId)?.at(-1);
     if (scope === undefined) return;
@@ -107,12 +115,18 @@ export class RemotingDoor implements DoorView {
     if (clientId === undefined || scope.closed.aborted) return;
     const known = this.#byClient.get(clientId) ?? [];
     if (!known.includes(scope))
-      scope.closed.addEventListener("abort", () => this.#forget(clientId, scope), { once: true });
+      scope.closed.addEventListener("abort", () => this.#closed(clientId, scope), { once: true });
     // Bounded: a client's connections are at most one per broker address it dialled (and closed ones leave).
     this.#byClient.set(clientId, [...known.filter((s) => s !== scope && !s.closed.aborted), scope]);
   }
 
   membersChanged(group: string): void {
+    this.membersChangedElsewhere(group);
+    this.onMembersChanged?.(group);
+  }
+
+  /** A consumer joined or left `group` in another process of this deployment: this door's consumers rebalance. */
+  membersChangedElsewhere(group: string): void {
     for (const c of this.#connections) {
       const consumers = c.scope.heartbeat?.consumerDataSet ?? [];
       if (consumers.some((g) => g.groupName === group))
@@ -124,6 +138,34 @@ export class RemotingDoor implements DoorView {
     const list = this.#byClient.get(clientId)?.filter((s) => s !== scope);
     if (list === undefined || list.length === 0) this.#byClient.delete(clientId);
     else this.#byClient.set(clientId, list);
+  }
+
+  /**
+   * A connection a client heartbeated over closed. When it was the client's last one here, the client is gone
+   * (killed, or its connections dropped) as RocketMQ's broker sees a closed channel: it is unregistered from the
+   * groups of its last heartbeat, so check-backs go to another producer of its group at once and the group's
+   * other consumers rebalance now, instead of both waiting for its heartbeats to age out (120 s).
+   */
+  #closed(clientId: string, scope: Scope): void {
+    this.#forget(clientId, scope);
+    const hb = scope.heartbeat;
+    if (this.#closing || this.#byClient.has(clientId) || hb === undefined || hb.clientId !== clientId) return;
+    const { broker } = this.options.context;
+    const producers = (hb.producerDataSet ?? []).map((p) => p.groupName);
+    const consumers = (hb.consumerDataSet ?? []).map((c) => c.groupName);
+    const work = Promise.all([
+      ...producers.map((producerGroup) => broker.clients.unregister(clientId, { producerGroup })),
+      ...consumers.map((consumerGroup) => broker.clients.unregister(clientId, { consumerGroup })),
+    ])
+      .then(async () => {
+        for (const group of consumers) {
+          await broker.channel.groupChanged(group);
+          if (!this.#closing) this.membersChanged(group);
+        }
+      })
+      .catch((err: unknown) => console.error(`nimbus remoting: unregistering ${clientId} failed:`, err))
+      .finally(() => this.#leaving.delete(work));
+    this.#leaving.add(work);
   }
 
   /** Takes a connection (its first bytes already read, when a sniffing server handed it over). */
@@ -151,6 +193,7 @@ export class RemotingDoor implements DoorView {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     this.#removeListener();
     for (const server of this.#servers) server.close();
     // Closing the sockets ends the waiting pulls; what the handlers still do finishes before the store closes.
@@ -158,5 +201,6 @@ export class RemotingDoor implements DoorView {
     for (const c of open) c.close();
     await Promise.all(open.map((c) => c.done));
     await Promise.all(open.map((c) => c.settled()));
+    await Promise.all(this.#leaving);
   }
 }
