@@ -40,6 +40,7 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
  *   transaction &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; commit|rollback|check
  *   retry-dlq   &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
  *   member      &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
+ *   tx-unknown, tx-checker, orderly-send, orderly, broadcast, lite-subscribe, delay: see Behaviours
  * </pre>
  *
  * {@code query} sends two messages (keys k-0, k-1), views each by its offset message id and by its message id,
@@ -67,6 +68,14 @@ public final class Interop {
       case "transaction" -> Scenarios.transaction(args[1], args[2], args[3], args[4]);
       case "retry-dlq" -> Scenarios.retryDlq(args[1], args[2], args[3]);
       case "member" -> Scenarios.member(args[1], args[2], args[3]);
+      case "tx-unknown" -> Behaviours.txUnknown(args[1], args[2], args[3]);
+      case "tx-checker" -> Behaviours.txChecker(args[1], args[2]);
+      case "orderly-send" -> Behaviours.orderlySend(args[1], args[2], Integer.parseInt(args[3]),
+          Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+      case "orderly" -> Behaviours.orderly(args[1], args[2], args[3], args[4]);
+      case "broadcast" -> Behaviours.broadcast(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      case "lite-subscribe" -> Behaviours.liteSubscribe(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      case "delay" -> Behaviours.delay(args[1], args[2], Integer.parseInt(args[3]));
       default -> throw new IllegalArgumentException("unknown mode " + args[0]);
     }
     System.exit(0);
