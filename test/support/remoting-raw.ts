@@ -9,6 +9,7 @@ import {
   FrameDecoder,
   MAX_FRAME_BYTES,
   ONEWAY_FLAG,
+  RESPONSE_FLAG,
   type RemotingCommand,
   SERIALIZE_JSON,
   SERIALIZE_ROCKETMQ,
@@ -29,13 +30,18 @@ export class RawRemoting {
   readonly closed: Promise<void>;
   /** Bytes received in all (a hostile frame must get none). */
   received = 0;
+  /** The door's own requests to this client (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE), in order. */
+  readonly calls: RemotingCommand[] = [];
 
   private constructor(readonly socket: Socket) {
     this.closed = new Promise((resolve) => socket.once("close", () => resolve()));
     socket.on("error", () => {});
     socket.on("data", (chunk: Buffer) => {
       this.received += chunk.byteLength;
-      for (const frame of this.#decoder.push(chunk)) this.#waiting.get(frame.opaque)?.(frame);
+      for (const frame of this.#decoder.push(chunk)) {
+        if ((frame.flag & RESPONSE_FLAG) === 0) this.calls.push(frame);
+        else this.#waiting.get(frame.opaque)?.(frame);
+      }
     });
   }
 
