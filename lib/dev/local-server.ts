@@ -26,7 +26,7 @@ import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import { LoadShedder, type LoadSheddingOptions } from "../http/load-shedder.js";
 import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
-import { RemotingDoor, sniffRemoting } from "../remoting/index.js";
+import { RemotingDoor, type Sniffing, sniffRemoting } from "../remoting/index.js";
 import { startLocalDispatch } from "./local-dispatch.js";
 import { loadMasterKey } from "./master-key.js";
 import { asPortInUse } from "./port-in-use.js";
@@ -148,6 +148,8 @@ export interface LocalServer {
   readonly grpc: GrpcServer | undefined;
   /** The remoting door (RocketMQ 4.x clients), unless turned off or on TLS. */
   readonly remoting: RemotingDoor | undefined;
+  /** The HTTP port's connections waiting for their first byte (HTTP or remoting?), when the door is on. */
+  readonly sniffing: Sniffing | undefined;
   /** Subscription delivery in this process (its totals and last errors); absent where `background` is false. */
   readonly dispatch: InProcessDispatch | undefined;
   close(): Promise<void>;
@@ -268,12 +270,13 @@ export async function serveOn(
   let remoting: RemotingDoor | undefined;
   // A remoting connection before the door exists (the broker is made once the port listens) is closed.
   const remotingOn = options.remoting !== false && !options.tls;
-  if (remotingOn)
-    sniffRemoting(server, (socket, first) => {
-      if (remoting === undefined) return false;
-      remoting.accept(socket, undefined, first);
-      return true;
-    });
+  const sniffing = !remotingOn
+    ? undefined
+    : sniffRemoting(server, (socket, first) => {
+        if (remoting === undefined) return false;
+        remoting.accept(socket, undefined, first);
+        return true;
+      });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 9876, host, () => resolve());
@@ -399,6 +402,7 @@ export async function serveOn(
     shedder,
     grpc,
     remoting,
+    sniffing,
     dispatch,
     async close() {
       for (const t of timers) clearInterval(t);
