@@ -46,7 +46,7 @@ export class RemotingDoor implements DoorView {
   readonly #removeListener: () => void;
   /** Client id -> the connections its heartbeats came over (the newest last). */
   readonly #byClient = new Map<string, Scope[]>();
-  /** Unregistrations of clients whose last connection closed, still being written (close() waits for them). */
+  /** Closed connections whose client is being unregistered (close() waits for them). */
   readonly #leaving = new Set<Promise<void>>();
   #closing = false;
   /**
@@ -54,12 +54,20 @@ export class RemotingDoor implements DoorView {
    * workers, whose doors notify their own connections through `membersChangedElsewhere`).
    */
   onMembersChanged: ((group: string) => void) | undefined;
+  /** Check-backs being taken per connection (bounded: one chain per open connection). */
+  readonly #taking = new Map<Scope, Promise<void>>();
   readonly #onCheck = (_group: string, clientId: string) => {
     const scope = this.#byClient.get(clientId)?.at(-1);
     if (scope === undefined) return;
-    takeChecks(this.options.context, scope).catch((err: unknown) =>
-      console.error(`nimbus remoting: check-backs for ${clientId} failed:`, err),
-    );
+    // One taking at a time per connection; its close waits for it (a re-registration after the unregistration
+    // would make a gone client look live again).
+    const taking = (this.#taking.get(scope) ?? Promise.resolve())
+      .then(() => takeChecks(this.options.context, scope))
+      .catch((err: unknown) => console.error(`nimbus remoting: check-backs for ${clientId} failed:`, err))
+      .finally(() => {
+        if (this.#taking.get(scope) === taking) this.#taking.delete(scope);
+      });
+    this.#taking.set(scope, taking);
   };
 
   constructor(private readonly options: RemotingDoorOptions) {
@@ -115,7 +123,7 @@ export class RemotingDoor implements DoorView {
     if (clientId === undefined || scope.closed.aborted) return;
     const known = this.#byClient.get(clientId) ?? [];
     if (!known.includes(scope))
-      scope.closed.addEventListener("abort", () => this.#closed(clientId, scope), { once: true });
+      scope.closed.addEventListener("abort", () => this.#forget(clientId, scope), { once: true });
     // Bounded: a client's connections are at most one per broker address it dialled (and closed ones leave).
     this.#byClient.set(clientId, [...known.filter((s) => s !== scope && !s.closed.aborted), scope]);
   }
@@ -146,26 +154,29 @@ export class RemotingDoor implements DoorView {
    * groups of its last heartbeat, so check-backs go to another producer of its group at once and the group's
    * other consumers rebalance now, instead of both waiting for its heartbeats to age out (120 s).
    */
-  #closed(clientId: string, scope: Scope): void {
-    this.#forget(clientId, scope);
+  async #closed(connection: Connection): Promise<void> {
+    const scope = connection.scope;
+    // Its requests (a heartbeat being registered) and check-backs being taken are written first.
+    await connection.settled();
+    await this.#taking.get(scope);
     const hb = scope.heartbeat;
-    if (this.#closing || this.#byClient.has(clientId) || hb === undefined || hb.clientId !== clientId) return;
+    const clientId = hb?.clientId;
+    if (this.#closing || hb === undefined || clientId === undefined || this.#byClient.has(clientId)) return;
     const { broker } = this.options.context;
     const producers = (hb.producerDataSet ?? []).map((p) => p.groupName);
     const consumers = (hb.consumerDataSet ?? []).map((c) => c.groupName);
-    const work = Promise.all([
-      ...producers.map((producerGroup) => broker.clients.unregister(clientId, { producerGroup })),
-      ...consumers.map((consumerGroup) => broker.clients.unregister(clientId, { consumerGroup })),
-    ])
-      .then(async () => {
-        for (const group of consumers) {
-          await broker.channel.groupChanged(group);
-          if (!this.#closing) this.membersChanged(group);
-        }
-      })
-      .catch((err: unknown) => console.error(`nimbus remoting: unregistering ${clientId} failed:`, err))
-      .finally(() => this.#leaving.delete(work));
-    this.#leaving.add(work);
+    try {
+      await Promise.all([
+        ...producers.map((producerGroup) => broker.clients.unregister(clientId, { producerGroup })),
+        ...consumers.map((consumerGroup) => broker.clients.unregister(clientId, { consumerGroup })),
+      ]);
+      for (const group of consumers) {
+        await broker.channel.groupChanged(group);
+        if (!this.#closing) this.membersChanged(group);
+      }
+    } catch (err) {
+      console.error(`nimbus remoting: unregistering ${clientId} failed:`, err);
+    }
   }
 
   /** Takes a connection (its first bytes already read, when a sniffing server handed it over). */
@@ -188,7 +199,12 @@ export class RemotingDoor implements DoorView {
       this.#limits,
     );
     this.#connections.add(connection);
-    void connection.done.then(() => this.#connections.delete(connection));
+    void connection.done.then(() => {
+      this.#connections.delete(connection);
+      if (this.#closing) return;
+      const left = this.#closed(connection).finally(() => this.#leaving.delete(left));
+      this.#leaving.add(left);
+    });
     if (first !== undefined && first.byteLength > 0) connection.receive(first);
   }
 
