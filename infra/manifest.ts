@@ -47,6 +47,30 @@ export const GRPC_PROXY = {
   invokes: ["Dispatch"],
 } as const satisfies Pick<FunctionSpec, "tables" | "bucket" | "invokes">;
 
+/**
+ * What the remoting door adds to the proxy's grants on a stage that serves it (`grpc.remoting`): RocketMQ 4.x
+ * consumers keep their offsets on the broker (QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET, a pull's commit).
+ * Everything else it touches is GRPC_PROXY's. test/infra/remoting-grants.test.ts checks it with the 4.9.8 client.
+ */
+export const REMOTING_PROXY = { tables: ["offsets"] } as const satisfies Pick<FunctionSpec, "tables">;
+
+/** The remoting door's first port, on the proxy's task and on its load balancer alike (the name server's). */
+export const REMOTING_PORT = 9876;
+
+/**
+ * The remoting door's port of each broker name of the stage (the first one's also the name server's), in the
+ * config's order from REMOTING_PORT, as `nimbus proxy --remoting-port` assigns them: a 4.x client tells brokers
+ * apart by the address it dials, so each broker needs a listener of its own.
+ */
+export function remotingPorts(
+  nimbus: Pick<StageSettings["nimbus"], "brokers">,
+): { brokerName: string; port: number }[] {
+  return [...new Set(nimbus.brokers.map((b) => b.brokerName))].map((brokerName, i) => ({
+    brokerName,
+    port: REMOTING_PORT + i,
+  }));
+}
+
 /** A Lambda function. Its `tables` and `bucket` are all it is linked to, hence all IAM lets it use. */
 export interface FunctionSpec {
   /** SST handler: path from the repo root, then the export. */

@@ -24,6 +24,8 @@ export const outputs = {
   tableRegions: tableRegionsJson,
   /** RocketMQ 5 clients' `endpoints` (with TLS), when the stage sets `grpc` (docs/grpc.md). */
   grpc: grpcEndpoint?.url ?? "off",
+  /** RocketMQ 4.x clients' `namesrvAddr`, when the stage sets `grpc.remoting` (docs/remoting.md). */
+  remoting: grpcEndpoint?.remoting ?? "off",
   /** What a subscriber function's resource policy grants `lambda:InvokeFunction` to (docs/subscriptions.md). */
   dispatchRole: dispatchRole ?? "off",
   /** The function `NimbusSubscription` (nimbus-mq/sst) registers an app's subscription with at deploy time. */

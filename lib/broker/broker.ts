@@ -60,6 +60,8 @@ export interface BrokerOptions {
   defaultTopicQueueNums?: number;
   /** Batches up to this size stay inline in DynamoDB. Default 8 KiB (see docs/queue-log.md). */
   inlineThresholdBytes?: number;
+  /** Hot topics: partition keys a new queue's index is spread over, per topic (QueueLogOptions.indexKeys). */
+  hotTopics?: Readonly<Record<string, number>>;
   /** Merged appends (a group commit) up to this size stay inline; larger go to a shared object (QueueLogOptions). */
   mergedInlineThresholdBytes?: number | undefined;
   /** How long messages are kept (RocketMQ's fileReservedTime). Default 72 h. */
@@ -155,6 +157,10 @@ export class Broker {
     this.queueLog = new QueueLog(storage, {
       indexPolicy: this.keyIndexSettings.policyOf,
       inlineThresholdBytes: options.inlineThresholdBytes,
+      indexKeys: (topic) =>
+        options.hotTopics !== undefined && Object.hasOwn(options.hotTopics, topic)
+          ? (options.hotTopics[topic] ?? 1)
+          : 1,
       mergedInlineThresholdBytes: options.mergedInlineThresholdBytes,
       objectReplicationGraceMs: options.objectReplicationGraceMs,
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,

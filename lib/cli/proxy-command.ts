@@ -27,6 +27,7 @@ interface ProxyOptions extends DevOptions {
   advertisedHost?: string;
   dispatchFunction?: string;
   tlsOffloaded?: boolean;
+  remotingPort?: number;
 }
 
 function pem(path: string, what: string): Buffer {
@@ -52,6 +53,26 @@ function withTables(choice: StorageChoice, json: string | undefined): StorageCho
   return { ...choice, tableNames: names as Record<string, string> };
 }
 
+function remotingPort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("a port is 0..65535");
+  return n;
+}
+
+/** What the banner says of the remoting door (lib/remoting's RemotingDoor). */
+interface RemotingAddresses {
+  readonly brokerNames: readonly string[];
+  readonly nameServerAddress: string;
+  addressOf(brokerName: string, brokerId: number, registered: string): string;
+}
+
+/** The banner's remoting line: the name server's address, then each broker's. */
+function remotingLines(door: RemotingAddresses | undefined): string[] {
+  if (door === undefined) return [];
+  const brokers = door.brokerNames.map((name) => `${name} ${door.addressOf(name, 0, "")}`);
+  return [`nimbus: RocketMQ 4.x remoting: name server ${door.nameServerAddress} (brokers: ${brokers.join(", ")})`];
+}
+
 export function addProxyCommand(program: Command): void {
   serverOptions(
     program
@@ -75,6 +96,12 @@ export function addProxyCommand(program: Command): void {
         "--dispatch-function <name>",
         "the stage's Dispatch Lambda, invoked when a send lands on a subscribed topic (--storage aws)",
       ).env("NIMBUS_DISPATCH_FUNCTION"),
+    )
+    .addOption(
+      new Option(
+        "--remoting-port <port>",
+        "also serve RocketMQ 4.x's remoting protocol (docs/remoting.md): the name server and the first broker here, each further broker at the next port (0: free ports)",
+      ).argParser(remotingPort),
     )
     .addOption(
       new Option("--workers <n>", "proxy processes on these ports, one per core by default (1: this process alone)")
@@ -108,13 +135,15 @@ export function addProxyCommand(program: Command): void {
         tls,
         tlsOffloaded: opts.tlsOffloaded === true,
         advertisedHost: opts.advertisedHost,
+        remotingPort: opts.remotingPort,
         wakeDispatch,
         ...(worker === 0 ? {} : { bus: workerBus() }),
       });
       const pid = worker === 0 ? process.pid : process.ppid;
       const line = `nimbus: RocketMQ 5 gRPC proxy on ${proxy.grpc.endpoint}${tls ? " (TLS)" : ""} (${describe(opts, pid)})${wakeDispatch ? `, waking ${opts.dispatchFunction}` : ""}; Ctrl-C stops it`;
-      if (worker === 0) console.log(line);
-      else announceWorker(worker === 1 ? [line] : []);
+      const lines = [line, ...remotingLines(proxy.remoting)];
+      if (worker === 0) for (const l of lines) console.log(l);
+      else announceWorker(worker === 1 ? lines : []);
       stopOnSignals([proxy], worker === 0);
     });
 }

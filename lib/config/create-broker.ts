@@ -30,6 +30,7 @@ export function createBroker(
     autoCreateTopic: config.autoCreateTopic,
     defaultTopicQueueNums: config.defaultTopicQueueNums,
     inlineThresholdBytes: config.inlineThresholdBytes,
+    hotTopics: config.hotTopics,
     mergedInlineThresholdBytes: options.mergedInlineThresholdBytes,
     retentionMs: config.retentionHours * 3600_000,
     routeCacheMs: config.routeCacheMs,

@@ -47,6 +47,15 @@ export const NimbusConfigSchema = z
       .min(0)
       .max(350 * 1024)
       .default(8 * 1024),
+    /**
+     * Hot queues: topics whose new queues spread their index over this many DynamoDB partition keys (2..64), past one
+     * key's 1,000 write units/s (docs/queue-log.md, "Hot queues"). Read when a queue is created; existing queues
+     * keep their layout. Every process of a deployment must agree.
+     */
+    hotTopics: z
+      .record(z.string().regex(/^[%|a-zA-Z0-9_-]{1,127}$/), z.number().int().min(2).max(64))
+      .refine((r) => Object.keys(r).length <= 1024, "at most 1024 hot topics")
+      .default({}),
     /** How long messages are kept (RocketMQ's fileReservedTime, 72 h). At least 1 h (the chain rule). */
     retentionHours: z
       .number()

@@ -103,6 +103,12 @@ const GrpcSchema = z
     certificateArn: z.string().regex(/^arn:aws:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]{36}$/),
     /** Proxy tasks (each one 0.25 vCPU, 0.5 GB). */
     tasks: z.number().int().min(1).max(10).default(1),
+    /**
+     * RocketMQ 4.x's remoting protocol through the same tasks and load balancer (docs/remoting.md), a port per
+     * broker from 9876: `tls` the load balancer ends TLS with `certificateArn` (clients set `useTLS`), `tcp` it
+     * passes the connections in clear. Absent: not served.
+     */
+    remoting: z.enum(["tls", "tcp"]).optional(),
   })
   .strict();
 
@@ -146,6 +152,11 @@ export const StageSettingsSchema = z
         s.nimbus.brokers[0]?.brokerName === s.cell.brokerName &&
         s.nimbus.brokers[0]?.brokerId === s.cell.brokerId),
     "a cell's nimbus.brokers is exactly its broker (brokerName and brokerId)",
+  )
+  // On an ACL stage the proxy runs with --auth, where the remoting door answers every request NO_PERMISSION.
+  .refine(
+    (s) => s.grpc?.remoting === undefined || s.auth !== "acl",
+    "grpc.remoting needs a stage whose auth is not acl: the remoting door does not check RocketMQ's ACL signatures yet",
   )
   .refine((s) => s.cell === undefined || s.replicas.length === 0, "a slave cell holds no replicas of its own")
   .refine((s) => s.replicas.every((r) => r.region !== s.region), "a replica is in another region")

@@ -17,8 +17,11 @@ import { attachDispatchWake, type DispatchInvoke } from "../config/dispatch-wake
 import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
 import { type GrpcServer, startGrpcServer, type TelemetryOptions } from "../grpc/index.js";
+import type { HandlerContext } from "../http/context.js";
+import { RemotingDoor } from "../remoting/index.js";
 import type { Storage } from "../storage/storage.js";
 import { type LocalAuthOptions, openStorage, requestAuth, type StorageChoice } from "./local-server.js";
+import { asPortInUse } from "./port-in-use.js";
 import { type ProcessBus, wireBus } from "./process-bus.js";
 import { advertisedHost, checkOpenBinding } from "./server-guard.js";
 
@@ -41,8 +44,13 @@ export interface ProxyServerOptions {
   tlsOffloaded?: boolean | undefined;
   /** The other worker processes of `nimbus proxy --workers N` (lib/dev/process-bus.ts). */
   bus?: ProcessBus | undefined;
-  /** The host name clients are told to call (a load balancer's), when they do not say. */
+  /** The host name clients are told to call (a load balancer's): gRPC's when they do not say, remoting's always. */
   advertisedHost?: string | undefined;
+  /**
+   * RocketMQ 4.x's remoting protocol (docs/remoting.md) from this port: the name server and the config's first
+   * broker here, each further broker at the next port, in the config's order (0: free ports). Absent: not served.
+   */
+  remotingPort?: number | undefined;
   telemetry?: Partial<TelemetryOptions> | undefined;
   /**
    * Invokes the stage's Dispatch for a subscribed topic an append landed on (lib/config/dispatch-wake.ts): on
@@ -63,6 +71,8 @@ const CLOSE_SETTLE_MS = 2_000;
 
 export interface ProxyServer {
   readonly grpc: GrpcServer;
+  /** The remoting door (RocketMQ 4.x clients), when `remotingPort` was given. */
+  readonly remoting: RemotingDoor | undefined;
   readonly storage: Storage;
   /** The send-time wake of Dispatch (`wakeDispatch`), its counts and its `settle`. */
   readonly dispatchWake: DispatchWake | undefined;
@@ -84,7 +94,13 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
 export async function serveProxy(storage: Storage, options: Omit<ProxyServerOptions, "storage">): Promise<ProxyServer> {
   const host = options.host ?? "127.0.0.1";
   checkOpenBinding(host, options.auth !== undefined, options.insecure === true, tlsOf(options));
-  const config = { ...(options.config ?? parseNimbusConfig({})), brokers: [] };
+  if (options.remotingPort !== undefined && options.tls !== undefined)
+    throw new Error(
+      "the remoting door is served in clear: end TLS in front of it (--tls-offloaded), not with --tls-cert",
+    );
+  const stageConfig = options.config ?? parseNimbusConfig({});
+  // The stage's own brokers register; the proxy serves them (the remoting door a port per broker name).
+  const config = { ...stageConfig, brokers: [] };
   const broker = createBroker(storage, config, {
     apiUrl: "",
     newMessageId,
@@ -94,7 +110,16 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
   const wake = options.wakeDispatch === undefined ? undefined : attachDispatchWake(broker, options.wakeDispatch);
   const gate = options.auth && requestAuth(storage, options.auth);
   // The other workers of `nimbus proxy --workers N`: appends wake their long polls, route and ACL changes apply.
-  if (options.bus) wireBus(options.bus, { broker, auth: gate, deliverRelayed: () => undefined, dispatch: undefined });
+  // Its remoting door's notices too (set once the door listens).
+  let door: RemotingDoor | undefined;
+  if (options.bus)
+    wireBus(options.bus, {
+      broker,
+      auth: gate,
+      deliverRelayed: () => undefined,
+      dispatch: undefined,
+      membersChanged: (group) => door?.membersChangedElsewhere(group),
+    });
   const grpc = await startGrpcServer(broker, {
     host,
     port: options.port ?? 8081,
@@ -104,17 +129,58 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
     pop: broker.pop,
     ...(gate && { auth: gate }),
   });
+  const remoting =
+    options.remotingPort === undefined
+      ? undefined
+      : await serveRemoting(
+          { broker, role: { kind: "all" }, ...(gate && { auth: gate }) },
+          [...new Set(stageConfig.brokers.map((b) => b.brokerName))],
+          { host, port: options.remotingPort, advertisedHost: options.advertisedHost ?? advertisedHost(host) },
+        ).catch(async (err: unknown) => {
+          await grpc.close();
+          throw err;
+        });
+  door = remoting;
+  const bus = options.bus;
+  if (bus && remoting) remoting.onMembersChanged = (group) => bus.send({ t: "members", group });
   return {
     grpc,
+    remoting,
     storage,
     dispatchWake: wake,
     async close() {
+      await remoting?.close();
       await grpc.close();
       await wake?.settle(CLOSE_SETTLE_MS);
       await broker.timers.settled();
       await storage.close();
     },
   };
+}
+
+/** The remoting door on ports of its own: `port` for the first broker (and the name server), the next for the next. */
+async function serveRemoting(
+  context: HandlerContext,
+  brokerNames: readonly string[],
+  at: { host: string; port: number; advertisedHost: string },
+): Promise<RemotingDoor> {
+  if (at.port !== 0 && at.port + brokerNames.length - 1 > 65_535)
+    throw new Error(`remoting port ${at.port}: its ${brokerNames.length} brokers' ports pass 65535`);
+  const brokerPorts = Object.fromEntries(brokerNames.map((name, i) => [name, at.port === 0 ? 0 : at.port + i]));
+  const door = new RemotingDoor({
+    context,
+    brokerNames,
+    host: at.host,
+    advertisedHost: at.advertisedHost,
+    brokerPorts,
+  });
+  try {
+    await door.listen();
+  } catch (err) {
+    await door.close();
+    throw asPortInUse(err, "remoting", at.host, at.port);
+  }
+  return door;
 }
 
 /** Whether callers' traffic is TLS: this server's own, or a balancer's in front of it. */

@@ -23,8 +23,13 @@ export interface RemotingDoorOptions {
   context: HandlerContext;
   /** The brokers this process serves, in order: the first is the HTTP port's. */
   brokerNames: readonly string[];
-  /** The host the door listens on for further brokers, and names in its answers. */
+  /** The host the door listens on for further brokers, and names in its answers unless `advertisedHost` is set. */
   host: string;
+  /**
+   * The host clients are told to dial (route answers, offset message ids): a load balancer's name when one is in
+   * front (`nimbus proxy --advertised-host`). Its ports must be the door's own.
+   */
+  advertisedHost?: string | undefined;
   /** Fixed ports of the further brokers (default: free ports). */
   brokerPorts?: Readonly<Record<string, number>> | undefined;
   maxConnections?: number | undefined;
@@ -84,9 +89,23 @@ export class RemotingDoor implements DoorView {
     };
   }
 
+  get #advertised(): string {
+    return this.options.advertisedHost ?? this.options.host;
+  }
+
   /** Connections open now. */
   get connections(): number {
     return this.#connections.size;
+  }
+
+  /** The brokers this door serves, the first one's address also the name server's. */
+  get brokerNames(): readonly string[] {
+    return this.options.brokerNames;
+  }
+
+  /** The address clients set as their name server (`setNamesrvAddr`): the first broker's. */
+  get nameServerAddress(): string {
+    return `${this.#advertised}:${this.#ports.get(this.options.brokerNames[0] ?? "") ?? 0}`;
   }
 
   /** The port of `brokerName` (the HTTP port for the first). */
@@ -94,11 +113,15 @@ export class RemotingDoor implements DoorView {
     return this.#ports.get(brokerName);
   }
 
-  /** Serves the first broker on `mainPort` (the HTTP server's) and listens for each further broker. */
-  async listen(mainPort: number): Promise<void> {
+  /**
+   * Serves the first broker on `mainPort` (the HTTP server's) and listens for each further broker; without
+   * `mainPort` (`nimbus proxy`: no HTTP server), every broker gets a port of its own, the first one's also the
+   * name server's.
+   */
+  async listen(mainPort?: number): Promise<void> {
     const [first, ...others] = this.options.brokerNames;
-    if (first !== undefined) this.#ports.set(first, mainPort);
-    for (const name of others) {
+    if (first !== undefined && mainPort !== undefined) this.#ports.set(first, mainPort);
+    for (const name of mainPort === undefined ? this.options.brokerNames : others) {
       const server = createServer((socket) => this.accept(socket, name));
       this.#servers.push(server);
       await new Promise<void>((resolve, reject) => {
@@ -114,7 +137,7 @@ export class RemotingDoor implements DoorView {
     const port = this.#ports.get(brokerName);
     const { role } = this.options.context;
     const servedHere = role.kind === "all" || (role.kind === "broker" && role.brokerId === brokerId);
-    if (port !== undefined && servedHere) return `${this.options.host}:${port}`;
+    if (port !== undefined && servedHere) return `${this.#advertised}:${port}`;
     return registered.replace(/^[a-z]+:\/\//, "").replace(/\/.*$/, "");
   }
 
@@ -193,7 +216,7 @@ export class RemotingDoor implements DoorView {
       this,
       {
         brokerName: name,
-        storeHost: hostAddress(this.options.host, port),
+        storeHost: hostAddress(this.#advertised, port),
         remote: hostAddress(socket.remoteAddress ?? "", socket.remotePort ?? 0),
       },
       this.#limits,

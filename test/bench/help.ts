@@ -12,6 +12,8 @@ Suites:
   proxy-cost          nimbus proxy on the AWS adapters with injected latencies, many producers sending one message
                       a call; AWS requests and dollars per million against Amazon SQS
                       --producers 64  --seconds 20  --queues 8  --s3-put 30/100  --s3-get 15/60  --dynamo 5/15
+                      --protocol remoting: the 4.9.8 Java client through --remoting-port instead (sync sends, async
+                      sends --producers in flight, --seconds each, then a push consumer), requests per message per phase
   plain-http          stock HTTP clients (Node's fetch, Python's urllib), open loop, one JSON send per request
                       --rate 2000  --seconds 10  --plain-clients fetch,urllib  --flush async|sync
   peer                the SDK's produce/consume/end-to-end table, to set beside Redis Streams or NATS
@@ -19,6 +21,7 @@ Suites:
   lambda-concurrency  independent writers (Lambda containers) on one queue or one topic: conflicts, write units
                       --backends dynamodb-local,dynalite  --writers 1,2,4,...,64  --shapes hot,topic  --seconds
                       --key-limits on|off (DynamoDB's 1,000 WCU/s and 3,000 RCU/s per partition key, default on)
+                      --index-keys K (a hot queue's index over K keys, default 1)  --shapes dead (a writer dies)
   overload            nimbus dev in its own process offered multiples of its capacity: refusals and p99
                       --seconds  --senders 64  --connections 256  --factors 2  --health-interval 20  --flush
   json-rate           the JSON send at a fixed rate   --rate 2000  --seconds

@@ -17,7 +17,12 @@
  * stand in front of the emulator unless `--key-limits off` ("emulator, no per-key limit"); a throttled request is
  * answered as DynamoDB answers it, and the column says how many per append.
  *
- * Flags: `--key-limits on|off`, `--backends dynamodb-local,dynalite`, `--writers 1,2,4,8,16,32,64`, `--seconds <per case, stretched
+ * `--index-keys K` spreads the queues' index over K partition keys (a hot queue: docs/queue-log.md, "Hot queues";
+ * 1, the default, is the one-key layout). The `dead` shape is the hot queue with one container killed a third into
+ * the window right after it reserved (its range never filled) and a consumer tailing the queue every 20 ms: the
+ * row's p50 / p99 columns are then the consumer's delivery delay (read time - store time), and "max" its longest.
+ *
+ * Flags: `--key-limits on|off`, `--index-keys K`, `--backends dynamodb-local,dynalite`, `--writers 1,2,4,8,16,32,64`, `--seconds <per case, stretched
  * time>`, `--stretch <k>`, `--dynamo p50/p99`, `--shapes hot,topic`, `--via queue-log|send-handler`.
  */
 import { readFileSync } from "node:fs";
@@ -44,7 +49,7 @@ import { percentile, procCpuSeconds } from "./stats.js";
 export interface ConcurrencyOptions {
   backends: DynamoBackend[];
   writers: number[];
-  shapes: ("hot" | "topic")[];
+  shapes: Shape[];
   seconds: number;
   stretch: number;
   dynamo: LatencyProfile;
@@ -52,12 +57,17 @@ export interface ConcurrencyOptions {
   via: "queue-log" | "send-handler";
   /** DynamoDB's per-partition-key limits in front of the emulator (test/support/dynamo-key-limits.ts), scaled by 1/stretch. */
   keyLimits: boolean;
+  /** Partition keys each queue's index is spread over (1: one key). */
+  indexKeys: number;
 }
+
+export type Shape = "hot" | "topic" | "dead";
 
 export interface ConcurrencyRow {
   via: ConcurrencyOptions["via"];
   backend: DynamoBackend;
-  shape: "hot" | "topic";
+  shape: Shape;
+  indexKeys: number;
   writers: number;
   appends: number;
   appendsPerSecond: number;
@@ -70,11 +80,15 @@ export interface ConcurrencyRow {
   writeUnitsPerAppend: number;
   /** CPU used (this process + the emulator's JVM) as a share of all cores, 0..1. */
   cpu: number;
+  /** The dead shape: the consumer's delivery delay (read time - store time), p50 / p99 / max ms; tails sealed by owners. */
+  consumer?: { p50Ms: number; p99Ms: number; maxMs: number; messages: number; seals: number };
+  /** Counter reservations (`ADD`s) per append. */
+  reservationsPerAppend: number;
   readBack: string;
 }
 
 /** Counts the conditional writes that failed (each billed as a write). */
-function countingConflicts(storage: Storage, counts: { conflicts: number }): Storage {
+function countingConflicts(storage: Storage, counts: { conflicts: number; adds: number }): Storage {
   const wrap = (table: Table): Table => ({
     ...table,
     spec: table.spec,
@@ -91,6 +105,7 @@ function countingConflicts(storage: Storage, counts: { conflicts: number }): Sto
       }
     },
     add: async (...args: Parameters<Table["add"]>) => {
+      counts.adds++;
       try {
         return await table.add(...args);
       } catch (err) {
@@ -134,15 +149,15 @@ const cpuNow = () => procCpuSeconds(process.pid) + childPids().reduce((s, pid) =
 async function runCase(
   options: ConcurrencyOptions,
   backend: DynamoBackend,
-  shape: "hot" | "topic",
+  shape: Shape,
   writers: number,
   open: () => Storage,
   tag: string,
 ): Promise<ConcurrencyRow> {
   const k = options.stretch;
   const latency = { p50Ms: options.dynamo.p50Ms * k, p99Ms: options.dynamo.p99Ms * k };
-  const counts = { conflicts: 0 };
-  const queues: QueueRef[] = Array.from({ length: shape === "hot" ? 1 : 16 }, (_, queueId) => ({
+  const counts = { conflicts: 0, adds: 0 };
+  const queues: QueueRef[] = Array.from({ length: shape === "topic" ? 16 : 1 }, (_, queueId) => ({
     topic: `LC_${tag}`,
     brokerName: "broker-a",
     queueId,
@@ -152,7 +167,7 @@ async function runCase(
       withAwsLatencies(open(), { dynamo: latency, s3Put: latency, s3Get: latency }),
       counts,
     );
-    return options.via === "send-handler" ? sendFunction(storage) : queueLogAppender(storage, k);
+    return options.via === "send-handler" ? sendFunction(storage) : queueLogAppender(storage, k, options.indexKeys);
   });
   const body = new Uint8Array(1024).fill(97);
   const acked: { q: number; offset: number; id: string }[] = [];
@@ -166,7 +181,7 @@ async function runCase(
     reconsumeTimes: 0,
   });
   // The queues exist before the window (their first append creates the counter): the steady state is measured.
-  const warm = new QueueLog(open());
+  const warm = new QueueLog(open(), { indexKeys: options.indexKeys });
   if (options.via === "send-handler") await createTopic(open(), queues[0]?.topic ?? "", queues.length);
   for (const [q, queue] of queues.entries()) {
     const { queueOffset } = await warm.append(queue, [record(`warm_${q}`)]);
@@ -178,10 +193,22 @@ async function runCase(
   const deadline = performance.now() + options.seconds * 1000;
   const cpu0 = cpuNow();
   const t0 = performance.now();
+  const killAt = t0 + (options.seconds * 1000) / 3;
+  const consumer =
+    shape === "dead" ? tailQueue(open(), queues[0] as QueueRef, k, () => performance.now() >= deadline) : undefined;
   await Promise.all(
-    containers.map(async ({ send }, w) => {
+    containers.map(async ({ send, kill }, w) => {
       for (let i = 0; performance.now() < deadline; i++) {
-        const q = shape === "hot" ? 0 : Math.floor(Math.random() * 16);
+        if (shape === "dead" && w === 0 && performance.now() >= killAt) {
+          kill(); // its next append dies right after reserving: a hole nobody fills
+          try {
+            await send(queues[0] as QueueRef, record(`dead_${i}`));
+          } catch {
+            // died
+          }
+          return;
+        }
+        const q = shape === "topic" ? Math.floor(Math.random() * 16) : 0;
         const started = performance.now();
         try {
           const { offset, id } = await send(queues[q] as QueueRef, record(`w${w}_${i}`));
@@ -196,7 +223,9 @@ async function runCase(
   const elapsed = (performance.now() - t0) / 1000;
   const cpu = (cpuNow() - cpu0) / elapsed / availableParallelism();
   const writeUnits = containers.reduce((s, c) => s + c.storage.counter.snapshot().writeUnits, 0);
-  const readBack = await checkReadBack(open(), queues, acked);
+  const consumed = await consumer;
+  for (const c of containers) await c.release();
+  const readBack = await checkReadBack(open(), queues, acked, k);
   const appends = acked.length - warmAcked;
   for (const c of containers) await c.storage.close();
   const sorted = [...latencies].sort((a, b) => a - b);
@@ -215,20 +244,70 @@ async function runCase(
     writeUnitsPerAppend: writeUnits / Math.max(1, appends),
     cpu,
     readBack,
+    indexKeys: options.indexKeys,
+    reservationsPerAppend: counts.adds / Math.max(1, appends),
+    ...(consumed === undefined ? {} : { consumer: consumed }),
+  };
+}
+
+/** A consumer tailing `queue` every 20 ms (stretched) until `stop`: its delivery delays, read time - store time. */
+async function tailQueue(
+  storage: Storage,
+  queue: QueueRef,
+  k: number,
+  stop: () => boolean,
+): Promise<{ p50Ms: number; p99Ms: number; maxMs: number; messages: number; seals: number }> {
+  const reader = new QueueLog(storage, { reservationLeaseMs: 500 * k });
+  const delays: number[] = [];
+  let at = 0;
+  let seals = 0;
+  while (!stop()) {
+    const got = await reader.read(queue, at, { maxMessages: 256 });
+    const now = Date.now();
+    for (const m of got.messages) delays.push((now - m.storeTimestamp) / k);
+    if (got.status === "NO_MATCHED_MSG") seals++;
+    at = got.nextBeginOffset;
+    if (got.messages.length === 0) await new Promise((resolve) => setTimeout(resolve, 20 * k));
+  }
+  await storage.close();
+  const sorted = delays.sort((a, b) => a - b);
+  return {
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    maxMs: sorted[sorted.length - 1] ?? 0,
+    messages: sorted.length,
+    seals,
   };
 }
 
 interface Container {
   storage: Storage;
+  /** Its next append dies right after reserving (the dead shape). */
+  kill(): void;
+  /** Seals the unused tails of the ranges it holds (the run is over). */
+  release(): Promise<void>;
   /** Sends one message to `queue` as the container does; answers its offset and its UNIQ_KEY. */
   send(queue: QueueRef, message: MessageRecord): Promise<{ offset: number; id: string }>;
 }
 
 /** A container running the queue log's append (the path that contends), its time bounds stretched by `k`. */
-function queueLogAppender(storage: Storage, k: number): Container {
-  const log = new QueueLog(storage, { maxAppendMs: 2500 * k, reservationLeaseMs: 5000 * k });
+function queueLogAppender(storage: Storage, k: number, indexKeys: number): Container {
+  let dead = false;
+  const log = new QueueLog(storage, {
+    maxAppendMs: 2500 * k,
+    reservationLeaseMs: 500 * k,
+    rangeUseMs: 200 * k,
+    indexKeys,
+    afterReserve: () => {
+      if (dead) throw new Error("killed after reserving");
+    },
+  });
   return {
     storage,
+    kill: () => {
+      dead = true;
+    },
+    release: () => log.releaseRanges(),
     send: async (queue, message) => ({
       offset: (await log.append(queue, [message])).queueOffset,
       id: message.properties.UNIQ_KEY ?? "",
@@ -242,6 +321,8 @@ function sendFunction(storage: Storage): Container {
   const handle = createApiHandler(SERVICE_ROUTES.Send, async () => ({ broker, role: { kind: "all" as const } }));
   return {
     storage,
+    kill: () => undefined,
+    release: async () => undefined,
     send: async (queue, message) => {
       const request = {
         topic: queue.topic,
@@ -273,19 +354,25 @@ async function checkReadBack(
   storage: Storage,
   queues: QueueRef[],
   acked: { q: number; offset: number; id: string }[],
+  k: number,
 ): Promise<string> {
-  const reader = new QueueLog(storage);
+  const reader = new QueueLog(storage, { reservationLeaseMs: 500 * k });
   try {
     for (const [n, queue] of queues.entries()) {
       const want = new Map(acked.filter((a) => a.q === n).map((a) => [a.offset, a.id]));
       const seen = new Map<number, string>();
+      // A hole (a dead writer's range, a tail its owner did not seal) is waited for until the hole lease seals it.
+      const giveUp = performance.now() + 5000 * k;
       for (let at = 0; ; ) {
         const got = await reader.read(queue, at, { maxMessages: 1024 });
         for (const m of got.messages) {
           if (seen.has(m.queueOffset)) return `offset ${m.queueOffset} of queue ${n} read twice`;
           seen.set(m.queueOffset, m.properties.UNIQ_KEY ?? "");
         }
-        if (got.nextBeginOffset === at) break;
+        if (got.nextBeginOffset === at) {
+          if (at >= got.maxOffset || performance.now() > giveUp) break;
+          await new Promise((resolve) => setTimeout(resolve, 50 * k));
+        }
         at = got.nextBeginOffset;
       }
       for (const [offset, id] of want)
@@ -347,8 +434,11 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
 
 export function formatRow(r: ConcurrencyRow): string {
   const f = (x: number, d = 0) => x.toFixed(d);
-  return `| ${r.via} | ${r.backend} | ${r.shape === "hot" ? "1 queue" : "16 queues"} | ${r.writers} | ${f(r.appendsPerSecond)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.throttledPerAppend, 2)} | ${f(r.writeUnitsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % | ${r.readBack} (${r.appends}) |`;
+  const shape = r.shape === "topic" ? "16 queues" : r.shape === "dead" ? "1 queue, dead writer" : "1 queue";
+  const c = r.consumer;
+  const consumer = c === undefined ? "" : ` ${f(c.p50Ms)} / ${f(c.p99Ms)} / max ${f(c.maxMs)} (${c.messages})`;
+  return `| ${r.via} | ${r.backend} | ${shape} | ${r.indexKeys} | ${r.writers} | ${f(r.appendsPerSecond)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.throttledPerAppend, 2)} | ${f(r.writeUnitsPerAppend, 2)} | ${f(r.reservationsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % |${consumer} | ${r.readBack} (${r.appends}) |`;
 }
 
 export const TABLE_HEADER =
-  "| via | DynamoDB | queues | writers | appends/s | p50 / p99 ms | failed conditional writes per append | throttled requests per append | write units per append | failures | CPU | read-back (appends) |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |";
+  "| via | DynamoDB | queues | index keys | writers | appends/s | p50 / p99 ms | failed conditional writes per append | throttled requests per append | write units per append | reservations per append | failures | CPU | consumer delay p50 / p99 / max ms | read-back (appends) |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |";

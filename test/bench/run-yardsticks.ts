@@ -1,12 +1,13 @@
 /**
  * @module The suites of `npm run bench` that set Nimbus beside something else (run.ts dispatches to them):
  * `rocketmq` (Apache RocketMQ with RocketMQ's own clients, rocketmq-suite.ts), `proxy-cost` (the gRPC proxy's AWS
- * cost against SQS, proxy-cost.ts) and `plain-http` (stock HTTP clients, plain-http.ts).
+ * cost against SQS, proxy-cost.ts; its remoting door's with `--protocol remoting`, proxy-cost-remoting.ts) and `plain-http` (stock HTTP clients, plain-http.ts).
  */
 import { loadavg } from "node:os";
 import type { AwsLatencies } from "./aws-latency.js";
 import { formatPlainHttp, runPlainHttp } from "./plain-http.js";
 import { formatProxyCost, runProxyCost } from "./proxy-cost.js";
+import { formatProxyCostRemoting, runProxyCostRemoting } from "./proxy-cost-remoting.js";
 import { formatRocketMQ, runRocketMQSuite } from "./rocketmq-suite.js";
 
 /** The command line's flags these suites read (run.ts's parseArgs values). */
@@ -19,6 +20,8 @@ export interface YardstickFlags {
   workers?: string | undefined;
   brokers: string;
   protocols: string;
+  /** proxy-cost's client: gRPC (RocketMQ 5's Node.js client) or remoting (the 4.9.8 Java client). */
+  protocol: string;
   rate?: string | undefined;
   seconds?: string | undefined;
   "plain-clients": string;
@@ -95,6 +98,15 @@ export async function runYardstickSuite(
       latencies: context.latencies,
     };
     const started = { date: new Date().toISOString(), load: loadavg() };
+    if (flags.protocol !== "grpc" && flags.protocol !== "remoting")
+      throw new Error(`--protocol is grpc or remoting, got ${flags.protocol}`);
+    if (flags.protocol === "remoting") {
+      const phases = await runProxyCostRemoting(options, context.runId);
+      console.log(formatProxyCostRemoting(options, phases));
+      const json = { suite: "proxy-cost", protocol: "remoting", options, machine: context.machine, started, phases };
+      console.log(`BENCH_JSON ${JSON.stringify(json)}`);
+      return;
+    }
     const result = await runProxyCost(options, context.runId);
     console.log(formatProxyCost(options, result));
     console.log(

@@ -74,8 +74,10 @@ const { values } = parseArgs({
     producers: { type: "string" },
     workers: { type: "string" },
     "key-limits": { type: "string", default: "on" },
+    "index-keys": { type: "string", default: "1" },
     brokers: { type: "string", default: "rocketmq,nimbus" },
     protocols: { type: "string", default: "grpc,remoting" },
+    protocol: { type: "string", default: "grpc" },
     "plain-clients": { type: "string", default: "fetch,urllib" },
   },
   strict: true,
@@ -207,12 +209,13 @@ async function main(): Promise<void> {
     const options = {
       backends: values.backends.split(",") as DynamoBackend[],
       writers: values.writers.split(",").map((w) => Math.floor(positive("writers", w, 1))),
-      shapes: values.shapes.split(",") as ("hot" | "topic")[],
+      shapes: values.shapes.split(",") as ("hot" | "topic" | "dead")[],
       seconds: positive("seconds", values.seconds, quick ? 2 : 6),
       stretch: positive("stretch", values.stretch, 1),
       dynamo: parseProfile(values.dynamo, "dynamo"),
       via: values.via === "send-handler" ? ("send-handler" as const) : ("queue-log" as const),
       keyLimits: values["key-limits"] !== "off",
+      indexKeys: Math.floor(positive("index-keys", values["index-keys"], 1)),
     };
     if (values["key-limits"] !== "on" && values["key-limits"] !== "off")
       throw new Error(`--key-limits must be on or off, got ${values["key-limits"]}`);

@@ -18,6 +18,7 @@ import { fidelityCases } from "./aws-fidelity-cases.js";
 import { queueLogContract } from "./queue-log-contract.js";
 import { queueLogAppendersContract } from "./queue-log-contract-appenders.js";
 import { queueLogRangesContract } from "./queue-log-contract-ranges.js";
+import { queueLogSpreadContract } from "./queue-log-contract-spread.js";
 import { storageContract } from "./storage-contract.js";
 import { rejectsWith } from "./storage-contract-helpers.js";
 
@@ -35,6 +36,7 @@ export function awsContract(backend: DynamoBackend): void {
     queueLogContract(label, open);
     queueLogAppendersContract(label, open);
     queueLogRangesContract(label, open);
+    queueLogSpreadContract(label, open);
     provisioningCases(backend);
     fidelityCases(backend);
   });

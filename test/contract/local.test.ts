@@ -15,6 +15,7 @@ import { openLocalFixture } from "../support/local-fixture.js";
 import { queueLogContract } from "./queue-log-contract.js";
 import { queueLogAppendersContract } from "./queue-log-contract-appenders.js";
 import { queueLogRangesContract } from "./queue-log-contract-ranges.js";
+import { queueLogSpreadContract } from "./queue-log-contract-spread.js";
 import { storageContract } from "./storage-contract.js";
 import { rejectsWith } from "./storage-contract-helpers.js";
 
@@ -22,6 +23,7 @@ storageContract("local (SQLite + files)", openLocalFixture);
 queueLogContract("local (SQLite + files)", openLocalFixture);
 queueLogAppendersContract("local (SQLite + files)", openLocalFixture);
 queueLogRangesContract("local (SQLite + files)", openLocalFixture);
+queueLogSpreadContract("local (SQLite + files)", openLocalFixture);
 
 describe("local storage specifics", () => {
   let dataDir = "";

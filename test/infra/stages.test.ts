@@ -49,6 +49,28 @@ describe("stage settings", () => {
   });
 });
 
+describe("the gRPC endpoint's remoting door (grpc.remoting)", () => {
+  const grpc = {
+    domain: "mq.example.com",
+    certificateArn: "arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000",
+  };
+  const stage = (auth: string, remoting?: string) => ({
+    region: "us-east-1",
+    production: false,
+    auth,
+    nimbus: {},
+    grpc: { ...grpc, ...(remoting === undefined ? {} : { remoting }) },
+  });
+
+  it("is tls or tcp, off by default, and refused on an ACL stage (the door does not check 4.x signatures)", () => {
+    assert.equal(StageSettingsSchema.parse(stage("acl")).grpc?.remoting, undefined);
+    assert.equal(StageSettingsSchema.parse(stage("public", "tls")).grpc?.remoting, "tls");
+    assert.equal(StageSettingsSchema.parse(stage("iam", "tcp")).grpc?.remoting, "tcp");
+    assert.equal(StageSettingsSchema.safeParse(stage("public", "udp")).success, false);
+    assert.equal(StageSettingsSchema.safeParse(stage("acl", "tls")).success, false);
+  });
+});
+
 describe("two regions: a master stage with replicas and a slave cell", () => {
   const master = {
     region: "us-east-1",

@@ -9,7 +9,10 @@
 import { randomBytes } from "node:crypto";
 import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
 import { concatBatches } from "../../core/message-codec.js";
-import { ConditionFailedError, type Item, type Table } from "../../storage/table.js";
+import { ConditionFailedError, type Item } from "../../storage/table.js";
+import type { IndexView } from "./layout.js";
+import { LayoutMovedError, type QueueLayouts } from "./layouts.js";
+import type { RangeLeases } from "./leases.js";
 import { type BatchIndex, type BatchLocation, end, fromItem, type IndexEntry, toItem } from "./queue-index.js";
 
 /** The index item's attribute holding the id of the append that wrote it. */
@@ -43,11 +46,12 @@ export interface AppendResult {
 }
 
 export interface RangeWriterOptions {
-  index: Table;
+  /** Each queue's layout (one key, or spread over several). */
+  layouts: QueueLayouts;
   /** Wall clock (ms since epoch): stamps the batches. */
   wallNow: () => number;
-  /** Reserves `count` offsets of queue `pk` and answers the first (`reserveRange`). */
-  reserve: (pk: string, count: number) => Promise<number>;
+  /** Hands out offsets: reserved per append (one-key queues), or from a leased range (spread queues). */
+  leases: RangeLeases;
   /** Told after each reservation, before the fill (tests stop a writer here, as if its container died). */
   afterReserve?: ((pk: string, start: number, count: number) => void | Promise<void>) | undefined;
   /** Remembers the end of a batch just written (a max offset this process has seen). */
@@ -209,13 +213,24 @@ export class RangeWriter {
     count: number,
     batchIndex: BatchIndex | undefined,
   ): Promise<AppendResult> {
-    const { index, maxAppendMs } = this.#options;
+    const { layouts, leases, maxAppendMs } = this.#options;
+    const index = layouts.table;
     const appendId = freshAppendId();
     // Real time, not the injectable wall clock (that one stamps batches, and tests may freeze it).
     const deadline = performance.now() + maxAppendMs;
     let unknownOutcome: NimbusError | undefined;
+    let view: IndexView = await layouts.forWriter(pk);
     for (;;) {
-      const start = await this.#options.reserve(pk, count);
+      let start: number;
+      try {
+        start = await leases.take(view, count);
+      } catch (err) {
+        // A one-key reservation found the queue spread (its setting differs here): take its layout, try again.
+        if (!(err instanceof LayoutMovedError)) throw err;
+        view = layouts.learnSpread(pk, err.keys);
+        continue;
+      }
+      if (!view.spread) layouts.learnOneKey(pk);
       await this.#options.afterReserve?.(pk, start, count);
       for (;;) {
         // Stamped after the reservation: a reader may take this time as an upper bound of when every range
@@ -227,7 +242,7 @@ export class RangeWriter {
           // handed it out once), so the only item that can be there first is a reader's seal, or our own
           // earlier try whose answer was lost. Never two batches at one offset.
           await index.put(
-            { ...toItem(pk, entry, batchIndex), [APPEND_ID_ATTRIBUTE]: appendId },
+            { ...toItem(view.keyOf(start), entry, batchIndex), [APPEND_ID_ATTRIBUTE]: appendId },
             { condition: { exists: false }, returnExistingOnFailure: true },
           );
           this.#options.learnTail(pk, end(entry));
@@ -239,7 +254,7 @@ export class RangeWriter {
             // Outcome unknown: the put may have landed. The slot says. Not landed: the same put again
             // (same slot, same id: at most one of them can ever land).
             unknownOutcome = err;
-            holder = await this.#readSlot(pk, start);
+            holder = await this.#readSlot(view, start);
             if (holder === undefined) {
               if (performance.now() >= deadline) throw unknownOutcome;
               await sleep(Math.random() * 5);
@@ -261,7 +276,8 @@ export class RangeWriter {
             `queue ${pk}: offset ${start}, reserved from its counter, holds another batch (is a writer of the old chain rule still running?)`,
           );
         }
-        break; // sealed: reserve again
+        void leases.release(view); // sealed: a reader took the range for dead; its tail is sealed, reserve again
+        break;
       }
       if (performance.now() >= deadline) {
         throw (
@@ -271,10 +287,10 @@ export class RangeWriter {
     }
   }
 
-  /** The item in slot `sk` of queue `pk` (consistent), or undefined when the slot is empty or unreadable now. */
-  async #readSlot(pk: string, sk: number): Promise<Item | undefined> {
+  /** The item in slot `sk` of the queue (consistent), or undefined when the slot is empty or unreadable now. */
+  async #readSlot(view: IndexView, sk: number): Promise<Item | undefined> {
     try {
-      return await this.#options.index.get({ pk, sk }, { consistent: true });
+      return await view.get(sk);
     } catch (err) {
       if (isNimbusError(err) && err.retryable) return undefined;
       throw err;

@@ -5,7 +5,7 @@
  * messages. The index items of the span tell them apart, read in one bounded page: exact while the span's
  * items fit it (a group that keeps up), an upper bound past it (the offsets beyond the page counted as messages).
  */
-import type { Table } from "../../storage/table.js";
+import type { IndexView } from "./layout.js";
 import { end, fromItem, holdsMessages } from "./queue-index.js";
 
 /** Index items a backlog count reads at most (one page): 32 inline 1 KiB batches are 8 read units. */
@@ -22,15 +22,15 @@ export interface Backlog {
  * The messages of queue `pk` in `[from, to)`: those of the batch holding `from` (one query, limit 1) and of
  * the items after it, up to `BACKLOG_PAGE_ITEMS` (one query); seals, trimmed markers and unfilled ranges count 0.
  */
-export async function countBacklog(index: Table, pk: string, from: number, to: number): Promise<Backlog> {
+export async function countBacklog(view: IndexView, from: number, to: number): Promise<Backlog> {
   if (to <= from) return { messages: 0, exact: true };
   let messages = 0;
-  const holding = (await index.query(pk, { sk: { lte: from }, descending: true, limit: 1, consistent: true })).items[0];
+  const holding = await view.atOrBefore(from);
   if (holding !== undefined) {
     const entry = fromItem(holding);
     if (holdsMessages(entry)) messages += Math.max(0, Math.min(end(entry), to) - from);
   }
-  const page = await index.query(pk, { sk: { gt: from }, limit: BACKLOG_PAGE_ITEMS, consistent: true });
+  const page = await view.after(from, BACKLOG_PAGE_ITEMS);
   let seenTo = from;
   for (const item of page.items) {
     const entry = fromItem(item);
@@ -39,6 +39,6 @@ export async function countBacklog(index: Table, pk: string, from: number, to: n
     seenTo = end(entry);
   }
   // A full page may stop before `to`: what lies beyond it is counted as offsets, an upper bound.
-  if (page.lastSk === undefined || seenTo >= to) return { messages, exact: true };
+  if (!page.more || seenTo >= to) return { messages, exact: true };
   return { messages: messages + (to - seenTo), exact: false };
 }

@@ -6,7 +6,7 @@
  */
 import { MessageConst, type MessageRecord } from "../../core/message.js";
 import { decodeBatch } from "../../core/message-codec.js";
-import type { Table } from "../../storage/table.js";
+import type { IndexView } from "./layout.js";
 import { end, fromItem, holdsMessages, type IndexEntry, indexOfItem } from "./queue-index.js";
 import { batchBytes, type ReadContext, type StoredMessage } from "./read.js";
 
@@ -49,14 +49,14 @@ const PROBE_ITEMS = 4;
  * query for the queue's end, then one probe per halving (about 20 for a million batches), eventually
  * consistent; as resetOffsetByTime's search, over index items instead of messages.
  */
-export async function offsetStoredFrom(index: Table, pk: string, timestamp: number): Promise<number> {
-  const newest = (await index.query(pk, { descending: true, limit: 1 })).items[0];
+export async function offsetStoredFrom(view: IndexView, timestamp: number): Promise<number> {
+  const newest = await view.newest(false);
   if (newest === undefined) return 0;
   let lo = 0;
   let hi = end(fromItem(newest));
   while (lo < hi) {
     const mid = lo + Math.floor((hi - lo) / 2);
-    const found = await firstHoldingFrom(index, pk, mid);
+    const found = await firstHoldingFrom(view, mid);
     // Not found past a few seals, or stored late enough: the start is at or below `mid`.
     if (found === undefined || found.storeTimestamp >= timestamp) hi = mid;
     else lo = end(found);
@@ -64,8 +64,8 @@ export async function offsetStoredFrom(index: Table, pk: string, timestamp: numb
   return lo;
 }
 
-async function firstHoldingFrom(index: Table, pk: string, from: number): Promise<IndexEntry | undefined> {
-  const page = await index.query(pk, { sk: { gt: from - 1 }, limit: PROBE_ITEMS });
+async function firstHoldingFrom(view: IndexView, from: number): Promise<IndexEntry | undefined> {
+  const page = await view.after(from - 1, PROBE_ITEMS, false);
   return page.items.map(fromItem).find(holdsMessages);
 }
 
@@ -75,13 +75,8 @@ async function firstHoldingFrom(index: Table, pk: string, from: number): Promise
  * its object when the item holds none (a batch whose ids and keys passed `MAX_ITEM_INDEX_BYTES`, or one
  * written before the index moved into the queue log). One query, plus one GET per such object.
  */
-export async function readIndexedBatches(
-  ctx: ReadContext,
-  pk: string,
-  from: number,
-  limit: number,
-): Promise<IndexedPage> {
-  const page = await ctx.index.query(pk, { sk: { gt: from - 1 }, limit });
+export async function readIndexedBatches(ctx: ReadContext, from: number, limit: number): Promise<IndexedPage> {
+  const page = await ctx.view.after(from - 1, limit, false);
   const batches: IndexedBatch[] = [];
   let last: IndexEntry | undefined;
   for (const item of page.items) {
@@ -111,6 +106,6 @@ export async function readIndexedBatches(
     });
   }
   const itemsRead = page.items.length;
-  if (page.lastSk === undefined || last === undefined) return { batches, itemsRead };
+  if (!page.more || last === undefined) return { batches, itemsRead };
   return { batches, itemsRead, next: end(last) };
 }

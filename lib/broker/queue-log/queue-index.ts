@@ -35,14 +35,6 @@ const EMPTY_ATTRIBUTE = "e";
 /** The counter item of a queue: `next` is the first offset no writer has reserved yet. */
 export const COUNTER_ATTRIBUTE = "next";
 
-/**
- * The key of a queue's counter item: a partition of its own (`<queue pk>#seq`, which no queue pk can be:
- * those hold exactly two `#`), so the counter's writes do not share the index partition's write ceiling.
- */
-export function counterKey(pk: string): { pk: string; sk: number } {
-  return { pk: `${pk}#seq`, sk: 0 };
-}
-
 /** An item holds messages (inline or in an object), as opposed to a seal or a trimmed marker. */
 export const holdsMessages = (entry: IndexEntry): boolean => entry.loc.kind === "inline" || entry.loc.kind === "object";
 

@@ -11,9 +11,11 @@ import type { Table } from "../../storage/table.js";
 import { type AppendResult, type IndexedMessage, type IndexPolicy, RangeWriter } from "./append.js";
 import { type Backlog, countBacklog } from "./backlog.js";
 import { type IndexedPage, offsetStoredFrom, readIndexedBatches } from "./indexed-batches.js";
+import type { IndexView } from "./layout.js";
+import { QueueLayouts } from "./layouts.js";
+import { RangeLeases } from "./leases.js";
 import {
   type BatchLocation,
-  counterKey,
   end,
   fromItem,
   holdsMessages,
@@ -58,11 +60,25 @@ export interface QueueLogOptions {
    */
   maxAppendMs?: number;
   /**
-   * How long a reserved range may stay unfilled before a reader seals it (an empty item: no message will
-   * appear there, and a writer that comes later reserves again). Far above `maxAppendMs`, so a live writer
-   * is practically never sealed out. Default 5000 ms (`DEFAULT_RESERVATION_LEASE_MS`).
+   * The hole lease: how long a reserved range may stay unfilled before a reader seals it (an empty item: no
+   * message will appear there, and a writer that comes later reserves again). It bounds how long a dead writer
+   * holds up the queue's consumers. Safety does not depend on it (first writer wins by conditional put); a live
+   * writer slower than it pays a new reservation. Default 500 ms (`DEFAULT_RESERVATION_LEASE_MS`).
    */
   reservationLeaseMs?: number;
+  /**
+   * How many partition keys a new queue's index is spread over (a hot queue: docs/queue-log.md, "Hot queues"):
+   * one number for every topic, or per topic. Default 1 (one key, as every queue before). Read when a queue is
+   * created (its first reservation); a queue keeps its layout for good. Every writer of a deployment must agree.
+   */
+  indexKeys?: number | ((topic: string) => number) | undefined;
+  /**
+   * A writer of a spread queue reserves offsets for what it will append within this many ms, and seals the unused
+   * tail once they pass. Default 200 ms (`DEFAULT_RANGE_USE_MS`): a live writer's range holds consumers up about this long.
+   */
+  rangeUseMs?: number;
+  /** The most offsets a writer of a spread queue reserves beyond the append at hand. Default 16. */
+  maxRangeOffsets?: number;
   /**
    * Told after each reservation (the queue's pk, the range), before the range is filled: tests stop a
    * writer there, as a container that died.
@@ -112,7 +128,9 @@ export interface TrimResult {
 export const DEFAULT_MERGE_LIMIT_BYTES = 256 * 1024;
 
 /** How long a reserved range may stay unfilled before readers seal it (see `reservationLeaseMs`). */
-export const DEFAULT_RESERVATION_LEASE_MS = 5000;
+export const DEFAULT_RESERVATION_LEASE_MS = 500;
+/** How long a writer of a spread queue hands out the offsets of a range it reserved (see `rangeUseMs`). */
+export const DEFAULT_RANGE_USE_MS = 200;
 
 /** DynamoDB items are at most 400 KB; leave room for the other attributes. */
 const MAX_INLINE_BYTES = 350 * 1024;
@@ -138,6 +156,8 @@ export class QueueLog {
   readonly #now: () => number;
   readonly #monotonicNow: () => number;
   readonly #writer: RangeWriter;
+  readonly #layouts: QueueLayouts;
+  readonly #leases: RangeLeases;
   readonly #objectWriter: SharedObjectWriter;
   readonly #leaseMs: number;
   readonly #retentionMs: number | undefined;
@@ -165,10 +185,18 @@ export class QueueLog {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "minRetentionMs must be at least twice tailCacheMs");
     }
     this.#leaseMs = options.reservationLeaseMs ?? DEFAULT_RESERVATION_LEASE_MS;
-    this.#writer = new RangeWriter({
-      index: this.#index,
+    const indexKeys = options.indexKeys ?? 1;
+    this.#layouts = new QueueLayouts(this.#index, typeof indexKeys === "number" ? () => indexKeys : indexKeys);
+    this.#leases = new RangeLeases({
+      reserve: reserveRange,
+      rangeUseMs: options.rangeUseMs ?? DEFAULT_RANGE_USE_MS,
+      maxRangeOffsets: options.maxRangeOffsets ?? 16,
       wallNow: this.#now,
-      reserve: (pk, count) => reserveRange(this.#index, pk, count),
+    });
+    this.#writer = new RangeWriter({
+      layouts: this.#layouts,
+      leases: this.#leases,
+      wallNow: this.#now,
       afterReserve: options.afterReserve,
       learnTail: (pk, tail) => this.#learnTail(pk, tail),
       maxAppendMs: options.maxAppendMs ?? 2500,
@@ -230,7 +258,8 @@ export class QueueLog {
   /** Reads messages from `offset` on, as RocketMQ's pull does. */
   async read(q: QueueRef, offset: number, options: ReadOptions = {}): Promise<ReadResult> {
     const pk = queuePk(q);
-    const result = await readQueue(this.#readContext(pk), pk, offset, options);
+    const { view, newest } = await this.#layouts.read(pk);
+    const result = await readQueue(this.#readContext(view), newest, offset, options);
     this.#learnTail(pk, result.maxOffset);
     return result;
   }
@@ -239,19 +268,32 @@ export class QueueLog {
    * The message index: where a scan for batches stored at or after `timestamp` starts (every batch below was
    * stored before `timestamp + STORE_TIME_SKEW_MS`), by a binary search of the queue's index items.
    */
-  offsetStoredFrom(q: QueueRef, timestamp: number): Promise<number> {
-    return offsetStoredFrom(this.#index, queuePk(q), timestamp);
+  async offsetStoredFrom(q: QueueRef, timestamp: number): Promise<number> {
+    return offsetStoredFrom(await this.#layouts.view(queuePk(q)), timestamp);
   }
 
   /** The message index: up to `limit` index items from offset `from`, as batches with their ids and keys. */
-  indexedBatches(q: QueueRef, from: number, limit: number): Promise<IndexedPage> {
-    const pk = queuePk(q);
-    return readIndexedBatches(this.#readContext(pk), pk, from, limit);
+  async indexedBatches(q: QueueRef, from: number, limit: number): Promise<IndexedPage> {
+    return readIndexedBatches(this.#readContext(await this.#layouts.view(queuePk(q))), from, limit);
   }
 
-  #readContext(pk: string): ReadContext {
+  /**
+   * Stops using the offset ranges this process holds on spread queues (a process stopping, or a test): their
+   * unused tails are sealed now, so the queues' readers do not wait for the hole lease.
+   */
+  releaseRanges(): Promise<void> {
+    return this.#leases.releaseAll();
+  }
+
+  /** Tails of leased ranges this process's writer sealed itself (spread queues; for tests and the benchmark). */
+  get tailsSealed(): number {
+    return this.#leases.tailsSealed;
+  }
+
+  #readContext(view: IndexView): ReadContext {
+    const pk = view.pk;
     return {
-      index: this.#index,
+      view,
       objects: this.#objects,
       minOffset: (fresh) => this.#minOffset(pk, fresh),
       now: this.#now,
@@ -282,8 +324,8 @@ export class QueueLog {
    * The messages stored in `[from, to)` of a queue (a group's lag: `to` its max offset): sealed offsets and
    * ranges not filled yet are not messages. Two consistent queries, one bounded page (backlog.ts).
    */
-  backlog(q: QueueRef, from: number, to: number): Promise<Backlog> {
-    return countBacklog(this.#index, queuePk(q), from, to);
+  async backlog(q: QueueRef, from: number, to: number): Promise<Backlog> {
+    return countBacklog(await this.#layouts.view(queuePk(q)), from, to);
   }
 
   /** Min and max offset and the last store time of a queue, from two consistent reads. */
@@ -310,10 +352,11 @@ export class QueueLog {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `retention must be at least ${this.#minRetentionMs} ms`);
     }
     const pk = queuePk(q);
+    const view = await this.#layouts.view(pk);
     let deletedBatches = 0;
     let deletedMessages = 0;
     for (;;) {
-      const [oldest, next, third] = (await this.#index.query(pk, { limit: 3, consistent: true })).items.map(fromItem);
+      const [oldest, next, third] = (await view.after(-1, 3)).items.slice(0, 3).map(fromItem);
       if (!oldest || !next) break;
       const marked = oldest.loc.kind === "trimmed";
       // The batch to replace by a marker: the oldest (no marker yet), or the one above the marker.
@@ -323,13 +366,13 @@ export class QueueLog {
       const from = marked ? end(oldest) : await this.#minOffset(pk, true);
       if (victim.start > from) {
         // An unfilled range under an old batch: its writer is long gone. Sealed, stamped as old as the batch.
-        await sealOffset(this.#index, pk, from, victim.storeTimestamp);
+        await sealOffset(view, from, victim.storeTimestamp);
         continue;
       }
       const marker: IndexEntry = { ...victim, loc: { kind: "trimmed" } };
       // Unconditional: it replaces an old batch that is not the newest; a reader sees the batch or the marker.
-      await this.#index.put(toItem(pk, marker));
-      if (marked) await this.#index.delete({ pk, sk: oldest.start });
+      await this.#index.put(toItem(view.keyOf(marker.start), marker));
+      if (marked) await this.#index.delete({ pk: view.keyOf(oldest.start), sk: oldest.start });
       // A shared object holds other queues' batches too: the bucket's lifecycle rule (the embedded store's
       // garbage collection, once no item names it) removes it.
       if (victim.loc.kind === "object" && !isSharedObjectKey(victim.loc.objectKey)) {
@@ -363,8 +406,8 @@ export class QueueLog {
   }
 
   async #newest(pk: string): Promise<IndexEntry | undefined> {
-    const page = await this.#index.query(pk, { descending: true, limit: 1, consistent: true });
-    return page.items[0] && fromItem(page.items[0]);
+    const { newest } = await this.#layouts.read(pk);
+    return newest && fromItem(newest);
   }
 
   /**
@@ -375,12 +418,13 @@ export class QueueLog {
   async #minOffset(pk: string, fresh: boolean): Promise<number> {
     const cached = this.#mins.get(pk);
     if (!fresh && cached && this.#monotonicNow() - cached.at < this.#minCacheMs) return cached.value;
-    const page = await this.#index.query(pk, { limit: 1, consistent: true });
-    const first = page.items[0] && fromItem(page.items[0]);
+    const view = await this.#layouts.view(pk);
+    const oldest = await view.oldest();
+    const first = oldest && fromItem(oldest);
     let value = 0;
     if (first?.loc.kind === "trimmed") value = end(first);
     else if (first !== undefined && first.start > 0) {
-      const counter = await this.#index.get(counterKey(pk), { consistent: true });
+      const counter = await this.#index.get(view.counter, { consistent: true });
       value = counter === undefined ? first.start : 0;
     }
     this.#learn(this.#mins, pk, value);

@@ -10,7 +10,8 @@ import type { MessageRecord } from "../../core/message.js";
 import { decodeBatch } from "../../core/message-codec.js";
 import { DEFAULT_PULL_MESSAGES, MAX_PULL_MESSAGES, type PullStatus } from "../../protocol/index.js";
 import type { ObjectStore } from "../../storage/object-store.js";
-import type { Table } from "../../storage/table.js";
+import type { Item } from "../../storage/table.js";
+import type { IndexView } from "./layout.js";
 import { end, fromItem, type IndexEntry } from "./queue-index.js";
 import { sealOffset } from "./ranges.js";
 
@@ -54,11 +55,22 @@ export function wireSize(m: MessageRecord): number {
   return Math.ceil(m.body.byteLength / 3) * 4 + strings * 2 + 300;
 }
 
-/** Index items per forward query page. */
+/** Index items per forward query page (a one-key queue's). */
 const PAGE_ITEMS = 16;
+/** The most index items one round of a spread queue's queries asks for. */
+const MAX_SPREAD_PAGE_ITEMS = 256;
+
+/**
+ * Items a forward page asks for: a one-key queue's 16; a spread queue's as many as the messages still wanted
+ * (one round of K parallel queries instead of one round per 16 items), at most 256.
+ */
+function pageItems(view: IndexView, wanted: number): number {
+  return view.spread ? Math.min(MAX_SPREAD_PAGE_ITEMS, Math.max(PAGE_ITEMS, wanted)) : PAGE_ITEMS;
+}
 
 export interface ReadContext {
-  index: Table;
+  /** The queue's index, as its layout lays it out. */
+  view: IndexView;
   objects: ObjectStore;
   /** Batches stored before this time (ms) may have lost their object to the bucket's lifecycle rule. */
   expiredBefore?: number;
@@ -76,12 +88,15 @@ export interface ReadContext {
   seal?: { leaseMs: number; now: () => number };
 }
 
+/** Reads the queue of `ctx.view` from `offset`; `newest` is its newest item, as just read (consistently). */
 export async function readQueue(
   ctx: ReadContext,
-  pk: string,
+  newest: Item | undefined,
   offset: number,
   options: ReadOptions,
 ): Promise<ReadResult> {
+  const view = ctx.view;
+  const pk = view.pk;
   const maxMessages = options.maxMessages ?? DEFAULT_PULL_MESSAGES;
   const maxScan = options.maxScanMessages ?? 4096;
   const maxBytes = options.maxWireBytes ?? DEFAULT_MAX_WIRE_BYTES;
@@ -92,8 +107,7 @@ export async function readQueue(
     throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `maxMsgNums must be 1..${MAX_READ_MESSAGES}`);
   }
 
-  // One consistent query answers an idle poll: the newest batch gives maxOffset.
-  const newest = (await ctx.index.query(pk, { descending: true, limit: 1, consistent: true })).items[0];
+  // One consistent query (one per key of a spread queue) answers an idle poll: the newest batch gives maxOffset.
   if (!newest) {
     return {
       status: offset === 0 ? "NO_NEW_MSG" : "OFFSET_ILLEGAL",
@@ -114,7 +128,14 @@ export async function readQueue(
     return { status: "OFFSET_ILLEGAL", messages: [], nextBeginOffset, minOffset, maxOffset };
   }
 
-  const below = offset >= tail.start ? tail : await findAtOrBefore(ctx.index, pk, offset);
+  // A consumer's offset is mostly where an item starts (the end of what it read last): on a spread queue one
+  // round of queries then finds that item and the ones after it; else the item at or before the offset.
+  let chain: IndexEntry[] | undefined;
+  if (offset < tail.start && view.spread) {
+    const page = await followChain(view, offset - 1, offset, pageItems(view, maxMessages));
+    if (page.entries[0]?.start === offset) chain = page.entries.filter((e) => e.start <= tail.start);
+  }
+  const below = offset >= tail.start ? tail : (chain?.[0] ?? (await findAtOrBefore(view, offset)));
   if (below?.loc.kind === "trimmed" && offset < end(below)) return offsetIllegal(await ctx.minOffset(true));
   const inside = below !== undefined && end(below) > offset;
   let gapStart = offset;
@@ -130,7 +151,7 @@ export async function readQueue(
   let bytes = 0;
   let seals = 0;
   let nextBeginOffset = offset;
-  let entries: IndexEntry[] = inside ? [below] : [];
+  let entries: IndexEntry[] = inside ? (chain ?? [below]) : [];
   // The item the walk stands on (the last one read), or where it starts when `offset` is in a gap.
   let last: IndexEntry | undefined = inside ? undefined : below;
   for (;;) {
@@ -176,7 +197,7 @@ export async function readQueue(
     // Batches appended after we read the tail wait for the next pull, so maxOffset stays true.
     if (last !== undefined && last.start >= tail.start) break;
     const from = last === undefined ? gapStart : end(last);
-    const page = await followChain(ctx.index, pk, last?.start ?? -1, from);
+    const page = await followChain(view, last?.start ?? -1, from, pageItems(view, maxMessages - messages.length));
     entries = page.entries.filter((e) => e.start <= tail.start);
     if (entries.length > 0 || page.after === undefined) {
       if (entries.length === 0) break;
@@ -185,7 +206,7 @@ export async function readQueue(
     // A reserved range not filled yet at `from`, with a batch after it. Never passed unfilled: wait (stop
     // here; the next pull looks again) until its writer fills it, or seal it once it is older than the lease.
     if (messages.length > 0 || ctx.seal === undefined || seals >= MAX_SEALS_PER_READ) break;
-    const sealed = await sealRange(ctx, pk, from, page.after, MAX_SEALS_PER_READ - seals);
+    const sealed = await sealRange(ctx, from, page.after, MAX_SEALS_PER_READ - seals);
     if (sealed === undefined) break;
     seals += sealed.count;
     if (sealed.last !== undefined) {
@@ -222,7 +243,6 @@ export const MAX_SEALS_PER_READ = 64;
  */
 async function sealRange(
   ctx: ReadContext,
-  pk: string,
   from: number,
   after: IndexEntry,
   most: number,
@@ -232,7 +252,7 @@ async function sealRange(
   let count = 0;
   let last: IndexEntry | undefined;
   for (let at = from; at < after.start && count < most; count++) {
-    const holder = await sealOffset(ctx.index, pk, at, seal.now());
+    const holder = await sealOffset(ctx.view, at, seal.now());
     if (holder.loc.kind !== "sealed") return { count, ...(last ? { last } : {}), landed: holder };
     last = holder;
     at = end(holder);
@@ -241,9 +261,9 @@ async function sealRange(
 }
 
 /** The newest item starting at or before `offset`. */
-async function findAtOrBefore(index: Table, pk: string, offset: number): Promise<IndexEntry | undefined> {
-  const page = await index.query(pk, { sk: { lte: offset }, descending: true, limit: 1, consistent: true });
-  return page.items[0] && fromItem(page.items[0]);
+async function findAtOrBefore(view: IndexView, offset: number): Promise<IndexEntry | undefined> {
+  const item = await view.atOrBefore(offset);
+  return item && fromItem(item);
 }
 
 /**
@@ -251,12 +271,12 @@ async function findAtOrBefore(index: Table, pk: string, offset: number): Promise
  * range not filled yet); `after` is the item beyond that gap, if the page shows one.
  */
 async function followChain(
-  index: Table,
-  pk: string,
+  view: IndexView,
   afterSk: number,
   from: number,
+  limit: number,
 ): Promise<{ entries: IndexEntry[]; after?: IndexEntry }> {
-  const page = await index.query(pk, { sk: { gt: afterSk }, limit: PAGE_ITEMS, consistent: true });
+  const page = await view.after(afterSk, limit);
   const entries: IndexEntry[] = [];
   let expected = from;
   for (const item of page.items) {

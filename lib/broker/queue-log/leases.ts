@@ -1,0 +1,121 @@
+/**
+ * @module Offset ranges leased to a writer of a spread (hot) queue: instead of one counter `ADD` per append, a
+ * writer reserves a range sized to what it will use within `rangeUseMs` (from the pace of its own appends to
+ * the queue, at most `maxRangeOffsets`), hands its offsets to its next appends in order, and seals the unused
+ * tail with one empty item when the range's time is up (or at once when it moves to a new range). A writer that
+ * stops (a Lambda container frozen or gone) leaves its tail to the readers, who seal it after the hole lease.
+ * One-key queues reserve exactly what each append needs, as before. See docs/queue-log.md ("Hot queues").
+ */
+import type { IndexView } from "./layout.js";
+import { sealRun } from "./ranges.js";
+
+export interface LeaseOptions {
+  /** Reserves `count` offsets on the queue's counter and answers the first (`reserveRange`). */
+  reserve: (view: IndexView, count: number) => Promise<number>;
+  /** How long a writer hands out offsets of a range after reserving it. */
+  rangeUseMs: number;
+  /** The most offsets one reservation takes beyond what the append itself needs. */
+  maxRangeOffsets: number;
+  /** Wall clock (ms since epoch): stamps a tail's seal. */
+  wallNow: () => number;
+}
+
+interface Lease {
+  next: number;
+  end: number;
+  /** When the reservation was sent (monotonic ms): the range was reserved no earlier. */
+  reservedAt: number;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+interface Pace {
+  last: number;
+  /** Smoothed time between two appends of this writer to the queue (ms). */
+  interval: number;
+}
+
+/** The most queues whose lease and pace a writer keeps (the oldest are dropped: their tails sealed). */
+const MAX_QUEUES = 10_000;
+
+export class RangeLeases {
+  readonly #options: LeaseOptions;
+  readonly #leases = new Map<string, { view: IndexView; lease: Lease }>();
+  readonly #paces = new Map<string, Pace>();
+  /** Tails sealed by their owner so far (for tests and the benchmark). */
+  tailsSealed = 0;
+
+  constructor(options: LeaseOptions) {
+    this.#options = options;
+  }
+
+  /** The first of `count` offsets for the next append to the view's queue, in order for this writer. */
+  async take(view: IndexView, count: number): Promise<number> {
+    if (!view.spread) return this.#options.reserve(view, count);
+    const now = performance.now();
+    const size = this.#size(view.pk, count, now);
+    const held = this.#leases.get(view.pk)?.lease;
+    if (held !== undefined && now - held.reservedAt < this.#options.rangeUseMs && held.end - held.next >= count) {
+      const start = held.next;
+      held.next += count;
+      return start;
+    }
+    void this.release(view);
+    const reservedAt = performance.now();
+    const start = await this.#options.reserve(view, size);
+    if (size > count) this.#hold(view, { next: start + count, end: start + size, reservedAt });
+    return start;
+  }
+
+  /** Stops using the queue's range (its time is up, or a seal took an offset of it): its unused tail is sealed. */
+  release(view: IndexView): Promise<void> {
+    const held = this.#leases.get(view.pk);
+    if (held === undefined) return Promise.resolve();
+    this.#leases.delete(view.pk);
+    clearTimeout(held.lease.timer);
+    const { next, end } = held.lease;
+    if (next >= end) return Promise.resolve();
+    this.tailsSealed++;
+    // One item for the whole tail: nobody else was handed these offsets. A reader's seal that came first wins
+    // (the put is conditional); a failure leaves the tail to the readers, after the hole lease.
+    return sealRun(held.view, next, end - next, this.#options.wallNow()).then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /** Stops using every range held (a process stopping): their unused tails are sealed. */
+  async releaseAll(): Promise<void> {
+    await Promise.all([...this.#leases.values()].map(({ view }) => this.release(view)));
+  }
+
+  #hold(view: IndexView, lease: Omit<Lease, "timer">): void {
+    if (this.#leases.size >= MAX_QUEUES) {
+      const oldest = this.#leases.values().next().value;
+      if (oldest !== undefined) void this.release(oldest.view);
+    }
+    const wait = Math.max(0, lease.reservedAt + this.#options.rangeUseMs - performance.now());
+    const timer = setTimeout(() => {
+      if (this.#leases.get(view.pk)?.lease.reservedAt === lease.reservedAt) void this.release(view);
+    }, wait);
+    timer.unref?.();
+    this.#leases.set(view.pk, { view, lease: { ...lease, timer } });
+  }
+
+  /**
+   * Offsets to reserve for an append of `count`: what this writer's pace on the queue will use within
+   * `rangeUseMs` (`count` per append), within `[count, count + maxRangeOffsets]`. The first append reserves `count`.
+   */
+  #size(pk: string, count: number, now: number): number {
+    const pace = this.#paces.get(pk);
+    if (pace === undefined) {
+      if (this.#paces.size >= MAX_QUEUES) this.#paces.delete(this.#paces.keys().next().value as string);
+      this.#paces.set(pk, { last: now, interval: Number.POSITIVE_INFINITY });
+      return count;
+    }
+    const gap = Math.min(now - pace.last, 10 * this.#options.rangeUseMs);
+    pace.interval = Number.isFinite(pace.interval) ? 0.7 * pace.interval + 0.3 * gap : gap;
+    pace.last = now;
+    const appends = Math.floor(this.#options.rangeUseMs / Math.max(1, pace.interval));
+    return count + Math.min(this.#options.maxRangeOffsets, Math.max(0, appends - 1) * count);
+  }
+}
