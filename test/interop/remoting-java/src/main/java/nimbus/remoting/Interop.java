@@ -169,6 +169,9 @@ public final class Interop {
     consumer.setInstanceName("c-" + ProcessHandle.current().pid());
     consumer.setMessageModel(MessageModel.CLUSTERING);
     consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    // Shutdown waits for the consume tasks to record their offsets, then commits them (without it, on a loaded
+    // machine, no task may have recorded one yet and nothing is committed).
+    consumer.setAwaitTerminationMillisWhenShutdown(30_000);
     consumer.subscribe(topic, "*");
     Set<String> seen = ConcurrentHashMap.newKeySet();
     CountDownLatch done = new CountDownLatch(1);
