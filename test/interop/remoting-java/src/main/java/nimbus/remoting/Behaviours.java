@@ -55,6 +55,7 @@ final class Behaviours {
   private static TransactionMQProducer txProducer(String ns, String group, String name) {
     TransactionMQProducer producer = new TransactionMQProducer(group);
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName(name + "-" + ProcessHandle.current().pid());
     return producer;
   }
@@ -114,6 +115,7 @@ final class Behaviours {
   static void orderlySend(String ns, String topic, int keys, int from, int to) throws Exception {
     DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-orderly");
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("os-" + ProcessHandle.current().pid());
     producer.start();
     try {
@@ -265,6 +267,7 @@ final class Behaviours {
   static void delay(String ns, String topic, int level) throws Exception {
     DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-delay");
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("dl-" + ProcessHandle.current().pid());
     producer.start();
     try {

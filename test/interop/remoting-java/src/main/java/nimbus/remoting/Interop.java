@@ -59,6 +59,9 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
  * topic. Both give up after 60 s.
  */
 public final class Interop {
+  /** Producers' send timeout: the 4.x default (3 s) fails sends on a loaded 2-core machine running several JVMs. */
+  static final int SEND_TIMEOUT_MS = 30_000;
+
   public static void main(String[] args) throws Exception {
     switch (args[0]) {
       case "produce" -> produce(args[1], args[2], args[3], Integer.parseInt(args[4]), args[5]);
@@ -96,6 +99,7 @@ public final class Interop {
   private static void produce(String ns, String topic, String how, int count, String tag) throws Exception {
     DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-producer");
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("p-" + ProcessHandle.current().pid());
     producer.start();
     try {

@@ -32,6 +32,7 @@ final class Scenarios {
   static void query(String ns, String topic) throws Exception {
     DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-query");
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("q-" + ProcessHandle.current().pid());
     producer.start();
     try {
@@ -57,6 +58,7 @@ final class Scenarios {
   static void transaction(String ns, String group, String topic, String how) throws Exception {
     TransactionMQProducer producer = new TransactionMQProducer(group);
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("t-" + ProcessHandle.current().pid());
     AtomicInteger checks = new AtomicInteger();
     CountDownLatch committed = new CountDownLatch(1);
@@ -100,6 +102,7 @@ final class Scenarios {
   static void retryDlq(String ns, String group, String topic) throws Exception {
     DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-retry");
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("r-" + ProcessHandle.current().pid());
     producer.start();
     SendResult sent;
