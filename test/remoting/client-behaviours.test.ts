@@ -71,7 +71,10 @@ for (const mode of ["local", "aws"] as const) {
         assert.equal((await api().transactionInfo(transactionId, group)).state, "PENDING");
         b = startRemotingClient(["tx-checker", namesrv(), group], 180_000);
         const run = await b.done;
-        assert.deepEqual(fieldsOf(run.lines, "checked"), [["COMMIT_MESSAGE", msgId, topic]]);
+        // A check round may come again before B's commit (a oneway END_TRANSACTION) is recorded: each one is B's.
+        const checked = fieldsOf(run.lines, "checked");
+        assert.ok(checked.length > 0);
+        for (const c of checked) assert.deepEqual(c, ["COMMIT_MESSAGE", msgId, topic]);
         await waitUntil(
           async () => (await storedMessages(api(), topic)).some((m) => m.msgId === msgId),
           "the message committed by B is delivered",
