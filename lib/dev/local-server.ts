@@ -26,7 +26,7 @@ import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import { LoadShedder, type LoadSheddingOptions } from "../http/load-shedder.js";
 import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
-import { RemotingDoor, sniffRemoting } from "../remoting/index.js";
+import { RemotingDoor, type Sniffing, sniffRemoting } from "../remoting/index.js";
 import { startLocalDispatch } from "./local-dispatch.js";
 import { loadMasterKey } from "./master-key.js";
 import { asPortInUse } from "./port-in-use.js";
@@ -148,6 +148,8 @@ export interface LocalServer {
   readonly grpc: GrpcServer | undefined;
   /** The remoting door (RocketMQ 4.x clients), unless turned off. */
   readonly remoting: RemotingDoor | undefined;
+  /** The HTTP port's connections waiting for their first byte (HTTP or remoting?), when the door is on. */
+  readonly sniffing: Sniffing | undefined;
   /** Subscription delivery in this process (its totals and last errors); absent where `background` is false. */
   readonly dispatch: InProcessDispatch | undefined;
   close(): Promise<void>;
@@ -269,16 +271,17 @@ export async function serveOn(
   // A remoting connection before the door exists (the broker is made once the port listens) is closed. With TLS
   // the door is served over TLS: the decrypted connections are looked at (never one door in clear).
   const remotingOn = options.remoting !== false;
-  if (remotingOn)
-    sniffRemoting(
-      server,
-      (socket, first) => {
-        if (remoting === undefined) return false;
-        remoting.accept(socket, undefined, first);
-        return true;
-      },
-      options.tls ? "secureConnection" : "connection",
-    );
+  const sniffing = !remotingOn
+    ? undefined
+    : sniffRemoting(
+        server,
+        (socket, first) => {
+          if (remoting === undefined) return false;
+          remoting.accept(socket, undefined, first);
+          return true;
+        },
+        options.tls ? "secureConnection" : "connection",
+      );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 9876, host, () => resolve());
@@ -360,7 +363,17 @@ export async function serveOn(
         targetCaPem: options.targetCaPem,
       })
     : undefined;
-  if (bus) wireBus(bus, { broker, auth: ctx.auth, deliverRelayed: channel.deliverRelayed, dispatch });
+  if (bus) {
+    const door = remoting;
+    if (door !== undefined) door.onMembersChanged = (group) => bus.send({ t: "members", group });
+    wireBus(bus, {
+      broker,
+      auth: ctx.auth,
+      deliverRelayed: channel.deliverRelayed,
+      dispatch,
+      membersChanged: door && ((group) => door.membersChangedElsewhere(group)),
+    });
+  }
   const running = new Map<string, Promise<unknown>>();
   const every = (job: string, periodMs: number, run: () => Promise<unknown>) =>
     setInterval(() => {
@@ -395,6 +408,7 @@ export async function serveOn(
     shedder,
     grpc,
     remoting,
+    sniffing,
     dispatch,
     async close() {
       for (const t of timers) clearInterval(t);

@@ -106,7 +106,16 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
   const wake = options.wakeDispatch === undefined ? undefined : attachDispatchWake(broker, options.wakeDispatch);
   const gate = options.auth && requestAuth(storage, options.auth);
   // The other workers of `nimbus proxy --workers N`: appends wake their long polls, route and ACL changes apply.
-  if (options.bus) wireBus(options.bus, { broker, auth: gate, deliverRelayed: () => undefined, dispatch: undefined });
+  // Its remoting door's notices too (set once the door listens).
+  let door: RemotingDoor | undefined;
+  if (options.bus)
+    wireBus(options.bus, {
+      broker,
+      auth: gate,
+      deliverRelayed: () => undefined,
+      dispatch: undefined,
+      membersChanged: (group) => door?.membersChangedElsewhere(group),
+    });
   const grpc = await startGrpcServer(broker, {
     host,
     port: options.port ?? 8081,
@@ -133,6 +142,9 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
           await grpc.close();
           throw err;
         });
+  door = remoting;
+  const bus = options.bus;
+  if (bus && remoting) remoting.onMembersChanged = (group) => bus.send({ t: "members", group });
   return {
     grpc,
     remoting,

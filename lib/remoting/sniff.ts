@@ -4,13 +4,28 @@
  * starts with an ASCII method, and a TLS handshake with 0x16. The first bytes read are put back (`unshift`) before
  * the connection goes to HTTP, or handed to the remoting door with the connection. On an HTTPS server the same is
  * done after the TLS handshake, on the decrypted stream (`secureConnection`): RocketMQ's clients with
- * `tls.enable` open TLS first, then send frames, so one port serves HTTPS and remoting over TLS.
+ * `tls.enable` open TLS first, then send frames, so one port serves HTTPS and remoting over TLS. Bounded:
+ * connections waiting for their first byte (past `MAX_UNDECIDED_CONNECTIONS` the one waiting longest is closed)
+ * and their wait.
  */
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 
 /** How long a new connection may stay silent before its first byte; then it goes to HTTP (which times it out). */
 const FIRST_BYTE_TIMEOUT_MS = 10_000;
+
+/**
+ * Connections waiting for their first byte at once, at most. Clients write as soon as they connect, so past it
+ * the one silent longest is closed to make room: a flood of connections that send nothing holds this many
+ * sockets, and whoever writes still gets through.
+ */
+export const MAX_UNDECIDED_CONNECTIONS = 2048;
+
+/** What a sniffing server tells of its connections not yet given to either protocol. */
+export interface Sniffing {
+  /** Connections waiting for their first byte now. */
+  readonly undecided: number;
+}
 
 type ConnectionListener = (socket: Socket) => void;
 
@@ -23,17 +38,25 @@ export function sniffRemoting(
   server: Server,
   remoting: (socket: Socket, first: Buffer) => boolean,
   event: "connection" | "secureConnection" = "connection",
-): void {
+): Sniffing {
+  const undecided = new Set<Socket>();
   const listeners = server.listeners(event) as ConnectionListener[];
   server.removeAllListeners(event);
   const toHttp = (socket: Socket) => {
     for (const listener of listeners) listener.call(server, socket);
   };
   server.on(event, (socket: Socket) => {
+    if (undecided.size >= MAX_UNDECIDED_CONNECTIONS) {
+      const [oldest] = undecided;
+      undecided.delete(oldest as Socket);
+      oldest?.destroy();
+    }
+    undecided.add(socket);
     let decided = false;
     const decide = (first: Buffer | undefined) => {
       if (decided) return;
       decided = true;
+      undecided.delete(socket);
       socket.off("readable", onReadable);
       socket.off("end", onEnd);
       clearTimeout(timer);
@@ -53,6 +76,14 @@ export function sniffRemoting(
     const timer = setTimeout(() => decide(undefined), FIRST_BYTE_TIMEOUT_MS);
     socket.on("readable", onReadable);
     socket.once("end", onEnd);
-    socket.once("close", () => clearTimeout(timer));
+    socket.once("close", () => {
+      clearTimeout(timer);
+      undecided.delete(socket);
+    });
   });
+  return {
+    get undecided() {
+      return undecided.size;
+    },
+  };
 }

@@ -20,6 +20,8 @@ export interface JavaRun {
 export interface JavaProcess {
   readonly lines: string[];
   stop(): void;
+  /** Sends the JVM a signal (SIGKILL: it dies without closing its connections itself). */
+  kill(signal: NodeJS.Signals): void;
   /** Settles when the JVM exits: its lines and stderr, or an error with its stderr when it failed. */
   readonly done: Promise<JavaRun>;
 }
@@ -116,7 +118,7 @@ export function javaModule(spec: JavaModuleSpec): JavaModule {
         );
       });
     });
-    return { lines, stop: () => child.stdin.end(), done };
+    return { lines, stop: () => child.stdin.end(), kill: (signal) => child.kill(signal), done };
   };
 
   return {

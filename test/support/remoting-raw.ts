@@ -10,6 +10,7 @@ import {
   FrameDecoder,
   MAX_FRAME_BYTES,
   ONEWAY_FLAG,
+  RESPONSE_FLAG,
   type RemotingCommand,
   SERIALIZE_JSON,
   SERIALIZE_ROCKETMQ,
@@ -30,6 +31,8 @@ export class RawRemoting {
   readonly closed: Promise<void>;
   /** Bytes received in all (a hostile frame must get none). */
   received = 0;
+  /** The door's own requests to this client (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE), in order. */
+  readonly calls: RemotingCommand[] = [];
 
   private constructor(readonly socket: Socket) {
     this.closed = new Promise((resolve) => socket.once("close", () => resolve()));
@@ -44,7 +47,10 @@ export class RawRemoting {
         socket.destroy();
         return;
       }
-      for (const frame of frames) this.#waiting.get(frame.opaque)?.(frame);
+      for (const frame of frames) {
+        if ((frame.flag & RESPONSE_FLAG) === 0) this.calls.push(frame);
+        else this.#waiting.get(frame.opaque)?.(frame);
+      }
     });
   }
 

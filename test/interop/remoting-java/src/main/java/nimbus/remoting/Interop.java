@@ -42,6 +42,7 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
  *   retry-dlq   &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
  *   member      &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
  *   live        &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;   (AdminScenarios: the consumer mqadmin's tests talk to)
+ *   tx-unknown, tx-checker, orderly-send, orderly, broadcast, lite-subscribe, delay: see Behaviours
  * </pre>
  *
  * {@code query} sends two messages (keys k-0, k-1), views each by its offset message id and by its message id,
@@ -60,6 +61,9 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
  * topic. Both give up after 60 s.
  */
 public final class Interop {
+  /** Producers' send timeout: the 4.x default (3 s) fails sends on a loaded 2-core machine running several JVMs. */
+  static final int SEND_TIMEOUT_MS = 30_000;
+
   public static void main(String[] args) throws Exception {
     switch (args[0]) {
       case "produce" -> produce(args[1], args[2], args[3], Integer.parseInt(args[4]), args[5]);
@@ -76,6 +80,14 @@ public final class Interop {
       case "member" -> Scenarios.member(args[1], args[2], args[3]);
       case "acl-produce", "acl-push", "acl-lite", "acl-query", "tls" -> AclScenarios.run(args);
       case "live" -> AdminScenarios.live(args[1], args[2], args[3]);
+      case "tx-unknown" -> Behaviours.txUnknown(args[1], args[2], args[3]);
+      case "tx-checker" -> Behaviours.txChecker(args[1], args[2]);
+      case "orderly-send" -> Behaviours.orderlySend(args[1], args[2], Integer.parseInt(args[3]),
+          Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+      case "orderly" -> Behaviours.orderly(args[1], args[2], args[3], args[4]);
+      case "broadcast" -> Behaviours.broadcast(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      case "lite-subscribe" -> Behaviours.liteSubscribe(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      case "delay" -> Behaviours.delay(args[1], args[2], Integer.parseInt(args[3]));
       default -> throw new IllegalArgumentException("unknown mode " + args[0]);
     }
     System.exit(0);
@@ -96,6 +108,7 @@ public final class Interop {
   private static void produce(String ns, String topic, String how, int count, String tag) throws Exception {
     DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-producer");
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("p-" + ProcessHandle.current().pid());
     producer.start();
     try {
@@ -169,6 +182,9 @@ public final class Interop {
     consumer.setInstanceName("c-" + ProcessHandle.current().pid());
     consumer.setMessageModel(MessageModel.CLUSTERING);
     consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    // Shutdown waits for the consume tasks to record their offsets, then commits them (without it, on a loaded
+    // machine, no task may have recorded one yet and nothing is committed).
+    consumer.setAwaitTerminationMillisWhenShutdown(30_000);
     consumer.subscribe(topic, "*");
     Set<String> seen = ConcurrentHashMap.newKeySet();
     CountDownLatch done = new CountDownLatch(1);

@@ -32,6 +32,7 @@ final class Scenarios {
   static void query(String ns, String topic) throws Exception {
     DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-query");
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("q-" + ProcessHandle.current().pid());
     producer.start();
     try {
@@ -58,6 +59,7 @@ final class Scenarios {
   static void transaction(String ns, String group, String topic, String how) throws Exception {
     TransactionMQProducer producer = new TransactionMQProducer(group);
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("t-" + ProcessHandle.current().pid());
     AtomicInteger checks = new AtomicInteger();
     CountDownLatch committed = new CountDownLatch(1);
@@ -101,6 +103,7 @@ final class Scenarios {
   static void retryDlq(String ns, String group, String topic) throws Exception {
     DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-retry");
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("r-" + ProcessHandle.current().pid());
     producer.start();
     SendResult sent;
