@@ -123,7 +123,8 @@ final class AclScenarios {
       SendResult r = producer.send(new Message(topic, "TagQ", "k-0", "query".getBytes(StandardCharsets.UTF_8)));
       System.out.println("sent " + r.getMsgId() + " " + r.getOffsetMsgId());
       try {
-        System.out.println("viewed offset " + producer.viewMessage(r.getOffsetMsgId()).getMsgId());
+        // viewMessage(topic, offsetMsgId) asks VIEW_MESSAGE_BY_ID first on 4.x and 5.x (5.x has no one-argument form).
+        System.out.println("viewed offset " + producer.viewMessage(topic, r.getOffsetMsgId()).getMsgId());
       } catch (MQBrokerException | MQClientException e) {
         System.out.println("failed offset " + code(e));
       }
