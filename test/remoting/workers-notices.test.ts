@@ -36,15 +36,29 @@ function oneEntryBatch(): Buffer {
   return out;
 }
 
-/** The worker a raw connection is served by (the pid in the id its worker gave a message sent over it). */
-async function workerOf(c: RawRemoting, topic: string): Promise<string> {
+/**
+ * The worker a raw connection is served by: the pid in the UNIQ_KEY that worker gave a message sent over it without
+ * one, read back over HTTP (any worker reads the same store).
+ */
+async function workerOf(c: RawRemoting, api: NimbusApi, topic: string): Promise<string> {
   const answer = await c.request({
     code: RequestCode.SEND_BATCH_MESSAGE,
     extFields: { producerGroup: "workers-probe", topic, queueId: "0", sysFlag: "0", flag: "0", bornTimestamp: "0" },
     body: oneEntryBatch(),
   });
   assert.equal(answer.code, 0, answer.remark);
-  return processOf(answer.extFields.batchUniqId ?? "");
+  const queueOffset = Number(answer.extFields.queueOffset);
+  const pulled = await api.pull({
+    consumerGroup: "workers-probe-reader",
+    topic,
+    brokerName: "broker-a",
+    queueId: 0,
+    queueOffset,
+    maxMsgNums: 1,
+  });
+  const stored = pulled.messages.find((m) => m.queueOffset === queueOffset);
+  assert.ok(stored, `the probe at offset ${queueOffset} reads back`);
+  return processOf(stored.msgId);
 }
 
 /** Registers `clientId` as a clustering consumer of `group` on the connection; resolves on the answer. */
@@ -117,7 +131,7 @@ for (const mode of ["local", "aws"] as const) {
       for (let i = 0; i < 16 && byWorker.size < 2; i++) {
         const c = await RawRemoting.open(port);
         open.push(c);
-        const worker = await workerOf(c, topic);
+        const worker = await workerOf(c, api(), topic);
         if (byWorker.has(worker)) c.close();
         else byWorker.set(worker, c);
       }
