@@ -139,7 +139,7 @@ export function serverOptions(command: Command, defaultPort: number): Command {
     .option("--insecure", "serve a non-loopback --host without --auth (anyone who reaches it may do anything)", false)
     .option(
       "--tls-cert <file>",
-      "serve HTTPS with this PEM certificate (required with --auth on a non-loopback --host)",
+      "serve HTTPS (and the remoting door over TLS) with this PEM certificate (required with --auth on a non-loopback --host)",
     )
     .option("--tls-key <file>", "the PEM private key of --tls-cert")
     .option(

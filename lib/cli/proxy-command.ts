@@ -100,7 +100,7 @@ export function addProxyCommand(program: Command): void {
     .addOption(
       new Option(
         "--remoting-port <port>",
-        "also serve RocketMQ 4.x's remoting protocol (docs/remoting.md): the name server and the first broker here, each further broker at the next port (0: free ports)",
+        "also serve RocketMQ 4.x's remoting protocol (docs/remoting.md): the name server and the first broker here, each further broker at the next port (0: free ports); over TLS with --tls-cert",
       ).argParser(remotingPort),
     )
     .addOption(

@@ -1,19 +1,23 @@
 /**
  * @module mqadmin's message queries: `queryMsgById` and `queryMsgByUniqueKey` (`-i <id> -t <topic>`: a Nimbus
- * message id is the UNIQ_KEY, so both ask the message index for it) and `queryMsgByKey` (`-t <topic> -k <key>
+ * message id is the UNIQ_KEY, so both ask the message index for it; `queryMsgById -i <offset message id>` needs no
+ * topic: the id says where its message is) and `queryMsgByKey` (`-t <topic> -k <key>
  * [-b <begin> -e <end> -c <maxNum>]`: a table of the matching messages, oldest first). docs/query.md.
  */
 import { type Command, InvalidArgumentError } from "commander";
-import type { PulledMessage } from "../client/transport/index.js";
+import type { NimbusApi, PulledMessage } from "../client/transport/index.js";
+import { ErrorCode, isNimbusError, NimbusError } from "../core/errors.js";
+import { parseOffsetMsgId } from "../core/offset-message-id.js";
 import { MAX_QUERY_MESSAGES } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, connect, intIn } from "./common.js";
 import { messageJson, printMessage } from "./message-commands.js";
 import { refuseOptions } from "./mqadmin-compat.js";
+import { messagesAtOffsetId } from "./offset-id-lookup.js";
 import { formatTable, formatTime, note, print, printJson } from "./output.js";
 
 interface ByIdOptions extends ApiOptions {
   msgId: string;
-  topic: string;
+  topic?: string;
   showAll?: boolean;
   beginTimestamp?: number;
   endTimestamp?: number;
@@ -48,10 +52,15 @@ const REFUSED_BY_ID = [
   },
 ];
 
-function addByIdCommand(program: Command, name: string, description: string): void {
-  const cmd = apiCommand(program, name, description)
-    .requiredOption("-i, --msgId <id>", "the message id (UNIQ_KEY) a send answered")
-    .requiredOption("-t, --topic <topic>", "topic")
+/** queryMsgById takes an offset message id without a topic; queryMsgByUniqueKey needs the topic. */
+function addByIdCommand(program: Command, name: string, description: string, offsetIds: boolean): void {
+  const cmd = apiCommand(program, name, description).requiredOption(
+    "-i, --msgId <id>",
+    offsetIds ? "the message id (UNIQ_KEY) a send answered, or an offset message id" : "the UNIQ_KEY a send answered",
+  );
+  if (offsetIds) cmd.option("-t, --topic <topic>", "topic (needed for a UNIQ_KEY)");
+  else cmd.requiredOption("-t, --topic <topic>", "topic");
+  cmd
     .option("-a, --showAll", "print every stored copy of the message (a message sent again keeps its id)")
     .option("--beginTimestamp <time>", "search messages stored from this time (default: near the id's birth)", timeArg)
     .option("--endTimestamp <time>", "search messages stored until this time", timeArg)
@@ -61,18 +70,16 @@ function addByIdCommand(program: Command, name: string, description: string): vo
         "",
         "A Nimbus message id is the UNIQ_KEY (RocketMQ's client id); it holds its birth time, so the index is read",
         "near it (a delayed message is stored when due: give --beginTimestamp/--endTimestamp).",
+        ...(offsetIds
+          ? ["An offset message id (a 4.x client's SendResult.offsetMsgId) says where its message is: no -t needed."]
+          : []),
         "",
         "Example:",
         `  nimbus ${name} -i 7F00000100002A9F0000000000000000 -t TopicTest`,
       ].join("\n"),
     );
   refuseOptions(cmd, REFUSED_BY_ID).action(async (opts: ByIdOptions) => {
-    const messages = await connect(opts).queryMessageById({
-      topic: opts.topic,
-      msgId: opts.msgId,
-      ...(opts.beginTimestamp === undefined ? {} : { begin: opts.beginTimestamp }),
-      ...(opts.endTimestamp === undefined ? {} : { end: opts.endTimestamp }),
-    });
+    const messages = await findById(connect(opts), opts);
     const shown = opts.showAll ? messages : messages.slice(0, 1);
     if (opts.json) return printJson(shown.map(messageJson));
     shown.forEach((m, i) => {
@@ -83,9 +90,48 @@ function addByIdCommand(program: Command, name: string, description: string): vo
   });
 }
 
+/**
+ * By UNIQ_KEY through the message index when the topic is named; an id that is also an offset message id is
+ * then looked up there too if the index has nothing. Without a topic, only an offset message id can be found.
+ */
+async function findById(api: NimbusApi, opts: ByIdOptions): Promise<PulledMessage[]> {
+  const offset = parseOffsetMsgId(opts.msgId);
+  if (opts.topic === undefined) {
+    if (offset === undefined) {
+      throw new NimbusError(
+        ErrorCode.PARAMETER_ILLEGAL,
+        `${opts.msgId} is not an offset message id, and a message id (UNIQ_KEY) does not say where its message is: give -t <topic>`,
+      );
+    }
+    const found = await messagesAtOffsetId(api, offset);
+    if (found.length === 0) {
+      throw new NimbusError(ErrorCode.QUERY_NOT_FOUND, `no message at offset message id ${opts.msgId}`);
+    }
+    return found;
+  }
+  try {
+    return await api.queryMessageById({
+      topic: opts.topic,
+      msgId: opts.msgId,
+      ...(opts.beginTimestamp === undefined ? {} : { begin: opts.beginTimestamp }),
+      ...(opts.endTimestamp === undefined ? {} : { end: opts.endTimestamp }),
+    });
+  } catch (err) {
+    if (offset === undefined || !isNimbusError(err, ErrorCode.QUERY_NOT_FOUND)) throw err;
+    const found = await messagesAtOffsetId(api, offset, opts.topic);
+    if (found.length === 0) throw err;
+    return found;
+  }
+}
+
 export function addQueryCommands(program: Command): void {
-  addByIdCommand(program, "queryMsgById", "show a message by its id (the UNIQ_KEY), from the message index");
-  addByIdCommand(program, "queryMsgByUniqueKey", "show a message by its unique key (UNIQ_KEY), from the message index");
+  addByIdCommand(program, "queryMsgById", "show a message by its id (UNIQ_KEY, or an offset message id)", true);
+  addByIdCommand(
+    program,
+    "queryMsgByUniqueKey",
+    "show a message by its unique key (UNIQ_KEY), from the message index",
+    false,
+  );
 
   const byKey = apiCommand(program, "queryMsgByKey", "list a topic's messages with a key, from the message index")
     .requiredOption("-t, --topic <topic>", "topic")

@@ -153,10 +153,11 @@ export const StageSettingsSchema = z
         s.nimbus.brokers[0]?.brokerId === s.cell.brokerId),
     "a cell's nimbus.brokers is exactly its broker (brokerName and brokerId)",
   )
-  // On an ACL stage the proxy runs with --auth, where the remoting door answers every request NO_PERMISSION.
+  // On an ACL stage the proxy runs with --auth: RocketMQ 4.x's signature has no date or nonce, so a signed request
+  // captured in clear could be replayed at will; signed remoting requests cross the internet inside TLS only.
   .refine(
-    (s) => s.grpc?.remoting === undefined || s.auth !== "acl",
-    "grpc.remoting needs a stage whose auth is not acl: the remoting door does not check RocketMQ's ACL signatures yet",
+    (s) => s.grpc?.remoting !== "tcp" || s.auth !== "acl",
+    "grpc.remoting on an ACL stage is tls: a RocketMQ 4.x signature captured in clear could be replayed",
   )
   .refine((s) => s.cell === undefined || s.replicas.length === 0, "a slave cell holds no replicas of its own")
   .refine((s) => s.replicas.every((r) => r.region !== s.region), "a replica is in another region")

@@ -26,7 +26,7 @@ import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import { LoadShedder, type LoadSheddingOptions } from "../http/load-shedder.js";
 import { DurableNonces, type ReplayGuard } from "../http/replay-guard.js";
-import { RemotingDoor, sniffRemoting } from "../remoting/index.js";
+import { RemotingDoor, type Sniffing, sniffRemoting } from "../remoting/index.js";
 import { startLocalDispatch } from "./local-dispatch.js";
 import { loadMasterKey } from "./master-key.js";
 import { asPortInUse } from "./port-in-use.js";
@@ -110,7 +110,7 @@ export interface LocalServerOptions {
    */
   targetCaPem?: string | Buffer | undefined;
   /**
-   * RocketMQ 4.x's remoting protocol on the HTTP port (default true; not with TLS): a connection that starts with a
+   * RocketMQ 4.x's remoting protocol on the HTTP port (default true; over TLS with `tls`): a connection that starts with a
    * frame goes to the remoting door (docs/remoting.md). Further brokers of this process get ports of their own.
    */
   remoting?: boolean | undefined;
@@ -148,8 +148,10 @@ export interface LocalServer {
   readonly shedder: LoadShedder;
   /** The gRPC endpoint, when `grpcPort` was given. */
   readonly grpc: GrpcServer | undefined;
-  /** The remoting door (RocketMQ 4.x clients), unless turned off or on TLS. */
+  /** The remoting door (RocketMQ 4.x clients), unless turned off. */
   readonly remoting: RemotingDoor | undefined;
+  /** The HTTP port's connections waiting for their first byte (HTTP or remoting?), when the door is on. */
+  readonly sniffing: Sniffing | undefined;
   /** Subscription delivery in this process (its totals and last errors); absent where `background` is false. */
   readonly dispatch: InProcessDispatch | undefined;
   close(): Promise<void>;
@@ -269,14 +271,20 @@ export async function serveOn(
   };
   const server: Server = options.tls ? createTlsServer({ ...options.tls }, serve) : createServer(serve);
   let remoting: RemotingDoor | undefined;
-  // A remoting connection before the door exists (the broker is made once the port listens) is closed.
-  const remotingOn = options.remoting !== false && !options.tls;
-  if (remotingOn)
-    sniffRemoting(server, (socket, first) => {
-      if (remoting === undefined) return false;
-      remoting.accept(socket, undefined, first);
-      return true;
-    });
+  // A remoting connection before the door exists (the broker is made once the port listens) is closed. With TLS
+  // the door is served over TLS: the decrypted connections are looked at (never one door in clear).
+  const remotingOn = options.remoting !== false;
+  const sniffing = !remotingOn
+    ? undefined
+    : sniffRemoting(
+        server,
+        (socket, first) => {
+          if (remoting === undefined) return false;
+          remoting.accept(socket, undefined, first);
+          return true;
+        },
+        options.tls ? "secureConnection" : "connection",
+      );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 9876, host, () => resolve());
@@ -316,6 +324,7 @@ export async function serveOn(
       brokerNames: [...new Set(registrations(config, role).map((b) => b.brokerName))],
       host: advertisedHost(host),
       brokerPorts: options.remotingBrokerPorts,
+      tls: options.tls,
     });
     try {
       await door.listen(port);
@@ -363,7 +372,17 @@ export async function serveOn(
         targetCaPem: options.targetCaPem,
       })
     : undefined;
-  if (bus) wireBus(bus, { broker, auth: ctx.auth, deliverRelayed: channel.deliverRelayed, dispatch });
+  if (bus) {
+    const door = remoting;
+    if (door !== undefined) door.onMembersChanged = (group) => bus.send({ t: "members", group });
+    wireBus(bus, {
+      broker,
+      auth: ctx.auth,
+      deliverRelayed: channel.deliverRelayed,
+      dispatch,
+      membersChanged: door && ((group) => door.membersChangedElsewhere(group)),
+    });
+  }
   const running = new Map<string, Promise<unknown>>();
   const every = (job: string, periodMs: number, run: () => Promise<unknown>) =>
     setInterval(() => {
@@ -398,6 +417,7 @@ export async function serveOn(
     shedder,
     grpc,
     remoting,
+    sniffing,
     dispatch,
     async close() {
       for (const t of timers) clearInterval(t);

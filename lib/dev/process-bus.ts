@@ -3,9 +3,10 @@
  * other, so that N processes on one store behave as one broker: the write path's hints (an append wakes long
  * polls, push-channel holders and subscription delivery in every process), route and ACL changes (the next request
  * in any process reads them again, instead of within the caches' seconds), frames for push-channel connections
- * another process holds, and subscriptions saved (delivery runs in one process). Storage stays the truth: a lost
- * message costs latency, never correctness. The primary process relays each message to every other worker over
- * Node's cluster IPC.
+ * another process holds, subscriptions saved (delivery runs in one process), and remoting consumers joining or
+ * leaving a group (NOTIFY_CONSUMER_IDS_CHANGED reaches the group's consumers connected to every worker). Storage
+ * stays the truth: a lost message costs latency, never correctness. The primary process relays each message to
+ * every other worker over Node's cluster IPC.
  */
 import type { Broker } from "../broker/index.js";
 import type { InProcessDispatch } from "../broker/subscriptions/index.js";
@@ -17,7 +18,8 @@ export type BusMessage =
   | { t: "route"; topic?: string | undefined }
   | { t: "acl"; username: string }
   | { t: "post"; connectionId: string; frame: ServerFrame }
-  | { t: "saved"; group: string };
+  | { t: "saved"; group: string }
+  | { t: "members"; group: string };
 
 /** A process's end of the bus. */
 export interface ProcessBus {
@@ -33,6 +35,8 @@ export interface BusParts {
   deliverRelayed(connectionId: string, frame: ServerFrame): void;
   /** This process's subscription delivery, when it runs here (one process of the deployment). */
   dispatch: InProcessDispatch | undefined;
+  /** A consumer joined or left a group in another process: this process's remoting consumers rebalance. */
+  membersChanged?: ((group: string) => void) | undefined;
 }
 
 /** Connects a server's hints and caches to the bus, both ways. */
@@ -62,6 +66,9 @@ export function wireBus(bus: ProcessBus, parts: BusParts): void {
       case "post":
         parts.deliverRelayed(m.connectionId, m.frame);
         return;
+      case "members":
+        parts.membersChanged?.(m.group);
+        return;
       case "saved":
         if (dispatch === undefined) return;
         void broker.subscriptions
@@ -75,7 +82,7 @@ export function wireBus(bus: ProcessBus, parts: BusParts): void {
   });
 }
 
-const KINDS = new Set(["appended", "route", "acl", "post", "saved"]);
+const KINDS = new Set(["appended", "route", "acl", "post", "saved", "members"]);
 
 /** Whether an IPC message is one of the bus's (the cluster module sends its own messages on the same channel). */
 export function isBusMessage(message: unknown): message is BusMessage {

@@ -96,10 +96,6 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
 export async function serveProxy(storage: Storage, options: Omit<ProxyServerOptions, "storage">): Promise<ProxyServer> {
   const host = options.host ?? "127.0.0.1";
   checkOpenBinding(host, options.auth !== undefined, options.insecure === true, tlsOf(options));
-  if (options.remotingPort !== undefined && options.tls !== undefined)
-    throw new Error(
-      "the remoting door is served in clear: end TLS in front of it (--tls-offloaded), not with --tls-cert",
-    );
   const stageConfig = options.config ?? parseNimbusConfig({});
   // The stage's own brokers register; the proxy serves them (the remoting door a port per broker name).
   const config = { ...stageConfig, brokers: [] };
@@ -113,7 +109,16 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
   const wake = options.wakeDispatch === undefined ? undefined : attachDispatchWake(broker, options.wakeDispatch);
   const gate = options.auth && requestAuth(storage, options.auth);
   // The other workers of `nimbus proxy --workers N`: appends wake their long polls, route and ACL changes apply.
-  if (options.bus) wireBus(options.bus, { broker, auth: gate, deliverRelayed: () => undefined, dispatch: undefined });
+  // Its remoting door's notices too (set once the door listens).
+  let door: RemotingDoor | undefined;
+  if (options.bus)
+    wireBus(options.bus, {
+      broker,
+      auth: gate,
+      deliverRelayed: () => undefined,
+      dispatch: undefined,
+      membersChanged: (group) => door?.membersChangedElsewhere(group),
+    });
   const grpc = await startGrpcServer(broker, {
     host,
     port: options.port ?? 8081,
@@ -129,11 +134,20 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
       : await serveRemoting(
           { broker, role: { kind: "all" }, ...(gate && { auth: gate }) },
           [...new Set(stageConfig.brokers.map((b) => b.brokerName))],
-          { host, port: options.remotingPort, advertisedHost: options.advertisedHost ?? advertisedHost(host) },
+          {
+            host,
+            port: options.remotingPort,
+            advertisedHost: options.advertisedHost ?? advertisedHost(host),
+            // With --tls-cert every port of the door is TLS too (never one door in clear).
+            tls: options.tls,
+          },
         ).catch(async (err: unknown) => {
           await grpc.close();
           throw err;
         });
+  door = remoting;
+  const bus = options.bus;
+  if (bus && remoting) remoting.onMembersChanged = (group) => bus.send({ t: "members", group });
   return {
     grpc,
     remoting,
@@ -155,7 +169,7 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
 async function serveRemoting(
   context: HandlerContext,
   brokerNames: readonly string[],
-  at: { host: string; port: number; advertisedHost: string },
+  at: { host: string; port: number; advertisedHost: string; tls: { cert: Buffer; key: Buffer } | undefined },
 ): Promise<RemotingDoor> {
   if (at.port !== 0 && at.port + brokerNames.length - 1 > 65_535)
     throw new Error(`remoting port ${at.port}: its ${brokerNames.length} brokers' ports pass 65535`);
@@ -166,6 +180,7 @@ async function serveRemoting(
     host: at.host,
     advertisedHost: at.advertisedHost,
     brokerPorts,
+    tls: at.tls,
   });
   try {
     await door.listen();

@@ -2,6 +2,7 @@
  * @module What a request handler of the door gets: the broker's context, the request and its header fields, and
  * its connection's scope (the broker its port stands for, the client it heard from, its subscriptions).
  */
+import type { Permission } from "../core/acl.js";
 import type { HandlerContext } from "../http/context.js";
 import type { HeartbeatData } from "../protocol/index.js";
 import type { Answer } from "./codes.js";
@@ -36,6 +37,13 @@ export interface Scope {
   readonly closed: AbortSignal;
   /** Sends the client a oneway request over this connection (RocketMQ's broker-to-client calls). */
   readonly notify: (code: number, extFields: Record<string, string>, body?: Uint8Array) => void;
+  /** Sends the client a request and waits for its answer (client-calls.ts: bounded, with a timeout). */
+  readonly call: (
+    code: number,
+    extFields: Record<string, string>,
+    body?: Uint8Array,
+    timeoutMs?: number,
+  ) => Promise<RemotingCommand>;
 }
 
 /** What the door tells its handlers. */
@@ -47,6 +55,8 @@ export interface DoorView {
   readonly maxSuspendMs: number;
   /** The client of `scope` sent a heartbeat: calls to it (check-backs) may go over this connection. */
   heard(scope: Scope): void;
+  /** The newest open connection of a client that heartbeated on this door, if any (calls to it go there). */
+  scopeOf(clientId: string): Scope | undefined;
   /** A consumer joined or left `group` here: its consumers connected to this door rebalance now. */
   membersChanged(group: string): void;
 }
@@ -57,6 +67,11 @@ export interface Call {
   readonly request: RemotingCommand;
   readonly fields: Fields;
   readonly scope: Scope;
+  /**
+   * NO_PERMISSION unless the request's signer has every one of `needs` (nothing to check with auth off): for a
+   * check on what the handler found stored; what a request code needs up front is in access.ts.
+   */
+  readonly authorize: (needs: readonly Permission[]) => Promise<void>;
 }
 
 export type Handler = (call: Call) => Promise<Answer>;

@@ -5,7 +5,7 @@
  * subscriptions (pulls that carry none use them).
  */
 import { MASTER_ID } from "../core/topology.js";
-import { HeartbeatSchema } from "../protocol/index.js";
+import { type HeartbeatData, HeartbeatSchema } from "../protocol/index.js";
 import { type Call, jsonOf, MAX_SCOPE_SUBSCRIPTIONS } from "./call.js";
 import { sendChecks } from "./check-backs.js";
 import { type Answer, badHeader, jsonBody, success } from "./codes.js";
@@ -33,10 +33,11 @@ interface WireHeartbeat {
 
 const list = <T>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
 
-export async function heartbeat(call: Call): Promise<Answer> {
+/** A 4.x heartbeat's body as Nimbus' HeartbeatData (MESSAGE_ILLEGAL when it does not decode). */
+export function heartbeatOf(call: Call): HeartbeatData {
   const raw = jsonOf(call) as WireHeartbeat | undefined;
   if (raw === undefined || typeof raw !== "object") throw badHeader("a heartbeat body is JSON HeartbeatData");
-  const hb = decodeWith(
+  return decodeWith(
     HeartbeatSchema,
     {
       clientId: raw.clientID,
@@ -61,6 +62,10 @@ export async function heartbeat(call: Call): Promise<Answer> {
     },
     "HEART_BEAT",
   );
+}
+
+export async function heartbeat(call: Call): Promise<Answer> {
+  const hb = heartbeatOf(call);
   const { broker, role } = call.ctx;
   const slave = role.kind === "broker" && role.brokerId !== MASTER_ID;
   const consumers = hb.consumerDataSet ?? [];

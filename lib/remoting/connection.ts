@@ -7,7 +7,9 @@
  */
 import type { Socket } from "node:net";
 import type { HandlerContext } from "../http/context.js";
-import type { DoorView, Scope } from "./call.js";
+import { ACCESS } from "./access.js";
+import type { Call, DoorView, Scope } from "./call.js";
+import { ClientCalls, DEFAULT_CALL_TIMEOUT_MS } from "./client-calls.js";
 import { type Answer, answerOfError, ResponseCode, refusal } from "./codes.js";
 import { Fields } from "./fields.js";
 import {
@@ -22,6 +24,7 @@ import {
   SERIALIZE_JSON,
 } from "./frame.js";
 import { HANDLERS } from "./handlers.js";
+import { authenticateRemoting } from "./signature.js";
 
 /** Server version answered in every response header (RocketMQ's V4_9_8 ordinal). */
 const SERVER_VERSION = 453;
@@ -47,12 +50,13 @@ export class Connection {
   #opaque = 0;
   readonly done: Promise<void>;
   readonly #pending = new Set<Promise<void>>();
+  readonly #calls = new ClientCalls();
 
   constructor(
     private readonly socket: Socket,
     private readonly ctx: () => HandlerContext,
     private readonly door: DoorView,
-    scope: Omit<Scope, "closed" | "subscriptions" | "clientId" | "heartbeat" | "notify">,
+    scope: Omit<Scope, "closed" | "subscriptions" | "clientId" | "heartbeat" | "notify" | "call">,
     private readonly limits: ConnectionLimits,
   ) {
     this.scope = {
@@ -62,9 +66,13 @@ export class Connection {
       clientId: undefined,
       heartbeat: undefined,
       notify: (code, extFields, body) => this.notify(code, extFields, body),
+      call: (code, extFields, body, timeoutMs) => this.call(code, extFields, body, timeoutMs),
     };
     this.done = new Promise((resolve) => socket.once("close", () => resolve()));
-    socket.once("close", () => this.#abort.abort());
+    socket.once("close", () => {
+      this.#abort.abort();
+      this.#calls.close();
+    });
     socket.on("error", () => socket.destroy());
     // The HTTP server keeps half-open sockets; a remoting client that ends its side is gone.
     socket.once("end", () => socket.destroy());
@@ -91,7 +99,11 @@ export class Connection {
       return;
     }
     for (const frame of frames) {
-      if (isResponse(frame)) continue; // the door's requests to clients are oneway: a stray answer is dropped
+      if (isResponse(frame)) {
+        // The answer to one of the door's calls; a stray answer is dropped.
+        this.#calls.answered(frame);
+        continue;
+      }
       this.#dispatch(frame);
     }
   }
@@ -123,12 +135,18 @@ export class Connection {
         `request code ${request.code} is not served by Nimbus (docs/remoting.md)`,
       );
     const ctx = this.ctx();
-    if (ctx.auth !== undefined)
-      return refusal(
-        ResponseCode.NO_PERMISSION,
-        "this server checks signatures: the remoting door does not serve ACL signatures yet",
-      );
-    return handler({ ctx, door: this.door, request, fields: new Fields(request.extFields), scope: this.scope });
+    const fields = new Fields(request.extFields);
+    const call: Call = { ctx, door: this.door, request, fields, scope: this.scope, authorize: async () => undefined };
+    const auth = ctx.auth;
+    if (auth === undefined) return handler(call);
+    // With auth on: RocketMQ's ACL signature, then what the code's HTTP counterpart needs (access.ts), before
+    // the handler runs: a refused request writes nothing.
+    const user = await authenticateRemoting(auth, request);
+    const needs = ACCESS.get(request.code);
+    if (needs === undefined)
+      return refusal(ResponseCode.NO_PERMISSION, `request code ${request.code} has no ACL rule: refused with auth on`);
+    await auth.authorizePermissions(user, await needs(call));
+    return handler({ ...call, authorize: (more) => auth.authorizePermissions(user, more) });
   }
 
   #answer(request: RemotingCommand, answer: Answer): void {
@@ -170,21 +188,50 @@ export class Connection {
 
   /** A oneway request to the client; dropped when the connection is gone or its client does not read. */
   notify(code: number, extFields: Record<string, string>, body?: Uint8Array): void {
-    if (this.socket.destroyed) return;
+    this.#request(code, extFields, body, ONEWAY_FLAG);
+  }
+
+  /** A request the client answers: its response, or a ClientCallError (timeout, closed, too many waiting). */
+  call(
+    code: number,
+    extFields: Record<string, string>,
+    body?: Uint8Array,
+    timeoutMs = DEFAULT_CALL_TIMEOUT_MS,
+  ): Promise<RemotingCommand> {
+    const opaque = this.#nextOpaque();
+    const answer = this.#calls.expect(opaque, timeoutMs);
+    if (!this.#request(code, extFields, body, 0, opaque)) this.#calls.abandon(opaque, "the client does not read");
+    return answer;
+  }
+
+  #nextOpaque(): number {
     this.#opaque = (this.#opaque + 1) & 0x7fffffff;
+    return this.#opaque;
+  }
+
+  /** Writes a request frame to the client; false when the connection is gone or its client does not read. */
+  #request(
+    code: number,
+    extFields: Record<string, string>,
+    body: Uint8Array | undefined,
+    flag: number,
+    opaque = this.#nextOpaque(),
+  ): boolean {
+    if (this.socket.destroyed) return false;
     const frame = encodeFrame({
       code,
       language: "JAVA",
       version: SERVER_VERSION,
-      opaque: this.#opaque,
-      flag: ONEWAY_FLAG,
+      opaque,
+      flag,
       remark: undefined,
       extFields,
       serializeType: SERIALIZE_JSON,
       body,
     });
-    if (this.socket.writableLength + frame.byteLength > this.limits.maxQueuedBytes) return;
+    if (this.socket.writableLength + frame.byteLength > this.limits.maxQueuedBytes) return false;
     this.socket.write(frame);
+    return true;
   }
 
   close(): void {

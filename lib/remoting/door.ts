@@ -10,6 +10,7 @@
  * bytes per connection (connection.ts), waiting pulls (pull-waits.ts) and their wait (`maxSuspendMs`).
  */
 import { createServer, type Server, type Socket } from "node:net";
+import { createServer as createTlsServer } from "node:tls";
 import type { HandlerContext } from "../http/context.js";
 import type { DoorView, Scope } from "./call.js";
 import { takeChecks } from "./check-backs.js";
@@ -38,6 +39,8 @@ export interface RemotingDoorOptions {
   maxSuspendMs?: number | undefined;
   /** Pulls waiting at once, at most. Default 4096. */
   maxWaitingPulls?: number | undefined;
+  /** TLS for the further brokers' ports (the HTTP port's server does its own), PEM: `--tls-cert`, `--tls-key`. */
+  tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
 }
 
 export class RemotingDoor implements DoorView {
@@ -51,12 +54,28 @@ export class RemotingDoor implements DoorView {
   readonly #removeListener: () => void;
   /** Client id -> the connections its heartbeats came over (the newest last). */
   readonly #byClient = new Map<string, Scope[]>();
+  /** Closed connections whose client is being unregistered (close() waits for them). */
+  readonly #leaving = new Set<Promise<void>>();
+  #closing = false;
+  /**
+   * Told when a consumer joins or leaves a group here (`nimbus dev --workers`: the process bus tells the other
+   * workers, whose doors notify their own connections through `membersChangedElsewhere`).
+   */
+  onMembersChanged: ((group: string) => void) | undefined;
+  /** Check-backs being taken per connection (bounded: one chain per open connection). */
+  readonly #taking = new Map<Scope, Promise<void>>();
   readonly #onCheck = (_group: string, clientId: string) => {
     const scope = this.#byClient.get(clientId)?.at(-1);
     if (scope === undefined) return;
-    takeChecks(this.options.context, scope).catch((err: unknown) =>
-      console.error(`nimbus remoting: check-backs for ${clientId} failed:`, err),
-    );
+    // One taking at a time per connection; its close waits for it (a re-registration after the unregistration
+    // would make a gone client look live again).
+    const taking = (this.#taking.get(scope) ?? Promise.resolve())
+      .then(() => takeChecks(this.options.context, scope))
+      .catch((err: unknown) => console.error(`nimbus remoting: check-backs for ${clientId} failed:`, err))
+      .finally(() => {
+        if (this.#taking.get(scope) === taking) this.#taking.delete(scope);
+      });
+    this.#taking.set(scope, taking);
   };
 
   constructor(private readonly options: RemotingDoorOptions) {
@@ -106,7 +125,10 @@ export class RemotingDoor implements DoorView {
     const [first, ...others] = this.options.brokerNames;
     if (first !== undefined && mainPort !== undefined) this.#ports.set(first, mainPort);
     for (const name of mainPort === undefined ? this.options.brokerNames : others) {
-      const server = createServer((socket) => this.accept(socket, name));
+      const tls = this.options.tls;
+      const server = tls
+        ? createTlsServer({ cert: tls.cert, key: tls.key }, (socket) => this.accept(socket, name))
+        : createServer((socket) => this.accept(socket, name));
       this.#servers.push(server);
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
@@ -135,7 +157,17 @@ export class RemotingDoor implements DoorView {
     this.#byClient.set(clientId, [...known.filter((s) => s !== scope && !s.closed.aborted), scope]);
   }
 
+  scopeOf(clientId: string): Scope | undefined {
+    return this.#byClient.get(clientId)?.findLast((s) => !s.closed.aborted);
+  }
+
   membersChanged(group: string): void {
+    this.membersChangedElsewhere(group);
+    this.onMembersChanged?.(group);
+  }
+
+  /** A consumer joined or left `group` in another process of this deployment: this door's consumers rebalance. */
+  membersChangedElsewhere(group: string): void {
     for (const c of this.#connections) {
       const consumers = c.scope.heartbeat?.consumerDataSet ?? [];
       if (consumers.some((g) => g.groupName === group))
@@ -147,6 +179,37 @@ export class RemotingDoor implements DoorView {
     const list = this.#byClient.get(clientId)?.filter((s) => s !== scope);
     if (list === undefined || list.length === 0) this.#byClient.delete(clientId);
     else this.#byClient.set(clientId, list);
+  }
+
+  /**
+   * A connection a client heartbeated over closed. When it was the client's last one here, the client is gone
+   * (killed, or its connections dropped) as RocketMQ's broker sees a closed channel: it is unregistered from the
+   * groups of its last heartbeat, so check-backs go to another producer of its group at once and the group's
+   * other consumers rebalance now, instead of both waiting for its heartbeats to age out (120 s).
+   */
+  async #closed(connection: Connection): Promise<void> {
+    const scope = connection.scope;
+    // Its requests (a heartbeat being registered) and check-backs being taken are written first.
+    await connection.settled();
+    await this.#taking.get(scope);
+    const hb = scope.heartbeat;
+    const clientId = hb?.clientId;
+    if (this.#closing || hb === undefined || clientId === undefined || this.#byClient.has(clientId)) return;
+    const { broker } = this.options.context;
+    const producers = (hb.producerDataSet ?? []).map((p) => p.groupName);
+    const consumers = (hb.consumerDataSet ?? []).map((c) => c.groupName);
+    try {
+      await Promise.all([
+        ...producers.map((producerGroup) => broker.clients.unregister(clientId, { producerGroup })),
+        ...consumers.map((consumerGroup) => broker.clients.unregister(clientId, { consumerGroup })),
+      ]);
+      for (const group of consumers) {
+        await broker.channel.groupChanged(group);
+        if (!this.#closing) this.membersChanged(group);
+      }
+    } catch (err) {
+      console.error(`nimbus remoting: unregistering ${clientId} failed:`, err);
+    }
   }
 
   /** Takes a connection (its first bytes already read, when a sniffing server handed it over). */
@@ -169,11 +232,17 @@ export class RemotingDoor implements DoorView {
       this.#limits,
     );
     this.#connections.add(connection);
-    void connection.done.then(() => this.#connections.delete(connection));
+    void connection.done.then(() => {
+      this.#connections.delete(connection);
+      if (this.#closing) return;
+      const left = this.#closed(connection).finally(() => this.#leaving.delete(left));
+      this.#leaving.add(left);
+    });
     if (first !== undefined && first.byteLength > 0) connection.receive(first);
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     this.#removeListener();
     for (const server of this.#servers) server.close();
     // Closing the sockets ends the waiting pulls; what the handlers still do finishes before the store closes.
@@ -181,5 +250,6 @@ export class RemotingDoor implements DoorView {
     for (const c of open) c.close();
     await Promise.all(open.map((c) => c.done));
     await Promise.all(open.map((c) => c.settled()));
+    await Promise.all(this.#leaving);
   }
 }

@@ -15,5 +15,5 @@ export {
   SERIALIZE_JSON,
   SERIALIZE_ROCKETMQ,
 } from "./frame.js";
-export { sniffRemoting } from "./sniff.js";
+export { MAX_UNDECIDED_CONNECTIONS, type Sniffing, sniffRemoting } from "./sniff.js";
 export { decodeBatch, parseProperties, propertiesString } from "./wire-message.js";

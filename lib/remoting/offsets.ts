@@ -73,7 +73,7 @@ interface WireQueue {
   queueId: number;
 }
 
-function lockBody(call: Call): { group: string; clientId: string; queues: WireQueue[] } {
+export function lockBody(call: Call): { group: string; clientId: string; queues: WireQueue[] } {
   const raw = jsonOf(call) as { consumerGroup?: unknown; clientId?: unknown; mqSet?: unknown } | undefined;
   const mqSet = Array.isArray(raw?.mqSet) ? (raw.mqSet as WireQueue[]) : undefined;
   if (typeof raw?.consumerGroup !== "string" || typeof raw.clientId !== "string" || mqSet === undefined)
@@ -103,7 +103,7 @@ export async function unlockBatch(call: Call): Promise<Answer> {
   return success();
 }
 
-function byTopic(queues: WireQueue[]): Map<string, WireQueue[]> {
+export function byTopic(queues: WireQueue[]): Map<string, WireQueue[]> {
   const out = new Map<string, WireQueue[]>();
   for (const q of queues) {
     if (typeof q?.topic !== "string" || typeof q.brokerName !== "string" || !Number.isInteger(q.queueId))

@@ -34,7 +34,8 @@ const V2_NAMES: Record<string, string> = {
   n: "brokerName",
 };
 
-function sendFields(call: Call): Fields {
+/** A send's header fields by SEND_MESSAGE's names (SEND_MESSAGE_V2 and batches use one-letter names). */
+export function sendFields(call: Call): Fields {
   if (call.request.code === RequestCode.SEND_MESSAGE) return call.fields;
   const ext: Record<string, string> = {};
   for (const [k, v] of Object.entries(call.request.extFields)) ext[V2_NAMES[k] ?? k] = v;
@@ -109,8 +110,9 @@ export async function sendMessage(call: Call): Promise<Answer> {
   return success({
     msgId: offsetMsgId(call.scope.storeHost, physicalOffset(topic, q.brokerName, q.queueId, sent.queueOffset)),
     queueId: String(q.queueId),
+    // No batchUniqId: RocketMQ answers it for an inner batch only (one stored message), and a 5.x producer then
+    // takes the batch's own id as the send's; a batch here stores each message, whose ids the client has.
     queueOffset: String(sent.queueOffset),
-    ...(batch && { batchUniqId: sent.msgIds.join(",") }),
   });
 }
 

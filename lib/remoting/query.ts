@@ -14,6 +14,7 @@ import { toPulled } from "../broker/consume/index.js";
 import { ErrorCode, isNimbusError } from "../core/errors.js";
 import type { PulledMessage } from "../protocol/index.js";
 import { QueryByIdRequestSchema, QueryByKeyRequestSchema } from "../protocol/index.js";
+import { viewNeeds } from "./access.js";
 import type { Call } from "./call.js";
 import { type Answer, ResponseCode, refusal, success } from "./codes.js";
 import { decodeWith } from "./decode.js";
@@ -41,6 +42,7 @@ export async function viewMessageById(call: Call): Promise<Answer> {
     const read = await broker.queueLog.read(q, queueOffset, { maxMessages: 1 });
     const stored = read.messages[0];
     if (stored === undefined || stored.queueOffset !== queueOffset) continue;
+    await call.authorize(viewNeeds(topic));
     return success(undefined, encode(call, [toPulled(q, stored)]));
   }
   return notFound(`at commit-log offset ${offset} of ${brokerName}`);

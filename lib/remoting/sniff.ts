@@ -2,7 +2,11 @@
  * @module One port, two protocols: the HTTP server's connections are looked at before HTTP sees them. A remoting
  * frame starts with its big-endian length, whose first byte is 0 (frames are far below 16 MiB); an HTTP request
  * starts with an ASCII method, and a TLS handshake with 0x16. The first bytes read are put back (`unshift`) before
- * the connection goes to HTTP, or handed to the remoting door with the connection.
+ * the connection goes to HTTP, or handed to the remoting door with the connection. On an HTTPS server the same is
+ * done after the TLS handshake, on the decrypted stream (`secureConnection`): RocketMQ's clients with
+ * `tls.enable` open TLS first, then send frames, so one port serves HTTPS and remoting over TLS. Bounded:
+ * connections waiting for their first byte (past `MAX_UNDECIDED_CONNECTIONS` the one waiting longest is closed)
+ * and their wait.
  */
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
@@ -10,23 +14,49 @@ import type { Socket } from "node:net";
 /** How long a new connection may stay silent before its first byte; then it goes to HTTP (which times it out). */
 const FIRST_BYTE_TIMEOUT_MS = 10_000;
 
+/**
+ * Connections waiting for their first byte at once, at most. Clients write as soon as they connect, so past it
+ * the one silent longest is closed to make room: a flood of connections that send nothing holds this many
+ * sockets, and whoever writes still gets through.
+ */
+export const MAX_UNDECIDED_CONNECTIONS = 2048;
+
+/** What a sniffing server tells of its connections not yet given to either protocol. */
+export interface Sniffing {
+  /** Connections waiting for their first byte now. */
+  readonly undecided: number;
+}
+
 type ConnectionListener = (socket: Socket) => void;
 
 /**
  * Puts `remoting` in front of `server`'s connection handling: a connection whose first byte is 0 is given to it
- * (`remoting` answers false when it cannot take connections now: the connection is closed).
+ * (`remoting` answers false when it cannot take connections now: the connection is closed). `event` is
+ * "secureConnection" for an HTTPS server (its HTTP handling listens there, on the decrypted connections).
  */
-export function sniffRemoting(server: Server, remoting: (socket: Socket, first: Buffer) => boolean): void {
-  const listeners = server.listeners("connection") as ConnectionListener[];
-  server.removeAllListeners("connection");
+export function sniffRemoting(
+  server: Server,
+  remoting: (socket: Socket, first: Buffer) => boolean,
+  event: "connection" | "secureConnection" = "connection",
+): Sniffing {
+  const undecided = new Set<Socket>();
+  const listeners = server.listeners(event) as ConnectionListener[];
+  server.removeAllListeners(event);
   const toHttp = (socket: Socket) => {
     for (const listener of listeners) listener.call(server, socket);
   };
-  server.on("connection", (socket: Socket) => {
+  server.on(event, (socket: Socket) => {
+    if (undecided.size >= MAX_UNDECIDED_CONNECTIONS) {
+      const [oldest] = undecided;
+      undecided.delete(oldest as Socket);
+      oldest?.destroy();
+    }
+    undecided.add(socket);
     let decided = false;
     const decide = (first: Buffer | undefined) => {
       if (decided) return;
       decided = true;
+      undecided.delete(socket);
       socket.off("readable", onReadable);
       socket.off("end", onEnd);
       clearTimeout(timer);
@@ -46,6 +76,14 @@ export function sniffRemoting(server: Server, remoting: (socket: Socket, first: 
     const timer = setTimeout(() => decide(undefined), FIRST_BYTE_TIMEOUT_MS);
     socket.on("readable", onReadable);
     socket.once("end", onEnd);
-    socket.once("close", () => clearTimeout(timer));
+    socket.once("close", () => {
+      clearTimeout(timer);
+      undecided.delete(socket);
+    });
   });
+  return {
+    get undecided() {
+      return undecided.size;
+    },
+  };
 }

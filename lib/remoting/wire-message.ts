@@ -6,8 +6,11 @@
  */
 import { crc32 } from "node:zlib";
 import { MessageConst } from "../core/message.js";
+import { offsetMsgId as coreOffsetMsgId, physicalOffset } from "../core/offset-message-id.js";
 import { MAX_BATCH_MESSAGES, type PulledMessage } from "../protocol/index.js";
 import { badHeader } from "./codes.js";
+
+export { physicalOffset };
 
 const NAME_VALUE = "\u0001";
 const SEPARATOR = "\u0002";
@@ -97,33 +100,9 @@ export function hostAddress(host: string, port: number): HostAddress {
   return { ip, port };
 }
 
-const fnv = (s: string): number => {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-};
-
-/**
- * A commit-log offset for a message of Nimbus' queue log, which has none: 16 bits of its topic's hash, 5 of its
- * broker's, its queue id (10 bits) and the low 32 bits of its queue offset, so that distinct messages of a
- * deployment rarely share one and a message's offset id (`offsetMsgId`) stays the same on every read.
- */
-export function physicalOffset(topic: string, brokerName: string, queueId: number, queueOffset: number): bigint {
-  return (
-    (BigInt(fnv(topic) & 0xffff) << 47n) |
-    (BigInt(fnv(brokerName) & 0x1f) << 42n) |
-    (BigInt(queueId & 0x3ff) << 32n) |
-    BigInt(queueOffset >>> 0)
-  );
-}
-
-/** RocketMQ's offset message id: the store host (IPv4 and port) and the commit-log offset, 32 hex digits. */
+/** RocketMQ's offset message id of a message stored at `store` (lib/core/offset-message-id.ts). */
 export function offsetMsgId(store: HostAddress, offset: bigint): string {
-  const b = Buffer.allocUnsafe(16);
-  b.set(store.ip, 0);
-  b.writeInt32BE(store.port, 4);
-  b.writeBigInt64BE(offset, 8);
-  return b.toString("hex").toUpperCase();
+  return coreOffsetMsgId(store.ip, store.port, offset);
 }
 
 export interface StoredEncoding {

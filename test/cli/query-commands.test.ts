@@ -1,10 +1,12 @@
 /**
  * @module The built `nimbus` command's message queries as a RocketMQ user types them: `queryMsgById -i -t`,
  * `queryMsgByUniqueKey -i -t`, `queryMsgByKey -t -k [-b -e -c]` (table, `--json`, the next page's cursor), a topic
- * with `-a +key.index=false` refused with the reason; not found is exit 1 with the API's code.
+ * with `-a +key.index=false` refused with the reason; not found is exit 1 with the API's code; `queryMsgById` with an
+ * offset message id and no topic.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { offsetMsgId, physicalOffset } from "../../lib/core/offset-message-id.js";
 import { tableRows, useCliBroker } from "../support/cli-runner.js";
 
 describe("nimbus: queryMsgById, queryMsgByUniqueKey, queryMsgByKey (the built CLI)", () => {
@@ -65,5 +67,38 @@ describe("nimbus: queryMsgById, queryMsgByUniqueKey, queryMsgByKey (the built CL
     const missing = await run("queryMsgById -i 0A00000710921234ABCD000000000000 -t QOff");
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /^nimbus: QUERY_NOT_FOUND: no message with id 0A00000710921234ABCD000000000000/);
+  });
+
+  it("queryMsgById takes an offset message id without -t; a UNIQ_KEY without -t is refused naming -t", async () => {
+    assert.equal((await run("updateTopic -t QOffsetId -c DefaultCluster -r 2 -w 2")).code, 0);
+    const sends: { messageQueue: { brokerName: string; queueId: number }; queueOffset: number; msgIds: string[] }[] =
+      [];
+    for (let i = 0; i < 3; i++) {
+      const sent = await run(`sendMessage -t QOffsetId -p offset-id-${i} --json`);
+      assert.equal(sent.code, 0, sent.stderr);
+      sends.push(JSON.parse(sent.stdout));
+    }
+    for (const [i, s] of sends.entries()) {
+      // What a 4.x client's SendResult.offsetMsgId holds for this message (any store host).
+      const place = physicalOffset("QOffsetId", s.messageQueue.brokerName, s.messageQueue.queueId, s.queueOffset);
+      const id = offsetMsgId(Uint8Array.from([127, 0, 0, 1]), 9876, place);
+      const found = await run(`queryMsgById -i ${id} --json`);
+      assert.equal(found.code, 0, found.stderr);
+      const [m] = JSON.parse(found.stdout) as { bodyText: string; msgId: string }[];
+      assert.equal(m?.bodyText, `offset-id-${i}`);
+      assert.equal(m?.msgId, s.msgIds[0]);
+    }
+    const uniq = await run(`queryMsgById -i ${sends[0]?.msgIds[0]}`);
+    assert.equal(uniq.code, 1);
+    assert.match(
+      uniq.stderr,
+      /^nimbus: PARAMETER_ILLEGAL: .* a message id \(UNIQ_KEY\) does not say where .*give -t <topic>/,
+    );
+    const first = sends[0];
+    assert.ok(first);
+    const past = physicalOffset("QOffsetId", first.messageQueue.brokerName, first.messageQueue.queueId, 1_000_000);
+    const nowhere = await run(`queryMsgById -i ${offsetMsgId(Uint8Array.from([127, 0, 0, 1]), 9876, past)}`);
+    assert.equal(nowhere.code, 1);
+    assert.match(nowhere.stderr, /^nimbus: QUERY_NOT_FOUND: no message at offset message id/);
   });
 });

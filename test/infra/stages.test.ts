@@ -62,12 +62,13 @@ describe("the gRPC endpoint's remoting door (grpc.remoting)", () => {
     grpc: { ...grpc, ...(remoting === undefined ? {} : { remoting }) },
   });
 
-  it("is tls or tcp, off by default, and refused on an ACL stage (the door does not check 4.x signatures)", () => {
+  it("is tls or tcp, off by default, and tls only on an ACL stage (4.x signatures never cross in clear)", () => {
     assert.equal(StageSettingsSchema.parse(stage("acl")).grpc?.remoting, undefined);
     assert.equal(StageSettingsSchema.parse(stage("public", "tls")).grpc?.remoting, "tls");
     assert.equal(StageSettingsSchema.parse(stage("iam", "tcp")).grpc?.remoting, "tcp");
     assert.equal(StageSettingsSchema.safeParse(stage("public", "udp")).success, false);
-    assert.equal(StageSettingsSchema.safeParse(stage("acl", "tls")).success, false);
+    assert.equal(StageSettingsSchema.parse(stage("acl", "tls")).grpc?.remoting, "tls");
+    assert.equal(StageSettingsSchema.safeParse(stage("acl", "tcp")).success, false);
   });
 });
 

@@ -20,6 +20,8 @@ export interface JavaRun {
 export interface JavaProcess {
   readonly lines: string[];
   stop(): void;
+  /** Sends the JVM a signal (SIGKILL: it dies without closing its connections itself). */
+  kill(signal: NodeJS.Signals): void;
   /** Settles when the JVM exits: its lines and stderr, or an error with its stderr when it failed. */
   readonly done: Promise<JavaRun>;
 }
@@ -43,6 +45,8 @@ export interface JavaModuleSpec {
   label: string;
   /** The JVM properties that send the client's logs to a folder. */
   logProperties: (logRoot: string) => string[];
+  /** Runs the JVM in the log folder (for a program that writes files where it runs, as mqadmin does). */
+  runInLogRoot?: boolean;
 }
 
 /** The same quick-start JVM settings as DynamoDB Local's (a small heap, C1 only). */
@@ -81,6 +85,7 @@ export function javaModule(spec: JavaModuleSpec): JavaModule {
     const jvm = [...JVM_OPTIONS, ...spec.logProperties(logRoot)];
     const child = spawn("java", [...jvm, "-cp", classpath, spec.mainClass, ...args], {
       stdio: ["pipe", "pipe", "pipe"],
+      ...(spec.runInLogRoot === true && { cwd: logRoot }),
     });
     const lines: string[] = [];
     let partial = "";
@@ -113,7 +118,7 @@ export function javaModule(spec: JavaModuleSpec): JavaModule {
         );
       });
     });
-    return { lines, stop: () => child.stdin.end(), done };
+    return { lines, stop: () => child.stdin.end(), kill: (signal) => child.kill(signal), done };
   };
 
   return {

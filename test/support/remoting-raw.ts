@@ -4,11 +4,13 @@
  * included.
  */
 import { connect, type Socket } from "node:net";
+import { connect as connectTls } from "node:tls";
 import {
   encodeFrame,
   FrameDecoder,
   MAX_FRAME_BYTES,
   ONEWAY_FLAG,
+  RESPONSE_FLAG,
   type RemotingCommand,
   SERIALIZE_JSON,
   SERIALIZE_ROCKETMQ,
@@ -29,13 +31,26 @@ export class RawRemoting {
   readonly closed: Promise<void>;
   /** Bytes received in all (a hostile frame must get none). */
   received = 0;
+  /** The door's own requests to this client (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE), in order. */
+  readonly calls: RemotingCommand[] = [];
 
   private constructor(readonly socket: Socket) {
     this.closed = new Promise((resolve) => socket.once("close", () => resolve()));
     socket.on("error", () => {});
     socket.on("data", (chunk: Buffer) => {
       this.received += chunk.byteLength;
-      for (const frame of this.#decoder.push(chunk)) this.#waiting.get(frame.opaque)?.(frame);
+      let frames: RemotingCommand[];
+      try {
+        frames = this.#decoder.push(chunk);
+      } catch {
+        // Not frames (a TLS server's alert to a client without TLS): the connection is no remoting one.
+        socket.destroy();
+        return;
+      }
+      for (const frame of frames) {
+        if ((frame.flag & RESPONSE_FLAG) === 0) this.calls.push(frame);
+        else this.#waiting.get(frame.opaque)?.(frame);
+      }
     });
   }
 
@@ -43,6 +58,16 @@ export class RawRemoting {
     const socket = connect(port, host);
     await new Promise<void>((resolve, reject) => {
       socket.once("connect", () => resolve());
+      socket.once("error", reject);
+    });
+    return new RawRemoting(socket);
+  }
+
+  /** Over TLS, trusting `ca` (PEM) for 127.0.0.1. */
+  static async openTls(port: number, ca: string | Buffer, host = "127.0.0.1"): Promise<RawRemoting> {
+    const socket = connectTls({ port, host, ca });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("secureConnect", () => resolve());
       socket.once("error", reject);
     });
     return new RawRemoting(socket);

@@ -43,26 +43,41 @@ export async function searchOffsetByTime(queueLog: QueueLog, q: QueueRef, timest
   return lo;
 }
 
+export interface OffsetResetOptions {
+  /**
+   * False: a queue whose committed offset is already before the target keeps it (mqadmin's `-f false`: a reset
+   * only moves back). Default true: every queue moves to the target.
+   */
+  force?: boolean;
+}
+
 /** Resets the group's offsets of every queue of `topic` to `at` and records the reset for live consumers. */
 export async function resetOffsetByTime(
   deps: OffsetResetDeps,
   group: string,
   topic: string,
   at: number | "now" | "first",
+  options: OffsetResetOptions = {},
 ): Promise<OffsetReset> {
   const route = await deps.routes.get(topic);
   const queues = route.queueDatas.flatMap((qd) =>
     queueIds(qd).map((queueId) => ({ topic, brokerName: qd.brokerName, queueId })),
   );
   const resetAt = deps.now();
+  const committed =
+    options.force === false
+      ? new Map((await deps.offsets.query(group, topic)).map((e) => [`${e.brokerName}\n${e.queueId}`, e.offset]))
+      : undefined;
   const offsetTable: OffsetEntry[] = await Promise.all(
     queues.map(async (q) => {
-      const offset =
+      const target =
         at === "first"
           ? (await deps.queueLog.status(q)).minOffset
           : at === "now"
             ? await deps.queueLog.maxOffset(q)
             : await searchOffsetByTime(deps.queueLog, q, at);
+      const current = committed?.get(`${q.brokerName}\n${q.queueId}`);
+      const offset = current !== undefined && current < target ? current : target;
       return { brokerName: q.brokerName, queueId: q.queueId, offset };
     }),
   );

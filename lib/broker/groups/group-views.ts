@@ -1,7 +1,8 @@
 /**
  * @module The operator's views of consumer groups (RocketMQ Dashboard's consumer page, mqadmin's
  * consumerProgress without -g): every group the broker knows with its topics, live members and total lag,
- * a page at a time; and the scheduled lag sampling over every group.
+ * a page at a time; the groups that consume a topic (mqadmin's queryTopicConsumeByWho); and the scheduled lag
+ * sampling over every group.
  */
 import { type GroupSummary, MAX_GROUP_LIST_ITEMS } from "../../protocol/index.js";
 import type { ClientService } from "../clients/index.js";
@@ -61,6 +62,30 @@ export class GroupViews {
   async totalLag(group: string): Promise<number> {
     const rows = await this.deps.offsets.progress(group, undefined, { lastTimestamps: false });
     return rows.reduce((sum, r) => sum + r.diff, 0);
+  }
+
+  /**
+   * The groups that consume `topic` (mqadmin's queryTopicConsumeByWho): those with committed offsets on it or a
+   * live consumer subscribed to it, in name order; at most MAX_SAMPLED_GROUPS groups are looked at.
+   */
+  async groupsOfTopic(topic: string): Promise<string[]> {
+    const found: string[] = [];
+    let startAfter: string | undefined;
+    let seen = 0;
+    do {
+      const page = await this.deps.subscriptionGroups.list({ startAfter, limit: 100 });
+      const hits = await inBatches(page.configs, GROUPS_IN_FLIGHT, async ({ groupName }) => {
+        if ((await this.deps.offsets.topicsOf(groupName)).includes(topic)) return true;
+        const consumers = await this.deps.clients.consumers(groupName);
+        return consumers.some((c) => c.subscriptionDataSet.some((s) => s.topic === topic));
+      });
+      page.configs.forEach((c, i) => {
+        if (hits[i] === true) found.push(c.groupName);
+      });
+      seen += page.configs.length;
+      startAfter = page.nextStartAfter;
+    } while (startAfter !== undefined && seen < MAX_SAMPLED_GROUPS);
+    return found;
   }
 
   /** The scheduled job: one lag sample per known group (at most MAX_SAMPLED_GROUPS per run). */

@@ -35,11 +35,14 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
  * <pre>
  *   produce     &lt;namesrv&gt; &lt;topic&gt; sync|async|oneway|batch &lt;count&gt; &lt;tag&gt;
  *   push        &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
+ *   push-heartbeat-v2 (the same, with 5.x's heartbeat v2 on)
  *   lite-assign &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; &lt;count&gt;
  *   query       &lt;namesrv&gt; &lt;topic&gt;
  *   transaction &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt; commit|rollback|check
  *   retry-dlq   &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
  *   member      &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;
+ *   live        &lt;namesrv&gt; &lt;group&gt; &lt;topic&gt;   (AdminScenarios: the consumer mqadmin's tests talk to)
+ *   tx-unknown, tx-checker, orderly-send, orderly, broadcast, lite-subscribe, delay: see Behaviours
  * </pre>
  *
  * {@code query} sends two messages (keys k-0, k-1), views each by its offset message id and by its message id,
@@ -58,15 +61,33 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
  * topic. Both give up after 60 s.
  */
 public final class Interop {
+  /** Producers' send timeout: the 4.x default (3 s) fails sends on a loaded 2-core machine running several JVMs. */
+  static final int SEND_TIMEOUT_MS = 30_000;
+
   public static void main(String[] args) throws Exception {
     switch (args[0]) {
       case "produce" -> produce(args[1], args[2], args[3], Integer.parseInt(args[4]), args[5]);
       case "push" -> push(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      case "push-heartbeat-v2" -> {
+        // 5.x's opt-in heartbeat v2 (ClientConfig.HEART_BEAT_V2, read when the consumer is made); 4.x ignores it.
+        System.setProperty("com.rocketmq.heartbeat.v2", "true");
+        push(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      }
       case "lite-assign" -> liteAssign(args[1], args[2], args[3], Integer.parseInt(args[4]));
       case "query" -> Scenarios.query(args[1], args[2]);
       case "transaction" -> Scenarios.transaction(args[1], args[2], args[3], args[4]);
       case "retry-dlq" -> Scenarios.retryDlq(args[1], args[2], args[3]);
       case "member" -> Scenarios.member(args[1], args[2], args[3]);
+      case "acl-produce", "acl-push", "acl-lite", "acl-query", "tls" -> AclScenarios.run(args);
+      case "live" -> AdminScenarios.live(args[1], args[2], args[3]);
+      case "tx-unknown" -> Behaviours.txUnknown(args[1], args[2], args[3]);
+      case "tx-checker" -> Behaviours.txChecker(args[1], args[2]);
+      case "orderly-send" -> Behaviours.orderlySend(args[1], args[2], Integer.parseInt(args[3]),
+          Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+      case "orderly" -> Behaviours.orderly(args[1], args[2], args[3], args[4]);
+      case "broadcast" -> Behaviours.broadcast(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      case "lite-subscribe" -> Behaviours.liteSubscribe(args[1], args[2], args[3], Integer.parseInt(args[4]));
+      case "delay" -> Behaviours.delay(args[1], args[2], Integer.parseInt(args[3]));
       default -> throw new IllegalArgumentException("unknown mode " + args[0]);
     }
     System.exit(0);
@@ -87,6 +108,7 @@ public final class Interop {
   private static void produce(String ns, String topic, String how, int count, String tag) throws Exception {
     DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-producer");
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("p-" + ProcessHandle.current().pid());
     producer.start();
     try {
@@ -160,6 +182,9 @@ public final class Interop {
     consumer.setInstanceName("c-" + ProcessHandle.current().pid());
     consumer.setMessageModel(MessageModel.CLUSTERING);
     consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    // Shutdown waits for the consume tasks to record their offsets, then commits them (without it, on a loaded
+    // machine, no task may have recorded one yet and nothing is committed).
+    consumer.setAwaitTerminationMillisWhenShutdown(30_000);
     consumer.subscribe(topic, "*");
     Set<String> seen = ConcurrentHashMap.newKeySet();
     CountDownLatch done = new CountDownLatch(1);

@@ -32,6 +32,7 @@ final class Scenarios {
   static void query(String ns, String topic) throws Exception {
     DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-query");
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("q-" + ProcessHandle.current().pid());
     producer.start();
     try {
@@ -42,7 +43,8 @@ final class Scenarios {
         System.out.println("sent " + r.getMsgId() + " " + r.getOffsetMsgId());
       }
       for (SendResult r : sent) {
-        printViewed("offset", producer.viewMessage(r.getOffsetMsgId()));
+        // viewMessage(topic, offsetMsgId) asks VIEW_MESSAGE_BY_ID first on 4.x and 5.x (5.x has no one-argument form).
+        printViewed("offset", producer.viewMessage(topic, r.getOffsetMsgId()));
         printViewed("id", producer.viewMessage(topic, r.getMsgId()));
       }
       QueryResult q = producer.queryMessage(topic, "k-0", 32, 0, Long.MAX_VALUE);
@@ -57,6 +59,7 @@ final class Scenarios {
   static void transaction(String ns, String group, String topic, String how) throws Exception {
     TransactionMQProducer producer = new TransactionMQProducer(group);
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("t-" + ProcessHandle.current().pid());
     AtomicInteger checks = new AtomicInteger();
     CountDownLatch committed = new CountDownLatch(1);
@@ -100,6 +103,7 @@ final class Scenarios {
   static void retryDlq(String ns, String group, String topic) throws Exception {
     DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-retry");
     producer.setNamesrvAddr(ns);
+    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
     producer.setInstanceName("r-" + ProcessHandle.current().pid());
     producer.start();
     SendResult sent;
