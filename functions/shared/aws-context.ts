@@ -19,7 +19,7 @@ import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log/index.js
 import { ACL_TABLE, AclStore, AesGcmSealer, parseMasterKey } from "../../lib/broker/security/index.js";
 import { createBroker } from "../../lib/config/create-broker.js";
 import { attachDispatchWake, dispatchInvoker } from "../../lib/config/dispatch-wake.js";
-import { awsTargetNetworks, parseNimbusConfig } from "../../lib/config/nimbus-config.js";
+import { awsRetryOptions, awsTargetNetworks, parseNimbusConfig } from "../../lib/config/nimbus-config.js";
 import { newMessageId } from "../../lib/core/message-id-node.js";
 import { RequestAuth } from "../../lib/http/authorize.js";
 import type { HandlerContext } from "../../lib/http/context.js";
@@ -99,15 +99,16 @@ let context: Promise<HandlerContext> | undefined;
 export function awsContext(): Promise<HandlerContext> {
   context ??= (async () => {
     const env = Env.parse(process.env);
+    const config = parseNimbusConfig(env.NIMBUS_CONFIG);
     const storage = createAwsStorage({
       region: env.AWS_REGION,
       bucket: env.NIMBUS_BUCKET,
       tableNames: env.NIMBUS_TABLES,
       ...(env.NIMBUS_TABLE_REGIONS ? { tableRegions: env.NIMBUS_TABLE_REGIONS } : {}),
+      ...awsRetryOptions(config),
     });
     const role = env.NIMBUS_ROLE ?? { kind: "all" as const };
     const slave = role.kind === "broker" && role.brokerId > 0;
-    const config = parseNimbusConfig(env.NIMBUS_CONFIG);
     const broker = createBroker(storage, config, {
       apiUrl: env.NIMBUS_API_URL,
       // Subscription targets: public addresses unless the stage widens them to private ones (never loopback).

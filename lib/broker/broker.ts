@@ -72,6 +72,11 @@ export interface BrokerOptions {
   newMessageId: () => string;
   /** On a replica (a slave cell): how long a batch's object may lag its index item. Default 0. */
   objectReplicationGraceMs?: number | undefined;
+  /**
+   * How long a writer of a hot queue hands out the offsets of a range it leased (QueueLogOptions.rangeUseMs;
+   * default 200 ms). Tests make it long, so that a range is still held when they look.
+   */
+  rangeUseMs?: number | undefined;
   /** Orderly consumers' queue locks: lease length and the clock skew they tolerate (60 s, 5 s). */
   queueLocks?: Partial<QueueLockOptions>;
   /** Check-back timing of transactional messages (RocketMQ's defaults: 6 s, 60 s, 15 checks). */
@@ -163,6 +168,7 @@ export class Broker {
           : 1,
       mergedInlineThresholdBytes: options.mergedInlineThresholdBytes,
       objectReplicationGraceMs: options.objectReplicationGraceMs,
+      ...(options.rangeUseMs === undefined ? {} : { rangeUseMs: options.rangeUseMs }),
       retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
       now,
     });
@@ -282,6 +288,15 @@ export class Broker {
       (brokerName) => this.topics.ensureSystemQueue(RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, brokerName),
       now,
     );
+  }
+
+  /**
+   * The process stops serving (`nimbus dev`, `nimbus proxy`, a test's server): the offset ranges it leased on hot
+   * queues are given up, their unused tails sealed by their owner now, so the queues' readers do not wait out the
+   * hole lease. Call it after the last append's answer; the storage stays open (its owner closes it).
+   */
+  close(): Promise<void> {
+    return this.queueLog.releaseRanges();
   }
 
   /** The current time of this broker (its clock, or the test's). */

@@ -6,7 +6,7 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { PermName } from "../core/perm-name.js";
 import { MASTER_ID } from "../core/topology.js";
-import type { TopicRouteData } from "../protocol/index.js";
+import type { QueueStatus, TopicRouteData } from "../protocol/index.js";
 import { DEFAULT_QUEUE_NUMS, MAX_QUEUE_NUMS } from "../protocol/index.js";
 import { type ApiOptions, apiCommand, connect, intIn, usage } from "./common.js";
 import { brokerNamesOf, clusterBrokers, clusterOption, refuseOptions } from "./mqadmin-compat.js";
@@ -15,6 +15,8 @@ import { formatTable, formatTime, note, print, printJson } from "./output.js";
 interface TopicOptions extends ApiOptions {
   topic: string;
   clusterName?: string;
+  /** topicStatus: each queue's write load against its partition keys' ceiling. */
+  load?: boolean;
 }
 
 interface ClusterListOptions extends ApiOptions {
@@ -134,7 +136,12 @@ export function addTopicCommands(program: Command): void {
       "topic name",
     ),
     "only the queues of this cluster's brokers",
-  ).action(topicStatus);
+  )
+    .option(
+      "--load",
+      "also each queue's appends/s and its busiest partition key's share of 1,000 write units/s (one query per index key)",
+    )
+    .action(topicStatus);
 }
 
 async function clusterList(opts: ClusterListOptions): Promise<void> {
@@ -277,7 +284,7 @@ export function formatRoute(route: TopicRouteData): string {
 
 async function topicStatus(opts: TopicOptions): Promise<void> {
   const api = connect(opts);
-  const all = await api.topicStatus(opts.topic);
+  const all = await api.topicStatus(opts.topic, { load: opts.load === true });
   const inCluster = opts.clusterName === undefined ? undefined : new Set(await clusterBrokers(api, opts.clusterName));
   const queues = inCluster === undefined ? all : all.filter((q) => inCluster.has(q.brokerName));
   if (opts.json) return printJson({ queues });
@@ -287,7 +294,10 @@ async function topicStatus(opts: TopicOptions): Promise<void> {
     q.minOffset,
     q.maxOffset,
     formatTime(q.lastUpdateTimestamp),
+    ...(opts.load === true ? loadColumns(q.load) : []),
   ]);
+  const loadHeaders =
+    opts.load === true ? [{ header: "Appends/s" }, { header: "Keys" }, { header: "Busiest Key" }] : [];
   print(
     formatTable(
       [
@@ -296,8 +306,21 @@ async function topicStatus(opts: TopicOptions): Promise<void> {
         { header: "Min Offset" },
         { header: "Max Offset" },
         { header: "Last Updated", align: "left" },
+        ...loadHeaders,
       ],
       rows,
     ),
   );
+  for (const q of queues.filter((q) => q.load?.nearLimit === true)) {
+    const share = Math.round((q.load?.busiestKeyShare ?? 0) * 100);
+    console.error(
+      `warning: queue ${q.brokerName}/${q.queueId} runs at ${share} % of a partition key's write ceiling: DynamoDB throttles it soon (more queues, batches, or hotTopics: docs/deploy.md)`,
+    );
+  }
+}
+
+/** A queue's load as table cells: appends/s, index keys, the busiest key's share of 1,000 write units/s. */
+function loadColumns(load: QueueStatus["load"]): (string | number)[] {
+  if (load === undefined) return ["-", "-", "-"];
+  return [Math.round(load.appendsPerSecond), load.indexKeys, `${Math.round(load.busiestKeyShare * 100)} %`];
 }

@@ -17,6 +17,8 @@ export function createBroker(
     newMessageId: () => string;
     now?: () => number;
     objectReplicationGraceMs?: number;
+    /** How long a hot queue's writer uses a leased range (QueueLogOptions.rangeUseMs; tests make it long). */
+    rangeUseMs?: number | undefined;
     /** The stage's seal key of webhook secrets (32 bytes): NIMBUS_SEAL_KEY, or nimbus dev's key file. */
     sealKey?: Uint8Array | undefined;
     /** What subscription targets may reach when the config does not say: `public` on AWS, `loopback` in nimbus dev. */
@@ -53,6 +55,7 @@ export function createBroker(
     ...(options.sealKey === undefined ? {} : { secretSealer: new AesGcmSealer(options.sealKey) }),
     targetNetworks: config.subscriptionTargetNetworks ?? options.defaultTargetNetworks ?? "public",
     objectReplicationGraceMs: options.objectReplicationGraceMs,
+    rangeUseMs: options.rangeUseMs,
     ...(options.now ? { now: options.now } : {}),
   });
 }

@@ -18,7 +18,7 @@ import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
 import { BROKER_TABLES } from "../broker/store/index.js";
 import { type InProcessDispatch, readTargetCa } from "../broker/subscriptions/index.js";
 import { createBroker } from "../config/create-broker.js";
-import { type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
+import { awsRetryOptions, type NimbusConfig, parseNimbusConfig } from "../config/nimbus-config.js";
 import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import { type GrpcServer, startGrpcServer, type TelemetryOptions } from "../grpc/index.js";
@@ -118,6 +118,8 @@ export interface LocalServerOptions {
   remotingBrokerPorts?: Readonly<Record<string, number>> | undefined;
   /** Bounds of the gRPC endpoint's Telemetry streams (tests make them small). */
   grpcTelemetry?: Partial<TelemetryOptions> | undefined;
+  /** How long a hot queue's writer uses a leased range (QueueLogOptions.rangeUseMs, default 200 ms; tests make it long). */
+  rangeUseMs?: number | undefined;
 }
 
 export interface LocalAuthOptions {
@@ -155,7 +157,8 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export async function openStorage(choice: StorageChoice): Promise<Storage> {
+/** Opens the store; on the AWS adapters with the config's DynamoDB throttle retry (`dynamoThrottleRetry`), if any. */
+export async function openStorage(choice: StorageChoice, config?: NimbusConfig): Promise<Storage> {
   if (choice.kind === "local") {
     mkdirSync(choice.dataDir, { recursive: true });
     return createLocalStorage({ dataDir: choice.dataDir, ...(choice.flush ? { flush: choice.flush } : {}) });
@@ -165,11 +168,11 @@ export async function openStorage(choice: StorageChoice): Promise<Storage> {
     await ensureTables(options, BROKER_TABLES);
     await ensureBucket(options);
   }
-  return createAwsStorage(options);
+  return createAwsStorage({ ...options, ...(config === undefined ? {} : awsRetryOptions(config)) });
 }
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
-  const storage = await openStorage(options.storage);
+  const storage = await openStorage(options.storage, options.config);
   try {
     return await serveOn(storage, { ...options, sealKey: options.sealKey ?? localSealKey(options.storage) }, true);
   } catch (err) {
@@ -295,7 +298,13 @@ export async function serveOn(
     storage,
     { ...config, brokers: registrations(config, role) },
     // nimbus dev's subscriptions may reach local webhooks unless the config says otherwise.
-    { apiUrl: url, newMessageId, sealKey: options.sealKey, defaultTargetNetworks: "loopback" },
+    {
+      apiUrl: url,
+      newMessageId,
+      sealKey: options.sealKey,
+      defaultTargetNetworks: "loopback",
+      rangeUseMs: options.rangeUseMs,
+    },
   );
   const channelUrl = `${options.tls ? "wss" : "ws"}://${host}:${port}${CHANNEL_PATH}`;
   const auth = options.auth;
@@ -423,6 +432,8 @@ export async function serveOn(
       await Promise.all(inFlight);
       // A sweep a request started may outlive that request's answer.
       await broker.timers.settled();
+      // The last append answered: the ranges this process leased on hot queues are sealed by it, not by readers.
+      await broker.close();
       server.closeAllConnections();
       await closed;
       if (ownsStorage) await storage.close();

@@ -52,6 +52,8 @@ export interface ProxyServerOptions {
    */
   remotingPort?: number | undefined;
   telemetry?: Partial<TelemetryOptions> | undefined;
+  /** How long a hot queue's writer uses a leased range (QueueLogOptions.rangeUseMs, default 200 ms; tests make it long). */
+  rangeUseMs?: number | undefined;
   /**
    * Invokes the stage's Dispatch for a subscribed topic an append landed on (lib/config/dispatch-wake.ts): on
    * AWS, a Lambda `Event` invocation of NIMBUS_DISPATCH_FUNCTION. Absent: delivery waits for Dispatch's schedule.
@@ -81,7 +83,7 @@ export interface ProxyServer {
 
 export async function startProxyServer(options: ProxyServerOptions): Promise<ProxyServer> {
   checkOpenBinding(options.host ?? "127.0.0.1", options.auth !== undefined, options.insecure === true, tlsOf(options));
-  const storage = await openStorage(options.storage);
+  const storage = await openStorage(options.storage, options.config);
   try {
     return await serveProxy(storage, options);
   } catch (err) {
@@ -101,6 +103,7 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
     apiUrl: "",
     newMessageId,
     mergedInlineThresholdBytes: PROXY_MERGED_INLINE_BYTES,
+    rangeUseMs: options.rangeUseMs,
   });
   // Not settled before each answer, as a Lambda must (a frozen container sends nothing): the task keeps running.
   const wake = options.wakeDispatch === undefined ? undefined : attachDispatchWake(broker, options.wakeDispatch);
@@ -155,6 +158,8 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
       await grpc.close();
       await wake?.settle(CLOSE_SETTLE_MS);
       await broker.timers.settled();
+      // The last append answered: the ranges this process leased on hot queues are sealed by it, not by readers.
+      await broker.close();
       await storage.close();
     },
   };

@@ -75,6 +75,10 @@ const { values } = parseArgs({
     workers: { type: "string" },
     "key-limits": { type: "string", default: "on" },
     "index-keys": { type: "string", default: "1" },
+    batch: { type: "string", default: "1" },
+    groups: { type: "string", default: "0" },
+    "throttle-base-ms": { type: "string", default: "1000" },
+    "max-attempts": { type: "string", default: "3" },
     brokers: { type: "string", default: "rocketmq,nimbus" },
     protocols: { type: "string", default: "grpc,remoting" },
     protocol: { type: "string", default: "grpc" },
@@ -216,6 +220,10 @@ async function main(): Promise<void> {
       via: values.via === "send-handler" ? ("send-handler" as const) : ("queue-log" as const),
       keyLimits: values["key-limits"] !== "off",
       indexKeys: Math.floor(positive("index-keys", values["index-keys"], 1)),
+      batch: Math.min(1024, Math.floor(positive("batch", values.batch, 1))),
+      groups: Math.min(64, Math.floor(Number(values.groups) || 0)),
+      throttleBaseMs: positive("throttle-base-ms", values["throttle-base-ms"], 1000),
+      maxAttempts: Math.min(10, Math.floor(positive("max-attempts", values["max-attempts"], 3))),
     };
     if (values["key-limits"] !== "on" && values["key-limits"] !== "off")
       throw new Error(`--key-limits must be on or off, got ${values["key-limits"]}`);

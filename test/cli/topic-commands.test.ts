@@ -124,6 +124,11 @@ describe("nimbus: help, cluster and topic commands (the built CLI)", () => {
     assert.deepEqual(rows[0], ["broker-a", "0", "0", "0", "N/A"]);
     assert.deepEqual(rows[1]?.slice(0, 4), ["broker-a", "1", "0", "1"]);
     assert.match(rows[1]?.[4] ?? "", /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/);
+    const loaded = await run("topicStatus", "-t", "StatusTopic", "--load");
+    assert.equal(loaded.code, 0, loaded.stderr);
+    assert.match(loaded.stdout, /#Last Updated\s+#Appends\/s\s+#Keys\s+#Busiest Key\n/);
+    assert.deepEqual(tableRows(loaded.stdout)[1]?.slice(-2), ["1", "0 %"], "one key, far from its ceiling");
+    assert.doesNotMatch(loaded.stderr, /warning/);
     const json = JSON.parse((await run("topicStatus", "-t", "StatusTopic", "--json")).stdout);
     assert.deepEqual(
       json.queues.map((q: { queueId: number; maxOffset: number }) => [q.queueId, q.maxOffset]),

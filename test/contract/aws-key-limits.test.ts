@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { ROUTES_TABLE } from "../../lib/broker/store/tables.js";
 import { ErrorCode, NimbusError } from "../../lib/core/errors.js";
-import { createAwsStorage, ensureTables } from "../../lib/storage/aws/index.js";
+import { createAwsStorage, ensureTables, type RetryBackoff } from "../../lib/storage/aws/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { type KeyLimitedDynamo, startKeyLimitedDynamo } from "../support/dynamo-key-limits.js";
 import { EMULATOR_CREDENTIALS, type Emulators, startEmulators } from "../support/emulators.js";
@@ -19,8 +19,9 @@ describe("DynamoDB's per-key limits in front of the emulator", { timeout: 120_00
   let emulators: Emulators;
   let limited: KeyLimitedDynamo;
   const storages: Storage[] = [];
-  const storage = (endpoint: string, maxAttempts: number) => {
+  const storage = (endpoint: string, maxAttempts: number, retryBackoff?: Partial<RetryBackoff>) => {
     const s = createAwsStorage({
+      ...(retryBackoff === undefined ? {} : { retryBackoff }),
       region: "us-east-1",
       bucket: "limits",
       tablePrefix: "limits-",
@@ -86,6 +87,26 @@ describe("DynamoDB's per-key limits in front of the emulator", { timeout: 120_00
       assert.equal(reads.throttled(), 3, "the SDK tried three times, each answered with the throttle");
     } finally {
       await reads.stop();
+    }
+  });
+
+  it("a configured throttle back-off (dynamoThrottleRetry) retries as many times as it says, then SYSTEM_BUSY", async () => {
+    const writes = await startKeyLimitedDynamo(emulators.dynamoEndpoint, {
+      writeUnitsPerSecond: 1,
+      readUnitsPerSecond: 1000,
+    });
+    try {
+      const table = storage(writes.endpoint, 5, { throttlingBaseMs: 5 }).table(ROUTES_TABLE);
+      await table.put({ pk: "backoff", sk: "a", blob: "z".repeat(100 * 1024) }); // the key overdrawn for 99 s
+      await assert.rejects(
+        table.put({ pk: "backoff", sk: "b", v: 1 }),
+        (err: unknown) => err instanceof NimbusError && err.code === ErrorCode.SYSTEM_BUSY && err.retryable,
+      );
+      assert.equal(writes.throttled(), 5, "five attempts, each answered with the throttle");
+      await table.put({ pk: "elsewhere", sk: "a", v: 1 });
+      assert.equal(writes.throttled(), 5, "a request that succeeds is not retried");
+    } finally {
+      await writes.stop();
     }
   });
 });

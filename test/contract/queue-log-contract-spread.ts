@@ -195,6 +195,27 @@ export function queueLogSpreadContract(label: string, open: OpenFixture): void {
       assert.equal(items.spread.length, 0);
     });
 
+    it("retention trims a spread queue over all its keys, up to its newest item", async () => {
+      const { storage } = fixture();
+      const q = freshQueue("Spread");
+      let now = 800_000_000;
+      const log = new QueueLog(storage, { ...spread, now: () => now, rangeUseMs: 60_000 });
+      for (let i = 0; i < 12; i++) await log.append(q, [record(`old${i}`)]);
+      now += 60_000;
+      const last = await log.append(q, [record("newest")]);
+      await log.releaseRanges();
+      now += 2 * 3_600_000;
+      const trimmed = await log.trim(q, now - 3_600_000);
+      // The newest item is the tail its owner sealed after "newest": it keeps the max offset, every batch goes.
+      assert.equal(trimmed.deletedMessages, 13, "every batch, whichever key it is on (pages cut per key included)");
+      assert.equal(trimmed.minOffset, last.queueOffset + 1);
+      const { spread: items } = await itemsOf(storage, q);
+      assert.deepEqual(
+        items.filter((i) => i.e === undefined),
+        [],
+      );
+    });
+
     it("an idle poll of a spread queue reads each key once; the layout is learned once, from the first query", async () => {
       const { storage } = fixture();
       const q = freshQueue("Spread");

@@ -27,6 +27,8 @@ export interface KeyLimitedDynamo {
   endpoint: string;
   /** Requests answered ProvisionedThroughputExceededException so far. */
   throttled(): number;
+  /** Of those, reads (gets and queries). */
+  throttledReads(): number;
   /** Units charged so far, per kind. */
   charged(): { writeUnits: number; readUnits: number };
   stop(): Promise<void>;
@@ -124,6 +126,7 @@ export async function startKeyLimitedDynamo(
     return b;
   };
   let throttled = 0;
+  let throttledReads = 0;
   const charged = { writeUnits: 0, readUnits: 0 };
 
   const server: Server = createServer((req, res) => {
@@ -143,6 +146,7 @@ export async function startKeyLimitedDynamo(
       const kindBucket = bucket && (WRITES.has(op) ? bucket.write : bucket.read);
       if (kindBucket !== undefined && !kindBucket.open()) {
         throttled++;
+        if (!WRITES.has(op)) throttledReads++;
         res.writeHead(400, {
           "content-type": "application/x-amz-json-1.0",
           "x-amzn-requestid": `throttled-${throttled}`,
@@ -190,6 +194,7 @@ export async function startKeyLimitedDynamo(
   return {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     throttled: () => throttled,
+    throttledReads: () => throttledReads,
     charged: () => ({ ...charged }),
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

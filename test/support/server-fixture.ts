@@ -99,7 +99,7 @@ export async function openBacking(mode: ServerMode): Promise<Backing> {
 }
 
 /** Server options a test sets beside the mode and config (kept across restarts), e.g. `targetCaPem`. */
-export type TestServerExtra = Pick<LocalServerOptions, "targetCaPem">;
+export type TestServerExtra = Pick<LocalServerOptions, "targetCaPem" | "rangeUseMs">;
 
 export async function startTestServer(
   mode: ServerMode,

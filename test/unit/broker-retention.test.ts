@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
+import { QUEUE_INDEX_TABLE } from "../../lib/broker/queue-log/index.js";
 import { HALF_QUEUES } from "../../lib/broker/transactions/transaction-records.js";
 import { openTestBroker, type TestBroker } from "../support/server-fixture.js";
 
@@ -90,6 +91,58 @@ describe("retention (fake clock)", () => {
       lastUpdateTimestamp: t0 + HOUR,
     });
     assert.ok(!(await t.broker.topics.list()).includes("Gone"), "still deleted");
+  });
+
+  it("trims a deleted hot topic's queue over every key, keeping its layout, counter and newest item", async () => {
+    const hot = await openTestBroker({ config: { hotTopics: { HotGone: 4 } }, clock: t.clock });
+    try {
+      const sendHot = (...bodies: string[]) =>
+        hot.broker.sender.send({
+          topic: "HotGone",
+          brokerName: "broker-a",
+          queueId: 0,
+          messages: bodies.map((b) => ({ body: new TextEncoder().encode(b) })),
+        });
+      await hot.broker.topics.upsert("HotGone", { readQueueNums: 1, writeQueueNums: 1, brokerNames: ["broker-a"] });
+      for (const body of ["a", "b", "c", "d", "e", "f"]) await sendHot(body);
+      await hot.broker.close(); // the unused tail of its range sealed by its owner
+      hot.clock.set(t0 + HOUR);
+      await hot.broker.registerBrokers();
+      const last = await sendHot("newest");
+      await hot.broker.close();
+      await hot.broker.topics.delete("HotGone");
+
+      hot.clock.set(t0 + RETENTION + 2 * HOUR);
+      await hot.broker.registerBrokers();
+      const report = await hot.broker.applyRetention();
+      // The newest item is the tail its owner sealed after "newest": it keeps the max offset (the chain rule).
+      assert.equal(report.deletedMessages, 7, "every old message, whichever key it was on");
+      const status = await hot.broker.queueLog.status({ topic: "HotGone", brokerName: "broker-a", queueId: 0 });
+      assert.equal(status.minOffset, last.queueOffset + 1);
+      assert.ok(status.maxOffset > status.minOffset, "the sealed tail keeps the max offset");
+      const index = hot.storage.table(QUEUE_INDEX_TABLE);
+      const pk = "HotGone#broker-a#0";
+      const base = (await index.query(pk, { consistent: true })).items;
+      assert.deepEqual(
+        base.map((i) => [i.sk, i.k]),
+        [[-1, 4]],
+        "the layout item stays: the queue keeps its layout",
+      );
+      assert.notEqual(await index.get({ pk: `${pk}#ranges`, sk: 0 }), undefined, "the counter stays: offsets go on");
+      const left: number[] = [];
+      for (let k = 0; k < 4; k++) {
+        for (const item of (await index.query(`${pk}#${k}`, { consistent: true })).items) {
+          if (item.e === undefined) left.push(Number(item.sk));
+        }
+      }
+      assert.deepEqual(left, [], "no batch is left on any key");
+
+      await hot.broker.topics.upsert("HotGone", { readQueueNums: 1, writeQueueNums: 1, brokerNames: ["broker-a"] });
+      const again = await sendHot("again");
+      assert.equal(again.queueOffset, status.maxOffset, "recreated, it goes on at the max offset");
+    } finally {
+      await hot.close();
+    }
   });
 
   it("deletes the object of a trimmed batch stored outside the index", async () => {

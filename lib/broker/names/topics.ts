@@ -142,13 +142,21 @@ export class TopicService {
     this.onChange(topic);
   }
 
-  /** Min/max offset and last store time of every queue of the topic (queue ids up to max(read, write) - 1). */
-  async status(topic: string): Promise<QueueStatus[]> {
+  /**
+   * Min/max offset and last store time of every queue of the topic (queue ids up to max(read, write) - 1); with
+   * `load`, each queue's write load too (one more query per index key: QueueLog.load).
+   */
+  async status(topic: string, options: { load?: boolean } = {}): Promise<QueueStatus[]> {
     const route = await this.nameServer.topicRoute(topic);
     const rows = route.queueDatas.flatMap((qd) =>
       queueIds(qd).map((queueId) => ({ brokerName: qd.brokerName, queueId })),
     );
-    return Promise.all(rows.map(async (r) => ({ ...r, ...(await this.queueLog.status({ topic, ...r })) })));
+    return Promise.all(
+      rows.map(async (r) => {
+        const status = { ...r, ...(await this.queueLog.status({ topic, ...r })) };
+        return options.load === true ? { ...status, load: await this.queueLog.load({ topic, ...r }) } : status;
+      }),
+    );
   }
 
   /** Creates the topic's QueueData on one broker unless it has one: a concurrent admin update or creation stays. */

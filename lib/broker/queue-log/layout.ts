@@ -63,6 +63,11 @@ export class IndexView {
     this.#keys = keys === 1 ? [pk] : Array.from({ length: keys }, (_, i) => `${pk}#${i}`);
   }
 
+  /** The partition keys of the queue's index (its base key, or its K spread keys). */
+  get keyNames(): readonly string[] {
+    return this.#keys;
+  }
+
   get spread(): boolean {
     return this.keys > 1;
   }

@@ -7,13 +7,14 @@ import { MessageConst, type MessageRecord } from "../../core/message.js";
 import { encodeBatch } from "../../core/message-codec.js";
 import type { ObjectStore } from "../../storage/object-store.js";
 import type { Storage } from "../../storage/storage.js";
-import type { Table } from "../../storage/table.js";
+import type { Item, Table } from "../../storage/table.js";
 import { type AppendResult, type IndexedMessage, type IndexPolicy, RangeWriter } from "./append.js";
 import { type Backlog, countBacklog } from "./backlog.js";
 import { type IndexedPage, offsetStoredFrom, readIndexedBatches } from "./indexed-batches.js";
 import type { IndexView } from "./layout.js";
 import { QueueLayouts } from "./layouts.js";
 import { RangeLeases } from "./leases.js";
+import { measureLoad, type QueueLoad } from "./load.js";
 import {
   type BatchLocation,
   end,
@@ -29,7 +30,7 @@ import { reserveRange, sealOffset } from "./ranges.js";
 import { type ReadContext, type ReadOptions, type ReadResult, readQueue } from "./read.js";
 import { isSharedObjectKey, SharedObjectWriter } from "./shared-objects.js";
 
-export type { AppendResult, Backlog, IndexedMessage, IndexedPage, IndexPolicy };
+export type { AppendResult, Backlog, IndexedMessage, IndexedPage, IndexPolicy, QueueLoad };
 
 export interface QueueLogOptions {
   /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
@@ -341,6 +342,16 @@ export class QueueLog {
   }
 
   /**
+   * The queue's write load against its keys' ceiling (load.ts): one query per index key of the newest items, only
+   * when asked (`topicStatus --load`).
+   */
+  async load(q: QueueRef): Promise<QueueLoad> {
+    const pk = queuePk(q);
+    const view = this.#layouts.known(pk) ?? (await this.#layouts.read(pk)).view;
+    return measureLoad(view, this.#now());
+  }
+
+  /**
    * Retention: deletes the batches stored before `olderThan` (ms since epoch), oldest first, stopping at
    * the first younger one, and never the newest batch of the queue (it holds the max offset). The last batch
    * deleted is replaced by a trimmed marker (the min offset is its end) and the marker below it deleted, so
@@ -356,7 +367,7 @@ export class QueueLog {
     let deletedBatches = 0;
     let deletedMessages = 0;
     for (;;) {
-      const [oldest, next, third] = (await view.after(-1, 3)).items.slice(0, 3).map(fromItem);
+      const [oldest, next, third] = (await firstItems(view, 3)).map(fromItem);
       if (!oldest || !next) break;
       const marked = oldest.loc.kind === "trimmed";
       // The batch to replace by a marker: the oldest (no marker yet), or the one above the marker.
@@ -440,6 +451,17 @@ export class QueueLog {
   #learn(cache: Map<string, Cached>, pk: string, value: number): void {
     cache.set(pk, { value, at: this.#monotonicNow() });
   }
+}
+
+/**
+ * The queue's first `count` index items. A spread queue's page is cut where one key's share ends, so it may hold
+ * fewer items than asked while more follow (two items left of a page of three made retention stop early): a
+ * larger page is asked then, whose cut keeps at least `count` items.
+ */
+async function firstItems(view: IndexView, count: number): Promise<Item[]> {
+  let page = await view.after(-1, count);
+  if (page.items.length < count && page.more) page = await view.after(-1, count * view.keys);
+  return page.items.slice(0, count);
 }
 
 /** What the message index keeps of each message: its UNIQ_KEY (absent: not indexed) and its keys. */

@@ -153,8 +153,10 @@ export class NimbusApi {
     await this.call(endpoints.deleteTopic, { params: { topic } });
   }
 
-  async topicStatus(topic: string): Promise<QueueStatus[]> {
-    return (await this.call(endpoints.topicStatus, { params: { topic } })).queues;
+  /** Every queue's offsets; with `load`, its write load against its keys' ceiling (one query per index key more). */
+  async topicStatus(topic: string, options: { load?: boolean } = {}): Promise<QueueStatus[]> {
+    const query = options.load === true ? { load: "true" as const } : {};
+    return (await this.call(endpoints.topicStatus, { params: { topic }, query })).queues;
   }
 
   send(req: SendRequest, options?: RequestOptions): Promise<SendResponse> {

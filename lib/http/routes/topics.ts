@@ -23,7 +23,7 @@ export const topicRoutes = serviceRoutes<HandlerContext>("Topics", [
     await ctx.broker.topics.delete(params.topic);
     return { topic: params.topic, deleted: true as const };
   }),
-  route(endpoints.topicStatus, async ({ params }, { broker }) => ({
-    queues: await broker.topics.status(params.topic),
+  route(endpoints.topicStatus, async ({ params, query }, { broker }) => ({
+    queues: await broker.topics.status(params.topic, { load: query.load === "true" }),
   })),
 ]);

@@ -33,6 +33,24 @@ export const TopicConfigSchema = z
   .meta({ id: "TopicConfig" });
 export type TopicConfig = z.output<typeof TopicConfigSchema>;
 
+/** A queue's write load against DynamoDB's per-key ceiling, from its newest index items (`?load=true` only). */
+export const QueueLoadSchema = z
+  .object({
+    /** Keys the queue's index is spread over (a hot topic's K; 1 otherwise). */
+    indexKeys: z.number().int().min(1).max(64),
+    /** Index items read for the measure (at most 32 per key). */
+    sampledAppends: z.number().int().min(0),
+    appendsPerSecond: z.number().min(0),
+    messagesPerSecond: z.number().min(0),
+    /** Write units per second of the queue's busiest partition key (index puts; a one-key queue's counter too). */
+    busiestKeyWriteUnits: z.number().min(0),
+    /** That over the key's ceiling, 1,000 write units/s. */
+    busiestKeyShare: z.number().min(0),
+    /** The busiest key at 80 % of its ceiling or more: throttling is near (docs/deploy.md, capacity). */
+    nearLimit: z.boolean(),
+  })
+  .meta({ id: "QueueLoad" });
+
 export const QueueStatusSchema = z
   .object({
     brokerName: z.string().max(MAX_TEXT_LENGTH),
@@ -40,6 +58,7 @@ export const QueueStatusSchema = z
     minOffset: queueOffset,
     maxOffset: queueOffset,
     lastUpdateTimestamp: timestamp,
+    load: QueueLoadSchema.optional(),
   })
   .meta({ id: "QueueStatus" });
 export type QueueStatus = z.output<typeof QueueStatusSchema>;
@@ -87,8 +106,10 @@ export const topicStatus = endpoint({
   method: "GET",
   path: "/topics/{topic}/status",
   service: "Topics",
-  summary: "Min and max offset and last store time of every queue of the topic on every broker.",
+  summary:
+    "Min and max offset and last store time of every queue of the topic on every broker; with load=true, each queue's write load against its keys' ceiling (one query per index key, newest 32 items).",
   params: z.object({ topic: topicName }),
+  query: z.object({ load: z.enum(["true", "false"]).optional() }).strict(),
   response: z.object({ queues: z.array(QueueStatusSchema).max(MAX_LIST_ITEMS) }),
   errors: [ErrorCode.PARAMETER_ILLEGAL, ErrorCode.TOPIC_NOT_EXIST],
 });

@@ -18,7 +18,14 @@ import { type AwsStorageOptions, createDynamoClient, createS3Client, physicalTab
 import { S3ObjectStore } from "./s3-object-store.js";
 
 export { DynamoTable } from "./dynamo-table.js";
-export { type AwsStorageOptions, ensureBucket, ensureTables, physicalTableName } from "./provision.js";
+export {
+  type AwsStorageOptions,
+  DEFAULT_AWS_TIMEOUTS,
+  ensureBucket,
+  ensureTables,
+  physicalTableName,
+} from "./provision.js";
+export { DEFAULT_RETRY_BACKOFF, type RetryBackoff } from "./retry.js";
 export { S3ObjectStore } from "./s3-object-store.js";
 
 /** A `Storage` on DynamoDB and S3. The tables and the bucket must exist (see `ensureTables`). */

@@ -13,6 +13,7 @@ import {
 import { type BucketLocationConstraint, CreateBucketCommand, HeadBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import type { TableSpec } from "../table.js";
+import { type RetryBackoff, retryStrategy } from "./retry.js";
 import { translateError } from "./sdk-errors.js";
 
 /** Plain options: `lib/` never reads the environment; the caller (handler, local server, test) does. */
@@ -33,6 +34,11 @@ export interface AwsStorageOptions {
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** SDK attempts per request, retries of throttling and 5xx included (default: the SDK's, 3). */
   maxAttempts?: number;
+  /**
+   * The retry back-off's bases (lib/storage/aws/retry.ts): unset, the SDK's own strategy (1 s after a throttle,
+   * 50 ms after a 5xx); the benchmark stretches them with its clock, a hot queue's writers may shorten the first.
+   */
+  retryBackoff?: Partial<RetryBackoff>;
   /**
    * Per attempt: how long a connection may take to open, and how long a request may wait for the service
    * without a byte (a hung connection fails as SYSTEM_BUSY instead of holding an append, and a Lambda, until
@@ -75,6 +81,9 @@ export function createDynamoClient(options: AwsStorageOptions, region = options.
     ...(options.dynamoEndpoint === undefined ? {} : { endpoint: options.dynamoEndpoint }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
     ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+    ...(options.retryBackoff === undefined
+      ? {}
+      : { retryStrategy: retryStrategy(options.maxAttempts ?? 3, options.retryBackoff) }),
     requestHandler: requestHandler(options, "dynamo"),
   });
 }
