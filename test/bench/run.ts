@@ -77,6 +77,8 @@ const { values } = parseArgs({
     brokers: { type: "string", default: "rocketmq,nimbus" },
     protocols: { type: "string", default: "grpc,remoting" },
     "plain-clients": { type: "string", default: "fetch,urllib" },
+    factor: { type: "string" },
+    auth: { type: "boolean", default: false },
   },
   strict: true,
 });
