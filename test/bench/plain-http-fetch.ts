@@ -1,7 +1,7 @@
 /**
  * @module One stock HTTP client of the plain-http suite (plain-http.ts), in its own process: Node's global `fetch`
  * with no pool tuning — `<url> <topic> open <rate> <seconds>` (open loop: one 1 KiB JSON `POST /send` per message,
- * each leaving on schedule whatever the ones before it did) or `<url> <topic> closed <senders> <seconds>` (closed
+ * each leaving on schedule, in an event-loop turn of its own, whatever the ones before it did) or `<url> <topic> closed <senders> <seconds>` (closed
  * loop: `senders` sending one after another, what the broker serves a client that waits for its answers: the
  * capacity). With NIMBUS_ACCESS_KEY and NIMBUS_SECRET_KEY set every request is signed (docs/security.md). Prints
  * `RESULT {ok, busy, other, errors, okMs, busyMs, lagMs, cpuSeconds, seconds}`: the answers' times in ms from
@@ -54,7 +54,10 @@ if (mode === "open") {
   for (let i = 0; i < total; i++) {
     const due = started + (i * 1000) / rate;
     const wait = due - performance.now();
+    // Each send leaves in a turn of the event loop of its own, as sends an application makes on its events do: a
+    // loop that ran on without yielding once behind would queue every later send before any reached the network.
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    else await new Promise((resolve) => setImmediate(resolve));
     sends.push(send(due));
   }
   await Promise.all(sends);

@@ -7,7 +7,8 @@
  * (OK answers per second to 64 closed-loop `fetch` senders), and `--factor` (2) times it offered open loop from the
  * plain `fetch`, while this process probes `GET /health` every 20 ms. Per row: OK, SYSTEM_BUSY, other answers and
  * connection errors, answer times from each send's scheduled start (OK p50/p99, refusals' p99 and max, all
- * answers' p99), the client's own start lag, each side's CPU. `--auth`: `nimbus dev --auth`, every request signed
+ * answers' p99), the client's own start lag, each side's CPU. Each row has a broker of its own, warmed up first
+ * (WARM_UP_SENDS from this process). `--auth`: `nimbus dev --auth`, every request signed
  * (the fetch client only). `--flush sync|async`.
  */
 import { spawn } from "node:child_process";
@@ -62,6 +63,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const TOPIC = "PlainTopic";
 /** Closed-loop senders measuring the capacity (as the overload suite's). */
 const CAPACITY_SENDERS = 64;
+/** Sends each broker serves before its row is measured (every worker's request path compiled and run). */
+const WARM_UP_SENDS = 400;
 
 export interface ClientResult {
   ok: number;
@@ -167,6 +170,22 @@ async function createTopic(broker: BrokerProcess, credentials: NimbusCredentials
   if (!created.ok) throw new Error(`PUT /topics answered ${created.status}: ${await created.text()}`);
 }
 
+/** Sends WARM_UP_SENDS from this process, 8 at a time, before a row: the rows measure a broker that has served. */
+async function warmUp(broker: BrokerProcess, credentials: NimbusCredentials | undefined): Promise<void> {
+  const url = `${broker.url}/send`;
+  const body = JSON.stringify({ topic: TOPIC, messages: [{ body: Buffer.alloc(1024, 97).toString("base64") }] });
+  const plain = { "content-type": "application/json" };
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let i = 0; i < WARM_UP_SENDS / 8; i++) {
+        const sign = credentials && signNimbusRequest({ method: "POST", url, headers: plain, body, credentials });
+        const res = await fetch(url, { method: "POST", headers: { ...plain, ...sign }, body });
+        await res.arrayBuffer();
+      }
+    }),
+  );
+}
+
 /** A fresh broker (its own data folder) for `work`, stopped and removed after it. */
 async function withBroker<T>(
   o: PlainHttpOptions,
@@ -182,6 +201,7 @@ async function withBroker<T>(
   });
   try {
     await createTopic(broker, credentials);
+    await warmUp(broker, credentials);
     return await work(broker, credentials);
   } finally {
     await broker.stop();
