@@ -4,8 +4,9 @@
  * each leaving on schedule, in an event-loop turn of its own, whatever the ones before it did) or `<url> <topic> closed <senders> <seconds>` (closed
  * loop: `senders` sending one after another, what the broker serves a client that waits for its answers: the
  * capacity). With NIMBUS_ACCESS_KEY and NIMBUS_SECRET_KEY set every request is signed (docs/security.md). Prints
- * `RESULT {ok, busy, other, errors, okMs, busyMs, lagMs, cpuSeconds, seconds}`: the answers' times in ms from
- * each send's scheduled start (sorted), and the client's own start lag (how late it called `fetch`).
+ * `RESULT {ok, busy, other, errors, okMs, busyMs, lagMs, callMs, busyCallMs, cpuSeconds, seconds}`: the answers' times in ms
+ * from each send's scheduled start (sorted), the client's own start lag (how late it called `fetch`), and every
+ * answer's and every refusal's time from its `fetch` call.
  */
 import { signNimbusRequest } from "../../lib/core/request-signing.js";
 
@@ -18,6 +19,10 @@ const counts = { ok: 0, busy: 0, other: 0, errors: 0 };
 const okMs: number[] = [];
 const busyMs: number[] = [];
 const lagMs: number[] = [];
+/** Every answer's time from the `fetch` call (the client's own lag left out). */
+const callMs: number[] = [];
+/** Refusals' times from the `fetch` call. */
+const busyCallMs: number[] = [];
 const errorKinds: Record<string, number> = {};
 
 function headers(): Record<string, string> {
@@ -28,16 +33,19 @@ function headers(): Record<string, string> {
 }
 
 async function send(due: number): Promise<void> {
-  lagMs.push(performance.now() - due);
+  const called = performance.now();
+  lagMs.push(called - due);
   try {
     const res = await fetch(`${url}/send`, { method: "POST", headers: headers(), body });
     const answer = (await res.json()) as { code?: string };
+    callMs.push(performance.now() - called);
     if (res.ok) {
       counts.ok++;
       okMs.push(performance.now() - due);
     } else if (answer.code === "SYSTEM_BUSY") {
       counts.busy++;
       busyMs.push(performance.now() - due);
+      busyCallMs.push(performance.now() - called);
     } else counts.other++;
   } catch (err) {
     counts.errors++;
@@ -71,7 +79,15 @@ if (mode === "open") {
 }
 const elapsed = (performance.now() - started) / 1000;
 const usage = process.cpuUsage();
-for (const list of [okMs, busyMs, lagMs]) list.sort((a, b) => a - b);
+for (const list of [okMs, busyMs, lagMs, callMs, busyCallMs]) list.sort((a, b) => a - b);
 if (counts.errors > 0) console.error(`plain fetch: connection errors ${JSON.stringify(errorKinds)}`);
-const result = { ...counts, okMs, busyMs, lagMs, cpuSeconds: (usage.user + usage.system) / 1e6, seconds: elapsed };
+const result = {
+  ...counts,
+  okMs,
+  busyMs,
+  lagMs,
+  callMs,
+  cpuSeconds: (usage.user + usage.system) / 1e6,
+  seconds: elapsed,
+};
 console.log(`RESULT ${JSON.stringify(result)}`);

@@ -50,6 +50,10 @@ export interface PlainHttpRow {
   busyMaxMs: number;
   answerP99Ms: number;
   lagP99Ms: number;
+  /** All answers' p99 from the client's `fetch` call: its own start lag left out (fetch only). */
+  callP99Ms: number;
+  /** The slowest refusal from the client's `fetch` call (fetch only). */
+  busyCallMaxMs: number;
   /** The overload row: the closed-loop capacity it offered a multiple of, and the /health probes' times. */
   capacityPerSec?: number | undefined;
   healthP99Ms?: number | undefined;
@@ -74,6 +78,9 @@ export interface ClientResult {
   okMs: number[];
   busyMs: number[];
   lagMs: number[];
+  /** Answers' times from the client's call (the fetch client only). */
+  callMs?: number[] | undefined;
+  busyCallMs?: number[] | undefined;
   cpuSeconds: number;
   seconds: number;
 }
@@ -153,6 +160,8 @@ function toRow(name: string, offeredPerSec: number, r: ClientResult, brokerCpu: 
     busyMaxMs: r.busyMs.at(-1) ?? Number.NaN,
     answerP99Ms: percentile(answers, 99),
     lagP99Ms: percentile(r.lagMs, 99),
+    callP99Ms: percentile(r.callMs ?? [], 99),
+    busyCallMaxMs: r.busyCallMs?.at(-1) ?? Number.NaN,
     clientCores: r.cpuSeconds / r.seconds,
     brokerCores: brokerCpu / r.seconds,
     load: [load0, os.loadavg()[0] ?? 0],
@@ -259,11 +268,11 @@ export function formatPlainHttp(o: PlainHttpOptions, rows: readonly PlainHttpRow
       : n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
   const lines = [
     `stock clients, single 1 KiB JSON sends for ${o.seconds} s, nimbus dev --flush ${o.flush}${o.auth ? " --auth (signed)" : ""}`,
-    "| client | offered/s | OK | OK/s | SYSTEM_BUSY | other | conn. errors | OK p50 / p99 ms | refusal p99 / max ms | answer p99 ms | client lag p99 ms | client / broker cores | load |",
+    "| client | offered/s | OK | OK/s | SYSTEM_BUSY | other | conn. errors | OK p50 / p99 ms | refusal p99 / max ms (max from the call) | answer p99 ms (from the call) | client lag p99 ms | client / broker cores | load |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...rows.map(
       (r) =>
-        `| ${r.row} | ${f(r.offeredPerSec)} | ${f(r.ok)} (${f((100 * r.ok) / Math.max(1, r.offered), 1)} %) | ${f(r.okPerSec)} | ${f(r.busy)} | ${f(r.other)} | ${f(r.errors)} | ${f(r.okP50Ms, 1)} / ${f(r.okP99Ms, 1)} | ${f(r.busyP99Ms, 1)} / ${f(r.busyMaxMs, 1)} | ${f(r.answerP99Ms, 1)} | ${f(r.lagP99Ms, 1)} | ${f(r.clientCores, 2)} / ${f(r.brokerCores, 2)} | ${f(r.load[0], 1)}–${f(r.load[1], 1)} |`,
+        `| ${r.row} | ${f(r.offeredPerSec)} | ${f(r.ok)} (${f((100 * r.ok) / Math.max(1, r.offered), 1)} %) | ${f(r.okPerSec)} | ${f(r.busy)} | ${f(r.other)} | ${f(r.errors)} | ${f(r.okP50Ms, 1)} / ${f(r.okP99Ms, 1)} | ${f(r.busyP99Ms, 1)} / ${f(r.busyMaxMs, 1)} (${f(r.busyCallMaxMs, 1)}) | ${f(r.answerP99Ms, 1)} (${f(r.callP99Ms, 1)}) | ${f(r.lagP99Ms, 1)} | ${f(r.clientCores, 2)} / ${f(r.brokerCores, 2)} | ${f(r.load[0], 1)}–${f(r.load[1], 1)} |`,
     ),
   ];
   for (const r of rows) {
