@@ -87,6 +87,7 @@ const result = {
   busyMs,
   lagMs,
   callMs,
+  busyCallMs,
   cpuSeconds: (usage.user + usage.system) / 1e6,
   seconds: elapsed,
 };
