@@ -287,7 +287,7 @@ export async function serveOn(
       );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 9876, host, () => resolve());
+    server.listen({ port: options.port ?? 9876, host, backlog: HTTP_LISTEN_BACKLOG }, () => resolve());
   }).catch((err: unknown) => {
     throw asPortInUse(err, "HTTP", host, options.port ?? 9876);
   });
@@ -440,6 +440,16 @@ export async function serveOn(
     },
   };
 }
+
+/**
+ * Connections the kernel holds for the HTTP port before it is accepted (the OS caps it at its own
+ * `net.core.somaxconn`). Node's default, 511, overflows when a plain client opens a connection per request in
+ * flight (a burst of a few hundred at once, with `--workers` one process accepting for all): the kernel then drops
+ * the client's SYN, which it sends again only after a second (then 3 s, 7 s), so a send that found no free
+ * connection waited seconds before the broker saw it, or failed to connect. Queued connections cost a few hundred
+ * bytes of kernel memory each.
+ */
+export const HTTP_LISTEN_BACKLOG = 4096;
 
 /** Default time an answer may sit unread by a client that reads nothing (then its connection is dropped). */
 export const DEFAULT_ANSWER_TIMEOUT_MS = 30_000;

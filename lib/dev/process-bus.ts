@@ -39,12 +39,37 @@ export interface BusParts {
   membersChanged?: ((group: string) => void) | undefined;
 }
 
+/**
+ * The listener of this process's appends that tells the others: once per queue per turn of the event loop, with the
+ * queue's newest end. The other processes need where each queue ends, not a message per send (a group commit
+ * appends dozens at once, and each message costs an IPC write and read here, in the primary and in every other
+ * worker). Appends heard from elsewhere are not sent back.
+ */
+export function appendHints(
+  bus: ProcessBus,
+): (q: { topic: string; brokerName: string; queueId: number }, maxOffset: number, elsewhere: boolean) => void {
+  const hints = new Map<string, Extract<BusMessage, { t: "appended" }>>();
+  const sendHints = () => {
+    for (const hint of hints.values()) bus.send(hint);
+    hints.clear();
+  };
+  return (q, maxOffset, elsewhere) => {
+    if (elsewhere) return;
+    const key = `${q.topic}\u0000${q.brokerName}\u0000${q.queueId}`;
+    const pending = hints.get(key);
+    if (pending !== undefined) {
+      pending.maxOffset = Math.max(pending.maxOffset, maxOffset);
+      return;
+    }
+    if (hints.size === 0) setImmediate(sendHints);
+    hints.set(key, { t: "appended", topic: q.topic, brokerName: q.brokerName, queueId: q.queueId, maxOffset });
+  };
+}
+
 /** Connects a server's hints and caches to the bus, both ways. */
 export function wireBus(bus: ProcessBus, parts: BusParts): void {
   const { broker, auth, dispatch } = parts;
-  broker.queueLog.onAppended((q, maxOffset, elsewhere) => {
-    if (!elsewhere) bus.send({ t: "appended", ...q, maxOffset });
-  });
+  broker.queueLog.onAppended(appendHints(bus));
   broker.routeCache.onInvalidate = (topic) => bus.send({ t: "route", topic });
   if (auth !== undefined) auth.onForget = (username) => bus.send({ t: "acl", username });
   // Where delivery does not run, a save is told to the process where it does.

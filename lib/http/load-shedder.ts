@@ -4,10 +4,12 @@
  * arrived) is answered SYSTEM_BUSY at once, before its route runs, so nothing of it is written — as
  * RocketMQ's broker answers a send that waited over `waitTimeMillsInSendQueue` (200 ms) in its queue. A
  * request that finds a free slot with nobody waiting always runs. A request that would have to wait is refused
- * on arrival, before it joins the line, when the line is already as long as the recent rate of finished requests
- * drains in `maxExpectedWaitMs` (or is `maxWaiting` long): under overload the broker answers the excess at once
- * instead of holding every client's connection for the whole bound (a line that is always full to the bound
- * makes every admitted request wait the bound). Reads (GET, HEAD: health, admin) never wait here. A running
+ * on arrival, before it joins the line, when the line is already as long as the broker's service rate drains in
+ * `maxExpectedWaitMs` (or is `maxWaiting` long): under overload the broker answers the excess at once instead of
+ * holding every client's connection for the whole bound (a line that is always full to the bound makes every
+ * admitted request wait the bound). The service rate is measured while every slot was taken (release-rate.ts),
+ * never over spells with free slots, where releases follow the arrivals: a burst after a quiet spell is served as
+ * far as the broker's pace drains it, not refused at the quiet spell's pace. Reads (GET, HEAD: health, admin) never wait here. A running
  * request that waits for an event (a long-polled receive) gives its slot back while it waits (`parkWhile`, as
  * RocketMQ's suspended pull requests hold no thread) and takes a turn again once woken.
  * The SDK's transport backs off and sends such a refusal again (lib/client/transport/http-transport.ts).
@@ -26,8 +28,8 @@ export interface LoadSheddingOptions {
   maxWaiting?: number | undefined;
   /**
    * A request that must wait is refused on arrival when the line ahead of it would take longer than this to
-   * drain at the rate requests finished over the last second (release-rate.ts; with fewer than RATE_MIN_RELEASES
-   * there is no rate, and only `maxWaiting` and `maxWaitMs` apply). Default maxWaitMs / 10 (20 ms): a line
+   * drain at the rate requests finished while every slot was taken, over the last second (release-rate.ts; with
+   * fewer than RATE_MIN_RELEASES such releases there is no rate, and only `maxWaiting` and `maxWaitMs` apply). Default maxWaitMs / 10 (20 ms): a line
    * longer than that only holds clients' connections, which a client with a bounded pool then waits for (the
    * overload benchmark, docs/benchmarks.md: at a quarter, 256 connections were all held and the p99 of all
    * answers was 1.6 s; at a tenth, 137 ms).
@@ -67,7 +69,7 @@ export class LoadShedder {
   readonly #schedule: (expire: () => void, ms: number) => () => void;
   #running = 0;
   readonly #waiting: Waiter[] = [];
-  /** Requests finished over the last second: the recent service rate. */
+  /** Requests finished while every slot was taken, over the last second: the service rate. */
   readonly #rate = new ReleaseRate();
   /** Requests refused so far (for tests, the benchmark and the health answer). */
   refused = 0;
@@ -158,8 +160,8 @@ export class LoadShedder {
 
   /**
    * How long a request joining the line now would wait for its turn: the line ahead of it and itself, each
-   * taking the mean time between releases over the last second (measured up to now, so a stall counts);
-   * undefined when there is no recent rate (release-rate.ts).
+   * taking the time the slots were all busy per release over the last second (measured up to now, so a stall
+   * counts); undefined when there is no such rate (release-rate.ts).
    */
   expectedWaitMs(): number | undefined {
     const perTurn = this.#rate.msPerRelease(this.#now());
@@ -168,7 +170,13 @@ export class LoadShedder {
 
   #start(): () => void {
     this.#running++;
+    this.#markSaturation();
     return this.#release();
+  }
+
+  /** Tells the service rate whether every slot is taken now. */
+  #markSaturation(): void {
+    this.#rate.mark(this.#now(), this.#running >= this.maxInFlight);
   }
 
   /** A release callable once: frees the slot and hands it to the next waiter still within its bound. */
@@ -177,9 +185,10 @@ export class LoadShedder {
     return () => {
       if (released) return;
       released = true;
-      this.#rate.released(this.#now());
+      if (this.#running >= this.maxInFlight) this.#rate.released(this.#now());
       this.#running--;
       this.#next();
+      this.#markSaturation();
     };
   }
 

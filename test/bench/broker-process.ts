@@ -27,6 +27,8 @@ export interface BrokerProcessOptions {
   grpc?: boolean | undefined;
   /** `--workers N` (default: the CLI's, one per core). */
   workers?: number | undefined;
+  /** `--auth` with this password for the Super user `root` (NIMBUS_ROOT_PASSWORD); absent: no auth. */
+  rootPassword?: string | undefined;
 }
 
 const START_TIMEOUT_MS = 90_000;
@@ -47,8 +49,10 @@ export async function startBrokerProcess(o: BrokerProcessOptions): Promise<Broke
     "--flush",
     o.flush ?? "async",
     ...(o.workers === undefined ? [] : ["--workers", String(o.workers)]),
+    ...(o.rootPassword === undefined ? [] : ["--auth", "--root-user", "root"]),
   ];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const env = o.rootPassword === undefined ? process.env : { ...process.env, NIMBUS_ROOT_PASSWORD: o.rootPassword };
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"], env });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGINT");

@@ -16,6 +16,7 @@ Suites:
                       sends --producers in flight, --seconds each, then a push consumer), requests per message per phase
   plain-http          stock HTTP clients (Node's fetch, Python's urllib), open loop, one JSON send per request
                       --rate 2000  --seconds 10  --plain-clients fetch,urllib  --flush async|sync
+                      --factor 2 (the row at 2x the closed-loop capacity; 0: none)  --auth (signed)  --workers N
   peer                the SDK's produce/consume/end-to-end table, to set beside Redis Streams or NATS
                       --mode  --seconds 8  --rate 2000  --e2e-seconds 10  --url http://127.0.0.1:9876
   lambda-concurrency  independent writers (Lambda containers) on one queue or one topic: conflicts, write units

@@ -3,7 +3,9 @@
  * as its own process (and its `--workers`, each) under `node --cpu-prof`, loads one door, stops the server (each
  * process writes its profile) and prints the busy µs per message by part of the path (framing, codec, door,
  * broker, store, runtime) over the load's span, then the top frames by self time.
- * - `--door http` (default): `--clients` (4) SDK producers sending one 1 KiB message per request for `--seconds` (10).
+ * - `--door http` (default): `--clients` (4) SDK producers sending one 1 KiB message per request for `--seconds` (10);
+ *   with `--client fetch`, the plain-http suite's stock `fetch` client instead (its own process, open loop at `--rate`,
+ *   default 1000/s): what a plain client's connections and refusals cost the broker.
  * - `--door grpc`: RocketMQ's official gRPC Java client 5.0.8 (test/bench/rocketmq/client), `--phase async` (64
  *   sends in flight) or `sync` or `consume` (receive 32 + ack each), `--messages` (20000) of 1 KiB.
  * `--workers N` (default 1, so one profile holds the whole server); `KEEP_PROFILE` keeps the `.cpuprofile` files.
@@ -15,6 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { startBrokerProcess } from "./broker-process.js";
+import { runPlainClient } from "./plain-http.js";
 import { type CpuProfile, formatByPart, profileByPart, summarizeProfile } from "./profile-summary.js";
 import { runBenchClient } from "./rocketmq-suite.js";
 
@@ -26,6 +29,8 @@ const { values } = parseArgs({
     phase: { type: "string", default: "async" },
     messages: { type: "string", default: "20000" },
     workers: { type: "string", default: "1" },
+    client: { type: "string", default: "sdk" },
+    rate: { type: "string", default: "1000" },
   },
 });
 const door = values.door;
@@ -39,6 +44,13 @@ const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /** Sends one message per request over HTTP from `clients` SDK producers for `seconds`; the messages sent. */
 async function loadHttp(url: string, topic: string): Promise<number> {
+  if (values.client === "fetch") {
+    const run = { mode: "open" as const, count: Number(values.rate), seconds: Number(values.seconds) };
+    const r = await runPlainClient("fetch", url, topic, run);
+    console.log(`plain fetch at ${values.rate}/s: ${r.ok} OK, ${r.busy} SYSTEM_BUSY, ${r.errors} connection errors`);
+    return r.ok;
+  }
+  if (values.client !== "sdk") throw new Error(`--client must be sdk or fetch, got ${values.client}`);
   const api = new NimbusApi({ endpoints: url, timeoutMs: 30_000 });
   const body = new Uint8Array(1024);
   const seconds = Number(values.seconds);

@@ -26,6 +26,8 @@ export interface YardstickFlags {
   seconds?: string | undefined;
   "plain-clients": string;
   flush?: string | undefined;
+  factor?: string | undefined;
+  auth?: boolean | undefined;
   producers?: string | undefined;
 }
 
@@ -79,6 +81,9 @@ export async function runYardstickSuite(
       seconds: positive("seconds", flags.seconds, flags.quick ? 3 : 10),
       clients: flags["plain-clients"].split(",") as ("fetch" | "urllib")[],
       flush: flags.flush === "sync" ? ("sync" as const) : ("async" as const),
+      auth: flags.auth === true,
+      factor: flags.factor === "0" ? 0 : positive("factor", flags.factor, 2),
+      workers: flags.workers === undefined ? undefined : Math.floor(positive("workers", flags.workers, 1)),
     };
     if (!options.clients.every((c) => c === "fetch" || c === "urllib"))
       throw new Error(`--plain-clients is a list of fetch and urllib, got ${flags["plain-clients"]}`);

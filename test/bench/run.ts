@@ -83,6 +83,8 @@ const { values } = parseArgs({
     protocols: { type: "string", default: "grpc,remoting" },
     protocol: { type: "string", default: "grpc" },
     "plain-clients": { type: "string", default: "fetch,urllib" },
+    factor: { type: "string" },
+    auth: { type: "boolean", default: false },
   },
   strict: true,
 });

@@ -3,9 +3,10 @@
  * a controllable clock make a send wait past the bound; it is answered SYSTEM_BUSY before its route runs
  * (nothing of it is stored), while health and admin reads are answered with the line full; the shedder's own
  * rules (the line's bound, a request that arrived too late, the next waiter admitted in order); and the refusal
- * on arrival when the line ahead would take longer than `maxExpectedWaitMs` to drain at the recent rate of
- * finished requests (a clock moved by hand makes the rate), through the shedder and through the server (which
- * refuses it before reading its body).
+ * on arrival when the line ahead would take longer than `maxExpectedWaitMs` to drain at the service rate (requests
+ * finished while every slot was taken; a clock moved by hand makes it), through the shedder and through the server
+ * (which refuses it before reading its body), while a burst after a quiet spell is admitted as far as that rate
+ * drains it.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -111,7 +112,8 @@ describe("load shedding: the expiry timer and parked requests", () => {
   });
 
   it("a parked request holds no slot while it waits, and takes a turn again when woken", async () => {
-    const shedder = new LoadShedder({ maxInFlight: 1, maxWaitMs: 200, schedule: never });
+    // A clock that stands still: the woken request's wait never passes the bound, however slow the machine.
+    const shedder = new LoadShedder({ maxInFlight: 1, maxWaitMs: 200, now: () => 0, schedule: never });
     const release = await shedder.enter();
     let wake: (v: string) => void = () => undefined;
     const parked = shedder.parkWhile(release, () => new Promise<string>((resolve) => (wake = resolve)));
@@ -130,13 +132,17 @@ describe("load shedding: the expiry timer and parked requests", () => {
   });
 });
 
-describe("load shedding: refusal on arrival by the recent service rate", () => {
-  /** RATE_MIN_RELEASES requests run one after another, released `gapMs` apart from 0 on: the recent rate. */
-  async function serveSteadily(shedder: LoadShedder, clock: { now: number }, gapMs: number): Promise<void> {
+describe("load shedding: refusal on arrival by the service rate", () => {
+  /**
+   * RATE_MIN_RELEASES requests run one after another on the one slot, each holding it `serviceMs`, with `idleMs`
+   * between them: the service rate.
+   */
+  async function serveSteadily(shedder: LoadShedder, clock: { now: number }, serviceMs: number, idleMs = 0) {
     for (let i = 0; i < RATE_MIN_RELEASES; i++) {
       const release = await shedder.enter();
+      clock.now += serviceMs;
       release();
-      clock.now += gapMs;
+      clock.now += idleMs;
     }
   }
 
@@ -153,7 +159,7 @@ describe("load shedding: refusal on arrival by the recent service rate", () => {
     assert.equal(new LoadShedder({ maxWaitMs: 200 }).maxExpectedWaitMs, 20, "default: a tenth of the bound");
     assert.equal(shedder.expectedWaitMs(), undefined, "no rate before RATE_MIN_RELEASES releases");
     await serveSteadily(shedder, clock, 10);
-    assert.equal(shedder.expectedWaitMs(), 10, "one request's turn: the mean time between releases");
+    assert.equal(shedder.expectedWaitMs(), 10, "one request's turn: the busy time per release");
     const held = await shedder.enter();
     // Nobody ahead can be served before `held` is released: the line only grows.
     const waiters = Array.from({ length: 5 }, () => shedder.enter().catch((err: unknown) => err));
@@ -190,6 +196,7 @@ describe("load shedding: refusal on arrival by the recent service rate", () => {
       schedule: never,
     });
     await serveSteadily(shedder, clock, 1);
+    assert.equal(shedder.expectedWaitMs(), 1);
     const held = await shedder.enter();
     const first = shedder.enter();
     assert.equal(shedder.waiting, 1, "1 ms per turn: it waits");
@@ -197,6 +204,34 @@ describe("load shedding: refusal on arrival by the recent service rate", () => {
     await assert.rejects(shedder.enter(), { code: ErrorCode.SYSTEM_BUSY }, "2 turns of 900 / 32 ms each: over 50 ms");
     held();
     (await first)();
+  });
+
+  it("a burst after a quiet spell is admitted as far as the service rate drains it, refused only past that", async () => {
+    const clock = { now: 0 };
+    const shedder = new LoadShedder({
+      maxInFlight: 1,
+      maxWaitMs: 200,
+      maxWaiting: 100,
+      maxExpectedWaitMs: 50,
+      now: () => clock.now,
+      schedule: never,
+    });
+    // One request every 31 ms, each served in 1 ms: the releases' pace is 31 ms, the broker's 1 ms.
+    await serveSteadily(shedder, clock, 1, 30);
+    assert.equal(shedder.expectedWaitMs(), 1, "the idle time between requests is no service time");
+    const held = await shedder.enter();
+    const burst = Array.from({ length: 50 }, () => shedder.enter());
+    assert.equal(shedder.waiting, 50, "50 turns of 1 ms: within 50 ms, all wait (at 31 ms a turn, only one would)");
+    assert.equal(shedder.refused, 0);
+    await assert.rejects(shedder.enter(), (err: unknown) => {
+      assert.ok(isNimbusError(err, ErrorCode.SYSTEM_BUSY));
+      assert.match(err.message, /50 requests are waiting, about 51 ms of work/);
+      return true;
+    });
+    assert.equal(shedder.refused, 1, "only the request past the line the rate drains in 50 ms");
+    held();
+    for (const waiter of burst) (await waiter)();
+    assert.equal(shedder.running, 0);
   });
 });
 
@@ -212,6 +247,9 @@ describe("load shedding: the local server", () => {
       storage: { kind: "local", dataDir },
       // maxExpectedWaitMs as a number of its own (the default is a tenth of maxWaitMs): two sends wait, a third is refused.
       loadShedding: { maxInFlight: 1, maxWaitMs: 200, maxExpectedWaitMs: 50, now: () => now, schedule: never },
+      // No background work or registration beside the requests: the store's request counts are theirs alone.
+      background: false,
+      registerIntervalMs: 3_600_000,
     });
     // This client takes a refusal as final, to see it; the SDK's default sends a shed request again.
     api = new NimbusApi({ endpoints: server.url, timeoutMs: 60_000, shedRetries: 0 });
@@ -279,14 +317,18 @@ describe("load shedding: the local server", () => {
   it("a send arriving behind a line the recent rate drains slower than maxExpectedWaitMs is refused at once and stores nothing", async () => {
     const q = { topic: "ShedOnArrival", brokerName: "broker-a", queueId: 0 };
     const send = (body: string) => api.send({ ...q, messages: [{ body: utf8(body) }] });
-    // The recent rate: RATE_MIN_RELEASES sends, one every 20 ms on the server's clock, after the earlier
-    // tests' releases left the window: (640 - 20) / 32 = 19.4 ms a turn.
+    // The service rate: RATE_MIN_RELEASES sends, each holding the one slot for 20 ms of the server's clock (the
+    // store held while the clock moves), after the earlier tests' releases left the window: 20 ms a turn.
     now += 2 * RATE_WINDOW_MS;
     const warm: string[] = [];
     for (let i = 0; i < RATE_MIN_RELEASES; i++) {
-      now += 20;
       warm.push(`warm ${i}`);
-      await send(`warm ${i}`);
+      const held = holdNextReservation();
+      const sent = send(`warm ${i}`);
+      await until("the warm send holds the store", held.holding);
+      now += 20;
+      held.restore();
+      await sent;
     }
     const refusedBefore = server.shedder.refused;
     const store = holdNextReservation();
@@ -294,10 +336,14 @@ describe("load shedding: the local server", () => {
       const first = send("held");
       await until("the first send holds the store", store.holding);
       const waiting = [send("waits 1"), send("waits 2")];
-      await until("two sends wait their turn (19 and 39 ms expected)", () => server.shedder.waiting === 2);
+      await until("two sends wait their turn (20 and 40 ms expected)", () => server.shedder.waiting === 2);
+      const { tableReads: _r, readUnits: _u, ...storeWrites } = server.storage.counter.snapshot();
       const refused = await send("refused on arrival").catch((err: unknown) => err);
       assert.ok(isNimbusError(refused, ErrorCode.SYSTEM_BUSY), `got ${String(refused)}`);
-      assert.match((refused as Error).message, /2 requests are waiting, about 5[89] ms of work/);
+      assert.match((refused as Error).message, /2 requests are waiting, about 60 ms of work/);
+      // Table reads are left out: the push channel's hint window (earlier appends) may read on its timer meanwhile.
+      const { tableReads: _r2, readUnits: _u2, ...after } = server.storage.counter.snapshot();
+      assert.deepEqual(after, storeWrites, "the refusal wrote nothing and read no object");
       assert.ok(store.holding() && server.shedder.waiting === 2, "refused while the line waits, the clock unmoved");
       store.release();
       assert.equal((await first).queueOffset, RATE_MIN_RELEASES);
