@@ -30,14 +30,7 @@ import { reserveRange, sealOffset } from "./ranges.js";
 import { type ReadContext, type ReadOptions, type ReadResult, readQueue } from "./read.js";
 import { isSharedObjectKey, SharedObjectWriter } from "./shared-objects.js";
 
-export {
-  DEFAULT_MERGE_LIMIT_BYTES,
-  DEFAULT_RANGE_USE_MS,
-  DEFAULT_RESERVATION_LEASE_MS,
-  type QueueLogOptions,
-  type QueueStatus,
-  type TrimResult,
-} from "./queue-log-options.js";
+export * from "./queue-log-options.js";
 export type { AppendResult, Backlog, IndexedMessage, IndexedPage, IndexPolicy, QueueLoad };
 
 import {
