@@ -11,12 +11,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { NimbusApi } from "../../lib/client/index.js";
-import type { PulledMessage } from "../../lib/protocol/index.js";
 import { storedMessages } from "../grpc/producer-suite.js";
 import { ensureBuilt, type RunningCli, spawnNimbus } from "../support/cli-runner.js";
 import { createTopic } from "../support/consumer-helpers.js";
 import { EMULATOR_CREDENTIALS } from "../support/emulators.js";
 import { remotingClientUnavailable, runRemotingClient } from "../support/remoting-java.js";
+import { assertSameAsHttp, type Consumed, consumedLines } from "../support/remoting-lines.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
 
 const skip = remotingClientUnavailable();
@@ -40,36 +40,6 @@ function spawnProxy(storage: { bucket: string; tablePrefix: string; dynamo: stri
       },
     },
   );
-}
-
-interface Consumed {
-  msgId: string;
-  topic: string;
-  tags: string | null;
-  keys: string | null;
-  body: string;
-  brokerName: string;
-  queueId: number;
-  queueOffset: number;
-  bornTimestamp: number;
-  storeTimestamp: number;
-  flag: number;
-  properties: Record<string, string>;
-}
-
-/** A message as the 4.x client read it through the proxy equals the message as HTTP reads it. */
-function assertSame(read: Consumed, stored: PulledMessage): void {
-  assert.equal(read.topic, stored.topic);
-  assert.equal(read.tags ?? "", stored.tags);
-  assert.equal(read.keys ?? "", stored.keys.join(" "));
-  assert.equal(read.body, new TextDecoder().decode(stored.body));
-  assert.equal(read.brokerName, stored.brokerName);
-  assert.equal(read.queueId, stored.queueId);
-  assert.equal(read.queueOffset, stored.queueOffset);
-  assert.equal(read.bornTimestamp, stored.bornTimestamp);
-  assert.equal(read.storeTimestamp, stored.storeTimestamp);
-  assert.equal(read.flag, stored.flag);
-  for (const [k, v] of Object.entries(stored.properties)) assert.equal(read.properties[k], v, `property ${k}`);
 }
 
 describe("nimbus proxy serves RocketMQ 4.9.8's remoting client (aws: dynalite+s3rver, --workers 2)", { skip }, () => {
@@ -132,9 +102,9 @@ describe("nimbus proxy serves RocketMQ 4.9.8's remoting client (aws: dynalite+s3
     assert.deepEqual(new Set(stored.map((m) => m.brokerName)), new Set(["broker-a", "broker-b"]), "both brokers");
 
     const push = await runRemotingClient(["push", namesrv, uniqueName("ProxyPush"), topic, "9"]);
-    const consumed = push.lines.filter((l) => l.startsWith("msg ")).map((l) => JSON.parse(l.slice(4)) as Consumed);
+    const consumed = consumedLines(push.lines);
     assert.deepEqual(consumed.map((c) => c.msgId).sort(), stored.map((m) => m.msgId).sort());
-    for (const m of stored) assertSame(consumed.find((c) => c.msgId === m.msgId) as Consumed, m);
+    for (const m of stored) assertSameAsHttp(consumed.find((c) => c.msgId === m.msgId) as Consumed, m);
     assert.ok(
       consumed.some((c) => c.msgId === viaHttp.msgIds[0]),
       "the HTTP send reached the 4.x consumer",
