@@ -16,12 +16,31 @@ const utf8 = (s: string): number => Buffer.byteLength(s, "utf8");
  */
 function numberSize(n: number): number {
   if (n === 0) return 1;
+  if (Number.isSafeInteger(n)) return integerSize(n);
   // toExponential() without an argument gives the shortest digits that read back as `n`: "d.ddde±x".
   const [mantissa = "", exponent = "0"] = Math.abs(n).toExponential().split("e");
   const digits = mantissa.replace(".", "").replace(/0+$/, "").length;
   const first = Number(exponent); // the power of ten of the first significant digit
   const last = first - digits + 1; // ... and of the last
   const pairs = Math.floor(first / 2) - Math.floor(last / 2) + 1;
+  return 1 + pairs + (n < 0 ? 1 : 0);
+}
+
+/** `numberSize` of a non-zero safe integer, by arithmetic: its digits `d` and trailing zeros `z` give the pairs. */
+function integerSize(n: number): number {
+  let rest = Math.abs(n);
+  let zeros = 0;
+  while (rest % 10 === 0) {
+    rest /= 10;
+    zeros++;
+  }
+  let digits = zeros;
+  while (rest >= 1) {
+    rest = Math.floor(rest / 10);
+    digits++;
+  }
+  // first = digits - 1, last = zeros (powers of ten of the first and last significant digits)
+  const pairs = Math.floor((digits - 1) / 2) - Math.floor(zeros / 2) + 1;
   return 1 + pairs + (n < 0 ? 1 : 0);
 }
 

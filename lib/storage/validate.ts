@@ -124,8 +124,11 @@ export function checkKey(spec: TableSpec, key: ItemKey): void {
   checkSortKey(spec, key.sk);
 }
 
-/** A whole item for `put`: a valid key, valid attributes, at most 400 KB (DynamoDB's limit, by `itemSize`). */
-export function checkItem(spec: TableSpec, item: Item): void {
+/**
+ * A whole item for `put`: a valid key, valid attributes, at most 400 KB (DynamoDB's limit, by `itemSize`).
+ * Answers its size, so an adapter counting the write need not compute it again.
+ */
+export function checkItem(spec: TableSpec, item: Item): number {
   checkKey(spec, item);
   for (const [name, value] of Object.entries(item)) {
     if (name === "pk" || name === "sk") continue;
@@ -136,6 +139,7 @@ export function checkItem(spec: TableSpec, item: Item): void {
   if (size > MAX_ITEM_BYTES) {
     throw new NimbusError(ErrorCode.ITEM_TOO_LARGE, `item of ${size} bytes exceeds ${MAX_ITEM_BYTES} bytes`);
   }
+  return size;
 }
 
 /** A put's condition: absent, `{ exists: false }`, `{ versionIs: n }` or `{ absentOrUntilBefore: t }`. */

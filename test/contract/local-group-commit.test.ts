@@ -119,4 +119,56 @@ describe("embedded store: the group commit keeps order and isolates writes", () 
       db.close();
     }
   });
+
+  it("a one-statement job that fails leaves nothing behind without a savepoint", async () => {
+    const db = new Database(":memory:");
+    try {
+      db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)");
+      const batcher = new WriteBatcher(db);
+      const insert = (k: string, v: number) => () => db.prepare("INSERT INTO t (k, v) VALUES (?, ?)").run(k, v);
+      const settled = await Promise.allSettled([
+        batcher.submit(insert("a", 1), true),
+        batcher.submit(insert("a", 2), true), // the key is taken: the statement fails, rolled back by SQLite
+        batcher.submit(insert("b", 2), true),
+      ]);
+      assert.equal(batcher.transactions, 1);
+      assert.deepEqual(
+        settled.map((s) => s.status),
+        ["fulfilled", "rejected", "fulfilled"],
+      );
+      assert.deepEqual(db.prepare("SELECT k, v FROM t ORDER BY k").all(), [
+        { k: "a", v: 1 },
+        { k: "b", v: 2 },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("a failure after which SQLite rolled the whole transaction back fails every job of it", async () => {
+    const db = new Database(":memory:");
+    try {
+      db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)");
+      const batcher = new WriteBatcher(db);
+      const insert = (k: string, v: number) => () => db.prepare("INSERT INTO t (k, v) VALUES (?, ?)").run(k, v);
+      const fatal = new Error("disk I/O error");
+      const settled = await Promise.allSettled([
+        batcher.submit(insert("a", 1), true),
+        // As SQLITE_IOERR or SQLITE_FULL may: the transaction is gone when the job fails.
+        batcher.submit(() => {
+          db.exec("ROLLBACK");
+          throw fatal;
+        }, true),
+        batcher.submit(insert("b", 2), true),
+      ]);
+      assert.deepEqual(
+        settled.map((s) => s.status === "rejected" && (s.reason as Error).cause),
+        [fatal, fatal, fatal],
+        "none is answered as stored",
+      );
+      assert.deepEqual(db.prepare("SELECT k FROM t").all(), [], "and none is: b did not run outside a transaction");
+    } finally {
+      db.close();
+    }
+  });
 });

@@ -39,7 +39,24 @@ export interface SendServiceOptions {
 
 const illegal = (message: string) => new NimbusError(ErrorCode.MESSAGE_ILLEGAL, message);
 const tooLarge = (message: string) => new NimbusError(ErrorCode.MESSAGE_BODY_TOO_LARGE, message);
-const utf8Length = (s: string) => new TextEncoder().encode(s).byteLength;
+// Buffer.byteLength counts a lone surrogate as the 3 bytes of U+FFFD, as TextEncoder encodes it, without a copy.
+const utf8Length = (s: string) => Buffer.byteLength(s, "utf8");
+
+/** Each route's writable queues in order (brokers as listed, queue ids ascending), worked out once per route. */
+const writableQueuesOf = new WeakMap<TopicRouteData, readonly { brokerName: string; queueId: number }[]>();
+
+function writableQueues(route: TopicRouteData): readonly { brokerName: string; queueId: number }[] {
+  let all = writableQueuesOf.get(route);
+  if (all === undefined) {
+    all = route.queueDatas
+      .filter((q) => PermName.isWriteable(q.perm) && q.writeQueueNums > 0)
+      .flatMap((qd) =>
+        Array.from({ length: qd.writeQueueNums }, (_, queueId) => ({ brokerName: qd.brokerName, queueId })),
+      );
+    writableQueuesOf.set(route, all);
+  }
+  return all;
+}
 
 export class SendService {
   #roundRobin = Math.floor(Math.random() * 1024);
@@ -206,12 +223,9 @@ export class SendService {
   }
 
   #pickQueue(req: SendRequest, route: TopicRouteData): QueueRef {
-    const writable = route.queueDatas.filter((q) => PermName.isWriteable(q.perm) && q.writeQueueNums > 0);
     if (req.brokerName === undefined) {
       if (req.queueId !== undefined) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "queueId needs brokerName");
-      const all = writable.flatMap((qd) =>
-        Array.from({ length: qd.writeQueueNums }, (_, queueId) => ({ brokerName: qd.brokerName, queueId })),
-      );
+      const all = writableQueues(route);
       const picked = all[this.#roundRobin++ % Math.max(1, all.length)];
       if (!picked) throw new NimbusError(ErrorCode.NO_PERMISSION, `topic ${req.topic} has no writable queue`);
       return { topic: req.topic, ...picked };

@@ -98,18 +98,25 @@ export class SqliteTable implements Table {
    * order, and is answered after the commit. A failed condition is counted as the write DynamoDB bills for it.
    */
   async put(item: Item, options: PutOptions = {}): Promise<void> {
-    checkItem(this.spec, item);
+    const size = checkItem(this.spec, item);
     checkCondition(options.condition);
-    const stored = await this.#writes.submit(() =>
-      sqlite("put", () => {
-        const condition = options.condition;
-        const found = condition === undefined ? undefined : this.#read(item);
-        const met = condition === undefined || meetsCondition(condition, found);
-        if (met) this.#upsert(item);
-        return { met, found };
-      }),
+    const condition = options.condition;
+    const stored = await this.#writes.submit(
+      () =>
+        sqlite("put", () => {
+          if (condition !== undefined && "exists" in condition) {
+            // Absent-only: one statement that inserts or does nothing; the item in the way is read only if asked.
+            if (this.#insertNew(item)) return { met: true, found: undefined };
+            return { met: false, found: options.returnExistingOnFailure ? this.#read(item) : undefined };
+          }
+          const found = condition === undefined ? undefined : this.#read(item);
+          const met = condition === undefined || meetsCondition(condition, found);
+          if (met) this.#upsert(item);
+          return { met, found };
+        }),
+      true,
     );
-    this.counter.tableWrite(itemSize(item));
+    this.counter.tableWrite(size);
     if (!stored.met) {
       throw new ConditionFailedError(
         `put ${this.spec.name} ${item.pk}/${item.sk}: condition failed`,
@@ -126,18 +133,20 @@ export class SqliteTable implements Table {
    */
   async add(key: ItemKey, attribute: string, delta: number, options: AddOptions = {}): Promise<number> {
     checkAdd(this.spec, key, attribute, delta, options);
-    const outcome = await this.#writes.submit(() =>
-      sqlite("add", () => {
-        const found = this.#read(key);
-        if (found === undefined && options.condition?.exists === true) return undefined;
-        const old = found?.[attribute] ?? 0;
-        if (typeof old !== "number") {
-          throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `add: attribute ${attribute} is not a number`);
-        }
-        const item: Item = { ...(found ?? key), [attribute]: old + delta };
-        this.#upsert(item);
-        return item;
-      }),
+    const outcome = await this.#writes.submit(
+      () =>
+        sqlite("add", () => {
+          const found = this.#read(key);
+          if (found === undefined && options.condition?.exists === true) return undefined;
+          const old = found?.[attribute] ?? 0;
+          if (typeof old !== "number") {
+            throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `add: attribute ${attribute} is not a number`);
+          }
+          const item: Item = { ...(found ?? key), [attribute]: old + delta };
+          this.#upsert(item);
+          return item;
+        }),
+      true,
     );
     if (outcome === undefined) {
       this.counter.tableWrite(0);
@@ -150,8 +159,9 @@ export class SqliteTable implements Table {
   /** Through the group commit too, so a put and a delete issued in one turn apply in the order issued. */
   async delete(key: ItemKey): Promise<void> {
     checkKey(this.spec, key);
-    await this.#writes.submit(() =>
-      sqlite("delete", () => this.#stmt(`DELETE FROM ${this.#name} WHERE pk = ? AND sk = ?`).run(key.pk, key.sk)),
+    await this.#writes.submit(
+      () => sqlite("delete", () => this.#stmt(`DELETE FROM ${this.#name} WHERE pk = ? AND sk = ?`).run(key.pk, key.sk)),
+      true,
     );
     this.counter.tableWrite(0);
   }
@@ -183,6 +193,12 @@ export class SqliteTable implements Table {
       item.sk,
       encodeAttributes(item),
     );
+  }
+
+  /** Inserts `item` unless its key is taken; whether it did. */
+  #insertNew(item: Item): boolean {
+    const sql = `INSERT INTO ${this.#name} (pk, sk, attrs) VALUES (?, ?, ?) ON CONFLICT (pk, sk) DO NOTHING`;
+    return this.#stmt(sql).run(item.pk, item.sk, encodeAttributes(item)).changes === 1;
   }
 
   #read(key: ItemKey): Item | undefined {

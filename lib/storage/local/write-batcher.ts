@@ -4,9 +4,12 @@
  * run in ONE SQLite transaction (`BEGIN IMMEDIATE` ... `COMMIT`), in arrival order, each with its own
  * condition checked inside it. With `--flush sync` that is one WAL fsync for all of them instead of one
  * each. A write's promise settles only after the transaction has committed: nothing is acknowledged before
- * it is stored (per the flush mode). Each write runs in its own savepoint: one that throws is rolled back
- * alone and rejects alone, the others commit. If the transaction fails as a whole (the database busy past
- * its timeout, a disk error at commit), every write in it fails with that error and none of them is stored.
+ * it is stored (per the flush mode). A write that throws is rolled back alone and rejects alone, the others
+ * commit: a job of one write statement relies on SQLite's statement rollback (a failed statement leaves
+ * nothing behind), any other job runs in its own savepoint (two statements more each: SAVEPOINT, RELEASE).
+ * If the transaction fails as a whole (the database busy past its timeout, a disk error at commit, or an
+ * error after which SQLite rolled the whole transaction back), every write in it fails with that error and
+ * none of them is stored.
  */
 import type { Database, Transaction } from "better-sqlite3";
 import { sqlite } from "./sqlite-errors.js";
@@ -15,6 +18,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 interface Job {
   run: () => unknown;
+  /** The job makes at most one write statement, its last step: no savepoint needed to undo it alone. */
+  singleStatement: boolean;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
@@ -33,8 +38,11 @@ export class WriteBatcher {
     this.#transaction = db.transaction((jobs: Job[]) =>
       jobs.map((j): Outcome => {
         try {
-          return { ok: true, value: savepoint(j.run) };
+          return { ok: true, value: j.singleStatement ? j.run() : savepoint(j.run) };
         } catch (error) {
+          // Some errors (SQLITE_FULL, SQLITE_IOERR, ...) make SQLite roll the whole transaction back: the jobs
+          // before this one are gone and those after it would run outside any transaction. Fail them all.
+          if (!db.inTransaction) throw error;
           return { ok: false, error };
         }
       }),
@@ -44,11 +52,13 @@ export class WriteBatcher {
   /**
    * Runs `run` (synchronous SQLite work) inside the next shared transaction, after every job submitted
    * before it; settles after the commit (rejects with what `run` threw, its writes rolled back).
+   * `singleStatement`: `run` makes at most one write statement and nothing after it can throw (reads and
+   * checks before it may), so a failure leaves nothing to undo and the job needs no savepoint.
    */
-  submit<T>(run: () => T): Promise<T> {
+  submit<T>(run: () => T, singleStatement = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.#pending.length === 0) setImmediate(() => this.#flush());
-      this.#pending.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      this.#pending.push({ run, singleStatement, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
