@@ -6,7 +6,7 @@
  * with this broker's queues and offsets to each live 4.x consumer of the group connected to this door, which
  * moves its queues there.
  */
-import { resetOffsetByTime } from "../broker/consume/index.js";
+import { resetGroupOffsets } from "../broker/consume/index.js";
 import { consumerGroupName, topicName } from "../protocol/index.js";
 import { objectWithRaw, queueKeyedMap } from "./admin-bodies.js";
 import type { Call, Scope } from "./call.js";
@@ -55,21 +55,7 @@ export async function resetOffset(call: Call): Promise<Answer> {
   if (timestamp < -1) throw badHeader(`the header field timestamp is not a time: ${timestamp}`);
   const force = f.optString("isForce") !== "false";
   const broker = call.ctx.broker;
-  const reset = await resetOffsetByTime(
-    {
-      offsets: broker.offsets,
-      clients: broker.clients,
-      queueLog: broker.queueLog,
-      routes: broker.routeCache,
-      now: () => broker.now(),
-    },
-    group,
-    topic,
-    timestamp === -1 ? "now" : timestamp,
-    { force },
-  );
-  // The group's members on the push channel read the reset at once, as the HTTP route tells them.
-  await broker.channel.groupChanged(group);
+  const reset = await resetGroupOffsets(broker, group, topic, timestamp === -1 ? "now" : timestamp, { force });
   const here = reset.offsetTable.filter((e) => e.brokerName === call.scope.brokerName);
   const table = queueKeyedMap(here.map((e) => [{ topic, brokerName: e.brokerName, queueId: e.queueId }, e.offset]));
   const body = objectWithRaw({ offsetTable: table });

@@ -1,4 +1,9 @@
-export { type OffsetResetOptions, resetOffsetByTime, searchOffsetByTime } from "./offset-reset.js";
+export {
+  type OffsetResetOptions,
+  resetGroupOffsets,
+  resetOffsetByTime,
+  searchOffsetByTime,
+} from "./offset-reset.js";
 export { OffsetService } from "./offset-service.js";
 export { PullService, toPulled } from "./pull-service.js";
 export { DEFAULT_QUEUE_LOCK_OPTIONS, type QueueLockOptions, QueueLockService } from "./queue-locks.js";

@@ -86,3 +86,42 @@ export async function resetOffsetByTime(
   await deps.clients.recordOffsetReset(group, reset);
   return reset;
 }
+
+/** What `resetGroupOffsets` needs of the broker: the reset's services and the push channel's group notice. */
+export interface GroupResetBroker {
+  offsets: OffsetService;
+  clients: ClientService;
+  queueLog: QueueLog;
+  routeCache: RouteCache;
+  channel: { groupChanged(group: string): Promise<void> };
+  now(): number;
+}
+
+/**
+ * `resetOffsetByTime` as every door asks it of a broker: then the group's members on the push channel read the
+ * reset at once (a `members` hint: they read the group's connection, which carries it), as their membership poll
+ * would without the channel.
+ */
+export async function resetGroupOffsets(
+  broker: GroupResetBroker,
+  group: string,
+  topic: string,
+  at: number | "now" | "first",
+  options: OffsetResetOptions = {},
+): Promise<OffsetReset> {
+  const reset = await resetOffsetByTime(
+    {
+      offsets: broker.offsets,
+      clients: broker.clients,
+      queueLog: broker.queueLog,
+      routes: broker.routeCache,
+      now: () => broker.now(),
+    },
+    group,
+    topic,
+    at,
+    options,
+  );
+  await broker.channel.groupChanged(group);
+  return reset;
+}

@@ -2,7 +2,7 @@
  * @module Offset routes: query and commit a group's offsets on a topic, release queues and read their owners,
  * orderly consumers' queue locks, reset by time, and the group's consumer progress.
  */
-import { resetOffsetByTime } from "../../broker/consume/index.js";
+import { resetGroupOffsets } from "../../broker/consume/index.js";
 import type { RouteCache } from "../../broker/names/index.js";
 import { queueIds } from "../../broker/names/index.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
@@ -41,21 +41,7 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
     queues: await broker.offsets.owners(params.group, params.topic),
   })),
   route(endpoints.resetOffsetByTime, async ({ params, body }, { broker }) => {
-    const reset = await resetOffsetByTime(
-      {
-        offsets: broker.offsets,
-        clients: broker.clients,
-        queueLog: broker.queueLog,
-        routes: broker.routeCache,
-        now: () => broker.now(),
-      },
-      params.group,
-      params.topic,
-      body.timestamp,
-    );
-    // The group's members on the push channel read the reset at once (a `members` hint: they read the
-    // group's connection, which carries it), as their membership poll would without the channel.
-    await broker.channel.groupChanged(params.group);
+    const reset = await resetGroupOffsets(broker, params.group, params.topic, body.timestamp);
     return { resetAt: reset.resetAt, offsetTable: reset.offsetTable };
   }),
   route(endpoints.lockQueues, async ({ params, body }, { broker }) => {
