@@ -48,7 +48,7 @@ export class NimbusSubscription {
     this.function =
       args.handler === undefined ? undefined : new sst.aws.Function(name, { ...args.function, handler: args.handler });
     this.functionArn = $output(this.function?.arn ?? (args.functionArn as $util.Input<string>));
-    // Only Nimbus's Dispatch role, only this function: the least privilege issue 29 asks for.
+    // Only Nimbus's Dispatch role, only this function: least privilege.
     this.permission = new aws.lambda.Permission(`${name}NimbusDispatch`, {
       action: "lambda:InvokeFunction",
       function: this.functionArn,

@@ -1,5 +1,5 @@
 /**
- * @module mqadmin's group operations of orderly consumption (issue 15): `resetOffsetByTime` (every queue of a
+ * @module mqadmin's group operations of orderly consumption: `resetOffsetByTime` (every queue of a
  * topic to the first message stored at or after a time; live consumers move there within their membership
  * poll, no restart) and `consumerStatus` (per live member: its queues, locks, process-queue sizes and last
  * pull/consume times, as its heartbeats report them).

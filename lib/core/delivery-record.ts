@@ -1,5 +1,5 @@
 /**
- * @module One delivered message as a subscription's target receives it (issue 29's shape, docs/subscriptions.md):
+ * @module One delivered message as a subscription's target receives it (docs/subscriptions.md):
  * the one definition the dispatcher writes (lib/broker/subscriptions) and the SDK's typed handler reads
  * (lib/client/subscriptions).
  */

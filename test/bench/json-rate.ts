@@ -1,6 +1,6 @@
 /**
  * @module `npm run bench -- --suite json-rate`: single sends at a fixed offered rate (`--rate`, default
- * 2,000 msg/s) end to end against `nimbus dev` in its own process (issue 25, item 5). The load is another
+ * 2,000 msg/s) end to end against `nimbus dev` in its own process. The load is another
  * process running peer-phases.ts's end-to-end phase twice, each on a fresh one-queue topic: through the
  * SDK's JSON transport with no retries (`json`: a plain JSON client), then through the SDK as an application
  * uses it (`sdk`: binary batches, shed retries). Each consumer reads every message back (once each).

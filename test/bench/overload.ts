@@ -1,5 +1,5 @@
 /**
- * @module `npm run bench -- --suite overload`: the local broker at and past its capacity (issue 25). `nimbus
+ * @module `npm run bench -- --suite overload`: the local broker at and past its capacity. `nimbus
  * dev` runs as its own process on a fresh embedded store (`--flush sync` by default); JSON single sends of 1
  * KiB come from another process over plain HTTP (no SDK retry: every raw answer counts), and `/health` is
  * probed from a third. First `--senders` (64) closed-loop senders measure the capacity (OK answers per

@@ -1,6 +1,6 @@
 /**
  * @module `npm run bench -- --suite plain-http`: what an application calling the HTTP/JSON API the simplest way gets
- * (issue 40's shape). `nimbus dev` (its own process, its defaults: a process per core) and, in processes of their
+ * (the shape of an app calling it the simplest way). `nimbus dev` (its own process, its defaults: a process per core) and, in processes of their
  * own, stock clients with no tuning sending one 1 KiB JSON message per request, open loop at `--rate` (2,000/s)
  * for `--seconds` (10): Node's global `fetch` (plain-http-fetch.ts) and Python's standard urllib
  * (plain_http_urllib.py: a new connection per request). Then, unless `--factor 0`, the overload row: the capacity

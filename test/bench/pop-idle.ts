@@ -1,5 +1,5 @@
 /**
- * @module `npm run bench -- --suite pop-idle` (issue 27's goal "delivery latency with long polling after 60 s idle",
+ * @module `npm run bench -- --suite pop-idle` (the goal "delivery latency with long polling after 60 s idle",
  * docs/benchmarks.md "POP after idle"): one SimpleConsumer of the SDK keeps one long-polling receive in flight
  * (`awaitDuration`, default 20 s, so an idle minute spans several polls that end empty and start again); the
  * SDK's Producer sends nothing for `idleSeconds`, then one 1 KiB message. A sample is the send call's start to the

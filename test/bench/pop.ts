@@ -27,7 +27,7 @@ export interface PopBenchResult {
   cpuMicrosPerMsg: number;
   perMessage: PerUnit;
   costPerMillionMessages: CostBreakdown;
-  /** Storage only (DynamoDB + S3), API calls excluded: what the goal compares with SQS. */
+  /** Storage only (DynamoDB + S3), API calls excluded: what is compared with SQS. */
   storageCostPerMillion: number;
   /** SQS: receive of 10 + delete of 10 per 10 messages. */
   sqsPerMillion: number;

@@ -1,5 +1,5 @@
 /**
- * @module The built `nimbus resetOffsetByTime` and `consumerStatus` (issue 15) against a local broker: `-s` as
+ * @module The built `nimbus resetOffsetByTime` and `consumerStatus` against a local broker: `-s` as
  * epoch ms, as `yyyy-MM-dd#HH:mm:ss:SSS`, `first` and `now`; a running orderly consumer moved by a reset
  * without a restart; consumerStatus rows of a running orderly consumer; consumerConnection's note on a
  * member whose subscription differs; bad `-s` is a usage error (exit 2) that writes nothing.

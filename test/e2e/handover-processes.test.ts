@@ -1,5 +1,5 @@
 /**
- * E2E of the queue handover with every member in its own process, on both storage modes: the issue's
+ * E2E of the queue handover with every member in its own process, on both storage modes: the handover
  * scenario (join at a quarter, a clean leave at half) stays under 30 duplicates with nothing lost; a
  * member killed with SIGKILL loses nothing (its queues go to the others once the group's list drops it;
  * the test unregisters the dead id, standing in for the 120 s heartbeat expiry). Numbers are printed.
@@ -81,7 +81,7 @@ for (const mode of ["local", "aws"] as const) {
       return m;
     };
 
-    it("the issue's scenario with a process per member: all delivered, under 30 duplicates", async () => {
+    it("the handover scenario with a process per member: all delivered, under 30 duplicates", async () => {
       const topic = uniqueName("HandoverProc");
       const group = uniqueName("gHandoverProc");
       const ids = await prepareScenario(api(), topic);

@@ -1,5 +1,5 @@
 /**
- * E2E of the queue handover (issue 20), members in this process, on both storage modes: the issue's
+ * E2E of the queue handover, members in this process, on both storage modes: the handover
  * scenario (join at a quarter, a clean leave at half) delivers every message with fewer than 30
  * duplicates, and the SDK's count of deliveries already committed by another member is printed;
  * flapping membership (a member that joins and leaves again and again) loses nothing.
@@ -15,7 +15,7 @@ import { Deliveries, type Member, prepareScenario, runScenario } from "../suppor
 import { MODE_LABEL, uniqueName, useTestServer } from "../support/server-fixture.js";
 import { TEST_TIMEOUT_MS } from "../support/timeouts.js";
 
-/** ~8 ms per message, one listener call at a time: the issue's consumer. */
+/** ~8 ms per message, one listener call at a time: a slow consumer. */
 const LISTENER_MS = 8;
 
 for (const mode of ["local", "aws"] as const) {
@@ -66,7 +66,7 @@ for (const mode of ["local", "aws"] as const) {
       };
     }
 
-    it("the issue's scenario: join at a quarter, leave at half; all delivered, under 30 duplicates", async () => {
+    it("the handover scenario: join at a quarter, leave at half; all delivered, under 30 duplicates", async () => {
       const topic = uniqueName("Handover");
       const group = uniqueName("gHandover");
       const ids = await prepareScenario(api(), topic);

@@ -14,7 +14,7 @@ import { MODE_LABEL, type ServerMode } from "../support/server-fixture.js";
 import { MAX_BAD_ANSWER_BYTES } from "./hardening-suite.js";
 
 export function hardeningAuthSuite(mode: ServerMode): void {
-  describe(`hostile input under --auth, issue 26 (${MODE_LABEL[mode]})`, () => {
+  describe(`hostile input under --auth (${MODE_LABEL[mode]})`, () => {
     let t: AuthServer;
     let url = "";
     const bob = { accessKey: "bob", secretKey: "bob-secret-123" };

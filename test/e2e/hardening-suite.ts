@@ -10,11 +10,11 @@ import { b64, expectError, ok } from "../support/http.js";
 import { rawHttp } from "../support/raw-http.js";
 import { MODE_LABEL, type ServerMode, uniqueName, useTestServer } from "../support/server-fixture.js";
 
-/** What issue 26 asks of every bad request's answer. */
+/** What every bad request's answer must be. */
 export const MAX_BAD_ANSWER_BYTES = 64 * 1024;
 
 export function hardeningSuite(mode: ServerMode): void {
-  describe(`hostile input, issue 26 (${MODE_LABEL[mode]})`, () => {
+  describe(`hostile input (${MODE_LABEL[mode]})`, () => {
     const ctx = useTestServer(mode);
     const topic = uniqueName("Hard");
     const writes = () => {

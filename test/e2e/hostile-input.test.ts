@@ -1,5 +1,5 @@
 /**
- * @module The hostile-input findings of issue 16, each against the local server (no auth, loopback): every
+ * @module Hostile-input findings, each against the local server (no auth, loopback): every
  * bad request is a 4xx with `{code, message}` and writes nothing; the offset beyond the end is clamped; the
  * in-flight byte cap answers SYSTEM_BUSY; HEAD /health answers; a topic deleted under producers behaves as
  * docs/security.md decides.

@@ -1,5 +1,5 @@
 /**
- * E2E of the orderly lock's failure case (issue 15) on both storage modes: a consumer process paused with
+ * E2E of the orderly lock's failure case on both storage modes: a consumer process paused with
  * SIGSTOP (its timers stop too) past its lock's lease, with pulled messages still waiting in its process
  * queues, while the group drops it (the test unregisters it, standing in for the heartbeat expiry) and
  * another consumer takes its queues once the leases end. Resumed with SIGCONT, the paused consumer

@@ -1,5 +1,5 @@
 /**
- * E2E of SUSPEND_CURRENT_QUEUE_A_MOMENT (issue 15) and of the new endpoints' input checks, on the local
+ * E2E of SUSPEND_CURRENT_QUEUE_A_MOMENT and of the new endpoints' input checks, on the local
  * server: a suspended batch is delivered again, the same messages with `reconsumeTimes` one higher, and
  * nothing after it is delivered or committed meanwhile; without `maxReconsumeTimes` it keeps being retried
  * (RocketMQ's orderly default), with one it goes to `%DLQ%<group>` past it and the queue moves on. Bad input to the lock, unlock, reset and status endpoints

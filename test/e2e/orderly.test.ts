@@ -1,5 +1,5 @@
 /**
- * E2E of orderly consumption (issue 15) on both storage modes (the lock table on the embedded store and on
+ * E2E of orderly consumption on both storage modes (the lock table on the embedded store and on
  * DynamoDB through dynalite): 12 keys × 50 messages on 4 queues, two orderly consumers, a third joining and
  * one leaving mid-way: every key is processed in order, exactly once, and the test's own record shows no two
  * consumers inside one queue at the same time. resetOffsetByTime to a time in the middle makes a running

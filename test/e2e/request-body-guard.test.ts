@@ -1,5 +1,5 @@
 /**
- * @module Anonymous and slow uploads cannot hold the local server's memory (review finding 2 of issue 16): a
+ * @module Anonymous and slow uploads cannot hold the local server's memory: a
  * declared Content-Length reserves nothing, only bytes received count; a body that stalls is dropped with its
  * connection after the body timeout; with auth on, an unsigned request is refused from its headers, before
  * a byte of its body is read, and a signed one whose body is not the signed hash is refused after.

@@ -20,7 +20,7 @@ describe("fuzz (short run)", () => {
     t.diagnostic(JSON.stringify(tally));
   });
 
-  it("hostile shapes (issue 26): huge arrays and maps, malformed hosts, long groups: no 5xx, small refusals, no write", async (t) => {
+  it("hostile shapes: huge arrays and maps, malformed hosts, long groups: no 5xx, small refusals, no write", async (t) => {
     const tally = await withFuzzServer((server) =>
       fuzzHostile({ url: server.url, counter: server.storage.counter, runs: 60 }),
     );

@@ -1,5 +1,5 @@
 /**
- * @module The hostile shapes of issue 26, generated: huge arrays and maps in every body field, deep nesting,
+ * @module Hostile shapes, generated: huge arrays and maps in every body field, deep nesting,
  * lone surrogates, malformed `Host` headers, and long consumer groups on every route that derives a topic from
  * one. Every answer is under 500 and, for a refusal, a `{code, message}` under 64 KiB that wrote nothing.
  */

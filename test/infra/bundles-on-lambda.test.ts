@@ -1,5 +1,5 @@
 /**
- * @module The bundles run as Lambda runs them (issue 25): every handler infra/ names is bundled as `sst deploy`
+ * @module The bundles run as Lambda runs them: every handler infra/ names is bundled as `sst deploy`
  * bundles it (lambda-bundle.ts), copied alone into a fresh folder outside the repository (no `node_modules`
  * there or above it), and run in a fresh Node process by lambda-runner.mjs through lambda-local: the
  * environment infra/functions.ts gives a function (tables, bucket, stage config, ACL auth with the root

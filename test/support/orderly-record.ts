@@ -1,5 +1,5 @@
 /**
- * @module What orderly consumers did, as the tests of issue 15 record it: each listener call's entry and
+ * @module What orderly consumers did, as the orderly tests record it: each listener call's entry and
  * exit per queue (a second consumer entering a queue another one is inside is a violation, recorded at
  * once), and the sequence numbers each key's messages were processed in. Bodies are `<key>:<seq>`.
  *

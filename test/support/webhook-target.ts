@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import { type NimbusRecord, verifyDeliverySignature } from "../../lib/client/index.js";
 import { MessageConst } from "../../lib/core/message.js";
 
-/** A delivered record as any HTTP stack reads it: the SDK's `NimbusRecord` (the issue's shape). */
+/** A delivered record as any HTTP stack reads it: the SDK's `NimbusRecord` (the documented shape). */
 export type TargetRecord = NimbusRecord;
 
 export interface TargetDelivery {

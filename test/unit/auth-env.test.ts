@@ -1,4 +1,4 @@
-/** NIMBUS_AUTH for `nimbus dev` (review minor finding of issue 16): "off" turned auth on; now parsed. */
+/** NIMBUS_AUTH for `nimbus dev`: "off" turned auth on; now parsed. */
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { InvalidArgumentError } from "commander";

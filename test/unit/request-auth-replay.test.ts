@@ -1,5 +1,5 @@
 /**
- * The replay cache of the auth gate (review finding 1 of issue 16): a signed user who floods the cache must not
+ * The replay cache of the auth gate : a signed user who floods the cache must not
  * make a captured request acceptable again; a full cache answers SYSTEM_BUSY; the master and its slaves share one.
  */
 import assert from "node:assert/strict";

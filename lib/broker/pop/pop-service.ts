@@ -335,7 +335,7 @@ export class PopService {
       );
   }
 
-  /** As issue 14's dead letters: the message keeps its id, body and properties and records its origin. */
+  /** As every dead letter: the message keeps its id, body and properties and records its origin. */
   async #toDeadLetter(
     group: string,
     queue: QueueRef,

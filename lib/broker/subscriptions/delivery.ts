@@ -1,5 +1,5 @@
 /**
- * @module What a target receives and answers (issue 29's shapes, docs/subscriptions.md): a delivery is
+ * @module What a target receives and answers (docs/subscriptions.md): a delivery is
  * `{"Records": [...]}`, one record per message, the body in base64; any 2xx (or a Lambda result without a
  * function error) is success, and `{"batchItemFailures": [{"itemIdentifier": "<messageId>"}]}` (or, for HTTPS,
  * a JSON list of message ids) fails just those. An identifier that names no message of the batch fails the

@@ -2,7 +2,7 @@
  * @module Subscriptions (docs/subscriptions.md): a consumer group's messages of one topic pushed to an AWS Lambda
  * function or an HTTPS endpoint, the target's answer taken as the ack. `PUT /subscriptions/{group}` creates or
  * replaces one (a group has at most one), `GET` reads it (never its signing secret), `DELETE` ends it, and
- * `GET /subscriptions` lists them. The body's names are fixed by issue 29, so that any HTTP stack can be a target.
+ * `GET /subscriptions` lists them. The body's names are fixed (docs/subscriptions.md), so that any HTTP stack can be a target.
  */
 import { z } from "zod";
 import { clusterPermission, groupPermission, topicPermission } from "../../core/acl.js";
@@ -100,7 +100,7 @@ export const SubscriptionDefinitionSchema = z
     maxConcurrency: z.number().int().min(1).max(MAX_SUBSCRIPTION_CONCURRENCY).default(2),
     ordering: z.enum(SUBSCRIPTION_ORDERINGS).default("none"),
     maxReconsumeTimes: z.number().int().min(0).max(MAX_SUBSCRIPTION_RECONSUME_TIMES).default(16),
-    /** How long one delivery may take before it counts as failed (an addition to the issue's shape). */
+    /** How long one delivery may take before it counts as failed (an addition to the base shape). */
     timeoutMs: z.number().int().min(MIN_SUBSCRIPTION_TIMEOUT_MS).max(MAX_SUBSCRIPTION_TIMEOUT_MS).default(30_000),
     retryBackoff: RetryBackoffSchema.default({ initialMs: 10_000, maxMs: 600_000 }),
     /** RocketMQ's `enableMsgTrace` for the dispatcher: SubBefore / SubAfter records of every delivery (docs/trace.md). */
