@@ -14,7 +14,9 @@ import { attachWireProperties, sendRequestProperties } from "./wire-properties.j
 
 /** The proto files' folder: beside this module in the repository, or beside the built one's source in a package. */
 function protoRoot(): string {
-  const candidates = ["./proto/", "../../../lib/grpc/proto/"].map((p) => fileURLToPath(new URL(p, import.meta.url)));
+  const candidates = ["./vendor/rocketmq-apis/", "../../../lib/grpc/vendor/rocketmq-apis/"].map((p) =>
+    fileURLToPath(new URL(p, import.meta.url)),
+  );
   const found = candidates.find((dir) => existsSync(`${dir}apache/rocketmq/v2/service.proto`));
   if (found === undefined)
     throw new Error(`the RocketMQ .proto files are missing (looked in ${candidates.join(", ")})`);
