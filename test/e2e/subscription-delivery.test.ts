@@ -43,9 +43,7 @@ for (const mode of ["local", "aws"] as const) {
     it("a 2xx acks: every message once, signed, in batches, never more than maxConcurrency at once", TEST, async () => {
       const target = await f.target(() => ({ status: 204 }));
       try {
-        const topic = await f.topic(4);
-        const group = uniqueName("SubGroup");
-        await f.subscribe(group, { topic, target: httpTarget(target.url), batchSize: 4, maxConcurrency: 2 });
+        const { topic } = await f.subscribed(target, 4, { batchSize: 4, maxConcurrency: 2 });
         const bodies = Array.from({ length: 16 }, (_, i) => `ok-${i}`);
         const before = f.totals();
         for (let q = 0; q < 4; q++) await f.send(topic, bodies.slice(q * 4, q * 4 + 4), q);
@@ -145,11 +143,7 @@ for (const mode of ["local", "aws"] as const) {
         return { status: 200 };
       });
       try {
-        const topic = await f.topic(1);
-        const group = uniqueName("SubGroup");
-        await f.subscribe(group, {
-          topic,
-          target: httpTarget(target.url),
+        const { topic, group } = await f.subscribed(target, 1, {
           batchSize: 1,
           maxReconsumeTimes: 2,
           timeoutMs: 1000,
@@ -175,9 +169,7 @@ for (const mode of ["local", "aws"] as const) {
         return { status: 200, body: failed };
       });
       try {
-        const topic = await f.topic(1);
-        const group = uniqueName("SubGroup");
-        await f.subscribe(group, { topic, target: httpTarget(target.url), batchSize: 8, retryBackoff: FAST_RETRY });
+        const { topic } = await f.subscribed(target, 1, { batchSize: 8, retryBackoff: FAST_RETRY });
         await f.sendBatch(topic, ["p0", "p1", "p2", "p3"]);
         await f.until(() => attemptsOf(target.deliveries).size === 4, "the first batch delivered");
         await f.sendBatch(topic, ["q0", "q1", "q2"]);
@@ -218,11 +210,7 @@ for (const mode of ["local", "aws"] as const) {
         return failedAt < 0 ? { status: 200 } : failItems(d, new Set([d.bodies[failedAt] ?? ""]));
       });
       try {
-        const topic = await f.topic(2);
-        const group = uniqueName("SubGroup");
-        await f.subscribe(group, {
-          topic,
-          target: httpTarget(target.url),
+        const { topic } = await f.subscribed(target, 2, {
           ordering: "queue",
           batchSize: 3,
           maxConcurrency: 2,
@@ -248,9 +236,7 @@ for (const mode of ["local", "aws"] as const) {
       const target = await f.target(() => ({ status: 200 }), { scheme: "http" });
       try {
         assert.match(target.url, /^http:/);
-        const topic = await f.topic(1);
-        const group = uniqueName("SubGroup");
-        await f.subscribe(group, { topic, target: httpTarget(target.url), batchSize: 2 });
+        const { topic } = await f.subscribed(target, 1, { batchSize: 2 });
         const before = f.totals();
         await f.send(topic, ["h0", "h1"]);
         await f.until(() => f.totals().acked - before.acked >= 2, "both acked");
@@ -268,11 +254,7 @@ for (const mode of ["local", "aws"] as const) {
         if (typeof untrusted === "string") return t.skip(untrusted);
         const target = await f.target(() => ({ status: 200 }), { tls: untrusted });
         try {
-          const topic = await f.topic(1);
-          const group = uniqueName("SubGroup");
-          await f.subscribe(group, {
-            topic,
-            target: httpTarget(target.url),
+          const { topic, group } = await f.subscribed(target, 1, {
             batchSize: 1,
             maxReconsumeTimes: 1,
             retryBackoff: FAST_RETRY,

@@ -13,8 +13,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MessageConst } from "../../lib/core/message.js";
-import { MODE_LABEL, uniqueName } from "../support/server-fixture.js";
-import { FAST_RETRY, httpTarget, TARGET_SCHEME, useDeliveryFixture } from "../support/subscription-delivery.js";
+import { MODE_LABEL } from "../support/server-fixture.js";
+import { FAST_RETRY, TARGET_SCHEME, useDeliveryFixture } from "../support/subscription-delivery.js";
 import { failItems, type TargetDelivery } from "../support/webhook-target.js";
 
 const TEST = { timeout: 180_000 };
@@ -64,11 +64,7 @@ for (const mode of ["local", "aws"] as const) {
         return failItems(d, new Set(["A0"]));
       });
       try {
-        const topic = await f.topic(1);
-        const group = uniqueName("SubGroup");
-        await f.subscribe(group, {
-          topic,
-          target: httpTarget(target.url),
+        const { topic } = await f.subscribed(target, 1, {
           ordering: "messageGroup",
           batchSize: 16,
           maxConcurrency: 2,

@@ -78,15 +78,12 @@ for (const mode of ["local", "aws"] as const) {
           assert.deepEqual(f.traceCounts(), { sent: 0, dropped: 0, failed: 0 }, "no trace record so far");
 
           // On: fails once (500), then succeeds on the redelivery after the backoff.
-          const topic = await f.topic(1);
-          const group = uniqueName("SubTraced");
-          await f.subscribe(group, {
-            topic,
-            target: httpTarget(target.url),
-            batchSize: 1,
-            retryBackoff: FAST_RETRY,
-            enableMsgTrace: true,
-          });
+          const { topic, group } = await f.subscribed(
+            target,
+            1,
+            { batchSize: 1, retryBackoff: FAST_RETRY, enableMsgTrace: true },
+            "SubTraced",
+          );
           const msgId = await sendTraced(topic, "flaky");
           const records = await traceOf(msgId, 5);
           assert.deepEqual(summary(records), [

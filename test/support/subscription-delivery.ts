@@ -39,6 +39,16 @@ export interface DeliveryFixture {
   topic(queues: number): Promise<string>;
   subscribe(group: string, definition: Record<string, unknown>): Promise<void>;
   /**
+   * A new topic of `queues` queues and a new group (named from `groupPrefix`) subscribed to it, delivering to
+   * `target` (signed with SECRET), with the definition's other `fields`.
+   */
+  subscribed(
+    target: { url: string },
+    queues: number,
+    fields?: Record<string, unknown>,
+    groupPrefix?: string,
+  ): Promise<{ topic: string; group: string }>;
+  /**
    * Stores a subscription as an earlier version did, past today's save: its secret in clear in the definition, its
    * target's address unchecked (as one saved before the stage narrowed its targets). Then fixes the group's start
    * on the topic, as a save does. No hint reads it within SUBSCRIPTION_LIST_REUSE_MS of a list read before it:
@@ -107,6 +117,12 @@ export function useDeliveryFixture(mode: ServerMode, config?: NimbusConfigInput)
     },
     async subscribe(group, definition) {
       ok(await ctx.http.put(`/subscriptions/${group}`, definition));
+    },
+    async subscribed(target, queues, fields = {}, groupPrefix = "SubGroup") {
+      const topic = await this.topic(queues);
+      const group = uniqueName(groupPrefix);
+      await this.subscribe(group, { topic, target: httpTarget(target.url), ...fields });
+      return { topic, group };
     },
     async storeUnchecked(group, definition) {
       const parsed = SubscriptionDefinitionSchema.parse(definition);
