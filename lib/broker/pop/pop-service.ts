@@ -1,9 +1,8 @@
 /**
- * @module POP consumption (RocketMQ 5's SimpleConsumer; docs/pop.md): receive hands out messages of a
- * topic's readable queues with a receipt handle and an invisible time, ack ends them for the group,
- * changeInvisibleDuration moves a message's invisible time (a new handle; the old one dies), and a message
- * whose invisible time ends comes back with deliveryAttempt + 1, or goes to `%DLQ%<group>` past the max
- * attempts. No rebalance, no offsets to commit: any number of receivers of a group share the topic.
+ * @module POP consumption (RocketMQ 5's SimpleConsumer; docs/pop.md): receive hands out messages of a topic's readable
+ * queues with a receipt handle and an invisible time, ack ends them for the group, changeInvisibleDuration moves a
+ * message's invisible time (a new handle; the old one dies), and an expired one comes back with deliveryAttempt + 1,
+ * or goes to `%DLQ%<group>` past the max attempts. No rebalance, no offsets: receivers of a group share the topic.
  */
 import { TIMER_PROPERTIES } from "../../core/delay-levels.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
