@@ -2,22 +2,14 @@ package nimbus.remoting;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.acl.common.AclClientRPCHook;
 import org.apache.rocketmq.acl.common.SessionCredentials;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
-import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
-import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
-import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
@@ -80,12 +72,10 @@ final class AclScenarios {
   }
 
   private static void produce(String ns, RPCHook hook, String group, String topic, int count) throws Exception {
-    DefaultMQProducer producer = new DefaultMQProducer(group, hook);
-    producer.setNamesrvAddr(ns);
-    producer.setInstanceName("ap-" + ProcessHandle.current().pid());
+    // Interop's send timeout is a guard, not a speed rule: a cold JVM's first TLS handshakes on a busy machine take
+    // seconds.
+    DefaultMQProducer producer = Clients.producer(ns, group, hook, "ap");
     producer.setRetryTimesWhenSendFailed(0);
-    // A guard, not a speed rule: a cold JVM's first TLS handshakes on a busy machine take seconds.
-    producer.setSendMsgTimeout(30_000);
     producer.start();
     try {
       try {
@@ -114,10 +104,7 @@ final class AclScenarios {
   }
 
   private static void query(String ns, RPCHook hook, String group, String topic) throws Exception {
-    DefaultMQProducer producer = new DefaultMQProducer(group, hook);
-    producer.setNamesrvAddr(ns);
-    producer.setInstanceName("aq-" + ProcessHandle.current().pid());
-    producer.setSendMsgTimeout(30_000);
+    DefaultMQProducer producer = Clients.producer(ns, group, hook, "aq");
     producer.start();
     try {
       SendResult r = producer.send(new Message(topic, "TagQ", "k-0", "query".getBytes(StandardCharsets.UTF_8)));
@@ -150,54 +137,26 @@ final class AclScenarios {
     return e instanceof MQBrokerException b ? b.getResponseCode() : ((MQClientException) e).getResponseCode();
   }
 
-  private static void printMessage(Set<String> seen, MessageExt m) {
-    if (seen.add(m.getMsgId())) {
-      synchronized (AclScenarios.class) {
-        System.out.println("msg " + m.getMsgId() + " "
-            + new String(m.getBody(), StandardCharsets.UTF_8).replace(' ', '_'));
-      }
+  private static void printMessage(MessageExt m) {
+    synchronized (AclScenarios.class) {
+      System.out.println("msg " + m.getMsgId() + " "
+          + new String(m.getBody(), StandardCharsets.UTF_8).replace(' ', '_'));
     }
   }
 
   private static void push(String ns, RPCHook hook, String group, String topic, int count) throws Exception {
-    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group, hook, new AllocateMessageQueueAveragely());
-    consumer.setNamesrvAddr(ns);
-    consumer.setInstanceName("ac-" + ProcessHandle.current().pid());
-    consumer.setMessageModel(MessageModel.CLUSTERING);
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    DefaultMQPushConsumer consumer = Clients.pushConsumer(ns, group, hook, "ac", MessageModel.CLUSTERING);
     consumer.subscribe(topic, "*");
-    Set<String> seen = ConcurrentHashMap.newKeySet();
-    CountDownLatch done = new CountDownLatch(1);
-    consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
-      for (MessageExt m : msgs) printMessage(seen, m);
-      if (seen.size() >= count) done.countDown();
-      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-    });
-    consumer.start();
-    try {
-      if (!done.await(60, TimeUnit.SECONDS))
-        throw new IllegalStateException("consumed " + seen.size() + " of " + count);
-    } finally {
-      consumer.shutdown();
-    }
+    Clients.consumeUntil(consumer, count, "consumed", (m, q) -> printMessage(m));
   }
 
   private static void lite(String ns, RPCHook hook, String group, String topic, int count) throws Exception {
-    DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(group, hook);
-    consumer.setNamesrvAddr(ns);
-    consumer.setInstanceName("al-" + ProcessHandle.current().pid());
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    DefaultLitePullConsumer consumer = Clients.liteConsumer(ns, group, hook, "al");
     consumer.setAutoCommit(true);
     consumer.subscribe(topic, "*");
     consumer.start();
     try {
-      Set<String> seen = ConcurrentHashMap.newKeySet();
-      long deadline = System.currentTimeMillis() + 60_000;
-      while (seen.size() < count) {
-        if (System.currentTimeMillis() > deadline)
-          throw new IllegalStateException("pulled " + seen.size() + " of " + count);
-        for (MessageExt m : consumer.poll(1000)) printMessage(seen, m);
-      }
+      Clients.pollUntil(consumer, count, AclScenarios::printMessage);
       consumer.commitSync();
       Collection<MessageQueue> assigned = consumer.fetchMessageQueues(topic);
       System.out.println("queues " + assigned.size());

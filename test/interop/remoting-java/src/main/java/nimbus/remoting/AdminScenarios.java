@@ -4,9 +4,7 @@ import java.nio.charset.StandardCharsets;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.MessageExt;
-import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
 
 /**
  * The live consumer mqadmin's tests talk to (test/remoting/mqadmin.test.ts): a clustering DefaultMQPushConsumer
@@ -19,11 +17,7 @@ final class AdminScenarios {
   private AdminScenarios() {}
 
   static void live(String ns, String group, String topic) throws Exception {
-    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
-    consumer.setNamesrvAddr(ns);
-    consumer.setInstanceName("live-" + ProcessHandle.current().pid());
-    consumer.setMessageModel(MessageModel.CLUSTERING);
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    DefaultMQPushConsumer consumer = Clients.pushConsumer(ns, group, "live");
     consumer.setPersistConsumerOffsetInterval(1000);
     consumer.subscribe(topic, "*");
     consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
@@ -40,9 +34,7 @@ final class AdminScenarios {
     synchronized (Interop.class) {
       System.out.println("client " + consumer.buildMQClientId());
     }
-    while (System.in.read() != -1) {
-      // until the test closes stdin
-    }
+    Clients.awaitStdinEnd();
     consumer.shutdown();
   }
 }

@@ -5,26 +5,17 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
-import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
-import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
-import org.apache.rocketmq.client.impl.consumer.ProcessQueue;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.SendResult;
-import org.apache.rocketmq.client.producer.TransactionListener;
 import org.apache.rocketmq.client.producer.TransactionMQProducer;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
@@ -52,30 +43,14 @@ final class Behaviours {
     System.out.println(line);
   }
 
-  private static TransactionMQProducer txProducer(String ns, String group, String name) {
-    TransactionMQProducer producer = new TransactionMQProducer(group);
-    producer.setNamesrvAddr(ns);
-    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
-    producer.setInstanceName(name + "-" + ProcessHandle.current().pid());
-    return producer;
-  }
-
   /** Sends a half message, answers it and every check UNKNOW, and waits to be killed: {@code sent}, {@code checked}. */
   static void txUnknown(String ns, String group, String topic) throws Exception {
-    TransactionMQProducer producer = txProducer(ns, group, "tu");
+    TransactionMQProducer producer = Clients.txProducer(ns, group, "tu");
     AtomicInteger checks = new AtomicInteger();
-    producer.setTransactionListener(new TransactionListener() {
-      @Override
-      public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
-        return LocalTransactionState.UNKNOW;
-      }
-
-      @Override
-      public LocalTransactionState checkLocalTransaction(MessageExt msg) {
-        print("checked " + checks.incrementAndGet() + " UNKNOW " + msg.getTransactionId());
-        return LocalTransactionState.UNKNOW;
-      }
-    });
+    producer.setTransactionListener(Clients.transactions(LocalTransactionState.UNKNOW, msg -> {
+      print("checked " + checks.incrementAndGet() + " UNKNOW " + msg.getTransactionId());
+      return LocalTransactionState.UNKNOW;
+    }));
     producer.start();
     Message m = new Message(topic, "TagK", "tx-kill", "transaction killed".getBytes(StandardCharsets.UTF_8));
     SendResult r = producer.sendMessageInTransaction(m, null);
@@ -85,21 +60,13 @@ final class Behaviours {
 
   /** A producer of the group that answers its first check COMMIT, then ends: {@code started}, {@code checked}. */
   static void txChecker(String ns, String group) throws Exception {
-    TransactionMQProducer producer = txProducer(ns, group, "tc");
+    TransactionMQProducer producer = Clients.txProducer(ns, group, "tc");
     CountDownLatch committed = new CountDownLatch(1);
-    producer.setTransactionListener(new TransactionListener() {
-      @Override
-      public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
-        return LocalTransactionState.UNKNOW;
-      }
-
-      @Override
-      public LocalTransactionState checkLocalTransaction(MessageExt msg) {
-        print("checked COMMIT_MESSAGE " + msg.getTransactionId() + " " + msg.getTopic());
-        committed.countDown();
-        return LocalTransactionState.COMMIT_MESSAGE;
-      }
-    });
+    producer.setTransactionListener(Clients.transactions(LocalTransactionState.UNKNOW, msg -> {
+      print("checked COMMIT_MESSAGE " + msg.getTransactionId() + " " + msg.getTopic());
+      committed.countDown();
+      return LocalTransactionState.COMMIT_MESSAGE;
+    }));
     producer.start();
     print("started " + producer.getDefaultMQProducerImpl().getMqClientFactory().getClientId());
     try {
@@ -113,10 +80,7 @@ final class Behaviours {
 
   /** Sends seq from..to-1 of each key, key-major per seq, to the queue of the key: {@code sent <key> <seq> <queue>}. */
   static void orderlySend(String ns, String topic, int keys, int from, int to) throws Exception {
-    DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-orderly");
-    producer.setNamesrvAddr(ns);
-    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
-    producer.setInstanceName("os-" + ProcessHandle.current().pid());
+    DefaultMQProducer producer = Clients.producer(ns, "nimbus-remoting-orderly", "os");
     producer.start();
     try {
       for (int seq = from; seq < to; seq++) {
@@ -124,16 +88,12 @@ final class Behaviours {
           Message m = new Message(topic, "TagO", "key-" + k, (k + " " + seq).getBytes(StandardCharsets.UTF_8));
           SendResult r = producer.send(m, (List<MessageQueue> mqs, Message msg, Object arg) ->
               mqs.get((Integer) arg % mqs.size()), k);
-          print("sent key-" + k + " " + seq + " " + queueName(r.getMessageQueue()));
+          print("sent key-" + k + " " + seq + " " + Clients.queueName(r.getMessageQueue()));
         }
       }
     } finally {
       producer.shutdown();
     }
-  }
-
-  private static String queueName(MessageQueue q) {
-    return q.getBrokerName() + "/" + q.getQueueId();
   }
 
   /**
@@ -145,14 +105,11 @@ final class Behaviours {
     // Read once when the rebalance service's class loads: a queue refused while its last holder still had it locked
     // is asked for again within a second (RocketMQ's default is 20 s).
     System.setProperty("rocketmq.client.rebalance.waitInterval", "1000");
-    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
-    consumer.setNamesrvAddr(ns);
-    consumer.setInstanceName("o-" + ProcessHandle.current().pid());
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    DefaultMQPushConsumer consumer = Clients.pushConsumer(ns, group, "o");
     consumer.subscribe(topic, "*");
     Path dir = Path.of(markerDir);
     consumer.registerMessageListener((MessageListenerOrderly) (msgs, context) -> {
-      String queue = queueName(context.getMessageQueue());
+      String queue = Clients.queueName(context.getMessageQueue());
       Path marker = dir.resolve(queue.replace('/', '-'));
       try {
         Files.createFile(marker);
@@ -180,84 +137,31 @@ final class Behaviours {
       return ConsumeOrderlyStatus.SUCCESS;
     });
     consumer.start();
-    Thread watcher = new Thread(() -> {
-      String last = "";
-      while (!Thread.currentThread().isInterrupted()) {
-        TreeSet<String> locked = new TreeSet<>();
-        Map<MessageQueue, ProcessQueue> table =
-            consumer.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable();
-        for (Map.Entry<MessageQueue, ProcessQueue> e : table.entrySet()) {
-          if (e.getKey().getTopic().equals(topic) && e.getValue().isLocked() && !e.getValue().isDropped())
-            locked.add(queueName(e.getKey()));
-        }
-        String now = String.join(",", locked);
-        if (!now.equals(last)) {
-          print("locked " + (now.isEmpty() ? "-" : now));
-          last = now;
-        }
-        try {
-          Thread.sleep(100);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    });
-    watcher.setDaemon(true);
-    watcher.start();
-    while (System.in.read() != -1) {
-      // until the test closes stdin
-    }
-    watcher.interrupt();
+    Clients.watchUntilStdinCloses(() -> String.join(",",
+        Clients.queues(consumer, topic, q -> q.isLocked() && !q.isDropped())), "locked ");
     consumer.shutdown();
   }
 
   /** A BROADCASTING push consumer from the first offset: {@code got <msgId> <queue>}; ends with count messages. */
   static void broadcast(String ns, String group, String topic, int count) throws Exception {
-    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
-    consumer.setNamesrvAddr(ns);
-    consumer.setInstanceName("b-" + ProcessHandle.current().pid());
-    consumer.setMessageModel(MessageModel.BROADCASTING);
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    DefaultMQPushConsumer consumer = Clients.pushConsumer(ns, group, null, "b", MessageModel.BROADCASTING);
     consumer.subscribe(topic, "*");
-    Set<String> seen = ConcurrentHashMap.newKeySet();
-    CountDownLatch done = new CountDownLatch(1);
-    consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
-      for (MessageExt m : msgs) {
-        if (seen.add(m.getMsgId())) print("got " + m.getMsgId() + " " + queueName(context.getMessageQueue()));
-      }
-      if (seen.size() >= count) done.countDown();
-      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-    });
-    consumer.start();
-    try {
-      if (!done.await(60, TimeUnit.SECONDS)) throw new IllegalStateException("got " + seen.size() + " of " + count);
-    } finally {
-      consumer.shutdown();
-    }
+    Clients.consumeUntil(consumer, count, "got",
+        (m, q) -> print("got " + m.getMsgId() + " " + Clients.queueName(q)));
   }
 
   /** DefaultLitePullConsumer.subscribe (its own rebalance) from the first offset: {@code got <msgId> <queue>}. */
   static void liteSubscribe(String ns, String group, String topic, int count) throws Exception {
-    DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(group);
-    consumer.setNamesrvAddr(ns);
-    consumer.setInstanceName("ls-" + ProcessHandle.current().pid());
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    DefaultLitePullConsumer consumer = Clients.liteConsumer(ns, group, null, "ls");
     consumer.setAutoCommit(false);
     consumer.subscribe(topic, "*");
     consumer.start();
     try {
-      Set<String> seen = ConcurrentHashMap.newKeySet();
-      long deadline = System.currentTimeMillis() + 60_000;
-      while (seen.size() < count) {
-        if (System.currentTimeMillis() > deadline)
-          throw new IllegalStateException("pulled " + seen.size() + " of " + count);
-        for (MessageExt m : consumer.poll(1000)) {
-          if (seen.add(m.getMsgId())) print("got " + m.getMsgId() + " " + m.getBrokerName() + "/" + m.getQueueId());
-        }
-      }
+      int seen = Clients.pollUntil(consumer, count,
+          m -> print("got " + m.getMsgId() + " " + m.getBrokerName() + "/" + m.getQueueId()));
       // Records the offsets; shutdown persists them to the brokers.
       consumer.commitSync();
-      print("committed " + seen.size());
+      print("committed " + seen);
     } finally {
       consumer.shutdown();
     }
@@ -265,10 +169,7 @@ final class Behaviours {
 
   /** A message of delay level {@code level}, then an immediate one, both to the topic's first queue. */
   static void delay(String ns, String topic, int level) throws Exception {
-    DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-delay");
-    producer.setNamesrvAddr(ns);
-    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
-    producer.setInstanceName("dl-" + ProcessHandle.current().pid());
+    DefaultMQProducer producer = Clients.producer(ns, "nimbus-remoting-delay", "dl");
     producer.start();
     try {
       Message delayed = new Message(topic, "TagL", "delayed", "delayed".getBytes(StandardCharsets.UTF_8));

@@ -7,24 +7,18 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
-import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
-import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageClientExt;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
-import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
 
 /**
  * RocketMQ's classic remoting client (rocketmq-client 4.9.8) against Nimbus' remoting door, one scenario per run.
@@ -106,10 +100,7 @@ public final class Interop {
   }
 
   private static void produce(String ns, String topic, String how, int count, String tag) throws Exception {
-    DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-producer");
-    producer.setNamesrvAddr(ns);
-    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
-    producer.setInstanceName("p-" + ProcessHandle.current().pid());
+    DefaultMQProducer producer = Clients.producer(ns, "nimbus-remoting-producer", "p");
     producer.start();
     try {
       switch (how) {
@@ -177,57 +168,27 @@ public final class Interop {
   }
 
   private static void push(String ns, String group, String topic, int count) throws Exception {
-    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
-    consumer.setNamesrvAddr(ns);
-    consumer.setInstanceName("c-" + ProcessHandle.current().pid());
-    consumer.setMessageModel(MessageModel.CLUSTERING);
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    DefaultMQPushConsumer consumer = Clients.pushConsumer(ns, group, "c");
     // Shutdown waits for the consume tasks to record their offsets, then commits them (without it, on a loaded
     // machine, no task may have recorded one yet and nothing is committed).
     consumer.setAwaitTerminationMillisWhenShutdown(30_000);
     consumer.subscribe(topic, "*");
-    Set<String> seen = ConcurrentHashMap.newKeySet();
-    CountDownLatch done = new CountDownLatch(1);
-    consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
-      for (MessageExt m : msgs) {
-        if (seen.add(m.getMsgId())) {
-          synchronized (Interop.class) {
-            System.out.println(line(m, context.getMessageQueue().getBrokerName()));
-          }
-        }
+    Clients.consumeUntil(consumer, count, "consumed", (m, q) -> {
+      synchronized (Interop.class) {
+        System.out.println(line(m, q.getBrokerName()));
       }
-      if (seen.size() >= count) done.countDown();
-      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
     });
-    consumer.start();
-    try {
-      if (!done.await(60, TimeUnit.SECONDS))
-        throw new IllegalStateException("consumed " + seen.size() + " of " + count);
-    } finally {
-      consumer.shutdown();
-    }
   }
 
   private static void liteAssign(String ns, String group, String topic, int count) throws Exception {
-    DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(group);
-    consumer.setNamesrvAddr(ns);
-    consumer.setInstanceName("l-" + ProcessHandle.current().pid());
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    DefaultLitePullConsumer consumer = Clients.liteConsumer(ns, group, null, "l");
     consumer.setAutoCommit(true);
     consumer.start();
     try {
       Collection<MessageQueue> queues = consumer.fetchMessageQueues(topic);
       consumer.assign(queues);
       for (MessageQueue q : queues) consumer.seekToBegin(q);
-      Set<String> seen = ConcurrentHashMap.newKeySet();
-      long deadline = System.currentTimeMillis() + 60_000;
-      while (seen.size() < count) {
-        if (System.currentTimeMillis() > deadline)
-          throw new IllegalStateException("pulled " + seen.size() + " of " + count);
-        for (MessageExt m : consumer.poll(1000)) {
-          if (seen.add(m.getMsgId())) System.out.println(line(m, m.getBrokerName()));
-        }
-      }
+      Clients.pollUntil(consumer, count, m -> System.out.println(line(m, m.getBrokerName())));
       consumer.commitSync();
     } finally {
       consumer.shutdown();

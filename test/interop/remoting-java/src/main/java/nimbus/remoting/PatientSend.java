@@ -15,10 +15,8 @@ public final class PatientSend {
   private PatientSend() {}
 
   public static void main(String[] args) throws Exception {
-    DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-patient-producer");
-    producer.setNamesrvAddr(args[0]);
-    producer.setInstanceName("patient-" + ProcessHandle.current().pid());
-    producer.setSendMsgTimeout(30_000);
+    // Interop's send timeout (30 s) and the same for name-server calls.
+    DefaultMQProducer producer = Clients.producer(args[0], "nimbus-remoting-patient-producer", "patient");
     producer.setMqClientApiTimeout(30_000);
     producer.start();
     try {

@@ -3,6 +3,7 @@ package nimbus.remoting;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -13,9 +14,7 @@ import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.SendResult;
-import org.apache.rocketmq.client.producer.TransactionListener;
 import org.apache.rocketmq.client.producer.TransactionMQProducer;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
@@ -30,10 +29,7 @@ final class Scenarios {
   }
 
   static void query(String ns, String topic) throws Exception {
-    DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-query");
-    producer.setNamesrvAddr(ns);
-    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
-    producer.setInstanceName("q-" + ProcessHandle.current().pid());
+    DefaultMQProducer producer = Clients.producer(ns, "nimbus-remoting-query", "q");
     producer.start();
     try {
       List<SendResult> sent = new ArrayList<>();
@@ -57,33 +53,23 @@ final class Scenarios {
   }
 
   static void transaction(String ns, String group, String topic, String how) throws Exception {
-    TransactionMQProducer producer = new TransactionMQProducer(group);
-    producer.setNamesrvAddr(ns);
-    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
-    producer.setInstanceName("t-" + ProcessHandle.current().pid());
+    TransactionMQProducer producer = Clients.txProducer(ns, group, "t");
     AtomicInteger checks = new AtomicInteger();
     CountDownLatch committed = new CountDownLatch(1);
-    producer.setTransactionListener(new TransactionListener() {
-      @Override
-      public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
-        return switch (how) {
-          case "commit" -> LocalTransactionState.COMMIT_MESSAGE;
-          case "rollback" -> LocalTransactionState.ROLLBACK_MESSAGE;
-          default -> LocalTransactionState.UNKNOW;
-        };
+    LocalTransactionState first = switch (how) {
+      case "commit" -> LocalTransactionState.COMMIT_MESSAGE;
+      case "rollback" -> LocalTransactionState.ROLLBACK_MESSAGE;
+      default -> LocalTransactionState.UNKNOW;
+    };
+    producer.setTransactionListener(Clients.transactions(first, msg -> {
+      int n = checks.incrementAndGet();
+      LocalTransactionState state = n == 1 ? LocalTransactionState.UNKNOW : LocalTransactionState.COMMIT_MESSAGE;
+      synchronized (Scenarios.class) {
+        System.out.println("checked " + n + " " + state + " " + msg.getTransactionId());
       }
-
-      @Override
-      public LocalTransactionState checkLocalTransaction(MessageExt msg) {
-        int n = checks.incrementAndGet();
-        LocalTransactionState state = n == 1 ? LocalTransactionState.UNKNOW : LocalTransactionState.COMMIT_MESSAGE;
-        synchronized (Scenarios.class) {
-          System.out.println("checked " + n + " " + state + " " + msg.getTransactionId());
-        }
-        if (state == LocalTransactionState.COMMIT_MESSAGE) committed.countDown();
-        return state;
-      }
-    });
+      if (state == LocalTransactionState.COMMIT_MESSAGE) committed.countDown();
+      return state;
+    }));
     producer.start();
     try {
       Message m = new Message(topic, "TagT", "tx-key", ("transaction " + how).getBytes(StandardCharsets.UTF_8));
@@ -101,10 +87,7 @@ final class Scenarios {
   }
 
   static void retryDlq(String ns, String group, String topic) throws Exception {
-    DefaultMQProducer producer = new DefaultMQProducer("nimbus-remoting-retry");
-    producer.setNamesrvAddr(ns);
-    producer.setSendMsgTimeout(Interop.SEND_TIMEOUT_MS);
-    producer.setInstanceName("r-" + ProcessHandle.current().pid());
+    DefaultMQProducer producer = Clients.producer(ns, "nimbus-remoting-retry", "r");
     producer.start();
     SendResult sent;
     try {
@@ -113,11 +96,7 @@ final class Scenarios {
     } finally {
       producer.shutdown();
     }
-    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
-    consumer.setNamesrvAddr(ns);
-    consumer.setInstanceName("d-" + ProcessHandle.current().pid());
-    consumer.setMessageModel(MessageModel.CLUSTERING);
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    DefaultMQPushConsumer consumer = Clients.pushConsumer(ns, group, "d");
     consumer.setMaxReconsumeTimes(1);
     // Shutdown waits for the consume task that sends the last delivery back.
     consumer.setAwaitTerminationMillisWhenShutdown(30_000);
@@ -145,38 +124,16 @@ final class Scenarios {
     System.setProperty("rocketmq.client.rebalance.waitInterval", "3600000");
     DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
     consumer.setNamesrvAddr(ns);
-    consumer.setInstanceName("m-" + ProcessHandle.current().pid());
+    consumer.setInstanceName(Clients.instance("m"));
     consumer.setMessageModel(MessageModel.CLUSTERING);
     consumer.subscribe(topic, "*");
     consumer.registerMessageListener(
         (MessageListenerConcurrently) (msgs, context) -> ConsumeConcurrentlyStatus.CONSUME_SUCCESS);
     consumer.start();
-    Thread watcher = new Thread(() -> {
-      String last = "";
-      while (!Thread.currentThread().isInterrupted()) {
-        java.util.TreeSet<String> held = new java.util.TreeSet<>();
-        for (org.apache.rocketmq.common.message.MessageQueue q :
-            consumer.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable().keySet()) {
-          if (q.getTopic().equals(topic)) held.add(q.getBrokerName() + "/" + q.getQueueId());
-        }
-        String now = String.join(",", held);
-        if (!now.equals(last) && !held.isEmpty()) {
-          System.out.println("queues " + now);
-          last = now;
-        }
-        try {
-          Thread.sleep(100);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    });
-    watcher.setDaemon(true);
-    watcher.start();
-    while (System.in.read() != -1) {
-      // until the test closes stdin
-    }
-    watcher.interrupt();
+    Clients.watchUntilStdinCloses(() -> {
+      Set<String> held = Clients.queues(consumer, topic, q -> true);
+      return held.isEmpty() ? null : String.join(",", held);
+    }, "queues ");
     consumer.shutdown();
   }
 }
