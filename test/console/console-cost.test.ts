@@ -1,7 +1,9 @@
 /**
  * What the console's reads cost in storage requests (docs/console.md, docs/cost.md): the Cluster view's
  * refresh (`GET /brokers`) and one lag sample of a group (`GET /groups/{group}/consumers` and
- * `GET /groups/{group}/progress`, plus the members' `GET /groups/{group}/status`) on a topic of 4 queues, counted by the store's request counter.
+ * `GET /groups/{group}/progress`, plus the members' `GET /groups/{group}/status`) on a topic of 4 queues, and the
+ * topic page's "Measure load" (`GET /topics/{topic}/status?load=true`) beside its plain status, counted by the
+ * store's request counter.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -46,6 +48,35 @@ describe("console reads, in storage requests", () => {
       lagSampleObjectGets: sample.objectGets,
       statusTableReads: status.tableReads,
       statusReadUnits: status.readUnits,
+    });
+  });
+
+  it("measuring a topic's load: one query of each queue's index key, and of an empty queue's layout first", async () => {
+    const topic = uniqueName("CostLoad");
+    await createTopic(api(), topic, 2);
+    await api().send({
+      topic,
+      brokerName: "broker-a",
+      queueId: 0,
+      messages: [{ body: new TextEncoder().encode("x") }],
+    });
+    // The server's background jobs share the counter: the fewest of three rounds is the request's own path.
+    const added: number[] = [];
+    let plain: RequestCounts | undefined;
+    let measured: RequestCounts | undefined;
+    for (let round = 0; round < 3; round++) {
+      plain = await counted(() => api().topicStatus(topic));
+      measured = await counted(() => api().topicStatus(topic, { load: true }));
+      assert.equal(measured.tableWrites + measured.objectPuts, 0, "a measure writes nothing");
+      added.push(measured.tableReads - plain.tableReads);
+    }
+    assert.ok(plain !== undefined && measured !== undefined);
+    // The written queue's layout is known to the server (one key); an empty queue's may still become either.
+    assert.equal(Math.min(...added), 1 + 3 * 2, `4 index queries, 3 layout reads (${added})`);
+    report("topic load measure", {
+      statusTableReads: plain.tableReads,
+      measuredTableReads: measured.tableReads,
+      measuredReadUnits: measured.readUnits,
     });
   });
 });
