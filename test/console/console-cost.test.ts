@@ -60,23 +60,23 @@ describe("console reads, in storage requests", () => {
       queueId: 0,
       messages: [{ body: new TextEncoder().encode("x") }],
     });
-    // The server's background jobs share the counter: the fewest of three rounds is the request's own path.
-    const added: number[] = [];
-    let plain: RequestCounts | undefined;
-    let measured: RequestCounts | undefined;
+    // The server's background jobs share the counter (they only add): the fewest of three rounds is the path.
+    const plain: RequestCounts[] = [];
+    const measured: RequestCounts[] = [];
     for (let round = 0; round < 3; round++) {
-      plain = await counted(() => api().topicStatus(topic));
-      measured = await counted(() => api().topicStatus(topic, { load: true }));
-      assert.equal(measured.tableWrites + measured.objectPuts, 0, "a measure writes nothing");
-      added.push(measured.tableReads - plain.tableReads);
+      plain.push(await counted(() => api().topicStatus(topic)));
+      measured.push(await counted(() => api().topicStatus(topic, { load: true })));
     }
-    assert.ok(plain !== undefined && measured !== undefined);
+    const fewest = (rounds: RequestCounts[], count: keyof RequestCounts) => Math.min(...rounds.map((r) => r[count]));
+    assert.equal(fewest(measured, "tableWrites") + fewest(measured, "objectPuts"), 0, "a measure writes nothing");
     // The written queue's layout is known to the server (one key); an empty queue's may still become either.
-    assert.equal(Math.min(...added), 1 + 3 * 2, `4 index queries, 3 layout reads (${added})`);
+    const added = fewest(measured, "tableReads") - fewest(plain, "tableReads");
+    assert.equal(added, 1 + 3 * 2, "4 index queries, 3 layout reads");
     report("topic load measure", {
-      statusTableReads: plain.tableReads,
-      measuredTableReads: measured.tableReads,
-      measuredReadUnits: measured.readUnits,
+      statusTableReads: fewest(plain, "tableReads"),
+      statusReadUnits: fewest(plain, "readUnits"),
+      measuredTableReads: fewest(measured, "tableReads"),
+      measuredReadUnits: fewest(measured, "readUnits"),
     });
   });
 });
