@@ -77,3 +77,13 @@ export async function call<K extends EndpointId>(
   }
   return json as Answer<K>;
 }
+
+/** The answer of `request`, or null when the API refuses it with `code` (a thing not there yet, not an error). */
+export async function nullOn<T>(code: string, request: Promise<T>): Promise<T | null> {
+  try {
+    return await request;
+  } catch (err) {
+    if (err instanceof ApiError && err.code === code) return null;
+    throw err;
+  }
+}

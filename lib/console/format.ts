@@ -15,6 +15,11 @@ export function formatAge(ms: number, now: number): string {
   return `${Math.round(s / 3600)} h ago`;
 }
 
+/** A message's keys as the API answers them (one key alone, or a list) as a list. */
+export function keyList(keys: string | string[]): string[] {
+  return typeof keys === "string" ? [keys] : keys;
+}
+
 /** RocketMQ's `RW-` form plus the number: `RW- (6)`. */
 export function formatPerm(perm: number): string {
   return `${PermName.perm2String(perm)} (${perm})`;

@@ -1,7 +1,9 @@
 /**
  * What the console's reads cost in storage requests (docs/console.md, docs/cost.md): the Cluster view's
  * refresh (`GET /brokers`) and one lag sample of a group (`GET /groups/{group}/consumers` and
- * `GET /groups/{group}/progress`, plus the members' `GET /groups/{group}/status`) on a topic of 4 queues, counted by the store's request counter.
+ * `GET /groups/{group}/progress`, plus the members' `GET /groups/{group}/status`) on a topic of 4 queues, and the
+ * topic page's "Measure load" (`GET /topics/{topic}/status?load=true`) beside its plain status, counted by the
+ * store's request counter.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -46,6 +48,35 @@ describe("console reads, in storage requests", () => {
       lagSampleObjectGets: sample.objectGets,
       statusTableReads: status.tableReads,
       statusReadUnits: status.readUnits,
+    });
+  });
+
+  it("measuring a topic's load: one query of each queue's index key, and of an empty queue's layout first", async () => {
+    const topic = uniqueName("CostLoad");
+    await createTopic(api(), topic, 2);
+    await api().send({
+      topic,
+      brokerName: "broker-a",
+      queueId: 0,
+      messages: [{ body: new TextEncoder().encode("x") }],
+    });
+    // The server's background jobs share the counter (they only add): the fewest of three rounds is the path.
+    const plain: RequestCounts[] = [];
+    const measured: RequestCounts[] = [];
+    for (let round = 0; round < 3; round++) {
+      plain.push(await counted(() => api().topicStatus(topic)));
+      measured.push(await counted(() => api().topicStatus(topic, { load: true })));
+    }
+    const fewest = (rounds: RequestCounts[], count: keyof RequestCounts) => Math.min(...rounds.map((r) => r[count]));
+    assert.equal(fewest(measured, "tableWrites") + fewest(measured, "objectPuts"), 0, "a measure writes nothing");
+    // The written queue's layout is known to the server (one key); an empty queue's may still become either.
+    const added = fewest(measured, "tableReads") - fewest(plain, "tableReads");
+    assert.equal(added, 1 + 3 * 2, "4 index queries, 3 layout reads");
+    report("topic load measure", {
+      statusTableReads: fewest(plain, "tableReads"),
+      statusReadUnits: fewest(plain, "readUnits"),
+      measuredTableReads: fewest(measured, "tableReads"),
+      measuredReadUnits: fewest(measured, "readUnits"),
     });
   });
 });

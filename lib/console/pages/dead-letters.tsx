@@ -5,7 +5,7 @@
  */
 import { ErrorCode } from "../../core/errors.js";
 import { dlqTopic } from "../../core/names.js";
-import { ApiError, call } from "../api.js";
+import { call, nullOn } from "../api.js";
 import { useConnection } from "../connection.js";
 import { useApi } from "../use-api.js";
 import { ErrorBox } from "../widgets.js";
@@ -22,11 +22,7 @@ export function DeadLetters({ group }: { group: string }) {
   const topic = dlqTopic(group);
   // No dead-letter topic yet is the usual case, not an error.
   const status = useApi(
-    () =>
-      call(conn, "topicStatus", { params: { topic } }).catch((err: unknown) => {
-        if (err instanceof ApiError && err.code === ErrorCode.TOPIC_NOT_EXIST) return null;
-        throw err;
-      }),
+    () => nullOn(ErrorCode.TOPIC_NOT_EXIST, call(conn, "topicStatus", { params: { topic } })),
     [conn, topic],
   );
   const queues = status.data?.queues ?? [];

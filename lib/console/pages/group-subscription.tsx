@@ -6,7 +6,7 @@
  */
 import { useState } from "preact/hooks";
 import { ErrorCode } from "../../core/errors.js";
-import { ApiError, call } from "../api.js";
+import { type ApiError, call, nullOn } from "../api.js";
 import { useConnection } from "../connection.js";
 import { formatTime } from "../format.js";
 import { href } from "../router.js";
@@ -17,11 +17,7 @@ export function GroupSubscription({ group }: { group: string }) {
   const conn = useConnection();
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const subscription = useApi(
-    () =>
-      call(conn, "getSubscription", { params: { group } }).catch((err: unknown) => {
-        if (err instanceof ApiError && err.code === ErrorCode.SUBSCRIPTION_GROUP_NOT_EXIST) return null;
-        throw err;
-      }),
+    () => nullOn(ErrorCode.SUBSCRIPTION_GROUP_NOT_EXIST, call(conn, "getSubscription", { params: { group } })),
     [conn, group],
   );
   const remove = async () => {

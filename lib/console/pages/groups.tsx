@@ -8,11 +8,10 @@ import { useConnection } from "../connection.js";
 import { recentGroups } from "../lag-samples.js";
 import { href, navigate } from "../router.js";
 import { useApi } from "../use-api.js";
-import { ErrorBox, Loading, TableBox } from "../widgets.js";
+import { ErrorBox, Loading, OpenByName, TableBox } from "../widgets.js";
 
 export function GroupsPage() {
   const conn = useConnection();
-  const [group, setGroup] = useState("");
   const [pages, setPages] = useState<string[]>([]);
   const startAfter = pages.at(-1);
   const list = useApi(
@@ -70,20 +69,12 @@ export function GroupsPage() {
           </button>
         )}
       </div>
-      <form
-        class="form"
-        aria-label="Open group"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (group.trim() !== "") navigate(href(["groups", group.trim()]));
-        }}
-      >
-        <label>
-          Consumer group
-          <input name="group" value={group} required onInput={(e) => setGroup(e.currentTarget.value)} />
-        </label>
-        <button type="submit">Open</button>
-      </form>
+      <OpenByName
+        form="Open group"
+        label="Consumer group"
+        name="group"
+        open={(name) => navigate(href(["groups", name]))}
+      />
       {recent.length > 0 && (
         <>
           <h2>Opened before</h2>

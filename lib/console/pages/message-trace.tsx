@@ -2,7 +2,8 @@
  * @module A message's trace as a timeline (docs/trace.md): the records clients with `enableMsgTrace` wrote to
  * `RMQ_SYS_TRACE_TOPIC` under the message's id, read by the key query (one page of 64), oldest first.
  */
-import { type Answer, ApiError, call } from "../api.js";
+import { ErrorCode } from "../../core/errors.js";
+import { type Answer, call, nullOn } from "../api.js";
 import { useConnection } from "../connection.js";
 import { formatTime, fromBase64 } from "../format.js";
 import { useApi } from "../use-api.js";
@@ -46,16 +47,12 @@ function result(r: TraceRow): string {
 export function MessageTrace({ msgId }: { msgId: string }) {
   const conn = useConnection();
   const trace = useApi(async () => {
-    try {
-      return rowsOf(
-        await call(conn, "queryMessagesByKey", { body: { topic: "RMQ_SYS_TRACE_TOPIC", key: msgId } }),
-        msgId,
-      );
-    } catch (err) {
-      // No trace topic yet: no client has traced anything.
-      if (err instanceof ApiError && err.code === "TOPIC_NOT_EXIST") return [];
-      throw err;
-    }
+    const found = await nullOn(
+      ErrorCode.TOPIC_NOT_EXIST,
+      call(conn, "queryMessagesByKey", { body: { topic: "RMQ_SYS_TRACE_TOPIC", key: msgId } }),
+    );
+    // No trace topic yet: no client has traced anything.
+    return found === null ? [] : rowsOf(found, msgId);
   }, [conn, msgId]);
   const rows = trace.data;
   return (

@@ -3,7 +3,7 @@ import { useState } from "preact/hooks";
 import { MessageConst } from "../../core/message.js";
 import { type Answer, type ApiError, call } from "../api.js";
 import { useConnection } from "../connection.js";
-import { bodyText, formatTime, fromBase64, hexDump, prettyJson } from "../format.js";
+import { bodyText, formatTime, fromBase64, hexDump, keyList, prettyJson } from "../format.js";
 import { href } from "../router.js";
 import { asApiError, useApi } from "../use-api.js";
 import { ErrorBox, Loading, TableBox } from "../widgets.js";
@@ -69,7 +69,7 @@ function MessageDetails({ message: m }: { message: PulledMessageWire }) {
   const [view, setView] = useState<BodyView>("text");
   const bytes = fromBase64(m.body);
   const json = prettyJson(bytes);
-  const keys = Array.isArray(m.keys) ? m.keys : [m.keys];
+  const keys = keyList(m.keys);
   const headers: [string, string | number][] = [
     ["msgId", m.msgId],
     ["Topic", m.topic],
@@ -141,7 +141,7 @@ function Resend({ message: m }: { message: PulledMessageWire }) {
     const properties = Object.fromEntries(
       Object.entries(m.properties).filter(([name]) => !SYSTEM_PROPERTIES.has(name)),
     );
-    const keys = Array.isArray(m.keys) ? m.keys : [m.keys];
+    const keys = keyList(m.keys);
     try {
       const sent = await call(conn, "send", {
         body: {

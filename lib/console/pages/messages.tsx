@@ -6,7 +6,7 @@
 import { useState } from "preact/hooks";
 import { type Answer, call } from "../api.js";
 import { useConnection } from "../connection.js";
-import { bodyText, formatTime, fromBase64 } from "../format.js";
+import { bodyText, formatTime, fromBase64, keyList } from "../format.js";
 import { href, navigate } from "../router.js";
 import { useApi } from "../use-api.js";
 import { ErrorBox, Loading, TableBox } from "../widgets.js";
@@ -61,7 +61,7 @@ export function MessagesPage({ query }: { query: URLSearchParams }) {
     navigate(href(["messages"], { topic: t.topic, broker: t.broker, queue: t.queue, from: t.from, count: t.count }));
   const needle = filter.trim();
   const shown = (page.data?.messages ?? []).filter(
-    (m) => needle === "" || m.msgId === needle || (Array.isArray(m.keys) ? m.keys : [m.keys]).includes(needle),
+    (m) => needle === "" || m.msgId === needle || keyList(m.keys).includes(needle),
   );
   const data = page.data;
   const topics = useApi(() => call(conn, "listTopics"), [conn]);
@@ -212,10 +212,7 @@ function MessageTable({ messages }: { messages: PulledMessageWire[] }) {
         <tr>
           <th>Offset</th>
           <th>msgId</th>
-          <th>Tags</th>
-          <th>Keys</th>
-          <th>Stored (UTC)</th>
-          <th>Body</th>
+          <MessageSummaryHeaders />
         </tr>
       </thead>
       <tbody>
@@ -225,13 +222,38 @@ function MessageTable({ messages }: { messages: PulledMessageWire[] }) {
               <a href={href(["message", m.topic, m.brokerName, m.queueId, m.queueOffset])}>{m.queueOffset}</a>
             </td>
             <td class="mono">{m.msgId}</td>
-            <td>{m.tags}</td>
-            <td>{(Array.isArray(m.keys) ? m.keys : [m.keys]).join(" ")}</td>
-            <td>{formatTime(m.storeTimestamp)}</td>
-            <td class="preview">{bodyText(fromBase64(m.body)).slice(0, 80)}</td>
+            <MessageSummaryCells message={m} />
           </tr>
         ))}
       </tbody>
     </TableBox>
+  );
+}
+
+/** The headers of `MessageSummaryCells`. */
+export function MessageSummaryHeaders() {
+  return (
+    <>
+      <th>Tags</th>
+      <th>Keys</th>
+      <th>Stored (UTC)</th>
+      <th>Body</th>
+    </>
+  );
+}
+
+/** A message's tags, keys, store time and the start of its body: the cells that end a row of messages. */
+export function MessageSummaryCells({
+  message: m,
+}: {
+  message: Pick<PulledMessageWire, "tags" | "keys" | "storeTimestamp" | "body">;
+}) {
+  return (
+    <>
+      <td>{m.tags}</td>
+      <td>{keyList(m.keys).join(" ")}</td>
+      <td>{formatTime(m.storeTimestamp)}</td>
+      <td class="preview">{bodyText(fromBase64(m.body)).slice(0, 80)}</td>
+    </>
   );
 }

@@ -1,15 +1,13 @@
 /** @module Producer groups: a group's live producers (producerConnection). */
-import { useState } from "preact/hooks";
 import { call } from "../api.js";
 import { useConnection } from "../connection.js";
 import { formatAge, formatTime } from "../format.js";
 import { href, navigate } from "../router.js";
 import { useApi } from "../use-api.js";
-import { ErrorBox, Loading, TableBox } from "../widgets.js";
+import { ErrorBox, Loading, OpenByName, TableBox } from "../widgets.js";
 
 export function ProducersPage({ group }: { group: string | undefined }) {
   const conn = useConnection();
-  const [input, setInput] = useState(group ?? "");
   const producers = useApi(
     async () => (group ? call(conn, "producerConnection", { params: { group } }) : undefined),
     [conn, group],
@@ -18,20 +16,13 @@ export function ProducersPage({ group }: { group: string | undefined }) {
   return (
     <section>
       <h1>Producer groups</h1>
-      <form
-        class="form"
-        aria-label="Open producer group"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (input.trim() !== "") navigate(href(["producers", input.trim()]));
-        }}
-      >
-        <label>
-          Producer group
-          <input name="producerGroup" value={input} required onInput={(e) => setInput(e.currentTarget.value)} />
-        </label>
-        <button type="submit">Open</button>
-      </form>
+      <OpenByName
+        form="Open producer group"
+        label="Producer group"
+        name="producerGroup"
+        initial={group ?? ""}
+        open={(name) => navigate(href(["producers", name]))}
+      />
       <ErrorBox error={producers.error} />
       <Loading when={producers.loading && group !== undefined} />
       {producers.data && producers.data.producers.length === 0 && <p>No live producer in {group}.</p>}

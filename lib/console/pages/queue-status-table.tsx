@@ -1,11 +1,12 @@
 /**
  * @module A topic's queues as the topic page and the dead-letter view show them: one row a queue (broker, queue,
- * min/max offset, last store time) with a link that browses its latest messages.
+ * min/max offset, last store time) with a link that browses its latest messages, and its write load once measured.
  */
 import type { QueueStatus } from "../../protocol/index.js";
 import { formatTime } from "../format.js";
 import { href } from "../router.js";
 import { TableBox } from "../widgets.js";
+import { LoadCells, LoadHeaders } from "./queue-load.js";
 
 /** What tells one queue table from another: its label, its rows' test id, its Browse links' accessible name. */
 export interface QueueTableKind {
@@ -24,6 +25,7 @@ export function QueueStatusTable({
   queues: readonly QueueStatus[];
   kind: QueueTableKind;
 }) {
+  const measured = queues.some((q) => q.load !== undefined);
   return (
     <TableBox label={kind.label}>
       <thead>
@@ -34,6 +36,7 @@ export function QueueStatusTable({
           <th>Max offset</th>
           <th>Last store time (UTC)</th>
           <th>Messages</th>
+          {measured && <LoadHeaders />}
         </tr>
       </thead>
       <tbody>
@@ -44,6 +47,7 @@ export function QueueStatusTable({
             queue={q}
             testId={kind.testId}
             browseLabel={kind.browseLabel}
+            measured={measured}
           />
         ))}
       </tbody>
@@ -56,11 +60,13 @@ function QueueStatusRow({
   queue: q,
   testId,
   browseLabel,
+  measured,
 }: {
   topic: string;
   queue: QueueStatus;
   testId: string;
   browseLabel: string;
+  measured: boolean;
 }) {
   return (
     <tr data-testid={testId}>
@@ -82,6 +88,7 @@ function QueueStatusRow({
           Browse
         </a>
       </td>
+      {measured && <LoadCells load={q.load} />}
     </tr>
   );
 }

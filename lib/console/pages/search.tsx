@@ -5,10 +5,10 @@
 import { useState } from "preact/hooks";
 import { type Answer, call } from "../api.js";
 import { useConnection } from "../connection.js";
-import { bodyText, formatTime, fromBase64 } from "../format.js";
 import { href, navigate } from "../router.js";
 import { useApi } from "../use-api.js";
 import { ErrorBox, Loading, TableBox } from "../widgets.js";
+import { MessageSummaryCells, MessageSummaryHeaders } from "./messages.js";
 
 type Found = Answer<"queryMessagesByKey">["messages"][number];
 
@@ -136,10 +136,7 @@ function FoundTable({ messages }: { messages: Found[] }) {
           <th>msgId</th>
           <th>Queue</th>
           <th>Offset</th>
-          <th>Tags</th>
-          <th>Keys</th>
-          <th>Stored (UTC)</th>
-          <th>Body</th>
+          <MessageSummaryHeaders />
         </tr>
       </thead>
       <tbody>
@@ -152,10 +149,7 @@ function FoundTable({ messages }: { messages: Found[] }) {
               {m.brokerName}/{m.queueId}
             </td>
             <td>{m.queueOffset}</td>
-            <td>{m.tags}</td>
-            <td>{(Array.isArray(m.keys) ? m.keys : [m.keys]).join(" ")}</td>
-            <td>{formatTime(m.storeTimestamp)}</td>
-            <td class="preview">{bodyText(fromBase64(m.body)).slice(0, 80)}</td>
+            <MessageSummaryCells message={m} />
           </tr>
         ))}
       </tbody>

@@ -1,4 +1,7 @@
-/** @module One topic: its route (queues and perm per broker), per-queue offsets and last store time, update and delete. */
+/**
+ * @module One topic: its route (queues and perm per broker), per-queue offsets and last store time, its write
+ * load when measured (queue-load.tsx), update and delete.
+ */
 import { useState } from "preact/hooks";
 import { type ApiError, call } from "../api.js";
 import { useConnection } from "../connection.js";
@@ -6,6 +9,7 @@ import { formatPerm } from "../format.js";
 import { href, navigate } from "../router.js";
 import { asApiError, useApi } from "../use-api.js";
 import { ErrorBox, Loading, TableBox } from "../widgets.js";
+import { LoadPanel, useLoadMeasure } from "./queue-load.js";
 import { QueueStatusTable, type QueueTableKind } from "./queue-status-table.js";
 import { TopicForm } from "./topic-form.js";
 
@@ -15,9 +19,11 @@ export function TopicDetailPage({ topic }: { topic: string }) {
   const conn = useConnection();
   const route = useApi(() => call(conn, "topicRoute", { params: { topic } }), [conn, topic]);
   const status = useApi(() => call(conn, "topicStatus", { params: { topic } }), [conn, topic]);
+  const load = useLoadMeasure(topic);
   const reload = () => {
     route.reload();
     status.reload();
+    load.clear();
   };
   const first = route.data?.queueDatas[0];
   return (
@@ -66,7 +72,13 @@ export function TopicDetailPage({ topic }: { topic: string }) {
       )}
       <h2>Queues</h2>
       <ErrorBox error={status.error} />
-      {status.data && <QueueStatusTable topic={topic} queues={status.data.queues} kind={TOPIC_QUEUES} />}
+      <ErrorBox error={load.error} />
+      {status.data && (
+        <>
+          <LoadPanel load={load} />
+          <QueueStatusTable topic={topic} queues={load.queues ?? status.data.queues} kind={TOPIC_QUEUES} />
+        </>
+      )}
       {route.data && first && (
         <>
           <h2>Update</h2>
