@@ -28,6 +28,8 @@ function childPids(): number[] {
 }
 
 const cpuNow = () => procCpuSeconds(process.pid) + childPids().reduce((s, pid) => s + procCpuSeconds(pid), 0);
+
+/** One case: `writers` containers appending to the shape's queues for the window, then the read-back. */
 export async function runCase(
   options: ConcurrencyOptions,
   backend: DynamoBackend,

@@ -24,10 +24,10 @@
  *
  * `--batch b` sends b messages of 1 KiB per append (32 KiB: one S3 object and a small index item); `--groups G` runs G
  * consumer groups tailing the hot queue (each its own client and `QueueLog`, polling every 20 ms when it found nothing):
- * their delivery delay and the read requests the per-key limits throttled. The AWS SDK's retry back-off (1 s base
- * after a throttle, 50 ms after a 5xx: lib/storage/aws/retry.ts) is stretched with the rest, so a throttle costs in
- * the figure what it costs on DynamoDB; `--throttle-base-ms` sets the throttling base (unstretched ms), `--max-attempts`
- * the SDK's attempts per request (default 3).
+ * their delivery delay and the read requests the per-key limits throttled. The DynamoDB client's retry back-off
+ * (lib/storage/aws/retry.ts: 50 ms bases, 6 attempts, at most 2 s waited) is stretched with the rest, so a throttle
+ * costs in the figure what it costs on DynamoDB; `--throttle-base-ms` sets the throttling base (unstretched ms),
+ * `--max-attempts` the attempts per request (defaults: the adapter's).
  *
  * Flags: `--key-limits on|off`, `--index-keys K`, `--backends dynamodb-local,dynalite`, `--writers 1,2,4,8,16,32,64`, `--seconds <per case, stretched
  * time>`, `--stretch <k>`, `--dynamo p50/p99`, `--shapes hot,topic`, `--via queue-log|send-handler`.
@@ -75,6 +75,8 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
         retryBackoff: {
           throttlingBaseMs: options.throttleBaseMs * options.stretch,
           baseMs: DEFAULT_RETRY_BACKOFF.baseMs * options.stretch,
+          maxWaitMs: DEFAULT_RETRY_BACKOFF.maxWaitMs * options.stretch,
+          maxElapsedMs: DEFAULT_RETRY_BACKOFF.maxElapsedMs * options.stretch,
         },
       };
       await ensureTables(aws, BROKER_TABLES);
