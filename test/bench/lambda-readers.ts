@@ -39,6 +39,7 @@ export async function tailQueue(
     at = got.nextBeginOffset;
     if (got.messages.length === 0) await new Promise((resolve) => setTimeout(resolve, 20 * k));
   }
+  const tableReads = storage.counter.snapshot().tableReads;
   await storage.close();
   const sorted = delays.sort((a, b) => a - b);
   return {
@@ -49,6 +50,7 @@ export async function tailQueue(
     seals,
     polls,
     errors,
+    tableReads,
     delays: sorted,
   };
 }
@@ -61,6 +63,8 @@ export interface Tailed {
   seals: number;
   polls: number;
   errors: number;
+  /** DynamoDB GetItem + Query calls its reads made. */
+  tableReads: number;
   delays: number[];
 }
 
@@ -75,6 +79,12 @@ export function groupFigures(tailed: Tailed[], seconds: number): NonNullable<Con
     messages: all.length,
     pollsPerSecond: tailed.reduce((s, t) => s + t.polls, 0) / seconds,
     failedPolls: tailed.reduce((s, t) => s + t.errors, 0),
+    readsPerPoll:
+      tailed.reduce((s, t) => s + t.tableReads, 0) /
+      Math.max(
+        1,
+        tailed.reduce((s, t) => s + t.polls, 0),
+      ),
   };
 }
 

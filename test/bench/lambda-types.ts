@@ -60,6 +60,8 @@ export interface ConcurrencyRow {
     messages: number;
     pollsPerSecond: number;
     failedPolls: number;
+    /** DynamoDB queries and gets per poll (all groups). */
+    readsPerPoll: number;
   };
   /** Counter reservations (`ADD`s) per append. */
   reservationsPerAppend: number;
