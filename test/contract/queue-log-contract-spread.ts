@@ -300,5 +300,33 @@ export function queueLogSpreadContract(label: string, open: OpenFixture): void {
       assert.equal((await reader.read(q, end)).status, "NO_NEW_MSG");
       assert.equal(storage.counter.snapshot().tableReads - first, KEYS, "then each key only");
     });
+
+    it("a poll standing at a range not filled yet reads three rounds of the keys: newest, the page after it, the item before", async () => {
+      const { storage, reopen } = fixture();
+      const q = freshQueue("Spread");
+      const clock = { now: () => 800_000_000 }; // frozen: within the hole lease, nothing is sealed
+      let dead = false;
+      const doomed = new QueueLog(await reopen(), {
+        ...spread,
+        ...clock,
+        afterReserve: () => {
+          if (dead) throw new Error("killed after reserving");
+        },
+      });
+      await doomed.append(q, [record("d0")]); // offset 0
+      dead = true;
+      await assert.rejects(doomed.append(q, [record("lost")]), /killed/); // offset 1: not filled (yet)
+      const writer = new QueueLog(storage, { ...spread, ...clock });
+      await writer.append(q, [record("w2")]);
+      await writer.releaseRanges();
+      const reader = new QueueLog(storage, { ...spread, ...clock });
+      assert.equal((await reader.read(q, 0)).nextBeginOffset, 1, "the first read stops at the range not filled");
+      const before = storage.counter.snapshot().tableReads;
+      const waiting = await reader.read(q, 1);
+      assert.equal(waiting.status, "NO_NEW_MSG");
+      assert.equal(waiting.nextBeginOffset, 1);
+      // Not the min offset's round (an item lies before the gap), and the page after the offset once.
+      assert.equal(storage.counter.snapshot().tableReads - before, 3 * KEYS);
+    });
   });
 }
