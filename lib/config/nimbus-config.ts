@@ -57,10 +57,9 @@ export const NimbusConfigSchema = z
       .refine((r) => Object.keys(r).length <= 1024, "at most 1024 hot topics")
       .default({}),
     /**
-     * How the AWS SDK retries a throttled DynamoDB request: full jitter over `baseMs` × 2^retry, `maxAttempts`
-     * attempts. Absent: the SDK's (a 1 s base, 3 attempts), which adds ~0.5 s to every throttled append. A hot
-     * queue's keys refill within milliseconds: `{ baseMs: 50, maxAttempts: 6 }` kept the p99 of 64 writers on a
-     * 16-key queue under 100 ms with no throttle surfacing (docs/benchmarks.md, docs/queue-log.md "Hot queues").
+     * How the DynamoDB client retries a throttled request: full jitter over `baseMs` × 2^retry, `maxAttempts`
+     * attempts, at most 2 s waited in all. Absent: the adapter's default, `{ baseMs: 50, maxAttempts: 6 }` (a key's
+     * units refill within milliseconds; the SDK's own 1 s base added ~0.5 s to every throttled append).
      */
     dynamoThrottleRetry: z
       .object({ baseMs: z.number().int().min(5).max(1000), maxAttempts: z.number().int().min(2).max(10) })
@@ -167,7 +166,7 @@ export function awsTargetNetworks(config: NimbusConfig): TargetNetworks {
   return config.subscriptionTargetNetworks ?? "public";
 }
 
-/** The AWS adapter's retry options the config sets (`dynamoThrottleRetry`); none: the SDK's own. */
+/** The AWS adapter's retry options the config sets (`dynamoThrottleRetry`); none: the adapter's defaults. */
 export function awsRetryOptions(config: NimbusConfig): {
   maxAttempts?: number;
   retryBackoff?: { throttlingBaseMs: number };

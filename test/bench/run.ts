@@ -8,6 +8,7 @@
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
+import { DEFAULT_DYNAMO_ATTEMPTS, DEFAULT_RETRY_BACKOFF } from "../../lib/storage/aws/index.js";
 import type { FlushMode } from "../../lib/storage/local/index.js";
 import type { DynamoBackend } from "../support/emulators.js";
 import { parseProfile } from "./aws-latency.js";
@@ -161,8 +162,8 @@ async function main(): Promise<void> {
       indexKeys: Math.floor(positive("index-keys", values["index-keys"], 1)),
       batch: Math.min(1024, Math.floor(positive("batch", values.batch, 1))),
       groups: Math.min(64, Math.floor(Number(values.groups) || 0)),
-      throttleBaseMs: positive("throttle-base-ms", values["throttle-base-ms"], 1000),
-      maxAttempts: Math.min(10, Math.floor(positive("max-attempts", values["max-attempts"], 3))),
+      throttleBaseMs: positive("throttle-base-ms", values["throttle-base-ms"], DEFAULT_RETRY_BACKOFF.throttlingBaseMs),
+      maxAttempts: Math.min(10, Math.floor(positive("max-attempts", values["max-attempts"], DEFAULT_DYNAMO_ATTEMPTS))),
     };
     if (values["key-limits"] !== "on" && values["key-limits"] !== "off")
       throw new Error(`--key-limits must be on or off, got ${values["key-limits"]}`);

@@ -10,7 +10,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { ROUTES_TABLE } from "../../lib/broker/store/tables.js";
 import { ErrorCode, NimbusError } from "../../lib/core/errors.js";
-import { createAwsStorage, ensureTables, type RetryBackoff } from "../../lib/storage/aws/index.js";
+import {
+  createAwsStorage,
+  DEFAULT_DYNAMO_ATTEMPTS,
+  ensureTables,
+  type RetryBackoff,
+} from "../../lib/storage/aws/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { type KeyLimitedDynamo, startKeyLimitedDynamo } from "../support/dynamo-key-limits.js";
 import { EMULATOR_CREDENTIALS, type Emulators, startEmulators } from "../support/emulators.js";
@@ -19,16 +24,16 @@ describe("DynamoDB's per-key limits in front of the emulator", { timeout: 120_00
   let emulators: Emulators;
   let limited: KeyLimitedDynamo;
   const storages: Storage[] = [];
-  const storage = (endpoint: string, maxAttempts: number, retryBackoff?: Partial<RetryBackoff>) => {
+  const storage = (endpoint: string, maxAttempts?: number, retryBackoff?: Partial<RetryBackoff>) => {
     const s = createAwsStorage({
       ...(retryBackoff === undefined ? {} : { retryBackoff }),
+      ...(maxAttempts === undefined ? {} : { maxAttempts }),
       region: "us-east-1",
       bucket: "limits",
       tablePrefix: "limits-",
       dynamoEndpoint: endpoint,
       s3Endpoint: emulators.s3Endpoint,
       credentials: EMULATOR_CREDENTIALS,
-      maxAttempts,
     });
     storages.push(s);
     return s;
@@ -105,6 +110,33 @@ describe("DynamoDB's per-key limits in front of the emulator", { timeout: 120_00
       assert.equal(writes.throttled(), 5, "five attempts, each answered with the throttle");
       await table.put({ pk: "elsewhere", sk: "a", v: 1 });
       assert.equal(writes.throttled(), 5, "a request that succeeds is not retried");
+    } finally {
+      await writes.stop();
+    }
+  });
+
+  it("by default a throttled put is retried on DynamoDB's schedule (50 ms base) and lands; 6 attempts at most", async () => {
+    const writes = await startKeyLimitedDynamo(emulators.dynamoEndpoint, {
+      writeUnitsPerSecond: 1000,
+      readUnitsPerSecond: 1000,
+    });
+    try {
+      const table = storage(writes.endpoint).table(ROUTES_TABLE); // no retry options: the adapter's defaults
+      writes.throttleNext(3);
+      await table.put({ pk: "default", sk: "a", v: 1 });
+      assert.equal(writes.throttled(), 3, "three attempts throttled, the fourth served");
+      assert.deepEqual(await table.get({ pk: "default", sk: "a" }, { consistent: true }), {
+        pk: "default",
+        sk: "a",
+        v: 1,
+      });
+      writes.throttleNext(100);
+      await assert.rejects(
+        table.put({ pk: "default", sk: "b", v: 1 }),
+        (err: unknown) => err instanceof NimbusError && err.code === ErrorCode.SYSTEM_BUSY && err.retryable,
+      );
+      assert.equal(writes.throttled(), 3 + DEFAULT_DYNAMO_ATTEMPTS, "then SYSTEM_BUSY after the default attempts");
+      writes.throttleNext(0);
     } finally {
       await writes.stop();
     }

@@ -8,8 +8,13 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { LAYOUT_SK, shardOf } from "../../lib/broker/queue-log/layout.js";
-import { QUEUE_INDEX_TABLE, type QueueRef, queuePk } from "../../lib/broker/queue-log/queue-index.js";
+import { counterKeyOf, LAYOUT_SK, shardOf } from "../../lib/broker/queue-log/layout.js";
+import {
+  COUNTER_ATTRIBUTE,
+  QUEUE_INDEX_TABLE,
+  type QueueRef,
+  queuePk,
+} from "../../lib/broker/queue-log/queue-index.js";
 import { DEFAULT_RESERVATION_LEASE_MS, QueueLog, type QueueLogOptions } from "../../lib/broker/queue-log/queue-log.js";
 import { queryAll } from "../../lib/broker/store/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
@@ -106,6 +111,69 @@ export function queueLogSpreadContract(label: string, open: OpenFixture): void {
           mine,
           Array.from({ length: 12 }, (_, b) => `w${w}.${b}`),
           `writer ${w}'s messages in its order`,
+        );
+      }
+      for (const s of storages.slice(1)) await s.close();
+    });
+
+    it("batches of 32 lease a slot for the next batch: one counter ADD per two appends, dense offsets, tails sealed by owners", async () => {
+      const { storage, reopen } = fixture();
+      const q = freshQueue("SpreadBatch");
+      const clock = { now: () => 650_000_000 }; // frozen: readers never seal; only owners seal their tails
+      const storages = [storage, await reopen()];
+      const writers = Array.from(
+        { length: 4 },
+        (_, w) =>
+          new QueueLog(storages[w % storages.length] as Storage, {
+            ...spread,
+            ...clock,
+            rangeUseMs: 60_000,
+          }),
+      );
+      const acked = new Map<number, string>();
+      await Promise.all(
+        writers.map(async (log, w) => {
+          for (let b = 0; b < 8; b++) {
+            const bodies = Array.from({ length: 32 }, (_, i) => `w${w}.${b}.${i}`);
+            const { queueOffset } = await log.append(
+              q,
+              bodies.map((body) => record(body)),
+            );
+            for (const [i, body] of bodies.entries()) acked.set(queueOffset + i, body);
+          }
+        }),
+      );
+      for (const log of writers) await log.releaseRanges();
+      // The first batch reserves its own 32 (no pace yet); then each ADD takes 64, this batch and the next: 5 ADDs
+      // for 8 batches (a range of 32 spare offsets at most would leave each batch its own ADD, and a wasted tail).
+      const counter = await storage.table(QUEUE_INDEX_TABLE).get(counterKeyOf(queuePk(q), KEYS), { consistent: true });
+      assert.equal(counter?.[COUNTER_ATTRIBUTE], 4 * (32 + 4 * 64), "each writer reserved 32, then 4 × 64");
+      assert.deepEqual(
+        writers.map((log) => log.tailsSealed),
+        [1, 1, 1, 1],
+        "each writer seals its last slot, unused",
+      );
+      const { spread: items } = await itemsOf(storage, q);
+      const seals = items.filter((i) => i.e === "sealed");
+      assert.deepEqual(
+        seals.map((i) => i.n),
+        [32, 32, 32, 32],
+        "one seal item over each unused slot",
+      );
+      const read = await readAll(new QueueLog(storage, { ...spread, ...clock }), q);
+      assert.equal(read.offsets.length, 4 * 8 * 32, "every message read");
+      assert.deepEqual(new Map(read.offsets.map((o, i) => [o, read.bodies[i]])), acked, "every acked message once");
+      const ends = Math.max(...read.offsets) + 1;
+      assert.equal(
+        ends,
+        4 * 8 * 32 + 3 * 32,
+        "dense: messages and the owners' sealed slots (the last one's past the end)",
+      );
+      for (let w = 0; w < 4; w++) {
+        const mine = read.bodies.filter((b) => b.startsWith(`w${w}.`));
+        assert.deepEqual(
+          mine,
+          Array.from({ length: 8 * 32 }, (_, n) => `w${w}.${Math.floor(n / 32)}.${n % 32}`),
         );
       }
       for (const s of storages.slice(1)) await s.close();
@@ -231,6 +299,34 @@ export function queueLogSpreadContract(label: string, open: OpenFixture): void {
       assert.equal(first - before, 1 + 2 * KEYS);
       assert.equal((await reader.read(q, end)).status, "NO_NEW_MSG");
       assert.equal(storage.counter.snapshot().tableReads - first, KEYS, "then each key only");
+    });
+
+    it("a poll standing at a range not filled yet reads three rounds of the keys: newest, the page after it, the item before", async () => {
+      const { storage, reopen } = fixture();
+      const q = freshQueue("Spread");
+      const clock = { now: () => 800_000_000 }; // frozen: within the hole lease, nothing is sealed
+      let dead = false;
+      const doomed = new QueueLog(await reopen(), {
+        ...spread,
+        ...clock,
+        afterReserve: () => {
+          if (dead) throw new Error("killed after reserving");
+        },
+      });
+      await doomed.append(q, [record("d0")]); // offset 0
+      dead = true;
+      await assert.rejects(doomed.append(q, [record("lost")]), /killed/); // offset 1: not filled (yet)
+      const writer = new QueueLog(storage, { ...spread, ...clock });
+      await writer.append(q, [record("w2")]);
+      await writer.releaseRanges();
+      const reader = new QueueLog(storage, { ...spread, ...clock });
+      assert.equal((await reader.read(q, 0)).nextBeginOffset, 1, "the first read stops at the range not filled");
+      const before = storage.counter.snapshot().tableReads;
+      const waiting = await reader.read(q, 1);
+      assert.equal(waiting.status, "NO_NEW_MSG");
+      assert.equal(waiting.nextBeginOffset, 1);
+      // Not the min offset's round (an item lies before the gap), and the page after the offset once.
+      assert.equal(storage.counter.snapshot().tableReads - before, 3 * KEYS);
     });
   });
 }

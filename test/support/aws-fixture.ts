@@ -58,7 +58,7 @@ async function openOn(backend: DynamoBackend): Promise<StorageFixture> {
     s3Endpoint: emulators.s3Endpoint,
     credentials: EMULATOR_CREDENTIALS,
     timeouts: EMULATOR_TIMEOUTS,
-    // maxAttempts stays the SDK's default (3), as in production: s3rver can answer a rare 500 when a put
+    // maxAttempts stays the adapter's default (DynamoDB 6, S3 3), as in production: s3rver can answer a rare 500 when a put
     // races a delete's clean-up of the same folder, and a retry is what S3 clients do anyway.
   };
   try {

@@ -34,6 +34,12 @@ interface Pace {
   interval: number;
 }
 
+/**
+ * The largest batch a writer leases a spare slot for beyond `maxRangeOffsets` (one more append of its size): a
+ * dead writer's hole is then at most 2 × 32 offsets, which readers seal one offset at a time, at most 64 a read.
+ */
+export const MAX_BATCH_SLOT = 32;
+
 /** The most queues whose lease and pace a writer keeps (the oldest are dropped: their tails sealed). */
 const MAX_QUEUES = 10_000;
 
@@ -103,7 +109,9 @@ export class RangeLeases {
 
   /**
    * Offsets to reserve for an append of `count`: what this writer's pace on the queue will use within
-   * `rangeUseMs` (`count` per append), within `[count, count + maxRangeOffsets]`. The first append reserves `count`.
+   * `rangeUseMs` (`count` per append), in whole appends of `count`, at most `maxRangeOffsets` beyond this one, or
+   * one more append of its size for a batch of up to `MAX_BATCH_SLOT` messages (a batch larger than
+   * `maxRangeOffsets` would otherwise take one counter `ADD` per append). The first append reserves `count`.
    */
   #size(pk: string, count: number, now: number): number {
     const pace = this.#paces.get(pk);
@@ -116,6 +124,8 @@ export class RangeLeases {
     pace.interval = Number.isFinite(pace.interval) ? 0.7 * pace.interval + 0.3 * gap : gap;
     pace.last = now;
     const appends = Math.floor(this.#options.rangeUseMs / Math.max(1, pace.interval));
-    return count + Math.min(this.#options.maxRangeOffsets, Math.max(0, appends - 1) * count);
+    const most =
+      count <= MAX_BATCH_SLOT ? Math.max(this.#options.maxRangeOffsets, count) : this.#options.maxRangeOffsets;
+    return count + Math.min(Math.floor(most / count), Math.max(0, appends - 1)) * count;
   }
 }

@@ -131,19 +131,27 @@ export async function readQueue(
   // A consumer's offset is mostly where an item starts (the end of what it read last): on a spread queue one
   // round of queries then finds that item and the ones after it; else the item at or before the offset.
   let chain: IndexEntry[] | undefined;
+  // That round's page when `offset` is in a gap (a live writer's range not filled yet, where a tailing consumer
+  // mostly stands): the walk's first page from `offset`, so it is not queried twice.
+  let gapPage: Awaited<ReturnType<typeof followChain>> | undefined;
   if (offset < tail.start && view.spread) {
     const page = await followChain(view, offset - 1, offset, pageItems(view, maxMessages));
     if (page.entries[0]?.start === offset) chain = page.entries.filter((e) => e.start <= tail.start);
+    else gapPage = page;
   }
   const below = offset >= tail.start ? tail : (chain?.[0] ?? (await findAtOrBefore(view, offset)));
   if (below?.loc.kind === "trimmed" && offset < end(below)) return offsetIllegal(await ctx.minOffset(true));
   const inside = below !== undefined && end(below) > offset;
   let gapStart = offset;
-  if (!inside) {
-    // Not in any item: below the min offset (retention), or in a reserved range not filled yet.
+  if (!inside && below !== undefined) {
+    // In a reserved range not filled yet, after an item: never below the min offset (retention deletes the oldest
+    // items first and leaves a trimmed marker, whose end is the min offset, under the rest).
+    gapStart = end(below);
+  } else if (!inside) {
+    // Not in any item and none before it: below the min offset (retention), or in a range not filled yet.
     const minOffset = await ctx.minOffset(true);
     if (offset < minOffset) return offsetIllegal(minOffset);
-    gapStart = below === undefined ? minOffset : end(below);
+    gapStart = minOffset;
   }
 
   const messages: StoredMessage[] = [];
@@ -197,7 +205,13 @@ export async function readQueue(
     // Batches appended after we read the tail wait for the next pull, so maxOffset stays true.
     if (last !== undefined && last.start >= tail.start) break;
     const from = last === undefined ? gapStart : end(last);
-    const page = await followChain(view, last?.start ?? -1, from, pageItems(view, maxMessages - messages.length));
+    // The round before the walk read the same page when `from` is the consumer's offset (no item starts between
+    // `last` and it): taken once.
+    const page =
+      gapPage !== undefined && from === offset
+        ? gapPage
+        : await followChain(view, last?.start ?? -1, from, pageItems(view, maxMessages - messages.length));
+    gapPage = undefined;
     entries = page.entries.filter((e) => e.start <= tail.start);
     if (entries.length > 0 || page.after === undefined) {
       if (entries.length === 0) break;

@@ -25,7 +25,7 @@ export {
   ensureTables,
   physicalTableName,
 } from "./provision.js";
-export { DEFAULT_RETRY_BACKOFF, type RetryBackoff } from "./retry.js";
+export { DEFAULT_DYNAMO_ATTEMPTS, DEFAULT_RETRY_BACKOFF, type RetryBackoff } from "./retry.js";
 export { S3ObjectStore } from "./s3-object-store.js";
 
 /** A `Storage` on DynamoDB and S3. The tables and the bucket must exist (see `ensureTables`). */

@@ -13,7 +13,7 @@ import {
 import { type BucketLocationConstraint, CreateBucketCommand, HeadBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import type { TableSpec } from "../table.js";
-import { type RetryBackoff, retryStrategy } from "./retry.js";
+import { DEFAULT_DYNAMO_ATTEMPTS, type RetryBackoff, retryStrategy } from "./retry.js";
 import { translateError } from "./sdk-errors.js";
 
 /** Plain options: `lib/` never reads the environment; the caller (handler, local server, test) does. */
@@ -32,11 +32,14 @@ export interface AwsStorageOptions {
   s3Endpoint?: string;
   /** Default: the SDK's provider chain (Lambda role, profile, environment). */
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
-  /** SDK attempts per request, retries of throttling and 5xx included (default: the SDK's, 3). */
+  /**
+   * Attempts per request, retries of throttling and 5xx included (default: DynamoDB 6, DEFAULT_DYNAMO_ATTEMPTS;
+   * S3 the SDK's 3).
+   */
   maxAttempts?: number;
   /**
-   * The retry back-off's bases (lib/storage/aws/retry.ts): unset, the SDK's own strategy (1 s after a throttle,
-   * 50 ms after a 5xx); the benchmark stretches them with its clock, a hot queue's writers may shorten the first.
+   * The DynamoDB client's retry back-off (lib/storage/aws/retry.ts; default DEFAULT_RETRY_BACKOFF: 50 ms bases,
+   * at most 2 s waited, no retry 10 s after the first attempt); the benchmark stretches it with its clock.
    */
   retryBackoff?: Partial<RetryBackoff>;
   /**
@@ -55,7 +58,8 @@ export interface AwsTimeouts {
 
 /**
  * DynamoDB answers in milliseconds, so 5 s without a byte is a hung connection; S3 gets 15 s (a 4 MiB PUT on a
- * slow link). With the SDK's 3 attempts an append gives up well inside Lambda's 30 s API timeout.
+ * slow link). No DynamoDB retry starts 10 s after a request's first attempt (DEFAULT_RETRY_BACKOFF), so an append gives up
+ * well inside Lambda's 30 s API timeout.
  */
 export const DEFAULT_AWS_TIMEOUTS: AwsTimeouts = { connectMs: 2_000, dynamoRequestMs: 5_000, s3RequestMs: 15_000 };
 
@@ -80,10 +84,7 @@ export function createDynamoClient(options: AwsStorageOptions, region = options.
     region,
     ...(options.dynamoEndpoint === undefined ? {} : { endpoint: options.dynamoEndpoint }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
-    ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
-    ...(options.retryBackoff === undefined
-      ? {}
-      : { retryStrategy: retryStrategy(options.maxAttempts ?? 3, options.retryBackoff) }),
+    retryStrategy: retryStrategy(options.maxAttempts ?? DEFAULT_DYNAMO_ATTEMPTS, options.retryBackoff),
     requestHandler: requestHandler(options, "dynamo"),
   });
 }

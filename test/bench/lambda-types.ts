@@ -1,0 +1,69 @@
+/** @module The lambda-concurrency bench's options and rows (`npm run bench -- --suite lambda-concurrency`). */
+import type { DynamoBackend } from "../support/emulators.js";
+import type { LatencyProfile } from "./aws-latency.js";
+
+export interface ConcurrencyOptions {
+  backends: DynamoBackend[];
+  writers: number[];
+  shapes: Shape[];
+  seconds: number;
+  stretch: number;
+  dynamo: LatencyProfile;
+  /** What each container runs: the queue log's append, or the Send function's handler (API Gateway events). */
+  via: "queue-log" | "send-handler";
+  /** DynamoDB's per-partition-key limits in front of the emulator (test/support/dynamo-key-limits.ts), scaled by 1/stretch. */
+  keyLimits: boolean;
+  /** Partition keys each queue's index is spread over (1: one key). */
+  indexKeys: number;
+  /** Messages (1 KiB each) per append. */
+  batch: number;
+  /** Consumer groups tailing the hot queue during the window (0: none). */
+  groups: number;
+  /** The SDK's back-off base after a throttled request (ms, before the stretch). */
+  throttleBaseMs: number;
+  /** The SDK's attempts per request (AwsStorageOptions.maxAttempts; its default 3). */
+  maxAttempts: number;
+}
+
+export type Shape = "hot" | "topic" | "dead";
+
+export interface ConcurrencyRow {
+  via: ConcurrencyOptions["via"];
+  backend: DynamoBackend;
+  shape: Shape;
+  indexKeys: number;
+  writers: number;
+  appends: number;
+  appendsPerSecond: number;
+  batch: number;
+  p50Ms: number;
+  p99Ms: number;
+  failures: number;
+  conflictsPerAppend: number;
+  /** Requests the per-key limits answered ProvisionedThroughputExceededException, per append (SDK retries included). */
+  throttledPerAppend: number;
+  /** Of those, reads (the groups' polls, the writers' layout reads). */
+  throttledReadsPerAppend: number;
+  writeUnitsPerAppend: number;
+  /** CPU used (this process + the emulator's JVM) as a share of all cores, 0..1. */
+  cpu: number;
+  /** This process's event-loop delay p99 (ms, stretched time): what the machine's load adds to any wait. */
+  loopDelayP99Ms: number;
+  /** The dead shape: the consumer's delivery delay (read time - store time), p50 / p99 / max ms; tails sealed by owners. */
+  consumer?: { p50Ms: number; p99Ms: number; maxMs: number; messages: number; seals: number };
+  /** `--groups`: how many groups tailed, their delivery delay (all messages of all groups), read throttles per poll. */
+  groups?: {
+    count: number;
+    p50Ms: number;
+    p99Ms: number;
+    maxMs: number;
+    messages: number;
+    pollsPerSecond: number;
+    failedPolls: number;
+    /** DynamoDB queries and gets per poll (all groups). */
+    readsPerPoll: number;
+  };
+  /** Counter reservations (`ADD`s) per append. */
+  reservationsPerAppend: number;
+  readBack: string;
+}
