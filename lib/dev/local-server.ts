@@ -37,7 +37,7 @@ export { ReplayGuard } from "../http/replay-guard.js";
 export { PortInUseError } from "./port-in-use.js";
 
 import type { ApiAnswer } from "../http/api-types.js";
-import { createRequestHandler, errorAnswer } from "../http/request-handler.js";
+import { busyAnswer, createRequestHandler } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { CHANNEL_PATH, type ServerFrame } from "../protocol/index.js";
 import { createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
@@ -139,9 +139,9 @@ export async function serveOn(
     // Overloaded: a write or pull refused on arrival is answered at once, in the turn its headers were parsed,
     // before anything else of it is looked at (its origin, its path, its signature, its body): refusing the excess
     // costs the broker as little as it can, and nothing of it is read or written. Reads (GET, HEAD) never wait here.
-    const refused = req.method === "GET" || req.method === "HEAD" ? undefined : shedder.refusalOnArrival();
-    if (refused) {
-      writeAnswer(res, errorAnswer(refused));
+    const refused = req.method === "GET" || req.method === "HEAD" ? undefined : shedder.arrivalRefusal();
+    if (refused !== undefined) {
+      writeAnswer(res, busyAnswer(refused));
       req.resume(); // the body is drained, not kept: the connection stays open for the client's next request
       return;
     }

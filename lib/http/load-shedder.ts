@@ -162,7 +162,7 @@ export class LoadShedder {
     // The line's own rules only: the loop's lag is asked once, on arrival (the local server asks before it reads
     // a body), not again for a request already read or a parked one woken.
     const refused = this.#lineRefusal();
-    if (refused) throw refused;
+    if (refused !== undefined) throw new NimbusError(ErrorCode.SYSTEM_BUSY, refused);
     await new Promise<void>((admit, refuse) => {
       const waiter: Waiter = { arrivedAt, admit, refuse, cancel: () => undefined };
       const left = Math.max(0, arrivedAt + this.maxWaitMs - this.#now());
@@ -175,25 +175,34 @@ export class LoadShedder {
   /**
    * The SYSTEM_BUSY a request arriving now is refused with before it joins the line (the event loop lags past
    * `maxLagMs`, the line is full, or it would wait longer than `maxExpectedWaitMs`), counted as refused; undefined
-   * when it would run or wait. The local server asks before it reads a body, so a refusal under overload costs as
-   * little as it can.
+   * when it would run or wait.
    */
   refusalOnArrival(): NimbusError | undefined {
+    const message = this.arrivalRefusal();
+    return message === undefined ? undefined : new NimbusError(ErrorCode.SYSTEM_BUSY, message);
+  }
+
+  /**
+   * `refusalOnArrival`'s message alone, no error object built (no stack trace taken): the local server asks before
+   * it reads a body and writes the answer itself, so a refusal under overload costs as little as it can.
+   */
+  arrivalRefusal(): string | undefined {
     const lag = this.#lagMs?.();
     if (lag !== undefined && lag > this.maxLagMs) {
       this.lagged++;
-      return this.#busy(`the event loop runs ${Math.round(lag)} ms late`);
+      return this.#busyMessage(`the event loop runs ${Math.round(lag)} ms late`);
     }
     return this.#lineRefusal();
   }
 
-  /** The line is full, or a request joining it would wait longer than `maxExpectedWaitMs`. */
-  #lineRefusal(): NimbusError | undefined {
+  /** The line is full, or a request joining it would wait longer than `maxExpectedWaitMs`: the refusal's message. */
+  #lineRefusal(): string | undefined {
     if (this.#running < this.maxInFlight && this.#waiting.length === 0) return undefined;
-    if (this.#waiting.length >= this.maxWaiting) return this.#busy(`${this.#waiting.length} requests are waiting`);
+    if (this.#waiting.length >= this.maxWaiting)
+      return this.#busyMessage(`${this.#waiting.length} requests are waiting`);
     const expected = this.expectedWaitMs();
     if (expected === undefined || expected <= this.maxExpectedWaitMs) return undefined;
-    return this.#busy(`${this.#waiting.length} requests are waiting, about ${Math.round(expected)} ms of work`);
+    return this.#busyMessage(`${this.#waiting.length} requests are waiting, about ${Math.round(expected)} ms of work`);
   }
 
   /**
@@ -267,10 +276,11 @@ export class LoadShedder {
   }
 
   #busy(why: string): NimbusError {
+    return new NimbusError(ErrorCode.SYSTEM_BUSY, this.#busyMessage(why));
+  }
+
+  #busyMessage(why: string): string {
     this.refused++;
-    return new NimbusError(
-      ErrorCode.SYSTEM_BUSY,
-      `${SHED_MARK} broker busy: ${why} (bound ${this.maxWaitMs} ms, ${this.maxInFlight} at once); try again`,
-    );
+    return `${SHED_MARK} broker busy: ${why} (bound ${this.maxWaitMs} ms, ${this.maxInFlight} at once); try again`;
   }
 }
