@@ -2,9 +2,9 @@
  * @module Shedding on the event loop's lag, asserted by the path a request takes, never by elapsed time: the
  * shedder given an injected lag source refuses a request on arrival while the lag is past `maxLagMs` (free slot or
  * not) and admits again once it is back under; the probe (loop-lag.ts) on a clock moved by hand counts a turn still
- * running, keeps the lateness it measured until its next fire, and stops when no request came; and the local
- * server, on both storage modes, answers a send arriving while its loop lags SYSTEM_BUSY with `{code, message}`,
- * before it reads or writes anything of it, while `/health` is answered.
+ * running, keeps the lateness it measured until its next fire, counts only the process's own CPU share of it, and
+ * stops when no request came; and the local server, on both storage modes, answers a send arriving while its loop
+ * lags SYSTEM_BUSY with `{code, message}`, before it reads or writes anything of it, while `/health` is answered.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -51,20 +51,23 @@ describe("lag shedding: the shedder's rule", () => {
 });
 
 describe("lag shedding: the probe", () => {
-  it("counts a turn still running, keeps what it measured until the next fire, and stops when no request came", async () => {
+  it("counts a turn still running, keeps what it measured until the next fire, scales it by the process's own CPU share, and stops when no request came", async () => {
     let now = 1_000;
-    const probe = new LoopLag({ intervalMs: 10, now: () => now });
+    let cpu = 0;
+    const probe = new LoopLag({ intervalMs: 10, now: () => now, cpuMs: () => cpu });
     try {
       assert.equal(probe.probing, false, "idle: no timer");
       assert.equal(probe.lagMs(), 0, "the first request starts the probe (due at 1,010)");
       assert.equal(probe.probing, true);
       now = 1_075;
+      cpu = 75; // busy the whole time: its own work made it late
       assert.equal(probe.lagMs(), 65, "a turn still running: the probe due at 1,010 is 65 ms late");
       await until("the probe fires", () => probe.fired === 1);
       assert.equal(probe.lagMs(), 65, "measured 65 ms late; re-armed (due at 1,085), not late yet");
-      now = 1_086;
+      now = 1_160;
+      cpu = 92; // 17 ms of CPU over the 85 ms span: the OS ran others, the process was not busy of its own
       await until("the probe fires again", () => probe.fired === 2);
-      assert.equal(probe.lagMs(), 1, "the next fire measured 1 ms: the lag is back down");
+      assert.equal(probe.lagMs(), 15, "75 ms late, but its own share is a fifth: 15 ms");
       await until("the probe fires with requests since", () => probe.fired === 3);
       await until("the probe fires with none since", () => probe.fired === 4);
       assert.equal(probe.probing, false, "no request since its last fire: stopped");
