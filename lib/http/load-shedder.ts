@@ -13,7 +13,7 @@
  * request that waits for an event (a long-polled receive) gives its slot back while it waits (`parkWhile`, as
  * RocketMQ's suspended pull requests hold no thread) and takes a turn again once woken.
  * With a lag source (the local server's event loop, loop-lag.ts), a request arriving while the loop runs more than
- * `maxLagMs` late is refused on arrival too, free slot or not: it has already waited that long unseen (in the
+ * `maxLagMs` late and other requests are in progress is refused on arrival too, free slot or not: it has already waited that long unseen (in the
  * kernel and the loop's queue), and refusing the excess at once, cheaply, shortens the turns until the admitted
  * requests meet their bound again; once the lag is back under the bound, requests are admitted again.
  * The SDK's transport backs off and sends such a refusal again (lib/client/transport/http-transport.ts).
@@ -40,8 +40,8 @@ export interface LoadSheddingOptions {
    */
   maxExpectedWaitMs?: number | undefined;
   /**
-   * How late the event loop runs now (ms): a request arriving while it is over `maxLagMs` is refused on arrival.
-   * Default none (no such refusal: a Lambda container serves one request at a time).
+   * How late the event loop runs now (ms): a request arriving while it is over `maxLagMs`, with other requests in
+   * progress, is refused on arrival. Default none (no such refusal: a Lambda container serves one request at a time).
    */
   lagMs?: (() => number) | undefined;
   /** The event-loop lag past which new requests are refused on arrival. Default maxWaitMs / 4 (50 ms). */
@@ -187,7 +187,10 @@ export class LoadShedder {
    * it reads a body and writes the answer itself, so a refusal under overload costs as little as it can.
    */
   arrivalRefusal(): string | undefined {
-    const lag = this.#lagMs?.();
+    // Only while other requests are in progress: a lone request that made the loop late (a large pull) has no
+    // pile behind it, and the client's next request is served.
+    const busy = this.#running > 0 || this.#waiting.length > 0;
+    const lag = busy ? this.#lagMs?.() : undefined;
     if (lag !== undefined && lag > this.maxLagMs) {
       this.lagged++;
       return this.#busyMessage(`the event loop runs ${Math.round(lag)} ms late`);

@@ -1,18 +1,46 @@
 /**
  * @module Shedding on the event loop's lag, asserted by the path a request takes, never by elapsed time: the
- * shedder given an injected lag source refuses a request on arrival while the lag is past `maxLagMs` (free slot or
- * not) and admits again once it is back under; the probe (loop-lag.ts) on a clock moved by hand counts a turn still
- * running, keeps the lateness it measured until its next fire, counts only the process's own CPU share of it, and
- * stops when no request came; and the local server, on both storage modes, answers a send arriving while its loop
- * lags SYSTEM_BUSY with `{code, message}`, before it reads or writes anything of it, while `/health` is answered.
+ * shedder given an injected lag source refuses a request on arrival while the lag is past `maxLagMs` and other
+ * requests are in progress (free slot or not), admits a lone one, and admits again once the lag is back under; the
+ * probe (loop-lag.ts) on a clock moved by hand counts a turn still running, keeps the lateness it measured until
+ * its next fire, counts only the process's own CPU share of it, and stops when no request came; and the local
+ * server, on both storage modes, answers a send arriving while its loop lags behind a send in progress SYSTEM_BUSY
+ * with `{code, message}`, before it reads or writes anything of it, while `/health` is answered.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { QUEUE_INDEX_TABLE } from "../../lib/broker/queue-log/queue-index.js";
 import { ErrorCode, isShedAnswer, NimbusError, SHED_MARK } from "../../lib/core/errors.js";
 import { LoadShedder } from "../../lib/http/load-shedder.js";
 import { LoopLag } from "../../lib/http/loop-lag.js";
+import type { Storage } from "../../lib/storage/storage.js";
+import type { Table } from "../../lib/storage/table.js";
 import { b64, type ErrorBody, ok, type SendAnswer } from "../support/http.js";
 import { MODE_LABEL, useTestServer } from "../support/server-fixture.js";
+
+/** Holds the store's next offset reservations still until `release`: a send in its route cannot finish. */
+function holdNextReservation(storage: Storage): { release: () => void; holding: () => boolean; restore: () => void } {
+  const index = storage.table(QUEUE_INDEX_TABLE) as Table & { add: Table["add"] };
+  const add = index.add.bind(index);
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let holding = false;
+  index.add = async (...args) => {
+    holding = true;
+    await held;
+    return add(...args);
+  };
+  return {
+    release,
+    holding: () => holding,
+    restore: () => {
+      release();
+      delete (index as { add?: unknown }).add;
+    },
+  };
+}
 
 const until = async (what: string, done: () => boolean) => {
   for (let i = 0; !done(); i++) {
@@ -22,9 +50,13 @@ const until = async (what: string, done: () => boolean) => {
 };
 
 describe("lag shedding: the shedder's rule", () => {
-  it("refuses on arrival while the lag is past maxLagMs, free slot or not, and admits again once it is under", async () => {
+  it("refuses on arrival while the lag is past maxLagMs with requests in progress, free slot or not, and admits again once it is under", async () => {
     let lag = 0;
     const shedder = new LoadShedder({ maxInFlight: 4, maxWaitMs: 200, maxLagMs: 50, lagMs: () => lag });
+    lag = 80;
+    assert.equal(shedder.refusalOnArrival(), undefined, "nothing in progress: a lone request that made the loop late");
+    const running = await shedder.enter();
+    lag = 0;
     assert.equal(shedder.refusalOnArrival(), undefined, "no lag: admitted");
     lag = 50;
     assert.equal(shedder.refusalOnArrival(), undefined, "at the bound: admitted");
@@ -33,19 +65,22 @@ describe("lag shedding: the shedder's rule", () => {
     assert.ok(refused instanceof NimbusError && refused.code === ErrorCode.SYSTEM_BUSY, `got ${String(refused)}`);
     assert.ok(isShedAnswer(refused), "marked as refused before anything ran (the SDK sends it again)");
     assert.match(refused.message, /the event loop runs 51 ms late/);
-    assert.equal(shedder.running, 0, "every slot was free");
+    assert.equal(shedder.running, 1, "three slots were free");
     // A request already admitted and read (enter) or a parked one woken is not asked about the lag again.
     const release = await shedder.enter();
-    assert.equal(shedder.running, 1);
+    assert.equal(shedder.running, 2);
     release();
     lag = 3;
     assert.equal(shedder.refusalOnArrival(), undefined, "the lag back under the bound: admitted again");
+    running();
     assert.deepEqual([shedder.lagged, shedder.refused], [1, 1]);
   });
 
-  it("without a lag source (a Lambda container) the lag is never asked", () => {
+  it("without a lag source (a Lambda container) the lag is never asked", async () => {
     const shedder = new LoadShedder({ maxLagMs: 0 });
+    const running = await shedder.enter();
     assert.equal(shedder.refusalOnArrival(), undefined);
+    running();
     assert.equal(shedder.lagged, 0);
   });
 });
@@ -89,33 +124,49 @@ for (const mode of ["local", "aws"] as const) {
       registerIntervalMs: 3_600_000,
     });
 
-    it("a send arriving while the loop lags is SYSTEM_BUSY {code, message}, reads and writes nothing; health is answered; then sends are admitted again", async () => {
+    it("a send arriving while the loop lags behind one in progress is SYSTEM_BUSY {code, message}, reads and writes nothing; health is answered; then sends are admitted again", async () => {
       const { http } = handle;
       const { server } = handle.server;
       ok(await http.put("/topics/LagShed", { readQueueNums: 1, writeQueueNums: 1, brokerNames: ["broker-a"] }));
       const send = (body: string) =>
         http.post<SendAnswer | ErrorBody>("/send", { topic: "LagShed", messages: [{ body: b64(body) }] });
       ok(await send("before"));
+      const store = holdNextReservation(server.storage);
+      try {
+        const held = send("held");
+        await until("a send in progress holds the store", store.holding);
+        lag = 80;
+        // Table reads are left out: the push channel's hint window (the earlier appends) may read on its timer.
+        const { tableReads: _r, readUnits: _u, ...counts } = server.storage.counter.snapshot();
+        const refused = await send("refused");
+        assert.equal(refused.status, 503);
+        const body = refused.body as ErrorBody;
+        assert.deepEqual(Object.keys(body).sort(), ["code", "message"]);
+        assert.equal(body.code, ErrorCode.SYSTEM_BUSY);
+        assert.ok(body.message.startsWith(SHED_MARK), body.message);
+        assert.match(body.message, /event loop runs 80 ms late/);
+        // Refused even from a foreign page and with a body that is no JSON: nothing of it was looked at.
+        const unread = await http.raw({ method: "POST", path: "/send", body: "{not json", headers: { origin: "x" } });
+        assert.equal((unread.body as ErrorBody).code, ErrorCode.SYSTEM_BUSY);
+        const { tableReads: _r2, readUnits: _u2, ...after } = server.storage.counter.snapshot();
+        assert.deepEqual(after, counts, "the refusals wrote nothing and read no object");
+        assert.equal((await http.get("/health")).status, 200, "reads never wait on the lag");
+        assert.equal(server.shedder.lagged, 2);
+        lag = 0;
+        store.release();
+        assert.equal((ok(await held) as SendAnswer).queueOffset, 1);
+      } finally {
+        store.restore();
+      }
       lag = 80;
-      // Table reads are left out: the push channel's hint window (the earlier appends) may read on its timer meanwhile.
-      const { tableReads: _r, readUnits: _u, ...counts } = server.storage.counter.snapshot();
-      const refused = await send("refused");
-      assert.equal(refused.status, 503);
-      const body = refused.body as ErrorBody;
-      assert.deepEqual(Object.keys(body).sort(), ["code", "message"]);
-      assert.equal(body.code, ErrorCode.SYSTEM_BUSY);
-      assert.ok(body.message.startsWith(SHED_MARK), body.message);
-      assert.match(body.message, /event loop runs 80 ms late/);
-      // Refused even from a foreign page and with a body that is no JSON: nothing of it was looked at.
-      const unread = await http.raw({ method: "POST", path: "/send", body: "{not json", headers: { origin: "x" } });
-      assert.equal((unread.body as ErrorBody).code, ErrorCode.SYSTEM_BUSY);
-      const { tableReads: _r2, readUnits: _u2, ...after } = server.storage.counter.snapshot();
-      assert.deepEqual(after, counts, "the refusals wrote nothing and read no object");
-      assert.equal((await http.get("/health")).status, 200, "reads never wait on the lag");
+      const alone = ok(await send("alone"));
+      assert.equal(
+        (alone as SendAnswer).queueOffset,
+        2,
+        "nothing in progress: admitted, the refused sends took no offset",
+      );
       assert.equal(server.shedder.lagged, 2);
       lag = 0;
-      const admitted = ok(await send("after"));
-      assert.equal((admitted as SendAnswer).queueOffset, 1, "admitted again; the refused send took no offset");
     });
   });
 }
