@@ -1,6 +1,6 @@
 /**
- * @module The server process of refusal-cost.ts: `refuse` (the local server, its event loop taken as always late,
- * so every send is refused on arrival), `serve` (the local server as it is) or `bare` (a `node:http` server that
+ * @module The server process of refusal-cost.ts: `refuse` (the local server, its event loop taken as always late
+ * and one request held in progress, so every send is refused on arrival), `serve` (the local server as it is) or `bare` (a `node:http` server that
  * answers every request 503 with a fixed body: the floor of any answer). Prints `URL <url>` once listening.
  */
 import { mkdtempSync } from "node:fs";
@@ -26,5 +26,7 @@ if (kind === "bare") {
     background: false,
     ...(kind === "refuse" ? { loadShedding: { lagMs: () => Number.POSITIVE_INFINITY } } : {}),
   });
+  // A request in progress for the whole run: the lag counts only then (a lone request is never refused on it).
+  if (kind === "refuse") await server.shedder.enter();
   console.log(`URL ${server.url}`);
 }
