@@ -9,38 +9,12 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { QUEUE_INDEX_TABLE } from "../../lib/broker/queue-log/queue-index.js";
 import { ErrorCode, isShedAnswer, NimbusError, SHED_MARK } from "../../lib/core/errors.js";
 import { LoadShedder } from "../../lib/http/load-shedder.js";
 import { LoopLag } from "../../lib/http/loop-lag.js";
-import type { Storage } from "../../lib/storage/storage.js";
-import type { Table } from "../../lib/storage/table.js";
+import { holdNextReservation } from "../support/hold-reservation.js";
 import { b64, type ErrorBody, ok, type SendAnswer } from "../support/http.js";
 import { MODE_LABEL, useTestServer } from "../support/server-fixture.js";
-
-/** Holds the store's next offset reservations still until `release`: a send in its route cannot finish. */
-function holdNextReservation(storage: Storage): { release: () => void; holding: () => boolean; restore: () => void } {
-  const index = storage.table(QUEUE_INDEX_TABLE) as Table & { add: Table["add"] };
-  const add = index.add.bind(index);
-  let release: () => void = () => undefined;
-  const held = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let holding = false;
-  index.add = async (...args) => {
-    holding = true;
-    await held;
-    return add(...args);
-  };
-  return {
-    release,
-    holding: () => holding,
-    restore: () => {
-      release();
-      delete (index as { add?: unknown }).add;
-    },
-  };
-}
 
 const until = async (what: string, done: () => boolean) => {
   for (let i = 0; !done(); i++) {
