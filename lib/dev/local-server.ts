@@ -25,6 +25,7 @@ import { type GrpcServer, startGrpcServer } from "../grpc/index.js";
 import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import { LoadShedder } from "../http/load-shedder.js";
+import { LoopLag } from "../http/loop-lag.js";
 import { DurableNonces } from "../http/replay-guard.js";
 import { RemotingDoor, sniffRemoting } from "../remoting/index.js";
 import { startLocalDispatch } from "./local-dispatch.js";
@@ -36,7 +37,7 @@ export { ReplayGuard } from "../http/replay-guard.js";
 export { PortInUseError } from "./port-in-use.js";
 
 import type { ApiAnswer } from "../http/api-types.js";
-import { createRequestHandler, errorAnswer } from "../http/request-handler.js";
+import { busyAnswer, createRequestHandler } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
 import { CHANNEL_PATH, type ServerFrame } from "../protocol/index.js";
 import { createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
@@ -121,7 +122,12 @@ export async function serveOn(
   // A bad CA bundle stops the start here, before anything listens (the dispatcher reads it again later).
   if (options.targetCaPem !== undefined) readTargetCa(options.targetCaPem);
   let context: HandlerContext | undefined;
-  const shedder = new LoadShedder(options.loadShedding);
+  // The event loop's lag: a send arriving while the loop runs late is refused on arrival (load-shedder.ts).
+  const loopLag = new LoopLag();
+  const shedder = new LoadShedder({
+    ...options.loadShedding,
+    lagMs: options.loadShedding?.lagMs ?? (() => loopLag.lagMs()),
+  });
   const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext, { shedder });
 
   // Requests being answered: close() waits for them before it closes the store they use.
@@ -130,19 +136,20 @@ export async function serveOn(
   const consoleDir = consoleBuildDir();
   const answerTimeoutMs = options.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
   const serve = (req: IncomingMessage, res: ServerResponse) => {
+    // Overloaded: a write or pull refused on arrival is answered at once, in the turn its headers were parsed,
+    // before anything else of it is looked at (its origin, its path, its signature, its body): refusing the excess
+    // costs the broker as little as it can, and nothing of it is read or written. Reads (GET, HEAD) never wait here.
+    const refused = req.method === "GET" || req.method === "HEAD" ? undefined : shedder.arrivalRefusal();
+    if (refused !== undefined) {
+      writeAnswer(res, busyAnswer(refused));
+      req.resume(); // the body is drained, not kept: the connection stays open for the client's next request
+      return;
+    }
     const answered = Promise.resolve()
       .then(() => (context?.auth ? undefined : refuseForeignPage(req, isLoopback(host))))
       .then(() => serveConsole(req, res, consoleDir))
       .then(async (served) => {
         if (served) return;
-        // Overloaded: a write or pull refused on arrival is answered before its body is read or decoded (the
-        // handler would refuse it the same way), so refusing the excess costs the broker as little as it can.
-        const refused = req.method === "GET" || req.method === "HEAD" ? undefined : shedder.refusalOnArrival();
-        if (refused) {
-          writeAnswer(res, errorAnswer(refused));
-          req.resume(); // the body is drained, not kept: the connection stays open for the client's next request
-          return;
-        }
         const held = await readHeldBody(req, {
           bytes,
           timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
@@ -325,6 +332,7 @@ export async function serveOn(
     dispatch,
     async close() {
       for (const t of timers) clearInterval(t);
+      loopLag.stop();
       await dispatch?.close();
       await grpc?.close();
       await remoting?.close();

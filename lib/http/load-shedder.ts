@@ -12,6 +12,10 @@
  * far as the broker's pace drains it, not refused at the quiet spell's pace. Reads (GET, HEAD: health, admin) never wait here. A running
  * request that waits for an event (a long-polled receive) gives its slot back while it waits (`parkWhile`, as
  * RocketMQ's suspended pull requests hold no thread) and takes a turn again once woken.
+ * With a lag source (the local server's event loop, loop-lag.ts), a request arriving while the loop runs more than
+ * `maxLagMs` late and other requests are in progress is refused on arrival too, free slot or not: it has already waited that long unseen (in the
+ * kernel and the loop's queue), and refusing the excess at once, cheaply, shortens the turns until the admitted
+ * requests meet their bound again; once the lag is back under the bound, requests are admitted again.
  * The SDK's transport backs off and sends such a refusal again (lib/client/transport/http-transport.ts).
  */
 import { ErrorCode, NimbusError, SHED_MARK } from "../core/errors.js";
@@ -35,6 +39,13 @@ export interface LoadSheddingOptions {
    * answers was 1.6 s; at a tenth, 137 ms).
    */
   maxExpectedWaitMs?: number | undefined;
+  /**
+   * How late the event loop runs now (ms): a request arriving while it is over `maxLagMs`, with other requests in
+   * progress, is refused on arrival. Default none (no such refusal: a Lambda container serves one request at a time).
+   */
+  lagMs?: (() => number) | undefined;
+  /** The event-loop lag past which new requests are refused on arrival. Default maxWaitMs / 4 (50 ms). */
+  maxLagMs?: number | undefined;
   /** Monotonic clock (ms), for tests. Default `performance.now`. */
   now?: (() => number) | undefined;
   /**
@@ -65,6 +76,8 @@ export class LoadShedder {
   readonly maxWaitMs: number;
   readonly maxWaiting: number;
   readonly maxExpectedWaitMs: number;
+  readonly maxLagMs: number;
+  readonly #lagMs: (() => number) | undefined;
   readonly #now: () => number;
   readonly #schedule: (expire: () => void, ms: number) => () => void;
   #running = 0;
@@ -75,6 +88,8 @@ export class LoadShedder {
   refused = 0;
   /** Refusals answered by the expiry timer: a waiter whose bound passed while no slot came free. */
   expired = 0;
+  /** Refusals on arrival because the event loop ran more than `maxLagMs` late. */
+  lagged = 0;
   #parked = 0;
 
   constructor(options: LoadSheddingOptions = {}) {
@@ -82,9 +97,19 @@ export class LoadShedder {
     this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.maxWaiting = options.maxWaiting ?? 4 * this.maxInFlight;
     this.maxExpectedWaitMs = options.maxExpectedWaitMs ?? this.maxWaitMs / 10;
+    this.maxLagMs = options.maxLagMs ?? this.maxWaitMs / 4;
+    this.#lagMs = options.lagMs;
     this.#now = options.now ?? (() => performance.now());
     this.#schedule = options.schedule ?? scheduleTimer;
-    if (!(this.maxInFlight >= 1 && this.maxWaitMs >= 0 && this.maxWaiting >= 0 && this.maxExpectedWaitMs >= 0)) {
+    if (
+      !(
+        this.maxInFlight >= 1 &&
+        this.maxWaitMs >= 0 &&
+        this.maxWaiting >= 0 &&
+        this.maxExpectedWaitMs >= 0 &&
+        this.maxLagMs >= 0
+      )
+    ) {
       throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "load shedding needs maxInFlight >= 1 and bounds >= 0");
     }
   }
@@ -134,8 +159,10 @@ export class LoadShedder {
     // only a request in RocketMQ's send queue is cleaned: a slow body or a descheduled process is no overload.
     if (this.#running < this.maxInFlight && this.#waiting.length === 0) return this.#start();
     this.#checkWait(arrivedAt);
-    const refused = this.refusalOnArrival();
-    if (refused) throw refused;
+    // The line's own rules only: the loop's lag is asked once, on arrival (the local server asks before it reads
+    // a body), not again for a request already read or a parked one woken.
+    const refused = this.#lineRefusal();
+    if (refused !== undefined) throw new NimbusError(ErrorCode.SYSTEM_BUSY, refused);
     await new Promise<void>((admit, refuse) => {
       const waiter: Waiter = { arrivedAt, admit, refuse, cancel: () => undefined };
       const left = Math.max(0, arrivedAt + this.maxWaitMs - this.#now());
@@ -146,16 +173,39 @@ export class LoadShedder {
   }
 
   /**
-   * The SYSTEM_BUSY a request arriving now is refused with before it joins the line (the line is full, or it
-   * would wait longer than `maxExpectedWaitMs`), counted as refused; undefined when it would run or wait. The
-   * local server asks before it reads a body, so a refusal under overload costs as little as it can.
+   * The SYSTEM_BUSY a request arriving now is refused with before it joins the line (the event loop lags past
+   * `maxLagMs`, the line is full, or it would wait longer than `maxExpectedWaitMs`), counted as refused; undefined
+   * when it would run or wait.
    */
   refusalOnArrival(): NimbusError | undefined {
+    const message = this.arrivalRefusal();
+    return message === undefined ? undefined : new NimbusError(ErrorCode.SYSTEM_BUSY, message);
+  }
+
+  /**
+   * `refusalOnArrival`'s message alone, no error object built (no stack trace taken): the local server asks before
+   * it reads a body and writes the answer itself, so a refusal under overload costs as little as it can.
+   */
+  arrivalRefusal(): string | undefined {
+    // Only while other requests are in progress: a lone request that made the loop late (a large pull) has no
+    // pile behind it, and the client's next request is served.
+    const busy = this.#running > 0 || this.#waiting.length > 0;
+    const lag = busy ? this.#lagMs?.() : undefined;
+    if (lag !== undefined && lag > this.maxLagMs) {
+      this.lagged++;
+      return this.#busyMessage(`the event loop runs ${Math.round(lag)} ms late`);
+    }
+    return this.#lineRefusal();
+  }
+
+  /** The line is full, or a request joining it would wait longer than `maxExpectedWaitMs`: the refusal's message. */
+  #lineRefusal(): string | undefined {
     if (this.#running < this.maxInFlight && this.#waiting.length === 0) return undefined;
-    if (this.#waiting.length >= this.maxWaiting) return this.#busy(`${this.#waiting.length} requests are waiting`);
+    if (this.#waiting.length >= this.maxWaiting)
+      return this.#busyMessage(`${this.#waiting.length} requests are waiting`);
     const expected = this.expectedWaitMs();
     if (expected === undefined || expected <= this.maxExpectedWaitMs) return undefined;
-    return this.#busy(`${this.#waiting.length} requests are waiting, about ${Math.round(expected)} ms of work`);
+    return this.#busyMessage(`${this.#waiting.length} requests are waiting, about ${Math.round(expected)} ms of work`);
   }
 
   /**
@@ -229,10 +279,11 @@ export class LoadShedder {
   }
 
   #busy(why: string): NimbusError {
+    return new NimbusError(ErrorCode.SYSTEM_BUSY, this.#busyMessage(why));
+  }
+
+  #busyMessage(why: string): string {
     this.refused++;
-    return new NimbusError(
-      ErrorCode.SYSTEM_BUSY,
-      `${SHED_MARK} broker busy: ${why} (bound ${this.maxWaitMs} ms, ${this.maxInFlight} at once); try again`,
-    );
+    return `${SHED_MARK} broker busy: ${why} (bound ${this.maxWaitMs} ms, ${this.maxInFlight} at once); try again`;
   }
 }

@@ -39,6 +39,11 @@ export function jsonAnswer(status: number, body: unknown): ApiAnswer {
   return { status, contentType: JSON_TYPE, body: JSON.stringify(body) };
 }
 
+/** The SYSTEM_BUSY answer of a request refused on arrival (`message` from LoadShedder.arrivalRefusal): no error object. */
+export function busyAnswer(message: string): ApiAnswer {
+  return jsonAnswer(HTTP_STATUS[ErrorCode.SYSTEM_BUSY], { code: ErrorCode.SYSTEM_BUSY, message });
+}
+
 export function errorAnswer(err: unknown): ApiAnswer {
   if (err instanceof NimbusError) return jsonAnswer(HTTP_STATUS[err.code], { code: err.code, message: err.message });
   console.error("unexpected error", err);

@@ -13,12 +13,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { QUEUE_INDEX_TABLE } from "../../lib/broker/queue-log/queue-index.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { ErrorCode, isNimbusError } from "../../lib/core/errors.js";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";
 import { LoadShedder, RATE_MIN_RELEASES, RATE_WINDOW_MS } from "../../lib/http/load-shedder.js";
-import type { Table } from "../../lib/storage/table.js";
+import { holdNextReservation } from "../support/hold-reservation.js";
 
 const never = () => () => undefined;
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -255,29 +254,6 @@ describe("load shedding: the local server", () => {
     api = new NimbusApi({ endpoints: server.url, timeoutMs: 60_000, shedRetries: 0 });
   });
 
-  /** Holds the store's next offset reservation still until `release`: the send in the route cannot finish. */
-  function holdNextReservation(): { release: () => void; holding: () => boolean; restore: () => void } {
-    const index = server.storage.table(QUEUE_INDEX_TABLE) as Table & { add: Table["add"] };
-    const add = index.add.bind(index);
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let holding = false;
-    index.add = async (...args) => {
-      holding = true;
-      await held;
-      return add(...args);
-    };
-    return {
-      release,
-      holding: () => holding,
-      restore: () => {
-        release();
-        delete (index as { add?: unknown }).add;
-      },
-    };
-  }
   after(async () => {
     await api.close();
     await server.close();
@@ -288,7 +264,7 @@ describe("load shedding: the local server", () => {
     const q = { topic: "Shed", brokerName: "broker-a", queueId: 0 };
     const send = (body: string) => api.send({ ...q, messages: [{ body: utf8(body) }] });
     await send("warm");
-    const store = holdNextReservation();
+    const store = holdNextReservation(server.storage);
     try {
       const first = send("held");
       await until("the first send holds the store", store.holding);
@@ -323,7 +299,7 @@ describe("load shedding: the local server", () => {
     const warm: string[] = [];
     for (let i = 0; i < RATE_MIN_RELEASES; i++) {
       warm.push(`warm ${i}`);
-      const held = holdNextReservation();
+      const held = holdNextReservation(server.storage);
       const sent = send(`warm ${i}`);
       await until("the warm send holds the store", held.holding);
       now += 20;
@@ -331,7 +307,7 @@ describe("load shedding: the local server", () => {
       await sent;
     }
     const refusedBefore = server.shedder.refused;
-    const store = holdNextReservation();
+    const store = holdNextReservation(server.storage);
     try {
       const first = send("held");
       await until("the first send holds the store", store.holding);
@@ -369,7 +345,7 @@ describe("load shedding: the local server", () => {
     const send = (body: string) => retrying.send({ ...q, messages: [{ body: utf8(body) }] });
     await send("warm");
     const refusedBefore = server.shedder.refused;
-    const store = holdNextReservation();
+    const store = holdNextReservation(server.storage);
     try {
       const first = send("held");
       await until("the first send holds the store", store.holding);

@@ -99,7 +99,10 @@ export async function openBacking(mode: ServerMode): Promise<Backing> {
 }
 
 /** Server options a test sets beside the mode and config (kept across restarts), e.g. `targetCaPem`. */
-export type TestServerExtra = Pick<LocalServerOptions, "targetCaPem" | "rangeUseMs">;
+export type TestServerExtra = Pick<
+  LocalServerOptions,
+  "targetCaPem" | "rangeUseMs" | "loadShedding" | "background" | "registerIntervalMs"
+>;
 
 export async function startTestServer(
   mode: ServerMode,
