@@ -38,27 +38,29 @@ export function propertiesString(properties: Readonly<Record<string, string>>): 
   return out;
 }
 
-/** `propertiesString(wireProperties(m))` in one pass, without the copy of the properties. */
+/**
+ * A message's wire properties as one string: its own, with tags and keys as RocketMQ keeps them (TAGS, KEYS: in
+ * their place when the properties hold them already, else last), in one pass over the properties.
+ */
 function wirePropertiesString(m: Pick<PulledMessage, "tags" | "keys" | "properties">): string {
   let tags = m.tags !== "";
   let keys = m.keys.length > 0;
   let out = "";
-  let first = true;
-  const pair = (k: string, v: string) => {
-    out += first ? `${k}${NAME_VALUE}${v}` : `${SEPARATOR}${k}${NAME_VALUE}${v}`;
-    first = false;
-  };
-  for (const [k, v] of Object.entries(m.properties)) {
+  for (const [k, own] of Object.entries(m.properties)) {
+    let v = own;
     if (tags && k === MessageConst.TAGS) {
-      pair(k, m.tags);
+      v = m.tags;
       tags = false;
     } else if (keys && k === MessageConst.KEYS) {
-      pair(k, m.keys.join(MessageConst.KEY_SEPARATOR));
+      v = m.keys.join(MessageConst.KEY_SEPARATOR);
       keys = false;
-    } else pair(k, v);
+    }
+    // Every pair has its NAME_VALUE: the string is empty only before the first one.
+    out += `${out.length === 0 ? "" : SEPARATOR}${k}${NAME_VALUE}${v}`;
   }
-  if (tags) pair(MessageConst.TAGS, m.tags);
-  if (keys) pair(MessageConst.KEYS, m.keys.join(MessageConst.KEY_SEPARATOR));
+  if (tags) out += `${out.length === 0 ? "" : SEPARATOR}${MessageConst.TAGS}${NAME_VALUE}${m.tags}`;
+  if (keys)
+    out += `${out.length === 0 ? "" : SEPARATOR}${MessageConst.KEYS}${NAME_VALUE}${m.keys.join(MessageConst.KEY_SEPARATOR)}`;
   return out;
 }
 
@@ -71,14 +73,6 @@ export function parseProperties(s: string | undefined): Record<string, string> {
     if (at <= 0 || at >= pair.length - 1) continue;
     out[pair.slice(0, at)] = pair.slice(at + 1);
   }
-  return out;
-}
-
-/** A message's wire properties: its own, with tags and keys as RocketMQ keeps them (TAGS, KEYS). */
-export function wireProperties(m: Pick<PulledMessage, "tags" | "keys" | "properties">): Record<string, string> {
-  const out: Record<string, string> = { ...m.properties };
-  if (m.tags !== "") out[MessageConst.TAGS] = m.tags;
-  if (m.keys.length > 0) out[MessageConst.KEYS] = m.keys.join(MessageConst.KEY_SEPARATOR);
   return out;
 }
 
