@@ -50,19 +50,13 @@ export function offsetPlace(offset: bigint): OffsetPlace {
   };
 }
 
-const toHex = (bytes: Uint8Array): string =>
-  Array.from(bytes, (x) => x.toString(16).padStart(2, "0"))
-    .join("")
-    .toUpperCase();
-
 /** The offset message id of a store host (four IPv4 bytes and a port) and a commit-log offset. */
 export function offsetMsgId(ip: Uint8Array, port: number, offset: bigint): string {
-  const bytes = new Uint8Array(16);
+  const bytes = Buffer.alloc(16);
   bytes.set(ip.subarray(0, 4), 0);
-  const view = new DataView(bytes.buffer);
-  view.setInt32(4, port);
-  view.setBigInt64(8, offset);
-  return toHex(bytes);
+  bytes.writeInt32BE(port | 0, 4);
+  bytes.writeBigInt64BE(BigInt.asIntN(64, offset), 8);
+  return bytes.toString("hex").toUpperCase();
 }
 
 /**

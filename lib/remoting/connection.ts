@@ -183,8 +183,28 @@ export class Connection {
       this.socket.destroy();
       return;
     }
+    this.#write(frame);
+  }
+
+  /**
+   * Writes a frame; the frames written in one turn of the event loop (the answers of one group commit, the pulls
+   * answered together) leave in one system call: the socket is corked at the first and uncorked once the turn's
+   * callbacks and promise continuations have run, before the loop waits for I/O again, so no answer waits longer.
+   */
+  #write(frame: Buffer): void {
+    if (!this.#corked) {
+      this.#corked = true;
+      this.socket.cork();
+      process.nextTick(this.#uncork);
+    }
     this.socket.write(frame);
   }
+
+  #corked = false;
+  readonly #uncork = () => {
+    this.#corked = false;
+    this.socket.uncork();
+  };
 
   /** A oneway request to the client; dropped when the connection is gone or its client does not read. */
   notify(code: number, extFields: Record<string, string>, body?: Uint8Array): void {
@@ -230,7 +250,7 @@ export class Connection {
       body,
     });
     if (this.socket.writableLength + frame.byteLength > this.limits.maxQueuedBytes) return false;
-    this.socket.write(frame);
+    this.#write(frame);
     return true;
   }
 

@@ -8,10 +8,26 @@ import { badHeader } from "./codes.js";
 const INTEGER = /^-?\d{1,19}$/;
 
 export class Fields {
-  constructor(private readonly ext: Readonly<Record<string, string>>) {}
+  /**
+   * `aliases`: a header's other names by the names asked for (SEND_MESSAGE_V2's one-letter names): a field is
+   * read under either, the one later in the header when it has both, as if the header's names were renamed.
+   */
+  constructor(
+    private readonly ext: Readonly<Record<string, string>>,
+    private readonly aliases?: ReadonlyMap<string, string>,
+  ) {}
+
+  #raw(name: string): string | undefined {
+    const alias = this.aliases?.get(name);
+    if (alias === undefined) return this.ext[name];
+    const [short, long] = [this.ext[alias], this.ext[name]];
+    if (short === undefined || long === undefined) return short ?? long;
+    const keys = Object.keys(this.ext);
+    return keys.indexOf(alias) > keys.indexOf(name) ? short : long;
+  }
 
   optString(name: string): string | undefined {
-    const v = this.ext[name];
+    const v = this.#raw(name);
     return v === undefined || v === "" ? undefined : v;
   }
 
@@ -64,6 +80,6 @@ export class Fields {
   }
 
   bool(name: string): boolean {
-    return this.ext[name] === "true";
+    return this.#raw(name) === "true";
   }
 }

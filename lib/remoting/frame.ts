@@ -109,22 +109,25 @@ export function decodeFrame(frame: Buffer): RemotingCommand {
   const headerLength = word & 0xffffff;
   if (headerLength > MAX_HEADER_BYTES) throw new FrameError(`a header of ${headerLength} bytes`);
   if (4 + headerLength > frame.byteLength) throw new FrameError("a header longer than its frame");
+  if (type !== SERIALIZE_JSON && type !== SERIALIZE_ROCKETMQ) throw new FrameError(`serialize type ${type}`);
   const header = frame.subarray(4, 4 + headerLength);
-  const bodyBytes = frame.subarray(4 + headerLength);
-  const body = bodyBytes.byteLength > 0 ? new Uint8Array(bodyBytes) : undefined;
-  if (type === SERIALIZE_JSON) return { ...decodeJsonHeader(header), serializeType: SERIALIZE_JSON, body };
-  if (type === SERIALIZE_ROCKETMQ) return { ...decodeBinaryHeader(header), serializeType: SERIALIZE_ROCKETMQ, body };
-  throw new FrameError(`serialize type ${type}`);
+  const command = type === SERIALIZE_JSON ? decodeJsonHeader(header) : decodeBinaryHeader(header);
+  command.serializeType = type;
+  // A copy (from Node's small-buffer pool when short): the body outlives the chunk it came in, which it would
+  // otherwise keep whole.
+  if (frame.byteLength > 4 + headerLength) {
+    const copy = Buffer.from(frame.subarray(4 + headerLength));
+    command.body = new Uint8Array(copy.buffer, copy.byteOffset, copy.byteLength);
+  }
+  return command;
 }
-
-type Header = Omit<RemotingCommand, "serializeType" | "body">;
 
 const int = (v: unknown, what: string): number => {
   if (typeof v !== "number" || !Number.isInteger(v)) throw new FrameError(`header field ${what} is not an integer`);
   return v;
 };
 
-function decodeJsonHeader(bytes: Buffer): Header {
+function decodeJsonHeader(bytes: Buffer): RemotingCommand {
   let parsed: unknown;
   try {
     parsed = JSON.parse(bytes.toString("utf8"));
@@ -138,13 +141,15 @@ function decodeJsonHeader(bytes: Buffer): Header {
   const ext = h.extFields;
   if (ext !== undefined && ext !== null) {
     if (typeof ext !== "object" || Array.isArray(ext)) throw new FrameError("extFields is not an object");
-    const entries = Object.entries(ext as Record<string, unknown>);
-    if (entries.length > MAX_EXT_FIELDS) throw new FrameError(`over ${MAX_EXT_FIELDS} header fields`);
-    for (const [k, v] of entries) {
-      if (v === null || v === undefined) continue;
-      if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean")
-        throw new FrameError(`header field ${k} is not a string`);
-      extFields[k] = String(v);
+    const fields = ext as Record<string, unknown>;
+    let count = 0;
+    // JSON.parse makes own properties only: for-in walks exactly them.
+    for (const k in fields) {
+      if (++count > MAX_EXT_FIELDS) throw new FrameError(`over ${MAX_EXT_FIELDS} header fields`);
+      const v = fields[k];
+      if (typeof v === "string") extFields[k] = v;
+      else if (typeof v === "number" || typeof v === "boolean") extFields[k] = String(v);
+      else if (v !== null && v !== undefined) throw new FrameError(`header field ${k} is not a string`);
     }
   }
   const language =
@@ -164,10 +169,12 @@ function decodeJsonHeader(bytes: Buffer): Header {
     flag: h.flag === undefined ? 0 : int(h.flag, "flag"),
     remark: remark ?? undefined,
     extFields,
+    serializeType: SERIALIZE_JSON,
+    body: undefined,
   };
 }
 
-function decodeBinaryHeader(b: Buffer): Header {
+function decodeBinaryHeader(b: Buffer): RemotingCommand {
   try {
     let at = 0;
     const code = b.readInt16BE(at);
@@ -200,7 +207,17 @@ function decodeBinaryHeader(b: Buffer): Header {
       extFields[key] = b.toString("utf8", at, at + vl);
       at += vl;
     }
-    return { code, language, version, opaque, flag, remark, extFields };
+    return {
+      code,
+      language,
+      version,
+      opaque,
+      flag,
+      remark,
+      extFields,
+      serializeType: SERIALIZE_ROCKETMQ,
+      body: undefined,
+    };
   } catch (err) {
     if (err instanceof FrameError) throw err;
     throw new FrameError("a binary header cut short");

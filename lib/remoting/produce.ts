@@ -17,29 +17,27 @@ import { refuseOnSlave } from "./names.js";
 import { type BatchEntry, decodeBatch, offsetMsgId, parseProperties, physicalOffset, SysFlag } from "./wire-message.js";
 
 /** SEND_MESSAGE_V2's one-letter fields, by SEND_MESSAGE's names. */
-const V2_NAMES: Record<string, string> = {
-  a: "producerGroup",
-  b: "topic",
-  c: "defaultTopic",
-  d: "defaultTopicQueueNums",
-  e: "queueId",
-  f: "sysFlag",
-  g: "bornTimestamp",
-  h: "flag",
-  i: "properties",
-  j: "reconsumeTimes",
-  k: "unitMode",
-  l: "maxReconsumeTimes",
-  m: "batch",
-  n: "brokerName",
-};
+const V2_NAMES: ReadonlyMap<string, string> = new Map([
+  ["producerGroup", "a"],
+  ["topic", "b"],
+  ["defaultTopic", "c"],
+  ["defaultTopicQueueNums", "d"],
+  ["queueId", "e"],
+  ["sysFlag", "f"],
+  ["bornTimestamp", "g"],
+  ["flag", "h"],
+  ["properties", "i"],
+  ["reconsumeTimes", "j"],
+  ["unitMode", "k"],
+  ["maxReconsumeTimes", "l"],
+  ["batch", "m"],
+  ["brokerName", "n"],
+]);
 
 /** A send's header fields by SEND_MESSAGE's names (SEND_MESSAGE_V2 and batches use one-letter names). */
 export function sendFields(call: Call): Fields {
   if (call.request.code === RequestCode.SEND_MESSAGE) return call.fields;
-  const ext: Record<string, string> = {};
-  for (const [k, v] of Object.entries(call.request.extFields)) ext[V2_NAMES[k] ?? k] = v;
-  return new Fields(ext);
+  return new Fields(call.request.extFields, V2_NAMES);
 }
 
 /** RocketMQ's compression type bits of a sysFlag: 0 and 3 are zlib (the 4.x default); lz4 and zstd are refused. */
@@ -55,11 +53,20 @@ function inflated(body: Uint8Array, sysFlag: number): Uint8Array {
   }
 }
 
+/** Properties a wire message carries that are not the stored message's own. */
+const WIRE_ONLY: ReadonlySet<string> = new Set([
+  MessageConst.TAGS,
+  MessageConst.KEYS,
+  MessageConst.TRAN_MSG,
+  MessageConst.PGROUP,
+]);
+
 /** A wire message as Nimbus' SendMessage: TAGS and KEYS taken out of its properties, a transaction's markers dropped. */
 function toSendMessage(entry: BatchEntry): SendMessage {
-  const { [MessageConst.TAGS]: tags, [MessageConst.KEYS]: keys, ...rest } = entry.properties;
-  delete rest[MessageConst.TRAN_MSG];
-  delete rest[MessageConst.PGROUP];
+  const tags = entry.properties[MessageConst.TAGS];
+  const keys = entry.properties[MessageConst.KEYS];
+  const rest: Record<string, string> = Object.create(null);
+  for (const k in entry.properties) if (!WIRE_ONLY.has(k)) rest[k] = entry.properties[k] as string;
   const keyList = (keys ?? "").split(MessageConst.KEY_SEPARATOR).filter((k) => k !== "");
   // The broker checks the message itself (body, tags, keys, properties), as for every door.
   return {

@@ -1,10 +1,11 @@
 /**
  * @module PULL_MESSAGE: the broker's pull, with RocketMQ's long polling. A pull that finds no new message and may
  * suspend (sysFlag FLAG_SUSPEND) waits on its queue until an append wakes it or its suspend time is over (at most
- * the door's `maxSuspendMs`), then reads once more. The offset it carries (FLAG_COMMIT_OFFSET) is committed first,
- * as RocketMQ's broker does. The subscription is the one the header carries (FLAG_SUBSCRIPTION), else the one the
- * client's heartbeat named on this connection, else every message. Messages are answered in RocketMQ's
- * stored-message encoding, at most `MAX_PULL_ANSWER_BYTES` of them (the rest come with the next pull).
+ * the door's `maxSuspendMs`), then reads once more. The offset it carries (FLAG_COMMIT_OFFSET) is committed before
+ * the answer, as RocketMQ's broker does, beside the read (which does not depend on it). The subscription is the one
+ * the header carries (FLAG_SUBSCRIPTION), else the one the client's heartbeat named on this connection, else every
+ * message. Messages are answered in RocketMQ's stored-message encoding, at most `MAX_PULL_ANSWER_BYTES` of them
+ * (the rest come with the next pull).
  *
  * Statuses: FOUND -> SUCCESS, NO_NEW_MSG -> PULL_NOT_FOUND, NO_MATCHED_MSG -> PULL_RETRY_IMMEDIATELY,
  * OFFSET_ILLEGAL -> PULL_OFFSET_MOVED (the client moves to `nextBeginOffset`).
@@ -58,14 +59,17 @@ export async function pullMessage(call: Call): Promise<Answer> {
   );
   const broker = call.ctx.broker;
   const commitOffset = f.optNumber("commitOffset") ?? -1;
+  let committed: Promise<unknown> = Promise.resolve();
   if ((sysFlag & FLAG_COMMIT_OFFSET) !== 0 && commitOffset >= 0) {
     const entry = [{ brokerName, queueId: request.queueId, offset: commitOffset }];
     const clientId = call.scope.clientId;
-    await (clientId === undefined
-      ? broker.offsets.commit(consumerGroup, topic, entry)
-      : broker.offsets.commit(consumerGroup, topic, entry, { clientId, released: false, claim: false }));
+    committed =
+      clientId === undefined
+        ? broker.offsets.commit(consumerGroup, topic, entry)
+        : broker.offsets.commit(consumerGroup, topic, entry, { clientId, released: false, claim: false });
   }
-  let answer = await broker.puller.pull(request);
+  // The commit and the read do not depend on each other: both run at once, and the pull answers once both did.
+  let [, answer] = await Promise.all([committed, broker.puller.pull(request)]);
   if (answer.pullStatus === "NO_NEW_MSG" && (sysFlag & FLAG_SUSPEND) !== 0) {
     const suspendMs = Math.min(f.optNumber("suspendTimeoutMillis") ?? 0, call.door.maxSuspendMs);
     const queue = { topic, brokerName, queueId: request.queueId };

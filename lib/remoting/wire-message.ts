@@ -29,9 +29,39 @@ export const SysFlag = {
 } as const;
 
 export function propertiesString(properties: Readonly<Record<string, string>>): string {
-  return Object.entries(properties)
-    .map(([k, v]) => `${k}${NAME_VALUE}${v}`)
-    .join(SEPARATOR);
+  let out = "";
+  let first = true;
+  for (const [k, v] of Object.entries(properties)) {
+    out += first ? `${k}${NAME_VALUE}${v}` : `${SEPARATOR}${k}${NAME_VALUE}${v}`;
+    first = false;
+  }
+  return out;
+}
+
+/**
+ * A message's wire properties as one string: its own, with tags and keys as RocketMQ keeps them (TAGS, KEYS: in
+ * their place when the properties hold them already, else last), in one pass over the properties.
+ */
+function wirePropertiesString(m: Pick<PulledMessage, "tags" | "keys" | "properties">): string {
+  let tags = m.tags !== "";
+  let keys = m.keys.length > 0;
+  let out = "";
+  for (const [k, own] of Object.entries(m.properties)) {
+    let v = own;
+    if (tags && k === MessageConst.TAGS) {
+      v = m.tags;
+      tags = false;
+    } else if (keys && k === MessageConst.KEYS) {
+      v = m.keys.join(MessageConst.KEY_SEPARATOR);
+      keys = false;
+    }
+    // Every pair has its NAME_VALUE: the string is empty only before the first one.
+    out += `${out.length === 0 ? "" : SEPARATOR}${k}${NAME_VALUE}${v}`;
+  }
+  if (tags) out += `${out.length === 0 ? "" : SEPARATOR}${MessageConst.TAGS}${NAME_VALUE}${m.tags}`;
+  if (keys)
+    out += `${out.length === 0 ? "" : SEPARATOR}${MessageConst.KEYS}${NAME_VALUE}${m.keys.join(MessageConst.KEY_SEPARATOR)}`;
+  return out;
 }
 
 /** RocketMQ's string2messageProperties: malformed pairs are skipped, as RocketMQ skips them. */
@@ -43,14 +73,6 @@ export function parseProperties(s: string | undefined): Record<string, string> {
     if (at <= 0 || at >= pair.length - 1) continue;
     out[pair.slice(0, at)] = pair.slice(at + 1);
   }
-  return out;
-}
-
-/** A message's wire properties: its own, with tags and keys as RocketMQ keeps them (TAGS, KEYS). */
-export function wireProperties(m: Pick<PulledMessage, "tags" | "keys" | "properties">): Record<string, string> {
-  const out: Record<string, string> = { ...m.properties };
-  if (m.tags !== "") out[MessageConst.TAGS] = m.tags;
-  if (m.keys.length > 0) out[MessageConst.KEYS] = m.keys.join(MessageConst.KEY_SEPARATOR);
   return out;
 }
 
@@ -114,7 +136,7 @@ export interface StoredEncoding {
 export function encodeStored(m: PulledMessage, hosts: StoredEncoding): Buffer {
   const body = Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength);
   const topic = Buffer.from(m.topic, "utf8");
-  const properties = Buffer.from(propertiesString(wireProperties(m)), "utf8");
+  const properties = Buffer.from(wirePropertiesString(m), "utf8");
   const size = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 8 + 8 + 8 + 8 + 4 + 8 + 4 + body.byteLength + 1 + topic.byteLength;
   const total = size + 2 + properties.byteLength;
   const out = Buffer.allocUnsafe(total);

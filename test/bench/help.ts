@@ -35,5 +35,5 @@ Suites:
                       --idle-cost-period 2000  --idle-cost-periods 10  --rates-channel on|off
                       --s3-put 30/100  --s3-get 15/60  --dynamo 5/15 (injected AWS latencies, p50/p99 ms)
 
-Profiles (not a suite): npm run bench:profile -- --door http|grpc [--phase async|sync|consume] [--workers 1]
+Profiles (not a suite): npm run bench:profile -- --door http|grpc|remoting [--phase async|sync|consume] [--workers 1]
 `;

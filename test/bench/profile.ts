@@ -8,6 +8,8 @@
  *   default 1000/s): what a plain client's connections and refusals cost the broker.
  * - `--door grpc`: RocketMQ's official gRPC Java client 5.0.8 (test/bench/rocketmq/client), `--phase async` (64
  *   sends in flight) or `sync` or `consume` (receive 32 + ack each), `--messages` (20000) of 1 KiB.
+ * - `--door remoting`: the classic remoting client 4.9.8 (test/bench/rocketmq/remoting-client), the same phases
+ *   (`consume`: a push consumer pulling 32 at a time).
  * `--workers N` (default 1, so one profile holds the whole server); `KEEP_PROFILE` keeps the `.cpuprofile` files.
  * See docs/benchmarks.md ("Profiles").
  */
@@ -34,7 +36,8 @@ const { values } = parseArgs({
   },
 });
 const door = values.door;
-if (door !== "http" && door !== "grpc") throw new Error(`--door must be http or grpc, got ${door}`);
+if (door !== "http" && door !== "grpc" && door !== "remoting")
+  throw new Error(`--door must be http, grpc or remoting, got ${door}`);
 const PHASES = ["sync", "async", "consume"] as const;
 const parsedPhase = PHASES.find((p) => p === values.phase);
 if (parsedPhase === undefined) throw new Error(`--phase must be sync, async or consume, got ${values.phase}`);
@@ -68,19 +71,28 @@ async function loadHttp(url: string, topic: string): Promise<number> {
   return sent;
 }
 
-/** RocketMQ's gRPC Java client's phase against `endpoint`; the messages of the measured phase. */
-async function loadGrpc(endpoint: string, topic: string): Promise<number> {
+/** RocketMQ's gRPC (or remoting) Java client's phase against `endpoint`; the messages of the measured phase. */
+async function loadJava(endpoint: string, topic: string, client: "grpc" | "remoting"): Promise<number> {
   const messages = Number(values.messages);
   // consume receives what the phases before it sent: send them first (async), measure the whole run.
   const phases: (typeof PHASES)[number][] = phase === "consume" ? ["async", "consume"] : [phase];
-  const figures = await runBenchClient(endpoint, topic, `Profile${topic}`, {
-    messages,
-    rounds: 1,
-    bodyBytes: 1024,
-    queues: 4,
-    phases,
-  });
-  for (const f of figures) console.log(`gRPC ${f.phase}: ${f.messages} messages, ${Math.round(f.msgPerSec)} msg/s`);
+  const figures = await runBenchClient(
+    endpoint,
+    topic,
+    `Profile${topic}`,
+    {
+      messages,
+      rounds: 1,
+      bodyBytes: 1024,
+      queues: 4,
+      phases,
+    },
+    client,
+  );
+  for (const f of figures)
+    console.log(
+      `${client} ${f.phase}: ${f.messages} messages, ${Math.round(f.msgPerSec)} msg/s, p50 ${f.p50Ms} ms, p99 ${f.p99Ms} ms`,
+    );
   return figures.reduce((n, f) => n + f.messages, 0);
 }
 
@@ -103,8 +115,18 @@ async function main(): Promise<void> {
     });
     if (!route.ok) throw new Error(`PUT /topics answered ${route.status}`);
     const fromUs = monotonicUs();
-    messages = door === "http" ? await loadHttp(broker.url, topic) : await loadGrpc(broker.grpcEndpoint ?? "", topic);
+    const cpu0 = broker.cpuSeconds();
+    messages =
+      door === "http"
+        ? await loadHttp(broker.url, topic)
+        : door === "grpc"
+          ? await loadJava(broker.grpcEndpoint ?? "", topic, "grpc")
+          : await loadJava(new URL(broker.url).host, topic, "remoting");
     window = { fromUs, toUs: monotonicUs() };
+    const cpu = broker.cpuSeconds() - cpu0;
+    console.log(
+      `server CPU (/proc, profiler included): ${cpu.toFixed(2)} s, ${Math.round((cpu * 1e6) / messages)} µs per message`,
+    );
   } finally {
     await broker.stop();
   }

@@ -45,6 +45,11 @@ export interface PhaseFigure {
   p50Ms: number;
   p99Ms: number;
   errors: number;
+  /**
+   * The server's CPU (its processes, /proc) from the end of the phase before (the client's start for the first)
+   * to this phase's RESULT line, per message of the phase, in µs; absent when not measured.
+   */
+  serverCpuUsPerMsg?: number | undefined;
 }
 
 export interface BrokerRun {
@@ -65,6 +70,7 @@ export async function runBenchClient(
   group: string,
   o: RocketMQSuiteOptions,
   client: BenchClient = "grpc",
+  serverCpuSeconds?: () => number,
 ): Promise<PhaseFigure[]> {
   const program = PROGRAMS[client];
   const cp = classPath(buildModule(program.module));
@@ -82,8 +88,13 @@ export async function runBenchClient(
     const child = spawn("java", args, { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
+    // The server's CPU when each RESULT line arrived (the line's phase ended just before).
+    const cpuAt = [serverCpuSeconds?.() ?? 0];
     child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
+      const text = d.toString();
+      const results = (out.slice(out.lastIndexOf("\n") + 1) + text).split("\n").slice(0, -1);
+      for (const line of results) if (line.startsWith("RESULT ")) cpuAt.push(serverCpuSeconds?.() ?? 0);
+      out += text;
     });
     child.stderr.on("data", (d: Buffer) => {
       err = (err + d.toString()).slice(-4000);
@@ -93,7 +104,7 @@ export async function runBenchClient(
     return out
       .split("\n")
       .filter((l) => l.startsWith("RESULT "))
-      .map((l) => {
+      .map((l, i) => {
         const [, phase = "", messages = "0", seconds = "0", p50 = "0", p99 = "0", errors = "0"] = l.trim().split(/\s+/);
         return {
           phase: client === "grpc" ? phase : `${client} ${phase}`,
@@ -103,6 +114,10 @@ export async function runBenchClient(
           p50Ms: Number(p50),
           p99Ms: Number(p99),
           errors: Number(errors),
+          serverCpuUsPerMsg:
+            serverCpuSeconds === undefined
+              ? undefined
+              : (((cpuAt[i + 1] ?? 0) - (cpuAt[i] ?? 0)) * 1e6) / Math.max(1, Number(messages)),
         };
       });
   } finally {
@@ -123,7 +138,9 @@ async function onRocketMQ(round: number, o: RocketMQSuiteOptions): Promise<Broke
       const endpoint = client === "grpc" ? rmq.grpcEndpoint : rmq.nameServer;
       rmq.createTopic(`${topic}_${client}`, o.queues);
       phases.push(
-        ...(await runBenchClient(endpoint, `${topic}_${client}`, `BenchRmqGroup${round}_${client}`, o, client)),
+        ...(await runBenchClient(endpoint, `${topic}_${client}`, `BenchRmqGroup${round}_${client}`, o, client, () =>
+          cpuOf(rmq.pids()),
+        )),
       );
     }
     const serverCores = (cpuOf(rmq.pids()) - cpu0) / ((performance.now() - t0) / 1000);
@@ -151,7 +168,9 @@ async function onNimbus(round: number, o: RocketMQSuiteOptions): Promise<BrokerR
       // The remoting client's name server is the HTTP port itself (docs/remoting.md).
       const endpoint = client === "grpc" ? (nimbus.grpcEndpoint ?? "") : new URL(nimbus.url).host;
       phases.push(
-        ...(await runBenchClient(endpoint, `${topic}_${client}`, `BenchNimbusGroup${round}_${client}`, o, client)),
+        ...(await runBenchClient(endpoint, `${topic}_${client}`, `BenchNimbusGroup${round}_${client}`, o, client, () =>
+          nimbus.cpuSeconds(),
+        )),
       );
     }
     const serverCores = (nimbus.cpuSeconds() - cpu0) / ((performance.now() - t0) / 1000);
@@ -201,6 +220,16 @@ export function formatRocketMQ(runs: readonly BrokerRun[]): string {
     const ratioCell = r.length === 0 || n.length === 0 ? "—" : `${fmt(ratio, 2)}×`;
     lines.push(`| ${phase} | ${r.length === 0 ? "—" : cell(r)} | ${n.length === 0 ? "—" : cell(n)} | ${ratioCell} |`);
   }
+  const cpu = (xs: PhaseFigure[]) => {
+    const us = xs.flatMap((x) => (x.serverCpuUsPerMsg === undefined ? [] : [x.serverCpuUsPerMsg]));
+    return us.length === 0 ? "—" : fmt(median(us));
+  };
+  lines.push(
+    "",
+    "| phase | RocketMQ server µs CPU per message | Nimbus server µs CPU per message |",
+    "|---|---:|---:|",
+  );
+  for (const phase of phases) lines.push(`| ${phase} | ${cpu(of("rocketmq", phase))} | ${cpu(of("nimbus", phase))} |`);
   const cores = (broker: BrokerRun["broker"]) =>
     median(runs.filter((r) => r.broker === broker).map((r) => r.serverCores));
   lines.push(

@@ -170,6 +170,62 @@ for (const mode of ["local", "aws"] as const) {
       );
     });
 
+    it("answers requests written together each by its opaque; a pull commits the offset it carries", async () => {
+      const topic = uniqueName("Together");
+      await createTopic(api(), topic, 1, ["broker-a"]);
+      const group = uniqueName("TogetherG");
+      const c = await open();
+      try {
+        // SEND_MESSAGE_V2's one-letter names; the sends reach the door in one chunk and are answered in one turn.
+        const send = (i: number) =>
+          c.request({
+            code: RequestCode.SEND_MESSAGE_V2,
+            extFields: {
+              a: `${group}P`,
+              b: topic,
+              e: "0",
+              f: "0",
+              g: String(Date.now()),
+              h: "0",
+              i: `TAGS\u0001t${i}`,
+            },
+            body: new TextEncoder().encode(`m${i}`),
+          });
+        c.socket.cork();
+        const sends = Array.from({ length: 16 }, (_, i) => send(i));
+        c.socket.uncork();
+        const answers = await Promise.all(sends);
+        assert.deepEqual(
+          answers.map((a) => [a.code, a.extFields.queueOffset]),
+          answers.map((_, i) => [ResponseCode.SUCCESS, String(i)]),
+        );
+        const pull = await c.request({
+          code: RequestCode.PULL_MESSAGE,
+          extFields: {
+            consumerGroup: group,
+            topic,
+            queueId: "0",
+            queueOffset: "0",
+            maxMsgNums: "32",
+            sysFlag: String(0x1 | 0x4),
+            commitOffset: "5",
+            subscription: "*",
+            subVersion: "0",
+            expressionType: "TAG",
+          },
+        });
+        assert.equal(pull.code, ResponseCode.SUCCESS);
+        assert.equal(pull.extFields.nextBeginOffset, "16");
+        const committed = await c.request({
+          code: RequestCode.QUERY_CONSUMER_OFFSET,
+          extFields: { consumerGroup: group, topic, queueId: "0" },
+        });
+        assert.equal(committed.extFields.offset, "5", "the offset the pull carried");
+      } finally {
+        c.close();
+      }
+    });
+
     it("a pull on an empty queue waits until an append wakes it; a closed connection ends its wait", async () => {
       const topic = uniqueName("LongPoll");
       await createTopic(api(), topic, 1, ["broker-a"]);
