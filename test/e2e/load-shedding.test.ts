@@ -132,6 +132,20 @@ describe("load shedding: the expiry timer and parked requests", () => {
 });
 
 describe("load shedding: refusal on arrival by the service rate", () => {
+  /** One slot, a 200 ms bound, a 50 ms expected-wait bound, on a clock the test moves and no expiry timer. */
+  function lineOfOne() {
+    const clock = { now: 0 };
+    const shedder = new LoadShedder({
+      maxInFlight: 1,
+      maxWaitMs: 200,
+      maxWaiting: 100,
+      maxExpectedWaitMs: 50,
+      now: () => clock.now,
+      schedule: never,
+    });
+    return { clock, shedder };
+  }
+
   /**
    * RATE_MIN_RELEASES requests run one after another on the one slot, each holding it `serviceMs`, with `idleMs`
    * between them: the service rate.
@@ -146,15 +160,7 @@ describe("load shedding: refusal on arrival by the service rate", () => {
   }
 
   it("a request is refused on arrival once the line ahead drains slower than maxExpectedWaitMs; without a recent rate it waits", async () => {
-    const clock = { now: 0 };
-    const shedder = new LoadShedder({
-      maxInFlight: 1,
-      maxWaitMs: 200,
-      maxWaiting: 100,
-      maxExpectedWaitMs: 50,
-      now: () => clock.now,
-      schedule: never,
-    });
+    const { clock, shedder } = lineOfOne();
     assert.equal(new LoadShedder({ maxWaitMs: 200 }).maxExpectedWaitMs, 20, "default: a tenth of the bound");
     assert.equal(shedder.expectedWaitMs(), undefined, "no rate before RATE_MIN_RELEASES releases");
     await serveSteadily(shedder, clock, 10);
@@ -206,15 +212,7 @@ describe("load shedding: refusal on arrival by the service rate", () => {
   });
 
   it("a burst after a quiet spell is admitted as far as the service rate drains it, refused only past that", async () => {
-    const clock = { now: 0 };
-    const shedder = new LoadShedder({
-      maxInFlight: 1,
-      maxWaitMs: 200,
-      maxWaiting: 100,
-      maxExpectedWaitMs: 50,
-      now: () => clock.now,
-      schedule: never,
-    });
+    const { clock, shedder } = lineOfOne();
     // One request every 31 ms, each served in 1 ms: the releases' pace is 31 ms, the broker's 1 ms.
     await serveSteadily(shedder, clock, 1, 30);
     assert.equal(shedder.expectedWaitMs(), 1, "the idle time between requests is no service time");

@@ -16,7 +16,6 @@ import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 
@@ -115,11 +114,7 @@ public final class ProxyCostBench {
     ready("consume");
     Set<String> seen = ConcurrentHashMap.newKeySet();
     ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
-    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
-    consumer.setNamesrvAddr(namesrv);
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-    consumer.setPullBatchSize(32);
-    consumer.subscribe(topic, "*");
+    DefaultMQPushConsumer consumer = RemotingBench.pushFromFirst(namesrv, group, topic);
     long start = System.nanoTime();
     consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
       for (MessageExt m : msgs) if (seen.add(m.getMsgId())) latencies.add(System.nanoTime() - start);

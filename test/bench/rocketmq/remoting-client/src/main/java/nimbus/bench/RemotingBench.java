@@ -104,14 +104,20 @@ public final class RemotingBench {
     report("async", n, System.nanoTime() - start, latencies, errors.get());
   }
 
-  private static void consume(String namesrv, String topic, String group, int expected) throws Exception {
-    Set<String> seen = ConcurrentHashMap.newKeySet();
-    ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
+  /** A clustering push consumer of every message of the topic from the first offset, pulling 32 at a time. */
+  static DefaultMQPushConsumer pushFromFirst(String namesrv, String group, String topic) throws Exception {
     DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
     consumer.setNamesrvAddr(namesrv);
     consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
     consumer.setPullBatchSize(32);
     consumer.subscribe(topic, "*");
+    return consumer;
+  }
+
+  private static void consume(String namesrv, String topic, String group, int expected) throws Exception {
+    Set<String> seen = ConcurrentHashMap.newKeySet();
+    ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
+    DefaultMQPushConsumer consumer = pushFromFirst(namesrv, group, topic);
     long start = System.nanoTime();
     consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
       long now = System.currentTimeMillis();
