@@ -35,7 +35,7 @@ export interface LoadSheddingOptions {
    * drain at the rate requests finished while every slot was taken, over the last second (release-rate.ts; with
    * fewer than RATE_MIN_RELEASES such releases there is no rate, and only `maxWaiting` and `maxWaitMs` apply). Default maxWaitMs / 10 (20 ms): a line
    * longer than that only holds clients' connections, which a client with a bounded pool then waits for (the
-   * overload benchmark, docs/benchmarks.md: at a quarter, 256 connections were all held and the p99 of all
+   * overload benchmark, docs/benchmarks/http-clients.md: at a quarter, 256 connections were all held and the p99 of all
    * answers was 1.6 s; at a tenth, 137 ms).
    */
   maxExpectedWaitMs?: number | undefined;

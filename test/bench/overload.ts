@@ -4,7 +4,7 @@
  * KiB come from another process over plain HTTP (no SDK retry: every raw answer counts), and `/health` is
  * probed from a third. First `--senders` (64) closed-loop senders measure the capacity (OK answers per
  * second); then each `--factors` multiple of it (default 2) is offered open-loop from `--connections` (256).
- * Every acked send is read back (at its offset, once). See docs/benchmarks.md ("Local overload").
+ * Every acked send is read back (at its offset, once). See docs/benchmarks/http-clients.md ("Local overload").
  */
 import { createTopic } from "./data-plane.js";
 import {

@@ -1,6 +1,6 @@
 /**
  * @module Runs the peer table (`npm run bench -- --suite peer`) on each storage mode with an in-process
- * server, or once against `--url`, and prints the tables and a `BENCH_JSON ` line. See docs/benchmarks.md.
+ * server, or once against `--url`, and prints the tables and a `BENCH_JSON ` line. See docs/benchmarks/peer.md.
  */
 import { loadavg } from "node:os";
 import { type LocalServer, startLocalServer } from "../../lib/dev/local-server.js";

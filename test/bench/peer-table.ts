@@ -1,6 +1,6 @@
 /**
  * @module `npm run bench -- --suite peer`: the table to compare Nimbus with Redis Streams or NATS on one
- * machine (docs/benchmarks.md, "Against a peer"). Through the SDK's `NimbusApi`, 1 KiB messages: produce
+ * machine (docs/benchmarks/peer.md). Through the SDK's `NimbusApi`, 1 KiB messages: produce
  * in batches of 32 with one batch in flight, consume with one pull of 32 in flight, produce at batch 1
  * (for CPU per message), and end-to-end at a fixed 2,000 msg/s with one message per send. In-process
  * servers (the embedded store, or the AWS adapters on dynalite + s3rver) also report storage requests per

@@ -1,6 +1,6 @@
 /**
  * @module `npm run bench -- --suite pop-idle` (the goal "delivery latency with long polling after 60 s idle",
- * docs/benchmarks.md "POP after idle"): one SimpleConsumer of the SDK keeps one long-polling receive in flight
+ * docs/benchmarks/data-plane.md, POP "Delivery after 60 s idle"): one SimpleConsumer of the SDK keeps one long-polling receive in flight
  * (`awaitDuration`, default 20 s, so an idle minute spans several polls that end empty and start again); the
  * SDK's Producer sends nothing for `idleSeconds`, then one 1 KiB message. A sample is the send call's start to the
  * receive call returning that message, in this process, which holds the server, the producer and the consumer.

@@ -11,7 +11,7 @@
  * - `--door remoting`: the classic remoting client 4.9.8 (test/bench/rocketmq/remoting-client), the same phases
  *   (`consume`: a push consumer pulling 32 at a time).
  * `--workers N` (default 1, so one profile holds the whole server); `KEEP_PROFILE` keeps the `.cpuprofile` files.
- * See docs/benchmarks.md ("Profiles").
+ * See docs/benchmarks.md ("Where the time goes, per door").
  */
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

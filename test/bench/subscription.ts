@@ -1,5 +1,5 @@
 /**
- * @module `npm run bench -- --suite subscription` (docs/benchmarks.md "Subscriptions"): a
+ * @module `npm run bench -- --suite subscription` (docs/benchmarks/push.md "Subscriptions"): a
  * subscription with an HTTPS target (a `node:https` server on loopback with the self-signed test certificate, which
  * the server trusts by `targetCaPem`, as `nimbus dev --target-ca`; `--target http`: plain HTTP) and
  * `nimbus dev`'s in-process dispatcher delivering over POP, with the SDK's Producer sending 1 KiB messages.
