@@ -138,8 +138,10 @@ export async function serveOn(
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     // Overloaded: a write or pull refused on arrival is answered at once, in the turn its headers were parsed,
     // before anything else of it is looked at (its origin, its path, its signature, its body): refusing the excess
-    // costs the broker as little as it can, and nothing of it is read or written. Reads (GET, HEAD) never wait here.
-    const refused = req.method === "GET" || req.method === "HEAD" ? undefined : shedder.arrivalRefusal();
+    // costs the broker as little as it can, and nothing of it is read or written. Reads (GET, HEAD) never wait here;
+    // the loop's lag refuses sends only.
+    const refused =
+      req.method === "GET" || req.method === "HEAD" ? undefined : shedder.arrivalRefusal(isSendRequest(req.url));
     if (refused !== undefined) {
       writeAnswer(res, busyAnswer(refused));
       req.resume(); // the body is drained, not kept: the connection stays open for the client's next request
@@ -365,6 +367,9 @@ export const HTTP_LISTEN_BACKLOG = 4096;
 
 /** Default time an answer may sit unread by a client that reads nothing (then its connection is dropped). */
 export const DEFAULT_ANSWER_TIMEOUT_MS = 30_000;
+
+/** Whether a request's target is `POST /send`'s path (with or without a query): the requests the loop's lag may refuse. */
+const isSendRequest = (url: string | undefined): boolean => url === "/send" || url?.startsWith("/send?") === true;
 
 const byteLengthOf = (body: string | Uint8Array): number =>
   typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;

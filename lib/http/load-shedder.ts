@@ -185,12 +185,14 @@ export class LoadShedder {
   /**
    * `refusalOnArrival`'s message alone, no error object built (no stack trace taken): the local server asks before
    * it reads a body and writes the answer itself, so a refusal under overload costs as little as it can.
+   * `lagApplies`: whether the loop's lag may refuse this request (the local server asks it for sends only: a
+   * receive, pull, ack or commit refused would only move work later, or make it again as a redelivery).
    */
-  arrivalRefusal(): string | undefined {
+  arrivalRefusal(lagApplies = true): string | undefined {
     // Only while other requests are in progress: a lone request that made the loop late (a large pull) has no
     // pile behind it, and the client's next request is served.
     const busy = this.#running > 0 || this.#waiting.length > 0;
-    const lag = busy ? this.#lagMs?.() : undefined;
+    const lag = busy && lagApplies ? this.#lagMs?.() : undefined;
     if (lag !== undefined && lag > this.maxLagMs) {
       this.lagged++;
       return this.#busyMessage(`the event loop runs ${Math.round(lag)} ms late`);

@@ -5,6 +5,7 @@
  * probe (loop-lag.ts) on a clock moved by hand counts a turn still running, keeps the lateness it measured until
  * its next fire, counts only the process's own CPU share of it, and stops when no request came; and the local
  * server, on both storage modes, answers a send arriving while its loop lags behind a send in progress SYSTEM_BUSY
+ * (a pull then is served: the lag refuses sends only)
  * with `{code, message}`, before it reads or writes anything of it, while `/health` is answered.
  */
 import assert from "node:assert/strict";
@@ -125,6 +126,16 @@ for (const mode of ["local", "aws"] as const) {
         const { tableReads: _r2, readUnits: _u2, ...after } = server.storage.counter.snapshot();
         assert.deepEqual(after, counts, "the refusals wrote nothing and read no object");
         assert.equal((await http.get("/health")).status, 200, "reads never wait on the lag");
+        // The lag refuses sends only: a pull (as a receive, an ack, a commit) is served, its work not moved later.
+        const pulled = await http.post<{ pullStatus: string }>("/pull", {
+          consumerGroup: "gLagShed",
+          topic: "LagShed",
+          brokerName: "broker-a",
+          queueId: 0,
+          queueOffset: 0,
+          maxMsgNums: 1,
+        });
+        assert.equal(ok(pulled).pullStatus, "FOUND", "a pull is not refused on the lag");
         assert.equal(server.shedder.lagged, 2);
         lag = 0;
         store.release();
