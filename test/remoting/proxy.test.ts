@@ -43,9 +43,15 @@ function spawnProxy(storage: { bucket: string; tablePrefix: string; dynamo: stri
 }
 
 describe("nimbus proxy serves RocketMQ 4.9.8's remoting client (aws: dynalite+s3rver, --workers 2)", { skip }, () => {
+  let proxy: RunningCli | undefined;
+  // Registered before the test server's own: `after` hooks run in the order they were declared, so the proxy has
+  // ended before the server closes dynalite (a proxy still writing then met a closed database in this process).
+  after(async () => {
+    proxy?.child.kill("SIGTERM");
+    await proxy?.exited;
+  });
   const ctx = useTestServer("aws");
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 });
-  let proxy: RunningCli | undefined;
   let namesrv = "";
   let brokers = "";
 
@@ -63,11 +69,6 @@ describe("nimbus proxy serves RocketMQ 4.9.8's remoting client (aws: dynalite+s3
     const banner = BANNER.exec(proxy.stdout());
     namesrv = banner?.[1] ?? "";
     brokers = banner?.[2] ?? "";
-  });
-
-  after(async () => {
-    proxy?.child.kill("SIGTERM");
-    await proxy?.exited;
   });
 
   it("names each broker at a port of its own under the advertised host", () => {
