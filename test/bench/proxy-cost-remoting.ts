@@ -12,16 +12,11 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { openStorage, serveOn } from "../../lib/dev/local-server.js";
-import { serveProxy } from "../../lib/dev/proxy-server.js";
 import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";
 import type { Storage } from "../../lib/storage/storage.js";
-import { emulatorStorageOptions, startEmulators } from "../support/emulators.js";
-import { withAwsLatencies } from "./aws-latency.js";
-import { createTopic } from "./data-plane.js";
 import type { ProxyCostOptions } from "./proxy-cost.js";
+import { pricePerMessage, withProxyStage } from "./proxy-stage.js";
 import { buildModule, classPath } from "./rocketmq-process.js";
-import { PRICES_PER_MILLION } from "./stats.js";
 
 export interface RemotingPhaseCost {
   phase: "sync" | "async" | "consume";
@@ -34,36 +29,11 @@ export interface RemotingPhaseCost {
   dollarsPerMillion: number;
 }
 
-const dollars = (m: RequestCounts): number =>
-  m.writeUnits * PRICES_PER_MILLION.writeUnit +
-  m.readUnits * PRICES_PER_MILLION.readUnit +
-  m.objectPuts * PRICES_PER_MILLION.s3Put +
-  m.objectGets * PRICES_PER_MILLION.s3Get;
-
 export async function runProxyCostRemoting(o: ProxyCostOptions, runId: string): Promise<RemotingPhaseCost[]> {
-  const emulators = await startEmulators();
-  const aws = (provision: boolean) =>
-    openStorage({
-      kind: "aws",
-      provision,
-      ...emulatorStorageOptions(emulators, { bucket: `nimbus-proxyr-${runId}`, tablePrefix: `proxyr-${runId}-` }),
-    });
-  const stageStorage = await aws(true);
-  const proxyStorage: Storage = withAwsLatencies(await aws(false), o.latencies);
-  const brokers = await serveOn(stageStorage, { port: 0, registerIntervalMs: 30_000 }, true);
-  const proxy = await serveProxy(proxyStorage, { port: 0, remotingPort: 0 });
-  try {
-    await brokers.context.broker.registerBrokers();
-    const topic = `ProxyCostR${runId}`;
-    // As the gRPC suite's: `--queues` queues on broker-a.
-    await createTopic(brokers, topic, o.queues);
-    const namesrv = proxy.remoting?.nameServerAddress ?? "";
-    return await runClient(namesrv, topic, `ProxyCostR${runId}`, o, proxyStorage);
-  } finally {
-    await proxy.close();
-    await brokers.close();
-    await emulators.stop();
-  }
+  // As the gRPC suite's stage: `--queues` queues on broker-a, the proxy serving the remoting door too.
+  return withProxyStage(o, { name: "ProxyCostR", runId, remoting: true }, ({ proxy, proxyStorage, topic }) =>
+    runClient(proxy.remoting?.nameServerAddress ?? "", topic, topic, o, proxyStorage),
+  );
 }
 
 /** Runs ProxyCostBench.java: at each `READY <phase>` a snapshot, at each `RESULT` the phase's requests. */
@@ -97,9 +67,6 @@ async function runClient(
         const used = diffCounts(storage.counter.snapshot(), before);
         const [, phase = "", n = "0", seconds = "0", p50 = "0", p99 = "0", errors = "0"] = line.trim().split(/\s+/);
         const messages = Number(n);
-        const perMessage = Object.fromEntries(
-          Object.entries(used).map(([k, v]) => [k, v / Math.max(1, messages)]),
-        ) as unknown as RequestCounts;
         phases.push({
           phase: phase as RemotingPhaseCost["phase"],
           messages,
@@ -107,8 +74,7 @@ async function runClient(
           p50Ms: Number(p50),
           p99Ms: Number(p99),
           errors: Number(errors),
-          perMessage,
-          dollarsPerMillion: dollars(perMessage),
+          ...pricePerMessage(used, messages),
         });
       }
     }

@@ -9,14 +9,10 @@
  * million requests.
  */
 import { spawn } from "node:child_process";
-import { openStorage, serveOn } from "../../lib/dev/local-server.js";
-import { serveProxy } from "../../lib/dev/proxy-server.js";
 import { diffCounts, type RequestCounts } from "../../lib/storage/request-counter.js";
-import type { Storage } from "../../lib/storage/storage.js";
-import { emulatorStorageOptions, startEmulators } from "../support/emulators.js";
-import { type AwsLatencies, withAwsLatencies } from "./aws-latency.js";
-import { createTopic } from "./data-plane.js";
-import { PRICES_PER_MILLION, percentile } from "./stats.js";
+import type { AwsLatencies } from "./aws-latency.js";
+import { pricePerMessage, withProxyStage } from "./proxy-stage.js";
+import { percentile } from "./stats.js";
 
 export interface ProxyCostOptions {
   producers: number;
@@ -37,51 +33,23 @@ export interface ProxyCostResult {
 }
 
 export async function runProxyCost(o: ProxyCostOptions, runId: string): Promise<ProxyCostResult> {
-  const emulators = await startEmulators();
-  const aws = (provision: boolean) =>
-    openStorage({
-      kind: "aws",
-      provision,
-      ...emulatorStorageOptions(emulators, { bucket: `nimbus-proxy-${runId}`, tablePrefix: `proxy-${runId}-` }),
-    });
-  const stageStorage = await aws(true);
-  const proxyStorage: Storage = withAwsLatencies(await aws(false), o.latencies);
-  const brokers = await serveOn(stageStorage, { port: 0, registerIntervalMs: 30_000 }, true);
-  const proxy = await serveProxy(proxyStorage, { port: 0 });
-  try {
-    await brokers.context.broker.registerBrokers();
-    const topic = `ProxyCost${runId}`;
-    await createTopic(brokers, topic, o.queues);
+  return withProxyStage(o, { name: "ProxyCost", runId, remoting: false }, async ({ proxy, proxyStorage, topic }) => {
     // The producers run in a process of their own, as they would on other hosts: the proxy keeps this one.
     let before = proxyStorage.counter.snapshot();
     const load = await runLoad(proxy.grpc.endpoint, topic, o, () => {
       before = proxyStorage.counter.snapshot();
     });
     const { latencies, errors, seconds } = load;
-    const used = diffCounts(proxyStorage.counter.snapshot(), before);
     const messages = latencies.length;
-    const perMessage = Object.fromEntries(
-      Object.entries(used).map(([k, v]) => [k, v / Math.max(1, messages)]),
-    ) as unknown as RequestCounts;
-    const dollarsPerMillion =
-      perMessage.writeUnits * PRICES_PER_MILLION.writeUnit +
-      perMessage.readUnits * PRICES_PER_MILLION.readUnit +
-      perMessage.objectPuts * PRICES_PER_MILLION.s3Put +
-      perMessage.objectGets * PRICES_PER_MILLION.s3Get;
     return {
       messages,
       msgPerSec: messages / seconds,
       p50Ms: percentile(latencies, 50),
       p99Ms: percentile(latencies, 99),
       errors,
-      perMessage,
-      dollarsPerMillion,
+      ...pricePerMessage(diffCounts(proxyStorage.counter.snapshot(), before), messages),
     };
-  } finally {
-    await proxy.close();
-    await brokers.close();
-    await emulators.stop();
-  }
+  });
 }
 
 export function formatProxyCost(o: ProxyCostOptions, r: ProxyCostResult): string {
