@@ -39,7 +39,7 @@ export { PortInUseError } from "./port-in-use.js";
 import type { ApiAnswer } from "../http/api-types.js";
 import { busyAnswer, createRequestHandler } from "../http/request-handler.js";
 import { ALL_ROUTES } from "../http/routes/index.js";
-import { CHANNEL_PATH, type ServerFrame } from "../protocol/index.js";
+import { CHANNEL_PATH, endpoints, type ServerFrame } from "../protocol/index.js";
 import { createAwsStorage, ensureBucket, ensureTables } from "../storage/aws/index.js";
 import { createLocalStorage } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
@@ -369,7 +369,8 @@ export const HTTP_LISTEN_BACKLOG = 4096;
 export const DEFAULT_ANSWER_TIMEOUT_MS = 30_000;
 
 /** Whether a request's target is `POST /send`'s path (with or without a query): the requests the loop's lag may refuse. */
-const isSendRequest = (url: string | undefined): boolean => url === "/send" || url?.startsWith("/send?") === true;
+const isSendRequest = (url: string | undefined): boolean =>
+  url === endpoints.send.path || url?.startsWith(`${endpoints.send.path}?`) === true;
 
 const byteLengthOf = (body: string | Uint8Array): number =>
   typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
