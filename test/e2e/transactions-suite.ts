@@ -15,6 +15,7 @@ import {
   TransactionProducer,
 } from "../../lib/client/producer/transaction-producer.js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
+import type { HeartbeatResponse } from "../../lib/client/transport/index.js";
 import type { NimbusConfigInput } from "../../lib/config/nimbus-config.js";
 import { MessageConst } from "../../lib/core/message.js";
 import { RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC, RMQ_SYS_TRANS_HALF_TOPIC } from "../../lib/core/names.js";
@@ -48,6 +49,13 @@ export class ScriptedListener implements TransactionListener {
   async checkLocalTransaction(msg: MessageExt): Promise<State> {
     this.checked.push(msg);
     return this.onCheck;
+  }
+}
+
+/** A TransactionProducer the test hands heartbeat answers to, as its heartbeats would. */
+class HeartbeatFedProducer extends TransactionProducer {
+  feed(answer: HeartbeatResponse): void {
+    this.handleHeartbeatAnswer(answer);
   }
 }
 
@@ -312,6 +320,29 @@ export function transactionCases(mode: ServerMode): void {
       };
       assert.equal(retried.transactionId, half.transactionId);
       assert.deepEqual(await halfQueues(), halvesBefore, "a retry stores nothing again");
+    });
+  });
+
+  describe("a producer stopping", () => {
+    // No check-back comes from the server within a test: the only check is the one the test hands over.
+    const { ctx, api, topicWithOneQueue } = useTransactionServer(mode, { transactionTimeoutMs: 3_600_000 });
+
+    it("takes no check-back from a heartbeat answered after shutdown began: its answer could not be traced", async () => {
+      const topic = await topicWithOneQueue();
+      const group = uniqueName("TxG");
+      const listener = new ScriptedListener(LocalTransactionState.UNKNOW, LocalTransactionState.COMMIT_MESSAGE);
+      const p = new HeartbeatFedProducer({ producerGroup: group, endpoints: ctx.server.url, pushChannel: false });
+      p.setTransactionListener(listener);
+      await p.start();
+      const r = await p.sendMessageInTransaction(new Message(topic, "late"));
+      const stopping = p.shutdown();
+      p.feed({
+        code: "SUCCESS",
+        transactionChecks: [{ producerGroup: group, transactionId: r.transactionId, checkTimes: 1 }],
+      });
+      await stopping;
+      assert.deepEqual(listener.checked, [], "the listener was not asked");
+      assert.equal((await api().transactionInfo(r.transactionId, group)).state, "PENDING");
     });
   });
 

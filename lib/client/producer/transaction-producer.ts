@@ -51,6 +51,8 @@ export class TransactionProducer extends Producer {
   /** Check-backs waiting or being answered, one at a time in arrival order (each transaction once). */
   readonly #checking = new Set<string>();
   #checks: Promise<void> = Promise.resolve();
+  /** Set when shutdown begins: heartbeat answers arriving after it start no check-back. */
+  #stopping = false;
 
   /** The push channel, once started. */
   channel: PushChannelClient | undefined;
@@ -198,8 +200,13 @@ export class TransactionProducer extends Producer {
     this.channel.start();
   }
 
-  /** Waits for the check-backs being answered, then stops as a Producer does. */
+  /**
+   * Takes no new check-back (a heartbeat answered while stopping is left to the next producer of the group,
+   * as RocketMQ's stopped check executor refuses it), waits for the ones being answered — their answers and
+   * trace records are written — then stops as a Producer does.
+   */
   override async shutdown(): Promise<void> {
+    this.#stopping = true;
     await this.channel?.close();
     await this.#checks;
     await super.shutdown();
@@ -210,6 +217,7 @@ export class TransactionProducer extends Producer {
   }
 
   protected override handleHeartbeatAnswer(answer: HeartbeatResponse): void {
+    if (this.#stopping) return;
     for (const check of answer.transactionChecks) {
       if (check.producerGroup !== this.producerGroup || this.#checking.has(check.transactionId)) continue;
       this.#checking.add(check.transactionId);
