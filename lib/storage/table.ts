@@ -62,8 +62,11 @@ export function meetsCondition(condition: Condition, stored: Item | undefined): 
   return version === condition.versionIs;
 }
 
-/** Which sort keys a query reads, as DynamoDB's KeyConditionExpression on the sort key (`<=` or `>`). */
-export type SortKeyRange = { lte: SortKey } | { gt: SortKey };
+/**
+ * Which sort keys a query reads, as DynamoDB's KeyConditionExpression on the sort key: `<=`, `>`, or `BETWEEN`
+ * (both ends included; the low end must not sort after the high end).
+ */
+export type SortKeyRange = { lte: SortKey } | { gt: SortKey } | { between: readonly [SortKey, SortKey] };
 
 export interface GetOptions {
   /** Strongly consistent read (1 read unit per 4 KB instead of 0.5). */

@@ -190,6 +190,8 @@ export function compareSortKeys(a: SortKey, b: SortKey): number {
 
 /** True when `sk` satisfies `range` (as DynamoDB's KeyConditionExpression on the sort key). */
 export function sortKeyInRange(sk: SortKey, range: SortKeyRange): boolean {
+  if ("between" in range)
+    return compareSortKeys(sk, range.between[0]) >= 0 && compareSortKeys(sk, range.between[1]) <= 0;
   return "lte" in range ? compareSortKeys(sk, range.lte) <= 0 : compareSortKeys(sk, range.gt) > 0;
 }
 
@@ -198,7 +200,17 @@ function checkRange(spec: TableSpec, range: SortKeyRange): void {
   const ops = Object.keys(range);
   if (ops.length !== 1) throw illegal("sk range must have exactly one operator");
   const op = ops[0] ?? "";
-  if (op !== "lte" && op !== "gt") throw illegal(`unknown sk range operator ${op} (use lte or gt)`);
+  if (op === "between") {
+    const ends: unknown = (range as Record<string, unknown>)[op];
+    if (!Array.isArray(ends) || ends.length !== 2) throw illegal("sk.between must be [low, high]");
+    checkSortKey(spec, ends[0], "sk.between[0]");
+    checkSortKey(spec, ends[1], "sk.between[1]");
+    // As DynamoDB, which refuses a BETWEEN whose low end sorts after its high end.
+    if (compareSortKeys(ends[0] as SortKey, ends[1] as SortKey) > 0)
+      throw illegal("sk.between's low end is above its high end");
+    return;
+  }
+  if (op !== "lte" && op !== "gt") throw illegal(`unknown sk range operator ${op} (use lte, gt or between)`);
   checkSortKey(spec, (range as Record<string, unknown>)[op], `sk.${op}`);
 }
 

@@ -171,4 +171,38 @@ describe("embedded store: the group commit keeps order and isolates writes", () 
       db.close();
     }
   });
+
+  it("waits for another process's write lock on a timer, not in SQLite's busy handler: the event loop runs on", async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-group-lock-"));
+    const storage = createLocalStorage({ dataDir });
+    const holder = new Database(path.join(dataDir, "tables.sqlite"));
+    try {
+      const table = storage.table({ name: "gc_lock", sortKeyType: "number" }) as SqliteTable;
+      await table.put({ pk: "p", sk: 0 });
+      holder.exec("BEGIN IMMEDIATE"); // as another process committing: it holds the write lock
+      const retriesBefore = table.writeBatcher.lockRetries;
+      let stored = false;
+      const put = table.put({ pk: "p", sk: 1, v: "waited" }).then(() => {
+        stored = true;
+      });
+      // Timers keep firing while the put waits: were it sleeping in SQLite's busy handler, none would.
+      let ticks = 0;
+      while (table.writeBatcher.lockRetries - retriesBefore < 3) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        ticks++;
+      }
+      assert.equal(stored, false, "nothing is stored while the other holds the lock");
+      assert.ok(ticks >= 1);
+      const joined = table.put({ pk: "p", sk: 2, v: "joined" }); // arrives while the first waits: goes after it
+      holder.exec("COMMIT");
+      await Promise.all([put, joined]);
+      assert.equal((await table.get({ pk: "p", sk: 1 }))?.v, "waited");
+      assert.equal((await table.get({ pk: "p", sk: 2 }))?.v, "joined");
+    } finally {
+      if (holder.inTransaction) holder.exec("ROLLBACK");
+      holder.close();
+      await storage.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });

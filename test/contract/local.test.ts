@@ -14,7 +14,10 @@ import type { Storage } from "../../lib/storage/storage.js";
 import { openLocalFixture } from "../support/local-fixture.js";
 import { queueLogContract } from "./queue-log-contract.js";
 import { queueLogAppendersContract } from "./queue-log-contract-appenders.js";
+import { queueLogCycleContract } from "./queue-log-contract-cycle.js";
+import { queueLogIdleContract } from "./queue-log-contract-idle.js";
 import { queueLogRangesContract } from "./queue-log-contract-ranges.js";
+import { queueLogReadsContract } from "./queue-log-contract-reads.js";
 import { queueLogSpreadContract } from "./queue-log-contract-spread.js";
 import { storageContract } from "./storage-contract.js";
 import { rejectsWith } from "./storage-contract-helpers.js";
@@ -22,8 +25,11 @@ import { rejectsWith } from "./storage-contract-helpers.js";
 storageContract("local (SQLite + files)", openLocalFixture);
 queueLogContract("local (SQLite + files)", openLocalFixture);
 queueLogAppendersContract("local (SQLite + files)", openLocalFixture);
+queueLogCycleContract("local (SQLite + files)", openLocalFixture);
 queueLogRangesContract("local (SQLite + files)", openLocalFixture);
+queueLogReadsContract("local (SQLite + files)", openLocalFixture);
 queueLogSpreadContract("local (SQLite + files)", openLocalFixture);
+queueLogIdleContract("local (SQLite + files)", openLocalFixture);
 
 describe("local storage specifics", () => {
   let dataDir = "";
@@ -108,5 +114,38 @@ describe("local storage specifics", () => {
       ["just-expired", "live", "no-ttl", "not-a-number"],
     );
     await other.close();
+  });
+
+  it("keeps bytes in the row's BLOB, and reads a table written before that column existed", async () => {
+    // A table as the store wrote it before: no `bin` column, binary attributes as base64 in the JSON.
+    const old = new Database(path.join(dataDir, "tables.sqlite"));
+    old.exec(
+      'CREATE TABLE "t_older" (pk TEXT NOT NULL, sk REAL NOT NULL, attrs TEXT NOT NULL, PRIMARY KEY (pk, sk)) WITHOUT ROWID',
+    );
+    old.prepare('INSERT INTO "t_older" (pk, sk, attrs) VALUES (?, ?, ?)').run("q", 0, '{"body":{"$b":"AQID"},"n":1}');
+    old.close();
+    const table = storage.table({ name: "older", sortKeyType: "number" });
+    assert.deepEqual(await table.get({ pk: "q", sk: 0 }), { pk: "q", sk: 0, body: new Uint8Array([1, 2, 3]), n: 1 });
+    const body = Uint8Array.from({ length: 1024 }, (_, i) => i & 0xff);
+    await table.put({ pk: "q", sk: 1, body, parts: [new Uint8Array([9]), { inner: new Uint8Array([7, 8]) }] });
+    const page = await table.query("q");
+    assert.deepEqual(
+      page.items.map((i) => i.sk),
+      [0, 1],
+    );
+    assert.deepEqual(page.items[1], {
+      pk: "q",
+      sk: 1,
+      body,
+      parts: [new Uint8Array([9]), { inner: new Uint8Array([7, 8]) }],
+    });
+    const reader = new Database(path.join(dataDir, "tables.sqlite"), { readonly: true });
+    const row = reader.prepare('SELECT attrs, bin FROM "t_older" WHERE pk = ? AND sk = ?').get("q", 1) as {
+      attrs: string;
+      bin: Buffer;
+    };
+    reader.close();
+    assert.equal(row.bin.length, 1024 + 1 + 2, "every binary value's bytes in the BLOB, one after another");
+    assert.ok(row.attrs.length < 100, `the JSON holds ranges, not base64: ${row.attrs}`);
   });
 });

@@ -153,6 +153,12 @@ export function itemCases(open: OpenFixture): void {
       await illegal(numbers().put({ pk: "p".repeat(2049), sk: 1 }));
     });
 
+    it("rejects a BETWEEN range whose low end is above its high end, or of the wrong type", async () => {
+      await illegal(numbers().query(unique("between"), { sk: { between: [5, 4] } }));
+      await illegal(strings().query(unique("between"), { sk: { between: ["b", "a"] } }));
+      await illegal(numbers().query(unique("between"), { sk: { between: ["a", "b"] } }));
+    });
+
     it("rejects an empty, too long or wrongly typed sort key", async () => {
       const pk = unique("badsk");
       await illegal(strings().put({ pk, sk: "" }));

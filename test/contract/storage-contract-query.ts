@@ -41,7 +41,7 @@ export function queryCases(open: OpenFixture): void {
       assert.equal(page.lastSk, undefined);
     });
 
-    it("number sort keys: both range operators, both directions, numeric order", async () => {
+    it("number sort keys: every range operator, both directions, numeric order", async () => {
       const pk = unique("numbers");
       const all = [-5, 0, 1, 2, 2.5, 10, 100, 1000];
       for (const sk of [100, 2, 1000, -5, 10, 1, 2.5, 0]) await numbers().put({ pk, sk, v: `n${sk}` });
@@ -54,6 +54,9 @@ export function queryCases(open: OpenFixture): void {
         [{ gt: 2 }, [2.5, 10, 100, 1000]],
         [{ gt: -5.5 }, all],
         [{ gt: 1000 }, []],
+        [{ between: [0, 10] }, [0, 1, 2, 2.5, 10]],
+        [{ between: [2.5, 2.5] }, [2.5]],
+        [{ between: [3, 9] }, []],
       ];
       for (const [sk, expected] of cases) {
         const options = sk === undefined ? {} : { sk };
@@ -65,7 +68,7 @@ export function queryCases(open: OpenFixture): void {
       assert.deepEqual(holder.items, [{ pk, sk: 10, v: "n10" }]);
     });
 
-    it("string sort keys: both range operators, both directions, UTF-8 byte order", async () => {
+    it("string sort keys: every range operator, both directions, UTF-8 byte order", async () => {
       const pk = unique("strings");
       const keys = ["a", "a/b", "a/é", "a/Z", "a/z", "a-b", "ab", "b", "B", "é", "😀", "\uFFFD", "a/", "a0"];
       const all = byUtf8(keys);
@@ -79,6 +82,7 @@ export function queryCases(open: OpenFixture): void {
         [{ gt: "b" }, ["é", "\uFFFD", "😀"]],
         [{ gt: "a/" }, ["a/Z", "a/b", "a/z", "a/é", "a0", "ab", "b", "é", "\uFFFD", "😀"]],
         [{ gt: "😀" }, []],
+        [{ between: ["a/", "a0"] }, ["a/", "a/Z", "a/b", "a/z", "a/é", "a0"]],
       ];
       for (const [sk, expected] of cases) {
         const options = sk === undefined ? {} : { sk };

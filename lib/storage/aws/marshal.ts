@@ -144,6 +144,11 @@ export function keyConditionExpression(pk: string, range: SortKeyRange | undefin
   const partition = `${ph.name("pk")} = ${ph.value(pk)}`;
   if (range === undefined) return partition;
   const sk = ph.name("sk");
-  const rangeText = "lte" in range ? `${sk} <= ${ph.value(range.lte)}` : `${sk} > ${ph.value(range.gt)}`;
+  const rangeText =
+    "between" in range
+      ? `${sk} BETWEEN ${ph.value(range.between[0])} AND ${ph.value(range.between[1])}`
+      : "lte" in range
+        ? `${sk} <= ${ph.value(range.lte)}`
+        : `${sk} > ${ph.value(range.gt)}`;
   return `${partition} AND ${rangeText}`;
 }

@@ -43,7 +43,16 @@ export interface LocalStorageOptions {
 /** One hour: an append writes its index item within seconds of its object (`maxAppendMs` is 2.5 s). */
 export const DEFAULT_ORPHAN_GRACE_MS = 3_600_000;
 
-/** The store's SQLite database in `dataDir` (created if missing), in WAL mode, synced as `options.flush` says. */
+/**
+ * How much of the database file SQLite reads through a memory map (`mmap_size`): address space, not heap. A
+ * read then copies a page out of the OS's page cache without a system call; past this size it reads as before.
+ */
+export const MMAP_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * The store's SQLite database in `dataDir` (created if missing), in WAL mode, synced as `options.flush` says,
+ * read through a memory map of at most `MMAP_BYTES`.
+ */
 export function openLocalDatabase(dataDir: string, options: Omit<LocalStorageOptions, "dataDir">): Database.Database {
   return sqlite("open the local database", () => {
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
@@ -54,6 +63,9 @@ export function openLocalDatabase(dataDir: string, options: Omit<LocalStorageOpt
     // is persistent: once set, later opens find it and switch nothing).
     retryWhileBusy(() => opened.pragma("journal_mode = WAL"), busyTimeoutMs);
     opened.pragma(options.flush === "sync" ? "synchronous = FULL" : "synchronous = NORMAL");
+    // Without the map every page a query touches is a read() into SQLite's cache, which a WAL connection
+    // drops and refills: a pull's index rows cost about twice the CPU. Writes still go through write().
+    opened.pragma(`mmap_size = ${MMAP_BYTES}`);
     return opened;
   });
 }
@@ -108,6 +120,7 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
     collectGarbage,
     async close(): Promise<void> {
       await Promise.all(background);
+      objects.close();
       if (db.open) db.close();
     },
   };

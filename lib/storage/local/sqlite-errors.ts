@@ -6,7 +6,7 @@ import { ErrorCode, NimbusError } from "../../core/errors.js";
  * better-sqlite3 reports as they are (`SQLITE_BUSY_RECOVERY`, `SQLITE_BUSY_SNAPSHOT`, `SQLITE_BUSY_TIMEOUT`,
  * `SQLITE_LOCKED_SHAREDCACHE`, ...). None of them applied anything: all are retryable.
  */
-const isBusy = (err: unknown): boolean => {
+export const isBusy = (err: unknown): boolean => {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" && /^SQLITE_(BUSY|LOCKED)(_[A-Z]+)?$/.test(code);
 };

@@ -1,5 +1,5 @@
 /**
- * @module The `Table` port on SQLite: one SQL table per `TableSpec`, rows `(pk, sk, attrs)` under a
+ * @module The `Table` port on SQLite: one SQL table per `TableSpec`, rows `(pk, sk, attrs, bin)` under a
  * `(pk, sk)` primary key WITHOUT ROWID, so a partition reads in sort-key order straight off the index.
  * Number sort keys are REAL (numeric order); string sort keys are TEXT under SQLite's BINARY collation,
  * which compares UTF-8 bytes as DynamoDB does. A put runs in one `BEGIN IMMEDIATE` transaction (read,
@@ -38,6 +38,7 @@ const TTL_GRACE_SECONDS = 3600;
 interface Row {
   sk: SortKey;
   attrs: string;
+  bin: Buffer | null;
 }
 
 export class SqliteTable implements Table {
@@ -63,11 +64,11 @@ export class SqliteTable implements Table {
         () =>
           db.exec(
             `CREATE TABLE IF NOT EXISTS ${this.#name} (pk TEXT NOT NULL, sk ${skType} NOT NULL, attrs TEXT NOT NULL,` +
-              " PRIMARY KEY (pk, sk)) WITHOUT ROWID",
+              " bin BLOB, PRIMARY KEY (pk, sk)) WITHOUT ROWID",
           ),
         busyTimeoutMs,
       );
-      const columns = db.prepare(`PRAGMA table_info(${this.#name})`).all() as { name: string; type: string }[];
+      const columns = this.#addBytesColumn(busyTimeoutMs);
       const declared = columns.find((c) => c.name === "sk")?.type;
       if (declared !== skType) {
         throw new NimbusError(
@@ -77,6 +78,24 @@ export class SqliteTable implements Table {
       }
       this.#sweepExpired();
     });
+  }
+
+  /**
+   * The table's columns, with `bin` (the bytes of binary attributes, item-codec.ts) added to a table created before
+   * it existed: its rows keep their base64 attributes, read as before. Another process may add it at the same
+   * moment: a duplicate column is then simply there.
+   */
+  #addBytesColumn(busyTimeoutMs: number): { name: string; type: string }[] {
+    const columns = () =>
+      this.#db.prepare(`PRAGMA table_info(${this.#name})`).all() as { name: string; type: string }[];
+    const found = columns();
+    if (found.some((c) => c.name === "bin")) return found;
+    try {
+      retryWhileBusy(() => this.#db.exec(`ALTER TABLE ${this.#name} ADD COLUMN bin BLOB`), busyTimeoutMs);
+    } catch (err) {
+      if (!/duplicate column/i.test(String((err as Error).message))) throw err;
+    }
+    return columns();
   }
 
   /** The group commit this table's puts go through (shared by every table of the database). */
@@ -176,7 +195,7 @@ export class SqliteTable implements Table {
       for (const row of this.#stmt(sql).iterate(...params) as IterableIterator<Row>) {
         // As DynamoDB: stop before the next item once the page is full or has read 1 MB.
         if (items.length >= limit || bytes >= PAGE_BYTES) break;
-        const item = decodeItem(pk, row.sk, row.attrs);
+        const item = decodeItem(pk, row.sk, row.attrs, row.bin);
         items.push(item);
         bytes += itemSize(item);
       }
@@ -188,24 +207,27 @@ export class SqliteTable implements Table {
   }
 
   #upsert(item: Item): void {
-    this.#stmt(`INSERT OR REPLACE INTO ${this.#name} (pk, sk, attrs) VALUES (?, ?, ?)`).run(
+    const stored = encodeAttributes(item);
+    this.#stmt(`INSERT OR REPLACE INTO ${this.#name} (pk, sk, attrs, bin) VALUES (?, ?, ?, ?)`).run(
       item.pk,
       item.sk,
-      encodeAttributes(item),
+      stored.json,
+      stored.bytes,
     );
   }
 
   /** Inserts `item` unless its key is taken; whether it did. */
   #insertNew(item: Item): boolean {
-    const sql = `INSERT INTO ${this.#name} (pk, sk, attrs) VALUES (?, ?, ?) ON CONFLICT (pk, sk) DO NOTHING`;
-    return this.#stmt(sql).run(item.pk, item.sk, encodeAttributes(item)).changes === 1;
+    const sql = `INSERT INTO ${this.#name} (pk, sk, attrs, bin) VALUES (?, ?, ?, ?) ON CONFLICT (pk, sk) DO NOTHING`;
+    const stored = encodeAttributes(item);
+    return this.#stmt(sql).run(item.pk, item.sk, stored.json, stored.bytes).changes === 1;
   }
 
   #read(key: ItemKey): Item | undefined {
-    const row = this.#stmt(`SELECT sk, attrs FROM ${this.#name} WHERE pk = ? AND sk = ?`).get(key.pk, key.sk) as
+    const row = this.#stmt(`SELECT sk, attrs, bin FROM ${this.#name} WHERE pk = ? AND sk = ?`).get(key.pk, key.sk) as
       | Row
       | undefined;
-    return row ? decodeItem(key.pk, row.sk, row.attrs) : undefined;
+    return row ? decodeItem(key.pk, row.sk, row.attrs, row.bin) : undefined;
   }
 
   #querySql(pk: string, options: QueryOptions): { sql: string; params: SortKey[] } {
@@ -217,7 +239,10 @@ export class SqliteTable implements Table {
     };
     const range = options.sk;
     if (range) {
-      if ("lte" in range) bound("<=", range.lte);
+      if ("between" in range) {
+        bound(">=", range.between[0]);
+        bound("<=", range.between[1]);
+      } else if ("lte" in range) bound("<=", range.lte);
       else bound(">", range.gt);
     }
     if (options.startAfter !== undefined) bound(options.descending ? "<" : ">", options.startAfter);
@@ -225,7 +250,7 @@ export class SqliteTable implements Table {
     // LIMIT is bound (-1: none) so that one prepared statement serves every page size.
     params.push(options.limit ?? -1);
     return {
-      sql: `SELECT sk, attrs FROM ${this.#name} WHERE ${where.join(" AND ")} ORDER BY sk ${order} LIMIT ?`,
+      sql: `SELECT sk, attrs, bin FROM ${this.#name} WHERE ${where.join(" AND ")} ORDER BY sk ${order} LIMIT ?`,
       params,
     };
   }

@@ -10,9 +10,19 @@
  * If the transaction fails as a whole (the database busy past its timeout, a disk error at commit, or an
  * error after which SQLite rolled the whole transaction back), every write in it fails with that error and
  * none of them is stored.
+ *
+ * Waiting for the write lock does not hold up the event loop: the transaction asks for the lock without SQLite's
+ * busy handler (which sleeps in the calling thread, 1, 2, 5, 10 ms and more, while another process of the same
+ * data folder commits), and while another process holds it the batch is tried again on a timer (after 1 ms, then
+ * 2, then every 4), until the connection's busy timeout has passed since its first try (then SYSTEM_BUSY, as
+ * before). Writes that arrive meanwhile join the batch behind it.
  */
 import type { Database, Transaction } from "better-sqlite3";
-import { sqlite } from "./sqlite-errors.js";
+import { isBusy, sqlite } from "./sqlite-errors.js";
+
+/** How long a batch waits before it asks again for the write lock another process holds: 1 ms, doubling to 4. */
+export const LOCK_RETRY_MS = 1;
+const MAX_LOCK_RETRY_MS = 4;
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -26,12 +36,23 @@ interface Job {
 
 export class WriteBatcher {
   readonly #transaction: Transaction<(jobs: Job[]) => Outcome[]>;
+  readonly #db: Database;
   #pending: Job[] = [];
+  /** When the batch waiting for the lock first asked for it (`performance.now()`), or undefined: none waits. */
+  #lockWaitSince: number | undefined;
+  /** The tries of the batch waiting for the lock so far. */
+  #lockTries = 0;
+  /** The connection's busy timeout (ms): how long a batch may wait for the write lock. */
+  readonly #busyTimeoutMs: number;
   /** Transactions committed and the writes in them, for tests and the benchmark. */
   transactions = 0;
   writes = 0;
+  /** Batches tried again because another process held the write lock (for tests and the benchmark). */
+  lockRetries = 0;
 
   constructor(db: Database) {
+    this.#db = db;
+    this.#busyTimeoutMs = Number(db.pragma("busy_timeout", { simple: true }));
     // Called inside the outer transaction, a better-sqlite3 transaction function is a SAVEPOINT: a job
     // that throws rolls back to it (its own writes only) and the outer transaction goes on.
     const savepoint = db.transaction((run: () => unknown) => run());
@@ -57,7 +78,7 @@ export class WriteBatcher {
    */
   submit<T>(run: () => T, singleStatement = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.#pending.length === 0) setImmediate(() => this.#flush());
+      if (this.#pending.length === 0 && this.#lockWaitSince === undefined) setImmediate(() => this.#flush());
       this.#pending.push({ run, singleStatement, resolve: resolve as (value: unknown) => void, reject });
     });
   }
@@ -67,17 +88,50 @@ export class WriteBatcher {
     this.#pending = [];
     let results: Outcome[];
     try {
-      results = sqlite("write", () => this.#transaction.immediate(jobs));
+      results = sqlite("write", () => this.#immediate(jobs));
     } catch (err) {
+      const since = this.#lockWaitSince ?? performance.now();
+      if (isBusy((err as { cause?: unknown }).cause) && performance.now() - since < this.#busyTimeoutMs) {
+        // Another process holds the write lock: nothing of the batch ran. Ask again soon, the event loop free.
+        this.#lockWaitSince = since;
+        this.#pending = [...jobs, ...this.#pending];
+        this.lockRetries++;
+        setTimeout(() => this.#flush(), Math.min(MAX_LOCK_RETRY_MS, LOCK_RETRY_MS * 2 ** this.#lockTries++));
+        return;
+      }
+      this.#lockWaitSince = undefined;
+      this.#lockTries = 0;
       for (const j of jobs) j.reject(err);
+      this.#flushLater();
       return;
     }
+    this.#lockWaitSince = undefined;
+    this.#lockTries = 0;
     this.transactions++;
     this.writes += jobs.length;
     for (const [i, j] of jobs.entries()) {
       const outcome = results[i];
       if (outcome?.ok) j.resolve(outcome.value);
       else j.reject(outcome?.error);
+    }
+    this.#flushLater();
+  }
+
+  /** Writes that arrived while a batch waited for the lock go in the next turn's transaction. */
+  #flushLater(): void {
+    if (this.#pending.length > 0) setImmediate(() => this.#flush());
+  }
+
+  /**
+   * The shared transaction, its `BEGIN IMMEDIATE` answered at once (busy timeout 0) when another process holds the
+   * write lock: SQLite's busy handler would sleep in this thread. The connection's timeout is restored after.
+   */
+  #immediate(jobs: Job[]): Outcome[] {
+    this.#db.pragma("busy_timeout = 0");
+    try {
+      return this.#transaction.immediate(jobs);
+    } finally {
+      this.#db.pragma(`busy_timeout = ${this.#busyTimeoutMs}`);
     }
   }
 }
