@@ -54,6 +54,9 @@ export function attachDispatchWake(
     now: () => broker.now(),
     onError: (err) => console.error("nimbus: waking Dispatch failed:", err instanceof Error ? err.message : err),
   });
-  broker.queueLog.onAppended((q) => wake.topicAppended(q.topic));
+  // Each worker's own appends wake it (a notice heard from another worker was that worker's append).
+  broker.queueLog.onAppended((q, _end, elsewhere) => {
+    if (!elsewhere) wake.topicAppended(q.topic);
+  });
   return wake;
 }

@@ -214,6 +214,28 @@ export function popContract(label: string, open: OpenFixture): void {
       assert.equal(diffCounts(storage().counter.snapshot(), c0).tableWrites, 2);
     });
 
+    it("acks one handle per call, in flight together (as RocketMQ 5's clients ack a batch): one read, one ack item", async () => {
+      const broker = await popBroker(storage());
+      const { topic, group } = await topicWith(broker, 1);
+      await receive(broker, group, topic);
+      const texts = Array.from({ length: 32 }, (_, i) => `c${i}`);
+      await sendTo(broker, topic, 0, texts);
+      const got = (await receive(broker, group, topic, 32)).messages;
+      assert.equal(got.length, 32);
+      const first = got[0]?.receiptHandle ?? "";
+      await broker.pop.ack(group, topic, [first]);
+      const c0 = storage().counter.snapshot();
+      const answers = await Promise.all([
+        ...got.map((m) => broker.pop.ack(group, topic, [m.receiptHandle])),
+        broker.pop.ack(group, topic, ["not-a-handle"]),
+      ]);
+      const codes = answers.map((a) => a.entries.map((e) => e.code).join());
+      assert.deepEqual(codes, ["INVALID_RECEIPT_HANDLE", ...Array(31).fill("OK"), "INVALID_RECEIPT_HANDLE"]);
+      const counts = diffCounts(storage().counter.snapshot(), c0);
+      assert.deepEqual({ reads: counts.tableReads, writes: counts.tableWrites }, { reads: 1, writes: 1 });
+      assert.deepEqual((await receive(broker, group, topic)).messages, [], "every acked message is done");
+    });
+
     it("FIFO: one message of each message group in flight, in order", async () => {
       const broker = await popBroker(storage(), fakeClock(Date.now()), { fifoGroups: [] });
       const { topic, group } = await topicWith(broker, 1);

@@ -14,6 +14,7 @@
  */
 import { Agent, createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { BoundedMap } from "../../lib/core/bounded-map.js";
 
 export interface KeyLimits {
   writeUnitsPerSecond: number;
@@ -117,11 +118,10 @@ export async function startKeyLimitedDynamo(
 ): Promise<KeyLimitedDynamo> {
   const target = new URL(upstream);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const buckets = new Map<string, { write: TokenBucket; read: TokenBucket }>();
+  const buckets = new BoundedMap<string, { write: TokenBucket; read: TokenBucket }>(MAX_KEYS);
   const bucketsOf = (key: string) => {
     let b = buckets.get(key);
     if (b === undefined) {
-      if (buckets.size >= MAX_KEYS) buckets.delete(buckets.keys().next().value as string);
       b = { write: new TokenBucket(limits.writeUnitsPerSecond), read: new TokenBucket(limits.readUnitsPerSecond) };
       buckets.set(key, b);
     }

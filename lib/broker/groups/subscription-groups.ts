@@ -6,6 +6,7 @@
  * replaces it with a config. Reads are cached per process for `cacheMs` (the route cache's period): a change is
  * honoured everywhere within it, and a pull costs no extra read in the usual case.
  */
+import { BoundedMap } from "../../core/bounded-map.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import {
   DEFAULT_SUBSCRIPTION_GROUP,
@@ -26,7 +27,7 @@ export type SubscriptionGroupUpdate = {
 const MAX_CACHED_GROUPS = 10_000;
 
 export class SubscriptionGroups {
-  readonly #cache = new Map<string, { config: SubscriptionGroupConfig; readAt: number }>();
+  readonly #cache = new BoundedMap<string, { config: SubscriptionGroupConfig; readAt: number }>(MAX_CACHED_GROUPS);
   readonly #met = new Set<string>();
 
   constructor(
@@ -127,9 +128,6 @@ export class SubscriptionGroups {
   }
 
   #remember(group: string, config: SubscriptionGroupConfig, readAt: number): void {
-    if (this.#cache.size >= MAX_CACHED_GROUPS && !this.#cache.has(group)) {
-      this.#cache.delete(this.#cache.keys().next().value as string);
-    }
     this.#cache.set(group, { config, readAt });
   }
 }

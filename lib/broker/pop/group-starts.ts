@@ -10,6 +10,7 @@
  * past its `until` counts as absent (DynamoDB's TTL deletes hours late): a group idle for the retention starts
  * anew.
  */
+import { BoundedMap } from "../../core/bounded-map.js";
 import { ConditionFailedError, type Table } from "../../storage/table.js";
 
 const START_SK = "start";
@@ -27,7 +28,7 @@ interface KnownStart {
 }
 
 export class GroupStarts {
-  readonly #known = new Map<string, KnownStart>();
+  readonly #known = new BoundedMap<string, KnownStart>(MAX_CACHED);
 
   constructor(
     private readonly table: Table,
@@ -79,9 +80,6 @@ export class GroupStarts {
   }
 
   #remember(pk: string, start: KnownStart): number {
-    if (!this.#known.has(pk) && this.#known.size >= MAX_CACHED) {
-      this.#known.delete(this.#known.keys().next().value as string);
-    }
     this.#known.set(pk, start);
     return start.startedAt;
   }

@@ -6,7 +6,7 @@
  */
 import { TIMER_PROPERTIES } from "../../core/delay-levels.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
-import { compileFilter, type FilterExpression } from "../../core/filter/index.js";
+import { compileFilter, type MessageFilter } from "../../core/filter/index.js";
 import { MessageConst } from "../../core/message.js";
 import { validateGroup, validateTopic } from "../../core/names.js";
 import { PermName } from "../../core/perm-name.js";
@@ -16,73 +16,37 @@ import {
   MAX_LONG_POLL_MS,
   MAX_RECEIVE_MESSAGES,
   MIN_INVISIBLE_MS,
-  type PulledMessage,
 } from "../../protocol/index.js";
 import type { Table } from "../../storage/table.js";
 import { toPulled } from "../consume/index.js";
 import type { RouteCache } from "../names/index.js";
-import type { QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
+import type { AppendInterest, QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
 import type { SendBackService } from "../retry/index.js";
-import { type CheckpointState, CheckpointStore, popPk } from "./checkpoints.js";
+import { type AckCode, CheckpointAcks, isCurrent } from "./checkpoint-acks.js";
+import { CheckpointStore, popPk } from "./checkpoints.js";
 import { GroupStarts } from "./group-starts.js";
 import { hintedFirst, LongPolls } from "./long-poll.js";
 import type { PopOptions } from "./pop-options.js";
+import type {
+  PopCollaborators,
+  PopGroupConfig,
+  PopGroupPolicy,
+  PoppedMessage,
+  PopReceiveRequest,
+} from "./pop-types.js";
 import { type Delivery, QueuePopper } from "./queue-pop.js";
 import { decodeHandle, encodeHandle, type ReceiptHandle } from "./receipt-handle.js";
 
-export interface PopReceiveRequest {
-  group: string;
-  topic: string;
-  filter: FilterExpression;
-  /** 1..32 */
-  maxMessages: number;
-  invisibleMs: number;
-  /** 0..20000 */
-  longPollMs: number;
-  clientId?: string;
-  /** Only this broker's queues (what a broker process serves); absent: every broker's. */
-  brokerName?: string | undefined;
-  /**
-   * Runs the long poll's wait: a door whose requests hold work slots passes one that frees the slot meanwhile
-   * (lib/http/load-shedder.ts `parkWhile`), so waiting receives never hold what sends need.
-   */
-  whileWaiting?: (<T>(wait: () => Promise<T>) => Promise<T>) | undefined;
-}
-
-/** The stored message as a pull answers it, plus its receipt handle, delivery attempt and invisible time. */
-export interface PoppedMessage extends PulledMessage {
-  receiptHandle: string;
-  deliveryAttempt: number;
-  invisibleUntil: number;
-}
-
-export type AckCode = "OK" | "INVALID_RECEIPT_HANDLE";
-
-/** How a group's messages are handed out, as a RocketMQ 5 consumer is told in its Settings. */
-export interface PopGroupPolicy {
-  /** One message of each message group in flight at a time (RocketMQ: `consumeMessageOrderly`). */
-  fifo: boolean;
-  /** Deliveries of a message before it goes to `%DLQ%<group>` (RocketMQ: `retryMaxTimes` + 1). */
-  maxDeliveryAttempts: number;
-  /** The longest a receive is held here. */
-  maxLongPollMs: number;
-}
-
-/**
- * What a group's subscription group says (lib/broker/groups): `maxDeliveryAttempts` (its retryMaxTimes + 1)
- * when configured, and whether it is FIFO. For a receive (`receiving`) it also throws NO_PERMISSION when
- * consuming is disabled.
- */
-export type PopGroupConfig = (
-  group: string,
-  receiving: boolean,
-) => Promise<{ maxDeliveryAttempts?: number | undefined; fifo: boolean }>;
+export type { AckCode } from "./checkpoint-acks.js";
 
 export class PopService {
   readonly #popper: QueuePopper;
+  readonly #groupConfig: PopGroupConfig;
+  readonly #interest: AppendInterest | undefined;
   readonly #store: CheckpointStore;
   readonly #polls: LongPolls;
   readonly #starts: GroupStarts;
+  readonly #acks: CheckpointAcks;
   readonly #fifo: ReadonlySet<string>;
   #rotation = 0;
 
@@ -93,8 +57,10 @@ export class PopService {
     private readonly sendBack: SendBackService,
     private readonly options: PopOptions,
     private readonly now: () => number,
-    private readonly groupConfig: PopGroupConfig = async () => ({ fifo: false }),
+    collaborators: PopCollaborators = {},
   ) {
+    this.#groupConfig = collaborators.groupConfig ?? (async () => ({ fifo: false }));
+    this.#interest = collaborators.interest;
     this.#store = new CheckpointStore(table, options.retentionMs);
     this.#polls = new LongPolls(options.maxWaiters);
     this.#starts = new GroupStarts(table, options.retentionMs, now);
@@ -106,6 +72,7 @@ export class PopService {
       now,
       toDeadLetter: (group, queue, message, attempts) => this.#toDeadLetter(group, queue, message, attempts),
     });
+    this.#acks = new CheckpointAcks(this.#store, now, (pk, start, offsets) => this.#popper.acked(pk, start, offsets));
   }
 
   /** How long polls ended (hint, deadline, timeout, abort): the path a wait took. */
@@ -137,7 +104,7 @@ export class PopService {
    * its subscription group's consumeMessageOrderly), its attempts before the DLQ, the longest wait.
    */
   async groupPolicy(group: string, receiving = false): Promise<PopGroupPolicy> {
-    const config = await this.groupConfig(group, receiving);
+    const config = await this.#groupConfig(group, receiving);
     return {
       fifo: config.fifo || this.isFifo(group),
       maxDeliveryAttempts: config.maxDeliveryAttempts ?? this.options.maxDeliveryAttempts,
@@ -152,6 +119,19 @@ export class PopService {
     checkRange("invisibleMs", req.invisibleMs, MIN_INVISIBLE_MS, MAX_INVISIBLE_MS);
     checkRange("longPollMs", req.longPollMs, 0, MAX_LONG_POLL_MS);
     const filter = compileFilter(req.filter);
+    const release = req.longPollMs > 0 ? this.#interest?.hold(req.topic, Date.now()) : undefined;
+    try {
+      return await this.#receive(req, filter, signal);
+    } finally {
+      release?.();
+    }
+  }
+
+  async #receive(
+    req: PopReceiveRequest,
+    filter: MessageFilter,
+    signal: AbortSignal | undefined,
+  ): Promise<{ messages: PoppedMessage[] }> {
     // An unknown topic is refused before anything is written (the group's start, the group met).
     let queues = await this.#readableQueues(req.topic, req.brokerName);
     const policy = await this.groupPolicy(req.group, true);
@@ -227,46 +207,35 @@ export class PopService {
     validateGroup(group);
     validateTopic(topic);
     checkRange("receiptHandles", receiptHandles.length, 1, MAX_ACK_HANDLES);
-    const codes = new Map<number, AckCode>();
-    const byCheckpoint = new Map<string, { pk: string; start: number; items: { i: number; h: ReceiptHandle }[] }>();
+    const codes: AckCode[] = receiptHandles.map(() => "INVALID_RECEIPT_HANDLE");
+    const byCheckpoint = new Map<string, { pk: string; start: number; at: number[]; handles: ReceiptHandle[] }>();
     for (const [i, raw] of receiptHandles.entries()) {
       let h: ReceiptHandle;
       try {
         h = decodeHandle(raw);
       } catch {
-        codes.set(i, "INVALID_RECEIPT_HANDLE");
         continue;
       }
       const pk = popPk(group, { topic, brokerName: h.brokerName, queueId: h.queueId });
       const key = `${pk}\n${h.start}`;
-      const entry = byCheckpoint.get(key) ?? { pk, start: h.start, items: [] };
-      entry.items.push({ i, h });
+      const entry = byCheckpoint.get(key) ?? { pk, start: h.start, at: [], handles: [] };
+      entry.at.push(i);
+      entry.handles.push(h);
       byCheckpoint.set(key, entry);
     }
     await Promise.all(
-      [...byCheckpoint.values()].map(async ({ pk, start, items }) => {
-        const ck = await this.#store.read(pk, start);
-        const now = this.now();
-        const acks = new Map<number, number>();
-        for (const { i, h } of items) {
-          const valid = ck !== undefined && isCurrent(ck, h, now);
-          codes.set(i, valid ? "OK" : "INVALID_RECEIPT_HANDLE");
-          if (valid) acks.set(h.offset, h.round);
-        }
-        if (acks.size === 0) return;
-        await this.#store.ack(
-          pk,
-          start,
-          [...acks].map(([offset, round]) => ({ offset, round })),
-          now,
-        );
-        this.#popper.acked(pk, start, [...acks.keys()]);
+      [...byCheckpoint.values()].map(async ({ pk, start, at, handles }) => {
+        const answered = await this.#acks.ack(pk, start, handles);
+        answered.forEach((code, j) => {
+          const i = at[j];
+          if (i !== undefined) codes[i] = code;
+        });
       }),
     );
     return {
       entries: receiptHandles.map((receiptHandle, i) => ({
         receiptHandle,
-        code: codes.get(i) ?? "INVALID_RECEIPT_HANDLE",
+        code: codes[i] ?? "INVALID_RECEIPT_HANDLE",
       })),
     };
   }
@@ -353,18 +322,6 @@ export class PopService {
     const reconsumeTimes = Math.max(0, deliveryAttempt - 1);
     await this.sendBack.toDeadLetterQueue(group, queue.brokerName, { ...record, properties, reconsumeTimes }, msgId);
   }
-}
-
-/** The handle names the message's current round of this checkpoint, before its invisible time ended, unacked. */
-function isCurrent(ck: CheckpointState, h: ReceiptHandle, now: number): boolean {
-  const state = ck.offsets.get(h.offset);
-  return (
-    ck.head.nonce === h.nonce &&
-    state !== undefined &&
-    state.round === h.round &&
-    !state.acked &&
-    now < state.invisibleUntil
-  );
 }
 
 function toPopped(d: Delivery): PoppedMessage {

@@ -6,6 +6,7 @@
  * unfinished checkpoints and their earliest deadline, so the window is read again only when a deadline
  * falls due, a scan interval passed, or (FIFO) a checkpoint is still in flight.
  */
+import { BoundedMap } from "../../core/bounded-map.js";
 import type { MessageFilter } from "../../core/filter/index.js";
 import { MessageConst } from "../../core/message.js";
 import type { QueueLog, QueueRef, StoredMessage } from "../queue-log/index.js";
@@ -26,6 +27,8 @@ const MAX_CLAIM_TRIES = 8;
 /** The low-water hint is written when it moved past this many checkpoints (or after LOW_WATER_WRITE_MS). */
 const LOW_WATER_STEP = 16;
 const LOW_WATER_WRITE_MS = 10_000;
+/** (group, queue) pairs whose cache a process keeps: it serves few at once; the oldest is forgotten past this. */
+const MAX_CACHED_QUEUES = 10_000;
 
 export interface PopSettings {
   maxDeliveryAttempts: number;
@@ -71,7 +74,7 @@ export interface QueuePopDeps {
 }
 
 export class QueuePopper {
-  readonly #caches = new Map<string, QueueCache>();
+  readonly #caches = new BoundedMap<string, QueueCache>(MAX_CACHED_QUEUES);
   /** Per (group, queue): the claim of new messages in progress in this process, the next one goes after it. */
   readonly #claims = new Map<string, Promise<void>>();
 
@@ -161,8 +164,6 @@ export class QueuePopper {
   #cache(pk: string): QueueCache {
     let c = this.#caches.get(pk);
     if (c === undefined) {
-      // Bounded: a process serves few (group, queue) pairs at once; forget the oldest past 10k.
-      if (this.#caches.size >= 10_000) this.#caches.delete(this.#caches.keys().next().value as string);
       c = { popOffset: undefined, lowWater: undefined, lowWaterWrittenAt: 0, scannedAt: undefined, window: [] };
       this.#caches.set(pk, c);
     }

@@ -4,6 +4,7 @@
  * (docs/query.md). Ids are always kept. One item per topic that changed it, in the routes table
  * (`topicindex` / topic); the write path reads it at most once per `SETTING_CACHE_MS` per process.
  */
+import { BoundedMap } from "../../core/bounded-map.js";
 import type { Table } from "../../storage/table.js";
 import type { IndexPolicy } from "../queue-log/index.js";
 import { keys } from "../store/index.js";
@@ -22,7 +23,7 @@ export class KeyIndexSettings {
   readonly #routes: Table;
   readonly #now: () => number;
   readonly #monotonicNow: () => number;
-  readonly #cache = new Map<string, { keys: boolean; at: number }>();
+  readonly #cache = new BoundedMap<string, { keys: boolean; at: number }>(MAX_CACHED_TOPICS, { order: "written" });
 
   constructor(routes: Table, now: () => number, monotonicNow: () => number = () => performance.now()) {
     this.#routes = routes;
@@ -56,11 +57,6 @@ export class KeyIndexSettings {
   }
 
   #remember(topic: string, indexed: boolean): void {
-    this.#cache.delete(topic);
-    if (this.#cache.size >= MAX_CACHED_TOPICS) {
-      const oldest = this.#cache.keys().next().value;
-      if (oldest !== undefined) this.#cache.delete(oldest);
-    }
     this.#cache.set(topic, { keys: indexed, at: this.#monotonicNow() });
   }
 }

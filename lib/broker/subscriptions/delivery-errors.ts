@@ -5,6 +5,7 @@
  * log line and one status write per `DELIVERY_ERROR_INTERVAL_MS` (the next line counts the failures in between), so
  * a target failing at full rate costs one DynamoDB put per 10 s, not one per batch.
  */
+import { BoundedMap } from "../../core/bounded-map.js";
 import type { Subscription } from "./subscription-store.js";
 
 /** At most one log line and one status write per subscription and process in this long. */
@@ -35,7 +36,7 @@ export function deliveryErrorText(reason: string): string {
 const targetName = (s: Subscription): string => (s.target.type === "http" ? s.target.url : s.target.functionArn);
 
 export class DeliveryErrors {
-  readonly #last = new Map<string, { at: number; unreported: number }>();
+  readonly #last = new BoundedMap<string, { at: number; unreported: number }>(MAX_REMEMBERED, { order: "written" });
   readonly #writes = new Set<Promise<void>>();
 
   constructor(
@@ -57,8 +58,6 @@ export class DeliveryErrors {
     this.log(
       `nimbus: subscription ${s.group} (topic ${s.topic}) could not deliver ${messages} message(s) to ${targetName(s)}: ${text}${more}`,
     );
-    this.#last.delete(s.group);
-    if (this.#last.size >= MAX_REMEMBERED) this.#last.delete(this.#last.keys().next().value as string);
     this.#last.set(s.group, { at: now, unreported: 0 });
     if (this.store === undefined) return;
     const write = this.store.recordDeliveryError(s.group, text, now).catch((err: unknown) => {

@@ -13,6 +13,7 @@
  * const outcome = await target.deliver(body, signal);
  * tracer.after(call, outcome);
  */
+import { BoundedMap } from "../../core/bounded-map.js";
 import { newMessageId } from "../../core/message-id-node.js";
 import { RMQ_SYS_TRACE_TOPIC } from "../../core/names.js";
 import { AsyncTraceDispatcher, type TraceSend } from "../../core/trace-dispatcher.js";
@@ -41,7 +42,10 @@ export class DeliveryTracer {
   readonly #send: TraceSend;
   readonly #now: () => number;
   readonly #onError: ((err: unknown) => void) | undefined;
-  readonly #dispatchers = new Map<string, AsyncTraceDispatcher>();
+  /** Past `MAX_TRACE_TOPICS`, the oldest dispatcher is closed to make room. */
+  readonly #dispatchers = new BoundedMap<string, AsyncTraceDispatcher>(MAX_TRACE_TOPICS, {
+    onForget: (_topic, retiring) => this.#retire(retiring),
+  });
   /** Counts of the dispatchers closed to make room (their flush included once it ended). */
   readonly #retired: TraceCounts = { sent: 0, dropped: 0, failed: 0 };
   readonly #closing = new Set<Promise<void>>();
@@ -100,19 +104,17 @@ export class DeliveryTracer {
   #dispatcherOf(traceTopic: string): AsyncTraceDispatcher {
     const known = this.#dispatchers.get(traceTopic);
     if (known !== undefined) return known;
-    const oldest = this.#dispatchers.entries().next().value;
-    if (this.#dispatchers.size >= MAX_TRACE_TOPICS && oldest !== undefined) {
-      const [topic, retiring] = oldest;
-      this.#dispatchers.delete(topic);
-      const closing = retiring.close().finally(() => {
-        addCounts(this.#retired, retiring);
-        this.#closing.delete(closing);
-      });
-      this.#closing.add(closing);
-    }
     const created = new AsyncTraceDispatcher({ send: this.#send, traceTopic, onError: this.#onError });
     this.#dispatchers.set(traceTopic, created);
     return created;
+  }
+
+  #retire(retiring: AsyncTraceDispatcher): void {
+    const closing = retiring.close().finally(() => {
+      addCounts(this.#retired, retiring);
+      this.#closing.delete(closing);
+    });
+    this.#closing.add(closing);
   }
 }
 

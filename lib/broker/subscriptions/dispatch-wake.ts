@@ -6,6 +6,7 @@
  * and only the container whose put succeeded invokes. A wake never fails or holds up the append that caused
  * it: its errors are counted and told to `onError`, and the handler waits for wakes at most `settle(ms)` long.
  */
+import { BoundedMap } from "../../core/bounded-map.js";
 import { MAX_SUBSCRIPTIONS } from "../../protocol/index.js";
 import type { SubscriptionStore } from "./subscription-store.js";
 
@@ -50,7 +51,7 @@ export class DispatchWake {
   #topics: { set: ReadonlySet<string>; at: number } | undefined;
   #refreshing: Promise<ReadonlySet<string>> | undefined;
   /** This container's windows: topic → until when it does not try again (bounded by MAX_REMEMBERED_TOPICS). */
-  readonly #windows = new Map<string, number>();
+  readonly #windows = new BoundedMap<string, number>(MAX_REMEMBERED_TOPICS);
   readonly #inFlight = new Set<Promise<void>>();
   readonly stats: DispatchWakeStats = { claims: 0, invoked: 0, lost: 0, errors: 0, dropped: 0 };
 
@@ -119,11 +120,9 @@ export class DispatchWake {
 
   #remember(topic: string, until: number, now: number): void {
     this.#windows.delete(topic);
+    // Full: forget the windows that ended first; still full, the set forgets the oldest.
     if (this.#windows.size >= MAX_REMEMBERED_TOPICS) {
       for (const [t, u] of this.#windows) if (u <= now) this.#windows.delete(t);
-      // Still full: forget the oldest (a Map iterates in insertion order).
-      const oldest = this.#windows.keys().next();
-      if (this.#windows.size >= MAX_REMEMBERED_TOPICS && oldest.done !== true) this.#windows.delete(oldest.value);
     }
     this.#windows.set(topic, until);
   }

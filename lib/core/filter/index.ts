@@ -9,6 +9,7 @@
  * filter.matches({ tags: "order", properties: { amount: "250" } }); // true
  * filter.matches({ tags: "order", properties: {} }); // false: a missing property is unknown, never true
  */
+import { BoundedMap } from "../bounded-map.js";
 import { ErrorCode, NimbusError } from "../errors.js";
 import { MessageConst } from "../message.js";
 import { matchesTag, parseSubExpression } from "../subscription.js";
@@ -52,7 +53,7 @@ export const MAX_FILTER_EXPRESSION_LENGTH = 4096;
 
 /** Compiled filters kept for reuse: a pull compiles its subscription's expression on every request. */
 const CACHE_SIZE = 128;
-const cache = new Map<string, MessageFilter>();
+const cache = new BoundedMap<string, MessageFilter>(CACHE_SIZE);
 
 /**
  * Parses once; a bad expression throws `NimbusError(PARAMETER_ILLEGAL)` with a short message that names the
@@ -78,7 +79,6 @@ export function compileFilter(filter: FilterExpression): MessageFilter {
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
   const compiled = type === "TAG" ? compileTag(expression) : compileSql92(expression);
-  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
   cache.set(key, compiled);
   return compiled;
 }
