@@ -253,19 +253,26 @@ export class Broker {
       this.sendBack,
       { ...DEFAULT_POP_OPTIONS, ...options.pop, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS },
       now,
-      // RocketMQ's POP: consume disabled refuses, retryMaxTimes + 1 deliveries, consumeMessageOrderly is FIFO.
-      async (group, receiving) => {
-        if (receiving) {
-          await subscriptionGroups.checkConsumeEnabled(group);
-          await subscriptionGroups.meet(group);
-        }
-        const config = await subscriptionGroups.configOf(group);
-        const fifo = config.consumeMessageOrderly;
-        return config.configured ? { fifo, maxDeliveryAttempts: config.retryMaxTimes + 1 } : { fifo };
+      {
+        // RocketMQ's POP: consume disabled refuses, retryMaxTimes + 1 deliveries, consumeMessageOrderly is FIFO.
+        groupConfig: async (group, receiving) => {
+          if (receiving) {
+            await subscriptionGroups.checkConsumeEnabled(group);
+            await subscriptionGroups.meet(group);
+          }
+          const config = await subscriptionGroups.configOf(group);
+          const fifo = config.consumeMessageOrderly;
+          return config.configured ? { fifo, maxDeliveryAttempts: config.retryMaxTimes + 1 } : { fifo };
+        },
+        // Receives that may wait hold their topic where the other worker processes hear of it.
+        interest: this.queueLog.interest,
       },
     );
-    // The write path's hint: the push channel's notifications and the POP receives waiting in this process.
-    this.queueLog.onAppended((q, maxOffset) => this.channel.queueAppended(q, maxOffset));
+    // The write path's hint: the push channel's notifications and the POP receives waiting in this process. The
+    // push channel's hints come from the process that appended (it posts to every holder, relayed when elsewhere).
+    this.queueLog.onAppended((q, maxOffset, elsewhere) => {
+      if (!elsewhere) this.channel.queueAppended(q, maxOffset);
+    });
     this.queueLog.onAppended((q) => this.pop.queueAppended(q));
     this.clients.onCheckAdded = (group, clientId) => this.channel.checksWaiting(group, clientId);
     const transactionTable = storage.table(TRANSACTIONS_TABLE);

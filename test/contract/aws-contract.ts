@@ -17,7 +17,10 @@ import { holdEmulators, useEmulatorOptions } from "../support/shared-emulators.j
 import { fidelityCases } from "./aws-fidelity-cases.js";
 import { queueLogContract } from "./queue-log-contract.js";
 import { queueLogAppendersContract } from "./queue-log-contract-appenders.js";
+import { queueLogCycleContract } from "./queue-log-contract-cycle.js";
+import { queueLogIdleContract } from "./queue-log-contract-idle.js";
 import { queueLogRangesContract } from "./queue-log-contract-ranges.js";
+import { queueLogReadsContract } from "./queue-log-contract-reads.js";
 import { queueLogSpreadContract } from "./queue-log-contract-spread.js";
 import { storageContract } from "./storage-contract.js";
 import { rejectsWith } from "./storage-contract-helpers.js";
@@ -35,8 +38,11 @@ export function awsContract(backend: DynamoBackend): void {
     storageContract(label, open);
     queueLogContract(label, open);
     queueLogAppendersContract(label, open);
+    queueLogCycleContract(label, open);
     queueLogRangesContract(label, open);
+    queueLogReadsContract(label, open);
     queueLogSpreadContract(label, open);
+    queueLogIdleContract(label, open);
     provisioningCases(backend);
     fidelityCases(backend);
   });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import type { QueueRef } from "../../lib/broker/queue-log/queue-index.js";
-import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
+import { QueueLog, type QueueLogOptions } from "../../lib/broker/queue-log/queue-log.js";
 import type { MessageRecord } from "../../lib/core/message.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import type { OpenFixture, StorageFixture } from "../support/storage-fixture.js";
@@ -115,5 +115,22 @@ export function suiteFixture(open: OpenFixture): () => StorageFixture {
   return () => {
     if (!fx) throw new Error("the suite's fixture is not open");
     return fx;
+  };
+}
+
+/** A writer killed, once `kill` is called, right after its next reservation: a dead writer's range, never filled. */
+export function killableWriter(storage: Storage, options: QueueLogOptions): { log: QueueLog; kill: () => void } {
+  let dead = false;
+  const log = new QueueLog(storage, {
+    ...options,
+    afterReserve: () => {
+      if (dead) throw new Error("killed after reserving");
+    },
+  });
+  return {
+    log,
+    kill: () => {
+      dead = true;
+    },
   };
 }

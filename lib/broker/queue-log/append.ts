@@ -58,10 +58,12 @@ export interface RangeWriterOptions {
   learnTail: (pk: string, tail: number) => void;
   maxAppendMs: number;
   /**
-   * Stores a batch (`merged`: the group commit of two or more appends): inline bytes up to the inline threshold,
-   * else in an object written first. Its location goes into the index item.
+   * Stores the batch of queue `pk`'s group of `appends` appends (more than one: a group commit): inline bytes up
+   * to the inline threshold, else in an object written first. Its location goes into the index item.
    */
-  store: (batch: Uint8Array, merged: boolean) => Promise<BatchLocation>;
+  store: (pk: string, batch: Uint8Array, appends: number) => Promise<BatchLocation>;
+  /** The object writes' flush cycle (flush-cycle.ts); without it a queue takes its next group at once. */
+  cycle?: AppendCycle | undefined;
   /** Batches waiting together are merged while the result stays at most this big (one object at most). */
   mergeLimitBytes: number;
   /**
@@ -69,6 +71,16 @@ export interface RangeWriterOptions {
    * commit, before its index put: cached by the caller, it must not cost a request per send.
    */
   indexPolicy?: ((pk: string) => Promise<IndexPolicy>) | undefined;
+}
+
+/** What the write path tells the flush cycle (`FlushCycle`), and asks of it. */
+export interface AppendCycle {
+  /** An append arrived. */
+  arrived(): void;
+  /** When a queue may take its next group: now (undefined), or when the promise resolves. */
+  turn(): Promise<void> | undefined;
+  /** Queue `pk` hands no write for the next object. */
+  release(pk: string): void;
 }
 
 interface PendingAppend {
@@ -117,6 +129,7 @@ export class RangeWriter {
    * and each caller is answered its own offsets (in line order) once that put has landed.
    */
   append(pk: string, batch: Uint8Array, count: number, indexed?: readonly IndexedMessage[]): Promise<AppendResult> {
+    this.#options.cycle?.arrived();
     return new Promise<AppendResult>((resolve, reject) => {
       const pending: PendingAppend = { batch, count, indexed, resolve, reject };
       const line = this.#lines.get(pk);
@@ -130,13 +143,22 @@ export class RangeWriter {
     });
   }
 
+  /**
+   * Writes the line's groups one after another, each taken at the flush cycle's turn: after an object that held
+   * merged groups, once the senders those groups answered are back (bounded), so the group holds them and goes
+   * in the one next object with the other queues' groups; at once otherwise.
+   */
   async #drain(pk: string, line: PendingAppend[]): Promise<void> {
+    const cycle = this.#options.cycle;
     while (line.length > 0) {
+      const turn = cycle?.turn();
+      if (turn !== undefined) await turn;
       const group = this.#takeGroup(line);
       try {
         const merged =
           group.length === 1 ? (group[0] as PendingAppend).batch : concatBatches(group.map((p) => p.batch));
-        const loc = await this.#options.store(merged, group.length > 1);
+        const loc = await this.#options.store(pk, merged, group.length);
+        if (loc.kind !== "object") cycle?.release(pk);
         const index = await this.#batchIndex(pk, loc, group);
         const { queueOffset, storeTimestamp } = await this.#fill(pk, loc, sumCounts(group), index);
         let offset = queueOffset;
@@ -146,8 +168,10 @@ export class RangeWriter {
         }
       } catch (err) {
         for (const p of group) p.reject(err);
+        cycle?.release(pk);
       }
     }
+    cycle?.release(pk);
     this.#lines.delete(pk);
   }
 

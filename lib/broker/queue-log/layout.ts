@@ -9,7 +9,7 @@
  * (`pk#ranges`, not `pk#seq`), so a process that takes the queue for a one-key queue fails its reservation and
  * looks, instead of writing where readers of the spread queue never look. See docs/queue-log.md ("Hot queues").
  */
-import type { Item, Table } from "../../storage/table.js";
+import type { Item, SortKeyRange, Table } from "../../storage/table.js";
 
 /** The sort key of a spread queue's layout item, on its base key (offsets are never negative). */
 export const LAYOUT_SK = -1;
@@ -110,17 +110,19 @@ export class IndexView {
 
   /**
    * About `limit` items after sort key `afterSk`, ascending: a query per key, each asking for its share, merged
-   * and cut where a key's full page ends (beyond that cut that key may hold items not read yet).
+   * and cut where a key's full page ends (beyond that cut that key may hold items not read yet). With `upTo`,
+   * only items starting at or below it (one `BETWEEN` range: item sort keys are whole offsets, so "after
+   * `afterSk`" is "from `afterSk + 1`"); `more` then says only whether the page stopped at its limit.
    */
-  async after(afterSk: number, limit: number, consistent = true): Promise<AfterPage> {
+  async after(afterSk: number, limit: number, consistent = true, upTo?: number): Promise<AfterPage> {
+    if (upTo !== undefined && upTo < afterSk + 1) return { items: [], more: false };
+    const sk: SortKeyRange = upTo === undefined ? { gt: afterSk } : { between: [afterSk + 1, upTo] };
     if (this.keys === 1) {
-      const page = await this.table.query(this.pk, { sk: { gt: afterSk }, limit, consistent });
+      const page = await this.table.query(this.pk, { sk, limit, consistent });
       return { items: page.items, more: page.lastSk !== undefined };
     }
     const share = Math.ceil(limit / this.keys) + 1;
-    const pages = await Promise.all(
-      this.#keys.map((pk) => this.table.query(pk, { sk: { gt: afterSk }, limit: share, consistent })),
-    );
+    const pages = await Promise.all(this.#keys.map((pk) => this.table.query(pk, { sk, limit: share, consistent })));
     let cut = Number.POSITIVE_INFINITY;
     for (const page of pages) {
       const last = page.items[page.items.length - 1];

@@ -4,6 +4,7 @@
  * reads anyway; writers from the same item, read once per process (a spread queue only: a one-key queue's
  * writer reads nothing, and finds out by its counter's absence when the queue is a spread one after all).
  */
+import { BoundedMap } from "../../core/bounded-map.js";
 import { isNimbusError } from "../../core/errors.js";
 import { ConditionFailedError, type Item, type Table } from "../../storage/table.js";
 import { counterKeyOf, IndexView, LAYOUT_KEYS_ATTRIBUTE, LAYOUT_SK, layoutKeys, MAX_INDEX_KEYS } from "./layout.js";
@@ -19,7 +20,7 @@ export class LayoutMovedError extends Error {
 }
 
 export class QueueLayouts {
-  readonly #known = new Map<string, IndexView>();
+  readonly #known = new BoundedMap<string, IndexView>(MAX_KNOWN);
 
   /**
    * @param configured how many keys a new queue of `topic` gets (1: one key, as every queue before hot queues).
@@ -105,7 +106,6 @@ export class QueueLayouts {
   #learn(pk: string, keys: number): IndexView {
     const known = this.#known.get(pk);
     if (known?.keys === keys) return known;
-    if (this.#known.size >= MAX_KNOWN) this.#known.delete(this.#known.keys().next().value as string);
     const view = new IndexView(this.table, pk, keys);
     this.#known.set(pk, view);
     return view;

@@ -6,6 +6,7 @@
  * stops (a Lambda container frozen or gone) leaves its tail to the readers, who seal it after the hole lease.
  * One-key queues reserve exactly what each append needs, as before. See docs/queue-log.md ("Hot queues").
  */
+import { BoundedMap } from "../../core/bounded-map.js";
 import type { IndexView } from "./layout.js";
 import { sealRun } from "./ranges.js";
 
@@ -28,6 +29,11 @@ interface Lease {
   timer: ReturnType<typeof setTimeout>;
 }
 
+interface Held {
+  view: IndexView;
+  lease: Lease;
+}
+
 interface Pace {
   last: number;
   /** Smoothed time between two appends of this writer to the queue (ms). */
@@ -45,8 +51,14 @@ const MAX_QUEUES = 10_000;
 
 export class RangeLeases {
   readonly #options: LeaseOptions;
-  readonly #leases = new Map<string, { view: IndexView; lease: Lease }>();
-  readonly #paces = new Map<string, Pace>();
+  /** Past `MAX_QUEUES`, the oldest range is released to make room (its unused tail sealed). */
+  readonly #leases = new BoundedMap<string, Held>(MAX_QUEUES, { onForget: (_pk, held) => void this.#seal(held) });
+  readonly #paces = new BoundedMap<string, Pace>(MAX_QUEUES);
+  /**
+   * Tail seals sent and not answered yet (a range's time up, a move to a new range, a forgotten queue, a release):
+   * `releaseAll` waits for them too. Each settles within the storage client's own timeouts and retries.
+   */
+  readonly #sealing = new Set<Promise<void>>();
   /** Tails sealed by their owner so far (for tests and the benchmark). */
   tailsSealed = 0;
 
@@ -77,28 +89,37 @@ export class RangeLeases {
     const held = this.#leases.get(view.pk);
     if (held === undefined) return Promise.resolve();
     this.#leases.delete(view.pk);
+    return this.#seal(held);
+  }
+
+  /**
+   * Stops using every range held (a process stopping): their unused tails are sealed, and so are those whose seal
+   * was already on its way (a range whose time ran out just before): when this answers, every tail this writer
+   * let go of is stored, and its queues' readers find no range of this writer left unfilled at the top.
+   */
+  async releaseAll(): Promise<void> {
+    for (const { view } of [...this.#leases.values()]) void this.release(view);
+    await Promise.all([...this.#sealing]);
+  }
+
+  /** Seals the unused tail of a range no longer held. */
+  #seal(held: Held): Promise<void> {
     clearTimeout(held.lease.timer);
     const { next, end } = held.lease;
     if (next >= end) return Promise.resolve();
     this.tailsSealed++;
     // One item for the whole tail: nobody else was handed these offsets. A reader's seal that came first wins
     // (the put is conditional); a failure leaves the tail to the readers, after the hole lease.
-    return sealRun(held.view, next, end - next, this.#options.wallNow()).then(
+    const sealing = sealRun(held.view, next, end - next, this.#options.wallNow()).then(
       () => undefined,
       () => undefined,
     );
-  }
-
-  /** Stops using every range held (a process stopping): their unused tails are sealed. */
-  async releaseAll(): Promise<void> {
-    await Promise.all([...this.#leases.values()].map(({ view }) => this.release(view)));
+    this.#sealing.add(sealing);
+    void sealing.then(() => this.#sealing.delete(sealing));
+    return sealing;
   }
 
   #hold(view: IndexView, lease: Omit<Lease, "timer">): void {
-    if (this.#leases.size >= MAX_QUEUES) {
-      const oldest = this.#leases.values().next().value;
-      if (oldest !== undefined) void this.release(oldest.view);
-    }
     const wait = Math.max(0, lease.reservedAt + this.#options.rangeUseMs - performance.now());
     const timer = setTimeout(() => {
       if (this.#leases.get(view.pk)?.lease.reservedAt === lease.reservedAt) void this.release(view);
@@ -116,7 +137,6 @@ export class RangeLeases {
   #size(pk: string, count: number, now: number): number {
     const pace = this.#paces.get(pk);
     if (pace === undefined) {
-      if (this.#paces.size >= MAX_QUEUES) this.#paces.delete(this.#paces.keys().next().value as string);
       this.#paces.set(pk, { last: now, interval: Number.POSITIVE_INFINITY });
       return count;
     }

@@ -2,6 +2,7 @@
  * @module What a `QueueLog` (queue-log.ts) is configured with, its defaults, and the shapes of its status and
  * retention answers. docs/queue-log.md says why each default is what it is.
  */
+import { ErrorCode, NimbusError } from "../../core/errors.js";
 import type { IndexPolicy } from "./append.js";
 
 export interface QueueLogOptions {
@@ -69,6 +70,11 @@ export interface QueueLogOptions {
    * cached setting (it must not cost a request per send). Default: ids and keys.
    */
   indexPolicy?: ((pk: string) => Promise<IndexPolicy>) | undefined;
+  /**
+   * The longest the flush cycle of object writes holds a PUT or a queue's next group (flush-cycle.ts), for tests.
+   * Default: the PUTs' recent duration, at most `MAX_CYCLE_WAIT_MS` (100 ms).
+   */
+  flushCycleWaitMs?: number;
   /** Wall clock (ms since epoch) for store timestamps and retention, for tests. Default `Date.now`. */
   now?: () => number;
   /**
@@ -104,3 +110,16 @@ export const DEFAULT_MERGE_LIMIT_BYTES = 256 * 1024;
 export const DEFAULT_RESERVATION_LEASE_MS = 500;
 /** How long a writer of a spread queue hands out the offsets of a range it reserved (see `rangeUseMs`). */
 export const DEFAULT_RANGE_USE_MS = 200;
+
+/** DynamoDB items are at most 400 KB; leave room for the other attributes. */
+const MAX_INLINE_BYTES = 350 * 1024;
+
+/** The inline threshold fits an item, and the minimum's cache outlives the tail's twice over (PARAMETER_ILLEGAL). */
+export function checkCacheBounds(inlineThreshold: number, minRetentionMs: number, tailCacheMs: number): void {
+  if (inlineThreshold < 0 || inlineThreshold > MAX_INLINE_BYTES) {
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `inlineThresholdBytes must be 0..${MAX_INLINE_BYTES}`);
+  }
+  if (minRetentionMs < 2 * tailCacheMs) {
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "minRetentionMs must be at least twice tailCacheMs");
+  }
+}

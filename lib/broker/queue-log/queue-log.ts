@@ -9,7 +9,9 @@ import type { ObjectStore } from "../../storage/object-store.js";
 import type { Storage } from "../../storage/storage.js";
 import type { Item, Table } from "../../storage/table.js";
 import { type AppendResult, type IndexedMessage, type IndexPolicy, RangeWriter } from "./append.js";
+import { AppendInterest } from "./append-interest.js";
 import { type Backlog, countBacklog } from "./backlog.js";
+import { idleAnswer, readCounter, TopRanges, WalkedItems } from "./idle.js";
 import { type IndexedPage, offsetStoredFrom, readIndexedBatches } from "./indexed-batches.js";
 import type { IndexView } from "./layout.js";
 import { QueueLayouts } from "./layouts.js";
@@ -27,13 +29,14 @@ import {
   toItem,
 } from "./queue-index.js";
 import { reserveRange, sealOffset } from "./ranges.js";
-import { type ReadContext, type ReadOptions, type ReadResult, readQueue } from "./read.js";
+import { checkReadArguments, type ReadContext, type ReadOptions, type ReadResult, readQueue } from "./read.js";
 import { isSharedObjectKey, SharedObjectWriter } from "./shared-objects.js";
 
 export * from "./queue-log-options.js";
 export type { AppendResult, Backlog, IndexedMessage, IndexedPage, IndexPolicy, QueueLoad };
 
 import {
+  checkCacheBounds,
   DEFAULT_MERGE_LIMIT_BYTES,
   DEFAULT_RANGE_USE_MS,
   DEFAULT_RESERVATION_LEASE_MS,
@@ -42,16 +45,12 @@ import {
   type TrimResult,
 } from "./queue-log-options.js";
 
-/** DynamoDB items are at most 400 KB; leave room for the other attributes. */
-const MAX_INLINE_BYTES = 350 * 1024;
-
 interface Cached {
   value: number;
   /** When it was learned, on the monotonic clock. */
   at: number;
 }
 
-/** Told of an append: the queue and its new end. */
 /** Told after an append: the queue, its new end, and whether the append was another process's (a relayed hint). */
 export type AppendListener = (q: QueueRef, maxOffset: number, elsewhere: boolean) => void;
 
@@ -74,11 +73,16 @@ export class QueueLog {
   readonly #replicationGraceMs: number;
   readonly #tails = new Map<string, Cached>();
   readonly #mins = new Map<string, Cached>();
+  readonly #topRanges: TopRanges | undefined;
+  readonly #walked: WalkedItems;
 
   constructor(storage: Storage, options: QueueLogOptions = {}) {
     this.#index = storage.table(QUEUE_INDEX_TABLE);
     this.#objects = storage.objects;
-    this.#objectWriter = new SharedObjectWriter(storage.objects);
+    const cycleWaitMs = options.flushCycleWaitMs;
+    this.#objectWriter = new SharedObjectWriter(storage.objects, {
+      cycleWaitMs: cycleWaitMs === undefined ? undefined : () => cycleWaitMs,
+    });
     this.#inlineThreshold = options.inlineThresholdBytes ?? 8 * 1024;
     this.#mergedInlineThreshold = Math.min(this.#inlineThreshold, options.mergedInlineThresholdBytes ?? Infinity);
     this.#tailCacheMs = options.tailCacheMs ?? 30_000;
@@ -88,13 +92,10 @@ export class QueueLog {
     this.#monotonicNow = options.monotonicNow ?? (() => performance.now());
     this.#retentionMs = options.retentionMs;
     this.#replicationGraceMs = options.objectReplicationGraceMs ?? 0;
-    if (this.#inlineThreshold < 0 || this.#inlineThreshold > MAX_INLINE_BYTES) {
-      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `inlineThresholdBytes must be 0..${MAX_INLINE_BYTES}`);
-    }
-    if (this.#minRetentionMs < 2 * this.#tailCacheMs) {
-      throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "minRetentionMs must be at least twice tailCacheMs");
-    }
+    checkCacheBounds(this.#inlineThreshold, this.#minRetentionMs, this.#tailCacheMs);
     this.#leaseMs = options.reservationLeaseMs ?? DEFAULT_RESERVATION_LEASE_MS;
+    this.#walked = new WalkedItems({ freshMs: this.#minRetentionMs / 2, now: this.#now });
+    if (this.#replicationGraceMs === 0) this.#topRanges = new TopRanges({ leaseMs: this.#leaseMs, now: this.#now });
     const indexKeys = options.indexKeys ?? 1;
     this.#layouts = new QueueLayouts(this.#index, typeof indexKeys === "number" ? () => indexKeys : indexKeys);
     this.#leases = new RangeLeases({
@@ -110,7 +111,8 @@ export class QueueLog {
       afterReserve: options.afterReserve,
       learnTail: (pk, tail) => this.#learnTail(pk, tail),
       maxAppendMs: options.maxAppendMs ?? 2500,
-      store: (batch, merged) => this.#store(batch, merged),
+      store: (pk, batch, appends) => this.#store(pk, batch, appends),
+      cycle: this.#objectWriter.cycle,
       mergeLimitBytes: Math.max(this.#inlineThreshold, options.mergeLimitBytes ?? DEFAULT_MERGE_LIMIT_BYTES),
       indexPolicy: options.indexPolicy,
     });
@@ -159,6 +161,8 @@ export class QueueLog {
     return () => this.#appendListeners.delete(listener);
   }
   readonly #appendListeners = new Set<AppendListener>();
+  /** Which topics this process's waiters wait on (what the other processes of a deployment tell it of). */
+  readonly interest = new AppendInterest();
 
   /** Appends waiting in line for this queue, to be merged into its next index put (group commit). */
   waitingAppends(q: QueueRef): number {
@@ -168,9 +172,22 @@ export class QueueLog {
   /** Reads messages from `offset` on, as RocketMQ's pull does. */
   async read(q: QueueRef, offset: number, options: ReadOptions = {}): Promise<ReadResult> {
     const pk = queuePk(q);
+    checkReadArguments(offset, options);
+    // A spread queue polled at a max offset this process saw: its counter first (idle.ts). Not on a replica,
+    // whose counter and items replicate apart.
+    const known = this.#layouts.known(pk);
+    const counter =
+      known?.spread === true && this.#topRanges !== undefined && this.#tails.get(pk)?.value === offset
+        ? await readCounter(this.#index, known)
+        : undefined;
+    if (counter === offset) return idleAnswer(offset, await this.#minOffset(pk, false));
     const { view, newest } = await this.#layouts.read(pk);
-    const result = await readQueue(this.#readContext(view), newest, offset, options);
+    const walked = view.spread
+      ? { endingAt: this.#walked.endingAt(pk, offset), walked: (e: IndexEntry) => this.#walked.remember(pk, e) }
+      : {};
+    const result = await readQueue({ ...this.#readContext(view), ...walked }, newest, offset, options);
     this.#learnTail(pk, result.maxOffset);
+    if (counter !== undefined && counter > offset) await this.#topRanges?.pass(view, offset, counter, result);
     return result;
   }
 
@@ -307,12 +324,12 @@ export class QueueLog {
     return { deletedBatches, deletedMessages, minOffset };
   }
 
-  async #store(batch: Uint8Array, merged: boolean): Promise<BatchLocation> {
-    const inlineUpTo = merged ? this.#mergedInlineThreshold : this.#inlineThreshold;
+  async #store(pk: string, batch: Uint8Array, appends: number): Promise<BatchLocation> {
+    const inlineUpTo = appends > 1 ? this.#mergedInlineThreshold : this.#inlineThreshold;
     if (batch.byteLength <= inlineUpTo) return { kind: "inline", bytes: batch };
     // The key does not depend on the offset, so the object is written before the offset is known; batches of
     // other queues waiting meanwhile share it (shared-objects.ts).
-    return { kind: "object", ...(await this.#objectWriter.write(batch)) };
+    return { kind: "object", ...(await this.#objectWriter.write(batch, pk, appends)) };
   }
 
   /** The offset after the newest batch: cached for `tailCacheMs`, else one consistent query. */

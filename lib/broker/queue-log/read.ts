@@ -11,7 +11,7 @@ import { decodeBatch } from "../../core/message-codec.js";
 import { DEFAULT_PULL_MESSAGES, MAX_PULL_MESSAGES, type PullStatus } from "../../protocol/index.js";
 import type { ObjectStore } from "../../storage/object-store.js";
 import type { Item } from "../../storage/table.js";
-import type { IndexView } from "./layout.js";
+import type { AfterPage, IndexView } from "./layout.js";
 import { end, fromItem, type IndexEntry } from "./queue-index.js";
 import { sealOffset } from "./ranges.js";
 
@@ -55,17 +55,19 @@ export function wireSize(m: MessageRecord): number {
   return Math.ceil(m.body.byteLength / 3) * 4 + strings * 2 + 300;
 }
 
-/** Index items per forward query page (a one-key queue's). */
+/** Index items per forward query page of a one-key queue when the messages wanted are not counted (a filter). */
 const PAGE_ITEMS = 16;
-/** The most index items one round of a spread queue's queries asks for. */
-const MAX_SPREAD_PAGE_ITEMS = 256;
+/** The most index items one round of queries asks for. */
+const MAX_PAGE_ITEMS = 256;
 
 /**
- * Items a forward page asks for: a one-key queue's 16; a spread queue's as many as the messages still wanted
- * (one round of K parallel queries instead of one round per 16 items), at most 256.
+ * Items a forward page asks for: as many as the messages still wanted (a page bounded by `upTo` holds no more
+ * items than that: each holds at least one offset), at most 256; a one-key queue's 16 under a filter; a spread
+ * queue's at least 16 (one round of K parallel queries instead of one round per 16 items).
  */
 function pageItems(view: IndexView, wanted: number): number {
-  return view.spread ? Math.min(MAX_SPREAD_PAGE_ITEMS, Math.max(PAGE_ITEMS, wanted)) : PAGE_ITEMS;
+  if (view.spread) return Math.min(MAX_PAGE_ITEMS, Math.max(PAGE_ITEMS, wanted));
+  return Number.isFinite(wanted) ? Math.min(MAX_PAGE_ITEMS, Math.max(1, wanted)) : PAGE_ITEMS;
 }
 
 export interface ReadContext {
@@ -86,6 +88,22 @@ export interface ReadContext {
    * the regions' writes meet: global tables resolve by last writer, not by condition).
    */
   seal?: { leaseMs: number; now: () => number };
+  /** An item known to end at the read's offset (the last one a read of this process walked): not asked again. */
+  endingAt?: IndexEntry | undefined;
+  /** Told of the item a read walked last when the read's next offset is its end. */
+  walked?: (entry: IndexEntry) => void;
+}
+
+/** Refuses an offset or a `maxMessages` a read cannot take (PARAMETER_ILLEGAL); answers `maxMessages`. */
+export function checkReadArguments(offset: number, options: ReadOptions): number {
+  const maxMessages = options.maxMessages ?? DEFAULT_PULL_MESSAGES;
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `queueOffset must be a non-negative integer, got ${offset}`);
+  }
+  if (!Number.isInteger(maxMessages) || maxMessages < 1 || maxMessages > MAX_READ_MESSAGES) {
+    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `maxMsgNums must be 1..${MAX_READ_MESSAGES}`);
+  }
+  return maxMessages;
 }
 
 /** Reads the queue of `ctx.view` from `offset`; `newest` is its newest item, as just read (consistently). */
@@ -97,15 +115,9 @@ export async function readQueue(
 ): Promise<ReadResult> {
   const view = ctx.view;
   const pk = view.pk;
-  const maxMessages = options.maxMessages ?? DEFAULT_PULL_MESSAGES;
+  const maxMessages = checkReadArguments(offset, options);
   const maxScan = options.maxScanMessages ?? 4096;
   const maxBytes = options.maxWireBytes ?? DEFAULT_MAX_WIRE_BYTES;
-  if (!Number.isSafeInteger(offset) || offset < 0) {
-    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `queueOffset must be a non-negative integer, got ${offset}`);
-  }
-  if (!Number.isInteger(maxMessages) || maxMessages < 1 || maxMessages > MAX_READ_MESSAGES) {
-    throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `maxMsgNums must be 1..${MAX_READ_MESSAGES}`);
-  }
 
   // One consistent query (one per key of a spread queue) answers an idle poll: the newest batch gives maxOffset.
   if (!newest) {
@@ -128,18 +140,34 @@ export async function readQueue(
     return { status: "OFFSET_ILLEGAL", messages: [], nextBeginOffset, minOffset, maxOffset };
   }
 
-  // A consumer's offset is mostly where an item starts (the end of what it read last): on a spread queue one
-  // round of queries then finds that item and the ones after it; else the item at or before the offset.
+  const messages: StoredMessage[] = [];
+  const wanted = (): number => (options.filter ? Number.POSITIVE_INFINITY : maxMessages - messages.length);
+  // The index items a walk from `from` needs: on a one-key queue those starting below `from + wanted` (each holds
+  // at least one offset); never past the tail read above. Under a filter, and on a spread queue (whose pages
+  // already ask each key for its share of what is wanted, and whose tailing polls mostly stand in a live
+  // writer's range: the item past it must come with the first round), up to the tail.
+  const upToFor = (from: number): number => (view.spread ? tail.start : Math.min(tail.start, from + wanted() - 1));
+
+  // A consumer's offset is mostly where an item starts (the end of what it read last): one query (one per key of
+  // a spread queue) then finds that item and the ones after it that the read needs; else the item at or before
+  // the offset is read, and the walk goes on with this page (no item starts between the two). A read of one
+  // message from a one-key queue needs only the item at or before its offset.
   let chain: IndexEntry[] | undefined;
-  // That round's page when `offset` is in a gap (a live writer's range not filled yet, where a tailing consumer
-  // mostly stands): the walk's first page from `offset`, so it is not queried twice.
-  let gapPage: Awaited<ReturnType<typeof followChain>> | undefined;
-  if (offset < tail.start && view.spread) {
-    const page = await followChain(view, offset - 1, offset, pageItems(view, maxMessages));
-    if (page.entries[0]?.start === offset) chain = page.entries.filter((e) => e.start <= tail.start);
-    else gapPage = page;
+  let ahead: { page: AfterPage; upTo: number } | undefined;
+  // The item after the gap that ends the entries being walked, as the page that gave them showed it: the walk
+  // reaches that gap without querying the keys again.
+  let shown: IndexEntry | undefined;
+  if (offset < tail.start && (view.spread || wanted() > 1)) {
+    const upTo = upToFor(offset);
+    const page = await view.after(offset - 1, pageItems(view, wanted()), true, upTo);
+    const found = chainFrom(page.items, offset);
+    if (found.entries.length > 0) {
+      chain = found.entries;
+      shown = found.after;
+    } else ahead = { page, upTo };
   }
-  const below = offset >= tail.start ? tail : (chain?.[0] ?? (await findAtOrBefore(view, offset)));
+  const known = ctx.endingAt !== undefined && end(ctx.endingAt) === offset ? ctx.endingAt : undefined;
+  const below = offset >= tail.start ? tail : (chain?.[0] ?? known ?? (await findAtOrBefore(view, offset)));
   if (below?.loc.kind === "trimmed" && offset < end(below)) return offsetIllegal(await ctx.minOffset(true));
   const inside = below !== undefined && end(below) > offset;
   let gapStart = offset;
@@ -154,7 +182,6 @@ export async function readQueue(
     gapStart = minOffset;
   }
 
-  const messages: StoredMessage[] = [];
   let examined = 0;
   let bytes = 0;
   let seals = 0;
@@ -164,8 +191,7 @@ export async function readQueue(
   let last: IndexEntry | undefined = inside ? undefined : below;
   for (;;) {
     while (entries.length > 0) {
-      const want = options.filter ? Number.POSITIVE_INFINITY : maxMessages - messages.length;
-      const batch = takeCovering(entries, nextBeginOffset, want);
+      const batch = takeCovering(entries, nextBeginOffset, wanted());
       const payloads = await Promise.all(batch.map((e) => batchBytes(ctx, e)));
       for (const [i, entry] of batch.entries()) {
         const batchBytes = payloads[i];
@@ -205,14 +231,16 @@ export async function readQueue(
     // Batches appended after we read the tail wait for the next pull, so maxOffset stays true.
     if (last !== undefined && last.start >= tail.start) break;
     const from = last === undefined ? gapStart : end(last);
-    // The round before the walk read the same page when `from` is the consumer's offset (no item starts between
-    // `last` and it): taken once.
+    // The walk's first page is the one read before it (no item starts between `last`, the item at or before the
+    // offset or none, and the offset): taken once. A gap a page showed is reached without querying again.
+    const upTo = ahead?.upTo ?? upToFor(from);
     const page =
-      gapPage !== undefined && from === offset
-        ? gapPage
-        : await followChain(view, last?.start ?? -1, from, pageItems(view, maxMessages - messages.length));
-    gapPage = undefined;
+      shown !== undefined
+        ? { entries: [], after: shown }
+        : await followChain(view, last?.start ?? -1, from, pageItems(view, wanted()), upTo, ahead?.page);
+    ahead = undefined;
     entries = page.entries.filter((e) => e.start <= tail.start);
+    shown = entries.length === page.entries.length ? page.after : undefined;
     if (entries.length > 0 || page.after === undefined) {
       if (entries.length === 0) break;
       continue;
@@ -228,6 +256,7 @@ export async function readQueue(
       last = sealed.last;
     }
     // The writer of the next offset filled it first: its batch is read like any other.
+    shown = undefined;
     if (sealed.landed !== undefined) entries = [sealed.landed];
   }
   return done();
@@ -239,6 +268,7 @@ export async function readQueue(
   async function done(): Promise<ReadResult> {
     const minOffset = await ctx.minOffset(false);
     const moved = nextBeginOffset > offset;
+    if (last !== undefined && end(last) === nextBeginOffset) ctx.walked?.(last);
     const status: PullStatus = messages.length > 0 ? "FOUND" : moved ? "NO_MATCHED_MSG" : "NO_NEW_MSG";
     return { status, messages, nextBeginOffset, minOffset, maxOffset };
   }
@@ -281,19 +311,28 @@ async function findAtOrBefore(view: IndexView, offset: number): Promise<IndexEnt
 }
 
 /**
- * The items after sort key `afterSk` that continue the chain at `from`, cut at the first gap (a reserved
- * range not filled yet); `after` is the item beyond that gap, if the page shows one.
+ * The items after sort key `afterSk` up to `upTo` that continue the chain at `from`, cut at the first gap (a
+ * reserved range not filled yet); `after` is the item beyond that gap, if the page shows one. `read` is that
+ * page when it was read already. A page with no items below the bound is read again without it: `from` is then
+ * in a gap, and the item beyond it (to seal the gap) may start above the bound.
  */
 async function followChain(
   view: IndexView,
   afterSk: number,
   from: number,
   limit: number,
+  upTo: number,
+  read?: AfterPage,
 ): Promise<{ entries: IndexEntry[]; after?: IndexEntry }> {
-  const page = await view.after(afterSk, limit);
+  const page = read ?? (await view.after(afterSk, limit, true, upTo));
+  return chainFrom(page.items.length > 0 ? page.items : (await view.after(afterSk, PAGE_ITEMS)).items, from);
+}
+
+/** The leading `items` that continue the chain at `from`, cut at the first gap; `after` is the item beyond it. */
+function chainFrom(items: readonly Item[], from: number): { entries: IndexEntry[]; after?: IndexEntry } {
   const entries: IndexEntry[] = [];
   let expected = from;
-  for (const item of page.items) {
+  for (const item of items) {
     const entry = fromItem(item);
     if (entry.start !== expected) return { entries, after: entry };
     entries.push(entry);

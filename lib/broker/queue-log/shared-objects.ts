@@ -3,11 +3,14 @@
  * batches of every queue that need an object wait together and go out as the next object, one PUT for all of
  * them, each index item naming its byte range. A process with one append at a time (a Lambda container) writes
  * each batch as its own object as before; a long-lived process under concurrent sends (`nimbus proxy`,
- * `nimbus dev`) pays one S3 PUT per flush instead of one per queue. See docs/queue-log.md ("Shared objects").
+ * `nimbus dev`) pays one S3 PUT per flush instead of one per queue, and after an object that held merged groups
+ * the next PUT waits (bounded) for those queues' next groups (flush-cycle.ts). See docs/queue-log.md
+ * ("Shared objects").
  */
 import { randomUUID } from "node:crypto";
 import type { ObjectStore } from "../../storage/object-store.js";
 import { BATCH_OBJECT_PREFIX } from "../store/index.js";
+import { FlushCycle, MAX_CYCLE_WAIT_MS } from "./flush-cycle.js";
 
 /** The key suffix of an object holding batches of more than one append: retention's trim never deletes one. */
 const SHARED_SUFFIX = ".shared";
@@ -30,6 +33,9 @@ export interface ObjectRange {
 
 interface WaitingWrite {
   batch: Uint8Array;
+  /** The queue writing, and how many sends its group merged (more than one: its senders are expected back). */
+  source: string;
+  sends: number;
   resolve: (range: ObjectRange) => void;
   reject: (err: unknown) => void;
 }
@@ -40,15 +46,35 @@ function freshObjectKey(shared: boolean): string {
   return `${BATCH_OBJECT_PREFIX}${id.slice(0, 2)}/${id.slice(2, 4)}/${id}${shared ? SHARED_SUFFIX : ""}`;
 }
 
+export interface SharedObjectWriterOptions {
+  /** Default `MAX_SHARED_OBJECT_BYTES`. */
+  maxObjectBytes?: number | undefined;
+  /** The flush cycle's bound on any wait; default: the PUTs' recent duration, at most 100 ms. */
+  cycleWaitMs?: (() => number) | undefined;
+}
+
+/** Weight of the newest PUT in the recent PUT duration (an exponential moving average). */
+const PUT_MS_WEIGHT = 0.2;
+
 export class SharedObjectWriter {
   readonly #objects: ObjectStore;
   readonly #maxObjectBytes: number;
+  readonly #cycleWaitMs: () => number;
+  /** The recent duration of a PUT, in ms (0 before the first). */
+  #putMs = 0;
   #waiting: WaitingWrite[] = [];
   #inFlight = false;
+  readonly #cycle = new FlushCycle(() => this.#kick());
 
-  constructor(objects: ObjectStore, maxObjectBytes = MAX_SHARED_OBJECT_BYTES) {
+  constructor(objects: ObjectStore, options: SharedObjectWriterOptions = {}) {
     this.#objects = objects;
-    this.#maxObjectBytes = maxObjectBytes;
+    this.#maxObjectBytes = options.maxObjectBytes ?? MAX_SHARED_OBJECT_BYTES;
+    this.#cycleWaitMs = options.cycleWaitMs ?? (() => Math.min(MAX_CYCLE_WAIT_MS, Math.ceil(this.#putMs)));
+  }
+
+  /** The flush cycle: the queue writer tells it of arrivals, asks it for turns, and releases its queues. */
+  get cycle(): FlushCycle {
+    return this.#cycle;
   }
 
   /** Batches waiting for the next object (for tests and the benchmark). */
@@ -57,35 +83,50 @@ export class SharedObjectWriter {
   }
 
   /**
-   * Stores `batch` in an object: at once when no PUT of this process is in flight, else in the next object with
-   * every batch that waited meanwhile. Answers once that object is stored; a failed PUT fails each of its batches.
+   * Stores `batch`, the group of `sends` sends of queue `source`, in an object: at once when no PUT of this
+   * process is in flight and the flush cycle holds for no queue, else in the next object with every batch that
+   * waited meanwhile. Answers once that object is stored; a failed PUT fails each of its batches.
    */
-  write(batch: Uint8Array): Promise<ObjectRange> {
+  write(batch: Uint8Array, source: string, sends: number): Promise<ObjectRange> {
     return new Promise<ObjectRange>((resolve, reject) => {
-      this.#waiting.push({ batch, resolve, reject });
-      if (!this.#inFlight) void this.#flush();
+      this.#waiting.push({ batch, source, sends, resolve, reject });
+      this.#cycle.release(source);
+      if (!this.#cycle.releasing) this.#kick();
     });
   }
 
+  #kick(): void {
+    if (this.#inFlight || this.#waiting.length === 0) return;
+    if (this.#cycle.holding) this.#cycle.hold();
+    else void this.#flush();
+  }
+
+  /** One object: the waiting writes that fit, in arrival order. */
   async #flush(): Promise<void> {
     this.#inFlight = true;
-    while (this.#waiting.length > 0) {
-      const group = this.#takeGroup();
-      const key = freshObjectKey(group.length > 1);
-      const ranges: ObjectRange[] = [];
-      let at = 0;
-      for (const w of group) {
-        ranges.push({ objectKey: key, byteOffset: at, byteLength: w.batch.byteLength });
-        at += w.batch.byteLength;
-      }
-      try {
-        await this.#objects.put(key, group.length === 1 ? (group[0] as WaitingWrite).batch : joined(group, at));
-        for (const [i, w] of group.entries()) w.resolve(ranges[i] as ObjectRange);
-      } catch (err) {
-        for (const w of group) w.reject(err);
-      }
+    const group = this.#takeGroup();
+    const key = freshObjectKey(group.length > 1);
+    const ranges: ObjectRange[] = [];
+    let at = 0;
+    for (const w of group) {
+      ranges.push({ objectKey: key, byteOffset: at, byteLength: w.batch.byteLength });
+      at += w.batch.byteLength;
+    }
+    const started = performance.now();
+    try {
+      await this.#objects.put(key, group.length === 1 ? (group[0] as WaitingWrite).batch : joined(group, at));
+      const putMs = performance.now() - started;
+      this.#putMs = this.#putMs === 0 ? putMs : this.#putMs + PUT_MS_WEIGHT * (putMs - this.#putMs);
+      // Before the answers: the queues of merged groups are expected back with their next groups.
+      const merged = new Map<string, number>();
+      for (const w of group) if (w.sends > 1) merged.set(w.source, (merged.get(w.source) ?? 0) + w.sends);
+      this.#cycle.stored(merged, this.#cycleWaitMs());
+      for (const [i, w] of group.entries()) w.resolve(ranges[i] as ObjectRange);
+    } catch (err) {
+      for (const w of group) w.reject(err);
     }
     this.#inFlight = false;
+    this.#kick();
   }
 
   /** The first waiting write and those behind it while the object stays within its bound (one at least). */
