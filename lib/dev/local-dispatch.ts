@@ -59,11 +59,23 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
   });
   dispatch = started;
   const stopHint = broker.queueLog.onAppended((q) => started.topicAppended(q.topic));
+  const topics = holdSubscribedTopics(broker);
+  const saved = started.saved.bind(started);
+  // A subscription saved here or in another worker: its topic held before its first wake reads.
+  started.saved = (s) => {
+    topics.hold(s.topic);
+    saved(s);
+  };
   broker.subscriptions.onSaved = (s) => started.saved(s);
-  // A process starting looks once: what a process before it left in flight is delivered when it is due.
-  void started.wakeAll();
+  // A process starting looks once, its topics held first: what a process before it left in flight is delivered
+  // when it is due.
+  void topics
+    .refresh()
+    .catch((err: unknown) => console.error("nimbus: the subscribed topics could not be read:", err))
+    .then(() => started.wakeAll());
   const close = started.close.bind(started);
   started.close = async () => {
+    topics.close();
     stopHint();
     broker.subscriptions.onSaved = undefined;
     await close();
@@ -71,4 +83,42 @@ export function startLocalDispatch(broker: Broker, options: LocalDispatchOptions
     await httpAgent.close();
   };
   return started;
+}
+
+/** How often the subscribed topics are read again (a deleted subscription's topic is let go). */
+const SUBSCRIBED_TOPICS_REFRESH_MS = 30_000;
+
+/**
+ * The topics of the subscriptions delivered here, held in the queue log's interest, so that the other workers of
+ * `nimbus dev --workers N` tell this one of their appends to them (lib/dev/append-notices.ts).
+ */
+function holdSubscribedTopics(broker: Broker) {
+  const held = new Map<string, { release: () => void; since: number }>();
+  const hold = (topic: string, since = Date.now()) => {
+    if (!held.has(topic)) held.set(topic, { release: broker.queueLog.interest.hold(topic, since), since });
+  };
+  const refresh = async () => {
+    const since = Date.now();
+    const topics = new Set((await broker.subscriptions.list()).map((s) => s.topic));
+    for (const topic of topics) hold(topic, since);
+    // A topic held after the list was read (a subscription saved meanwhile) stays.
+    for (const [topic, h] of held) {
+      if (topics.has(topic) || h.since >= since) continue;
+      h.release();
+      held.delete(topic);
+    }
+  };
+  const timer = setInterval(() => {
+    refresh().catch((err: unknown) => console.error("nimbus: the subscribed topics could not be read:", err));
+  }, SUBSCRIBED_TOPICS_REFRESH_MS);
+  timer.unref();
+  return {
+    hold,
+    refresh,
+    close() {
+      clearInterval(timer);
+      for (const h of held.values()) h.release();
+      held.clear();
+    },
+  };
 }

@@ -1,20 +1,22 @@
 /**
  * @module What the worker processes of one `nimbus dev --workers N` (or `nimbus proxy --workers N`) tell each
- * other, so that N processes on one store behave as one broker: the write path's hints (an append wakes long
- * polls, push-channel holders and subscription delivery in every process), route and ACL changes (the next request
- * in any process reads them again, instead of within the caches' seconds), frames for push-channel connections
- * another process holds, subscriptions saved (delivery runs in one process), and remoting consumers joining or
- * leaving a group (NOTIFY_CONSUMER_IDS_CHANGED reaches the group's consumers connected to every worker). Storage
- * stays the truth: a lost message costs latency, never correctness. The primary process relays each message to
- * every other worker over Node's cluster IPC.
+ * other, so that N processes on one store behave as one broker: the write path's notices (an append wakes the long
+ * polls and subscription delivery of the processes that wait on its topic: lib/dev/append-notices.ts), route and
+ * ACL changes (the next request in any process reads them again, instead of within the caches' seconds), frames
+ * for push-channel connections another process holds, subscriptions saved (delivery runs in one process), and
+ * remoting consumers joining or leaving a group (NOTIFY_CONSUMER_IDS_CHANGED reaches the group's consumers connected
+ * to every worker). Storage stays the truth: a lost message costs latency, never correctness. The primary process
+ * relays each message to every other worker over Node's cluster IPC.
  */
 import type { Broker } from "../broker/index.js";
 import type { InProcessDispatch } from "../broker/subscriptions/index.js";
 import type { RequestAuth } from "../http/authorize.js";
 import type { ServerFrame } from "../protocol/index.js";
+import { type AppendedNotice, AppendNotices, type InterestNotice } from "./append-notices.js";
 
 export type BusMessage =
-  | { t: "appended"; topic: string; brokerName: string; queueId: number; maxOffset: number }
+  | AppendedNotice
+  | InterestNotice
   | { t: "route"; topic?: string | undefined }
   | { t: "acl"; username: string }
   | { t: "post"; connectionId: string; frame: ServerFrame }
@@ -39,44 +41,22 @@ export interface BusParts {
   membersChanged?: ((group: string) => void) | undefined;
 }
 
-/**
- * The listener of this process's appends that tells the others: once per queue per turn of the event loop, with the
- * queue's newest end. The other processes need where each queue ends, not a message per send (a group commit
- * appends dozens at once, and each message costs an IPC write and read here, in the primary and in every other
- * worker). Appends heard from elsewhere are not sent back.
- */
-export function appendHints(
-  bus: ProcessBus,
-): (q: { topic: string; brokerName: string; queueId: number }, maxOffset: number, elsewhere: boolean) => void {
-  const hints = new Map<string, Extract<BusMessage, { t: "appended" }>>();
-  const sendHints = () => {
-    for (const hint of hints.values()) bus.send(hint);
-    hints.clear();
-  };
-  return (q, maxOffset, elsewhere) => {
-    if (elsewhere) return;
-    const key = `${q.topic}\u0000${q.brokerName}\u0000${q.queueId}`;
-    const pending = hints.get(key);
-    if (pending !== undefined) {
-      pending.maxOffset = Math.max(pending.maxOffset, maxOffset);
-      return;
-    }
-    if (hints.size === 0) setImmediate(sendHints);
-    hints.set(key, { t: "appended", topic: q.topic, brokerName: q.brokerName, queueId: q.queueId, maxOffset });
-  };
-}
-
 /** Connects a server's hints and caches to the bus, both ways. */
 export function wireBus(bus: ProcessBus, parts: BusParts): void {
   const { broker, auth, dispatch } = parts;
-  broker.queueLog.onAppended(appendHints(bus));
+  const notices = new AppendNotices((m) => bus.send(m), broker.queueLog.interest);
+  broker.queueLog.onAppended((q, maxOffset, elsewhere) => notices.appended(q, maxOffset, elsewhere));
   broker.routeCache.onInvalidate = (topic) => bus.send({ t: "route", topic });
   if (auth !== undefined) auth.onForget = (username) => bus.send({ t: "acl", username });
   // Where delivery does not run, a save is told to the process where it does.
   if (dispatch === undefined) broker.subscriptions.onSaved = (s) => bus.send({ t: "saved", group: s.group });
   bus.onMessage((m) => {
     switch (m.t) {
+      case "interest":
+        notices.heardInterest(m);
+        return;
       case "appended":
+        notices.heardAppended();
         broker.queueLog.appendedElsewhere(
           { topic: m.topic, brokerName: m.brokerName, queueId: m.queueId },
           m.maxOffset,
@@ -105,9 +85,10 @@ export function wireBus(bus: ProcessBus, parts: BusParts): void {
         return;
     }
   });
+  notices.start();
 }
 
-const KINDS = new Set(["appended", "route", "acl", "post", "saved", "members"]);
+const KINDS = new Set(["appended", "interest", "route", "acl", "post", "saved", "members"]);
 
 /** Whether an IPC message is one of the bus's (the cluster module sends its own messages on the same channel). */
 export function isBusMessage(message: unknown): message is BusMessage {

@@ -34,8 +34,32 @@ export async function brokerRuntimeInfo(call: Call): Promise<Answer> {
     pageCacheLockTimeMills: "0",
     msgPutTotalTodayNow: "0",
     msgGetTotalTodayNow: "0",
+    ...processCounts(call),
   };
   return success(undefined, jsonBody({ table }));
+}
+
+/**
+ * This process's own figures (one worker of `nimbus dev --workers N`): its pid, the append notices it and the
+ * other workers told each other, and how its suspended pulls and long-polled receives ended.
+ */
+function processCounts(call: Call): Record<string, string> {
+  const broker = call.ctx.broker;
+  const notices = broker.queueLog.interest.notices;
+  const pop = broker.pop.wakeCounts;
+  const pulls = call.door.waits.wakeCounts;
+  return {
+    processId: String(process.pid),
+    appendNoticesSent: String(notices.sent),
+    appendNoticesWithheld: String(notices.withheld),
+    appendNoticesCaughtUp: String(notices.caughtUp),
+    appendNoticesHeard: String(notices.heard),
+    pullWaitsWokenByAppend: String(pulls.append),
+    pullWaitsTimedOut: String(pulls.timeout),
+    popWaitsWokenByHint: String(pop.hint ?? 0),
+    popWaitsTimedOut: String(pop.timeout ?? 0),
+    popWaiting: String(broker.pop.waitingReceives),
+  };
 }
 
 /** topicStatus: each queue of the topic on this broker, its min and max offsets and last store time. */

@@ -79,11 +79,11 @@ export class RemotingDoor implements DoorView {
   };
 
   constructor(private readonly options: RemotingDoorOptions) {
-    this.waits = new PullWaits(options.maxWaitingPulls ?? 4096);
+    const broker = options.context.broker;
+    this.waits = new PullWaits(options.maxWaitingPulls ?? 4096, broker.queueLog.interest);
     this.maxSuspendMs = options.maxSuspendMs ?? 15_000;
     this.#limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
     this.#maxConnections = options.maxConnections ?? 1024;
-    const broker = options.context.broker;
     const removeAppended = broker.queueLog.onAppended((q) => this.waits.appended(q));
     broker.clients.checkListeners.add(this.#onCheck);
     this.#removeListener = () => {

@@ -68,12 +68,15 @@ export async function pullMessage(call: Call): Promise<Answer> {
         ? broker.offsets.commit(consumerGroup, topic, entry)
         : broker.offsets.commit(consumerGroup, topic, entry, { clientId, released: false, claim: false });
   }
+  // Before the read: a suspended pull's wait tells the other workers of appends from then on.
+  const readFrom = Date.now();
   // The commit and the read do not depend on each other: both run at once, and the pull answers once both did.
   let [, answer] = await Promise.all([committed, broker.puller.pull(request)]);
   if (answer.pullStatus === "NO_NEW_MSG" && (sysFlag & FLAG_SUSPEND) !== 0) {
     const suspendMs = Math.min(f.optNumber("suspendTimeoutMillis") ?? 0, call.door.maxSuspendMs);
     const queue = { topic, brokerName, queueId: request.queueId };
-    if (await call.door.waits.wait(queue, suspendMs, call.scope.closed)) answer = await broker.puller.pull(request);
+    if (await call.door.waits.wait(queue, suspendMs, call.scope.closed, readFrom))
+      answer = await broker.puller.pull(request);
   }
   return encodePull(call, answer);
 }

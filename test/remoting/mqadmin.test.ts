@@ -148,7 +148,9 @@ for (const mode of ["local", "aws"] as const) {
         ids.push(...r.msgIds);
       }
       const group = uniqueName("MqadminG");
-      const live = startRemotingClient(["live", namesrv(), group, topic], 180_000);
+      // The client's guard outlasts every wait below (the redelivery alone may take 240 s under load): at 180 s it
+      // killed the consumer mid-test when CI ran at load ~3.5 (the test takes ~52 s on a quiet machine).
+      const live = startRemotingClient(["live", namesrv(), group, topic], 600_000);
       try {
         const deliveries = () => live.lines.filter((l) => l.startsWith("delivery ")).map((l) => l.split(" ")[1]);
         await waitUntil(() => new Set(deliveries()).size === 4, "the live consumer receives the four messages");

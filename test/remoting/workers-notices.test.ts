@@ -14,13 +14,11 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { NimbusApi } from "../../lib/client/index.js";
 import { RequestCode } from "../../lib/remoting/index.js";
-import { ensureBuilt, type RunningCli, spawnNimbus } from "../support/cli-runner.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
-import { EMULATOR_CREDENTIALS, emulatorStorageOptions } from "../support/emulators.js";
+import { type DevWorkers, startDevWorkers } from "../support/dev-workers.js";
 import { remotingClientUnavailable, startRemotingClient } from "../support/remoting-java.js";
 import { RawRemoting } from "../support/remoting-raw.js";
 import { uniqueName } from "../support/server-fixture.js";
-import { acquireEmulators, type EmulatorsLease } from "../support/shared-emulators.js";
 
 /** The process part of a message id (UNIQ_KEY: 4 bytes of IP, then 2 of pid), as hex. */
 const processOf = (msgId: string) => msgId.slice(8, 12);
@@ -87,41 +85,19 @@ const notices = (c: RawRemoting, group: string) =>
 for (const mode of ["local", "aws"] as const) {
   describe(`remoting notices across nimbus dev --workers 2 (${mode})`, () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-remoting-workers-"));
-    let lease: EmulatorsLease | undefined;
-    let dev: RunningCli | undefined;
+    let workers: DevWorkers | undefined;
     let url = "";
     let port = 0;
     const open: RawRemoting[] = [];
     const api = () => new NimbusApi({ endpoints: url, timeoutMs: 10_000 });
 
     before(async () => {
-      await ensureBuilt();
-      // The emulators are held until the workers have stopped (they write until then).
-      lease = mode === "aws" ? await acquireEmulators("dynalite") : undefined;
-      const o =
-        lease && emulatorStorageOptions(lease.emulators, { bucket: `nimbus-rw-${process.pid}`, tablePrefix: "rw-" });
-      const storage = o
-        ? [
-            ...["--storage", "aws", "--provision", "--region", o.region ?? "us-east-1"],
-            ...["--bucket", o.bucket, "--table-prefix", o.tablePrefix ?? "nimbus-"],
-            ...["--dynamo-endpoint", o.dynamoEndpoint ?? "", "--s3-endpoint", o.s3Endpoint ?? ""],
-          ]
-        : ["--data-dir", dataDir];
-      dev = spawnNimbus(["dev", "--port", "0", "--grpc-port", "0", "--workers", "2", ...storage], {
-        env: {
-          AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
-        },
-      });
-      await dev.waitForStdout(/2 worker processes/);
-      url = /listening on (http:\/\/\S+)/.exec(dev.stdout())?.[1] ?? "";
-      port = Number(new URL(url).port);
+      workers = await startDevWorkers(mode, dataDir, "rw");
+      ({ url, port } = workers);
     });
     after(async () => {
       for (const c of open) c.close();
-      if (dev !== undefined && dev.child.exitCode === null) dev.child.kill("SIGINT");
-      await dev?.exited;
-      await lease?.release();
+      await workers?.stop();
       rmSync(dataDir, { recursive: true, force: true });
     });
 
