@@ -12,6 +12,8 @@ import { checkReadBack, groupFigures, tailQueue } from "./lambda-readers.js";
 import type { ConcurrencyOptions, ConcurrencyRow, Shape } from "./lambda-types.js";
 import { percentile, procCpuSeconds } from "./stats.js";
 
+/** Polls of each group at the idle queue's end, after the window. */
+const IDLE_POLLS = 5;
 const stretched = (p: LatencyProfile, k: number): LatencyProfile => ({ p50Ms: p.p50Ms * k, p99Ms: p.p99Ms * k });
 
 /** Child processes of this one (the DynamoDB Local JVM). */
@@ -128,8 +130,11 @@ export async function runCase(
   const cpu = (cpuNow() - cpu0) / elapsed / availableParallelism();
   const writeUnits = containers.reduce((s, c) => s + c.storage.counter.snapshot().writeUnits, 0);
   const consumed = await consumer;
+  await consumed?.idle(0);
   const tailed = await groups;
   for (const c of containers) await c.release();
+  // The writers stopped and sealed their ranges' tails: each group catches up, then polls the idle queue.
+  const idleReads = tailed === undefined ? [] : await Promise.all(tailed.map((t) => t.idle(IDLE_POLLS)));
   const readBack = await checkReadBack(open(), queues, acked, k);
   const appends = (acked.length - warmAcked) / options.batch;
   for (const c of containers) await c.storage.close();
@@ -155,6 +160,14 @@ export async function runCase(
     indexKeys: options.indexKeys,
     reservationsPerAppend: counts.adds / Math.max(1, appends),
     ...(consumed === undefined ? {} : { consumer: consumed }),
-    ...(tailed === undefined ? {} : { groups: groupFigures(tailed, elapsed / k) }),
+    ...(tailed === undefined
+      ? {}
+      : {
+          groups: groupFigures(
+            tailed,
+            elapsed / k,
+            idleReads.reduce((a, b) => a + b, 0) / Math.max(1, idleReads.length),
+          ),
+        }),
   };
 }

@@ -121,7 +121,7 @@ export function formatRow(r: ConcurrencyRow): string {
     c !== undefined
       ? ` ${f(c.p50Ms)} / ${f(c.p99Ms)} / max ${f(c.maxMs)} (${c.messages})`
       : g !== undefined
-        ? ` ${g.count} groups: ${f(g.p50Ms)} / ${f(g.p99Ms)} / max ${f(g.maxMs)} (${g.messages}, ${f(g.pollsPerSecond)} polls/s, ${f(g.readsPerPoll, 1)} reads/poll, ${g.failedPolls} failed)`
+        ? ` ${g.count} groups: ${f(g.p50Ms)} / ${f(g.p99Ms)} / max ${f(g.maxMs)} (${g.messages}, ${f(g.pollsPerSecond)} polls/s, ${f(g.readsPerPoll, 1)} reads/poll, ${f(g.readsPerMessage, 2)} reads/message, read p50 / p99 ${f(g.readP50Ms)} / ${f(g.readP99Ms)} ms, before the poll p50 / p99 ${f(g.waitP50Ms)} / ${f(g.waitP99Ms)} ms, idle: ${f(g.readsPerIdlePoll, 1)} reads/poll, ${g.failedPolls} failed)`
         : "";
   return `| ${r.via} | ${r.backend} | ${shape} | ${r.indexKeys} | ${r.writers} | ${r.batch} | ${f(r.appendsPerSecond)} | ${f(r.appendsPerSecond * r.batch)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.throttledPerAppend, 2)} (${f(r.throttledReadsPerAppend, 2)} reads) | ${f(r.writeUnitsPerAppend, 2)} | ${f(r.reservationsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % (loop p99 ${f(r.loopDelayP99Ms)} ms) |${consumer} | ${r.readBack} (${r.appends}) |`;
 }

@@ -8,7 +8,11 @@ import type { Storage } from "../../lib/storage/storage.js";
 import type { ConcurrencyRow } from "./lambda-types.js";
 import { percentile } from "./stats.js";
 
-/** A consumer tailing `queue` every 20 ms (stretched) until `stop`: its delivery delays, read time - store time. */
+/**
+ * A consumer tailing `queue` every 20 ms (stretched) until `stop`: its delivery delays, read time - store time, and
+ * how long its reads took. Its `idle` then catches up with the queue (once the writers stopped) and polls it at
+ * its end `polls` times: the table reads per idle poll of a caught-up reader.
+ */
 export async function tailQueue(
   storage: Storage,
   queue: QueueRef,
@@ -18,15 +22,21 @@ export async function tailQueue(
 ): Promise<Tailed> {
   const reader = new QueueLog(storage, { reservationLeaseMs: 500 * k });
   const delays: number[] = [];
+  // Of each delivery's delay, the part before the poll that delivered it started (the rest is that poll's read).
+  const waits: number[] = [];
   let at = from;
   let seals = 0;
   let polls = 0;
   let errors = 0;
+  const readMs: number[] = [];
   while (!stop()) {
     polls++;
     let got: Awaited<ReturnType<QueueLog["read"]>>;
+    const started = performance.now();
+    const startedWall = Date.now();
     try {
       got = await reader.read(queue, at, { maxMessages: 256 });
+      readMs.push((performance.now() - started) / k);
     } catch {
       // A read the SDK gave up on (throttled past its attempts, or timed out): the consumer polls again later.
       errors++;
@@ -34,15 +44,40 @@ export async function tailQueue(
       continue;
     }
     const now = Date.now();
-    for (const m of got.messages) delays.push((now - m.storeTimestamp) / k);
+    for (const m of got.messages) {
+      delays.push((now - m.storeTimestamp) / k);
+      waits.push(Math.max(0, startedWall - m.storeTimestamp) / k);
+    }
     if (got.status === "NO_MATCHED_MSG") seals++;
     at = got.nextBeginOffset;
     if (got.messages.length === 0) await new Promise((resolve) => setTimeout(resolve, 20 * k));
   }
   const tableReads = storage.counter.snapshot().tableReads;
-  await storage.close();
+  const idle = async (idlePolls: number): Promise<number> => {
+    try {
+      if (idlePolls === 0) return 0;
+      // Caught up first (bounded: a hole left by a writer waits for the hole lease), then `idlePolls` at the end.
+      const giveUp = performance.now() + 5000 * k;
+      for (;;) {
+        const got = await reader.read(queue, at, { maxMessages: 256 });
+        if (got.nextBeginOffset === at && (at >= got.maxOffset || performance.now() > giveUp)) break;
+        if (got.nextBeginOffset === at) await new Promise((resolve) => setTimeout(resolve, 20 * k));
+        at = got.nextBeginOffset;
+      }
+      const before = storage.counter.snapshot().tableReads;
+      // A writer's tail seal still landing (its range's timer fired before the writers stopped) moves `at` on.
+      for (let n = 0; n < idlePolls; n++) at = (await reader.read(queue, at, { maxMessages: 256 })).nextBeginOffset;
+      return (storage.counter.snapshot().tableReads - before) / Math.max(1, idlePolls);
+    } finally {
+      await storage.close();
+    }
+  };
   const sorted = delays.sort((a, b) => a - b);
+  const reads = readMs.sort((a, b) => a - b);
   return {
+    idle,
+    readP50Ms: percentile(reads, 50),
+    readP99Ms: percentile(reads, 99),
     p50Ms: percentile(sorted, 50),
     p99Ms: percentile(sorted, 99),
     maxMs: sorted[sorted.length - 1] ?? 0,
@@ -52,10 +87,16 @@ export async function tailQueue(
     errors,
     tableReads,
     delays: sorted,
+    waits: waits.sort((a, b) => a - b),
   };
 }
 
 export interface Tailed {
+  /** Catches up once the writers stopped, polls the end `polls` times (0: none), closes its storage: reads per idle poll. */
+  idle: (polls: number) => Promise<number>;
+  /** How long one poll's read took, p50 / p99 (ms, stretched time). */
+  readP50Ms: number;
+  readP99Ms: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -66,12 +107,26 @@ export interface Tailed {
   /** DynamoDB GetItem + Query calls its reads made. */
   tableReads: number;
   delays: number[];
+  /** Of each delay, the part before the delivering poll started (sorted, ms). */
+  waits: number[];
 }
 
 /** The groups' figures together: every delivery's delay, and the polls per second (stretched time). */
-export function groupFigures(tailed: Tailed[], seconds: number): NonNullable<ConcurrencyRow["groups"]> {
+export function groupFigures(
+  tailed: Tailed[],
+  seconds: number,
+  readsPerIdlePoll: number,
+): NonNullable<ConcurrencyRow["groups"]> {
   const all = tailed.flatMap((t) => t.delays).sort((a, b) => a - b);
+  const waits = tailed.flatMap((t) => t.waits).sort((a, b) => a - b);
+  const mean = (f: (t: Tailed) => number) => tailed.reduce((s, t) => s + f(t), 0) / Math.max(1, tailed.length);
   return {
+    readsPerIdlePoll,
+    readsPerMessage: tailed.reduce((s, t) => s + t.tableReads, 0) / Math.max(1, all.length),
+    waitP50Ms: percentile(waits, 50),
+    waitP99Ms: percentile(waits, 99),
+    readP50Ms: mean((t) => t.readP50Ms),
+    readP99Ms: mean((t) => t.readP99Ms),
     count: tailed.length,
     p50Ms: percentile(all, 50),
     p99Ms: percentile(all, 99),

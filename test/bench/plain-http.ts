@@ -54,6 +54,9 @@ export interface PlainHttpRow {
   callP99Ms: number;
   /** The slowest refusal from the client's `fetch` call (fetch only). */
   busyCallMaxMs: number;
+  /** OK answers' p99 from the client's call (its own start lag left out). */
+  okCallP99Ms: number;
+  busyWhy: Record<string, number>;
   /** The overload row: the closed-loop capacity it offered a multiple of, and the /health probes' times. */
   capacityPerSec?: number | undefined;
   healthP99Ms?: number | undefined;
@@ -80,7 +83,10 @@ export interface ClientResult {
   lagMs: number[];
   /** Answers' times from the client's call (the fetch client only). */
   callMs?: number[] | undefined;
+  okCallMs?: number[] | undefined;
   busyCallMs?: number[] | undefined;
+  /** Refusals by the reason their message names (the fetch client only). */
+  busyWhy?: Record<string, number> | undefined;
   cpuSeconds: number;
   seconds: number;
 }
@@ -162,6 +168,8 @@ function toRow(name: string, offeredPerSec: number, r: ClientResult, brokerCpu: 
     lagP99Ms: percentile(r.lagMs, 99),
     callP99Ms: percentile(r.callMs ?? [], 99),
     busyCallMaxMs: r.busyCallMs?.at(-1) ?? Number.NaN,
+    okCallP99Ms: percentile(r.okCallMs ?? [], 99),
+    busyWhy: r.busyWhy ?? {},
     clientCores: r.cpuSeconds / r.seconds,
     brokerCores: brokerCpu / r.seconds,
     load: [load0, os.loadavg()[0] ?? 0],
@@ -275,6 +283,12 @@ export function formatPlainHttp(o: PlainHttpOptions, rows: readonly PlainHttpRow
         `| ${r.row} | ${f(r.offeredPerSec)} | ${f(r.ok)} (${f((100 * r.ok) / Math.max(1, r.offered), 1)} %) | ${f(r.okPerSec)} | ${f(r.busy)} | ${f(r.other)} | ${f(r.errors)} | ${f(r.okP50Ms, 1)} / ${f(r.okP99Ms, 1)} | ${f(r.busyP99Ms, 1)} / ${f(r.busyMaxMs, 1)} (${f(r.busyCallMaxMs, 1)}) | ${f(r.answerP99Ms, 1)} (${f(r.callP99Ms, 1)}) | ${f(r.lagP99Ms, 1)} | ${f(r.clientCores, 2)} / ${f(r.brokerCores, 2)} | ${f(r.load[0], 1)}–${f(r.load[1], 1)} |`,
     ),
   ];
+  for (const r of rows) {
+    const why = Object.entries(r.busyWhy).map(([reason, n]) => `${reason} ${f(n)}`);
+    lines.push(
+      `${r.row}: OK p99 from the call ${f(r.okCallP99Ms, 1)} ms; refusals by reason: ${why.length > 0 ? why.join(", ") : "none"}`,
+    );
+  }
   for (const r of rows) {
     if (r.capacityPerSec === undefined) continue;
     lines.push(

@@ -22,6 +22,8 @@ export interface RocketMQSuiteOptions {
   phases: readonly ("sync" | "async" | "consume")[];
   /** `nimbus dev --workers` (default: one per core). */
   workers?: number | undefined;
+  /** `nimbus dev --flush` (default async, as RocketMQ's ASYNC_FLUSH it is set beside). */
+  flush?: "async" | "sync" | undefined;
   /** Which brokers run (default both). */
   brokers?: readonly ("rocketmq" | "nimbus")[] | undefined;
   /** Which clients load each broker, one after the other (default gRPC 5.0.8, then remoting 4.9.8). */
@@ -50,6 +52,8 @@ export interface PhaseFigure {
    * to this phase's RESULT line, per message of the phase, in µs; absent when not measured.
    */
   serverCpuUsPerMsg?: number | undefined;
+  /** The bench client's own CPU per message over the phase (the JVM's start-up counts in the first phase). */
+  clientCpuUsPerMsg?: number | undefined;
 }
 
 export interface BrokerRun {
@@ -90,10 +94,16 @@ export async function runBenchClient(
     let err = "";
     // The server's CPU when each RESULT line arrived (the line's phase ended just before).
     const cpuAt = [serverCpuSeconds?.() ?? 0];
+    // The client's CPU likewise: on a shared machine what the client burns is not there for the server.
+    const clientCpuAt = [0];
     child.stdout.on("data", (d: Buffer) => {
       const text = d.toString();
       const results = (out.slice(out.lastIndexOf("\n") + 1) + text).split("\n").slice(0, -1);
-      for (const line of results) if (line.startsWith("RESULT ")) cpuAt.push(serverCpuSeconds?.() ?? 0);
+      for (const line of results) {
+        if (!line.startsWith("RESULT ")) continue;
+        cpuAt.push(serverCpuSeconds?.() ?? 0);
+        clientCpuAt.push(child.pid === undefined ? 0 : procCpuSeconds(child.pid));
+      }
       out += text;
     });
     child.stderr.on("data", (d: Buffer) => {
@@ -118,6 +128,8 @@ export async function runBenchClient(
             serverCpuSeconds === undefined
               ? undefined
               : (((cpuAt[i + 1] ?? 0) - (cpuAt[i] ?? 0)) * 1e6) / Math.max(1, Number(messages)),
+          clientCpuUsPerMsg:
+            (((clientCpuAt[i + 1] ?? 0) - (clientCpuAt[i] ?? 0)) * 1e6) / Math.max(1, Number(messages)),
         };
       });
   } finally {
@@ -152,7 +164,7 @@ async function onRocketMQ(round: number, o: RocketMQSuiteOptions): Promise<Broke
 
 async function onNimbus(round: number, o: RocketMQSuiteOptions): Promise<BrokerRun> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-bench-dev-"));
-  const nimbus = await startBrokerProcess({ dataDir, flush: "async", grpc: true, workers: o.workers });
+  const nimbus = await startBrokerProcess({ dataDir, flush: o.flush ?? "async", grpc: true, workers: o.workers });
   try {
     const topic = `BenchNimbus${round}`;
     const cpu0 = nimbus.cpuSeconds();
@@ -220,16 +232,22 @@ export function formatRocketMQ(runs: readonly BrokerRun[]): string {
     const ratioCell = r.length === 0 || n.length === 0 ? "—" : `${fmt(ratio, 2)}×`;
     lines.push(`| ${phase} | ${r.length === 0 ? "—" : cell(r)} | ${n.length === 0 ? "—" : cell(n)} | ${ratioCell} |`);
   }
-  const cpu = (xs: PhaseFigure[]) => {
-    const us = xs.flatMap((x) => (x.serverCpuUsPerMsg === undefined ? [] : [x.serverCpuUsPerMsg]));
+  const cpu = (xs: PhaseFigure[], side: "server" | "client") => {
+    const us = xs.flatMap((x) => {
+      const v = side === "server" ? x.serverCpuUsPerMsg : x.clientCpuUsPerMsg;
+      return v === undefined ? [] : [v];
+    });
     return us.length === 0 ? "—" : fmt(median(us));
   };
   lines.push(
     "",
-    "| phase | RocketMQ server µs CPU per message | Nimbus server µs CPU per message |",
-    "|---|---:|---:|",
+    "| phase | µs CPU per message: RocketMQ server | Nimbus server | client against RocketMQ | client against Nimbus |",
+    "|---|---:|---:|---:|---:|",
   );
-  for (const phase of phases) lines.push(`| ${phase} | ${cpu(of("rocketmq", phase))} | ${cpu(of("nimbus", phase))} |`);
+  for (const phase of phases) {
+    const [r, n] = [of("rocketmq", phase), of("nimbus", phase)];
+    lines.push(`| ${phase} | ${cpu(r, "server")} | ${cpu(n, "server")} | ${cpu(r, "client")} | ${cpu(n, "client")} |`);
+  }
   const cores = (broker: BrokerRun["broker"]) =>
     median(runs.filter((r) => r.broker === broker).map((r) => r.serverCores));
   lines.push(

@@ -58,6 +58,7 @@ export async function runYardstickSuite(
       queues: Math.floor(positive("queues", flags.queues, 4)),
       phases: flags.phases.split(",") as ("sync" | "async" | "consume")[],
       workers: flags.workers === undefined ? undefined : Math.floor(positive("workers", flags.workers, 1)),
+      flush: flags.flush === "sync" ? ("sync" as const) : ("async" as const),
       brokers: flags.brokers.split(",") as ("rocketmq" | "nimbus")[],
       clients: flags.protocols.split(",") as ("grpc" | "remoting")[],
     };
