@@ -94,6 +94,26 @@ export interface AddOptions {
   condition?: AddCondition;
 }
 
+/**
+ * What `addThenPut` does: `add(counter, attribute, delta, { condition: { exists: true } })`, then a put of
+ * `item(added)` (built from the add's new value) with the condition `{ exists: false }`.
+ */
+export interface AddThenPut {
+  counter: ItemKey;
+  attribute: string;
+  delta: number;
+  item: (added: number) => Item;
+}
+
+/**
+ * `stored`: both landed. `noCounter`: the counter item is missing; nothing was written. `taken`: the add landed
+ * and the put did not, an item holds its key (`existing`), as two separate calls would have left them.
+ */
+export type AddThenPutOutcome =
+  | { outcome: "stored"; added: number }
+  | { outcome: "noCounter" }
+  | { outcome: "taken"; added: number; existing: Item };
+
 export interface QueryOptions {
   sk?: SortKeyRange;
   /** Newest (largest sort key) first, as `ScanIndexForward: false`. */
@@ -127,6 +147,12 @@ export interface Table {
    * item is created unless `condition` says `{ exists: true }`. Other attributes are left as they are.
    */
   add(key: ItemKey, attribute: string, delta: number, options?: AddOptions): Promise<number>;
+  /**
+   * Optional, for a store that has transactions (the embedded store; DynamoDB cannot feed an `ADD`'s result into
+   * another write of the same request): an `add` and a put built from its result in ONE transaction and one
+   * commit, billed and counted as the two writes they are. Callers without it make the two calls.
+   */
+  addThenPut?(write: AddThenPut): Promise<AddThenPutOutcome>;
   /** Deletes the item; deleting a missing item is not an error. */
   delete(key: ItemKey): Promise<void>;
   /** Reads one partition in sort-key order. */

@@ -14,6 +14,7 @@ import type { IndexView } from "./layout.js";
 import { LayoutMovedError, type QueueLayouts } from "./layouts.js";
 import type { RangeLeases } from "./leases.js";
 import { type BatchIndex, type BatchLocation, end, fromItem, type IndexEntry, toItem } from "./queue-index.js";
+import { reserveAndPut } from "./ranges.js";
 
 /** The index item's attribute holding the id of the append that wrote it. */
 export const APPEND_ID_ATTRIBUTE = "a";
@@ -245,6 +246,20 @@ export class RangeWriter {
     let unknownOutcome: NimbusError | undefined;
     let view: IndexView = await layouts.forWriter(pk);
     for (;;) {
+      if (!view.spread && view.table.addThenPut !== undefined && this.#options.afterReserve === undefined) {
+        try {
+          const filled = await this.#reserveAndFill(view, loc, count, batchIndex, appendId);
+          if (filled !== undefined) return filled;
+        } catch (err) {
+          if (!(err instanceof LayoutMovedError)) throw err;
+          view = layouts.learnSpread(pk, err.keys);
+          continue;
+        }
+        if (performance.now() >= deadline) {
+          throw new NimbusError(ErrorCode.SYSTEM_BUSY, `queue ${pk}: the append took too long, try again`);
+        }
+        continue;
+      }
       let start: number;
       try {
         start = await leases.take(view, count);
@@ -309,6 +324,31 @@ export class RangeWriter {
         );
       }
     }
+  }
+
+  /**
+   * A one-key queue's reserve and fill in one transaction (`reserveAndPut`: the embedded store), the same item and
+   * conditions as the two steps. Undefined when a reader's seal holds the range's first offset: it is given up.
+   */
+  async #reserveAndFill(
+    view: IndexView,
+    loc: BatchLocation,
+    count: number,
+    batchIndex: BatchIndex | undefined,
+    appendId: string,
+  ): Promise<AppendResult | undefined> {
+    const made: { entry?: IndexEntry } = {};
+    const start = await reserveAndPut(view, count, (first) => {
+      // Stamped after the reservation, inside its transaction (as the two-step fill stamps its item).
+      const entry: IndexEntry = { start: first, count, storeTimestamp: this.#options.wallNow(), loc };
+      made.entry = entry;
+      return { ...toItem(view.keyOf(first), entry, batchIndex), [APPEND_ID_ATTRIBUTE]: appendId };
+    });
+    const entry = made.entry;
+    if (start === undefined || entry === undefined) return undefined;
+    this.#options.layouts.learnOneKey(view.pk);
+    this.#options.learnTail(view.pk, end(entry));
+    return { queueOffset: entry.start, storeTimestamp: entry.storeTimestamp };
   }
 
   /** The item in slot `sk` of the queue (consistent), or undefined when the slot is empty or unreadable now. */

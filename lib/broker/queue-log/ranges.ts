@@ -3,7 +3,7 @@
  * conflicts, however many writers), and sealed by an empty item when their writer never filled them.
  * See docs/queue-log.md ("Append: reserve, then fill").
  */
-import { isNimbusError } from "../../core/errors.js";
+import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
 import { ConditionFailedError, type Item, type Table } from "../../storage/table.js";
 import type { IndexView } from "./layout.js";
 import { layoutKeys } from "./layout.js";
@@ -27,6 +27,42 @@ export async function reserveRange(view: IndexView, count: number): Promise<numb
       if (!(err instanceof ConditionFailedError) || attempt > 0) throw err;
       await initCounter(view);
     }
+  }
+}
+
+/**
+ * `reserveRange` and the fill's conditional put of `item(start)` in ONE transaction and one commit, on a store that
+ * has them (`Table.addThenPut`: the embedded store; the caller checks). Answers the range's first offset, or
+ * undefined when an item already held it: a reader's seal (a range reserved inside the put's own transaction is
+ * never taken for a dead writer's, so only a seal of the old chain rule's era can be there); the add stays, as
+ * the two steps would leave it, and the caller reserves again. Any other item there is an error.
+ */
+export async function reserveAndPut(
+  view: IndexView,
+  count: number,
+  item: (start: number) => Item,
+): Promise<number | undefined> {
+  const addThenPut = view.table.addThenPut?.bind(view.table);
+  if (addThenPut === undefined) throw new Error("reserveAndPut: the store has no addThenPut");
+  for (let attempt = 0; ; attempt++) {
+    // Conditions: the add's `attribute_exists(pk)` (the counter was created on purpose, as in reserveRange) and
+    // the put's `attribute_not_exists(pk)` (never two batches at one offset), checked inside one transaction.
+    const done = await addThenPut({
+      counter: view.counter,
+      attribute: COUNTER_ATTRIBUTE,
+      delta: count,
+      item: (added) => item(added - count),
+    });
+    if (done.outcome === "stored") return done.added - count;
+    if (done.outcome === "taken") {
+      if (fromItem(done.existing).loc.kind === "sealed") return undefined;
+      throw new NimbusError(
+        ErrorCode.SYSTEM_ERROR,
+        `queue ${view.pk}: offset ${done.added - count}, reserved from its counter, holds another batch (is a writer of the old chain rule still running?)`,
+      );
+    }
+    if (attempt > 0) throw new ConditionFailedError(`queue ${view.pk}: its counter is missing after it was created`);
+    await initCounter(view);
   }
 }
 

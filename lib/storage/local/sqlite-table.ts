@@ -11,6 +11,8 @@ import { itemSize } from "../item-size.js";
 import type { RequestCounter } from "../request-counter.js";
 import {
   type AddOptions,
+  type AddThenPut,
+  type AddThenPutOutcome,
   ConditionFailedError,
   type GetOptions,
   type Item,
@@ -173,6 +175,40 @@ export class SqliteTable implements Table {
     }
     this.counter.tableWrite(itemSize(outcome));
     return outcome[attribute] as number;
+  }
+
+  /**
+   * The add and the put in one job of the shared transaction, so one commit: the put's item is built from the
+   * add's result inside it, after the write lock was taken. A put whose key is taken leaves the add in place (as
+   * the two calls would); an item that fails validation throws, and the job's savepoint rolls both back.
+   */
+  async addThenPut(write: AddThenPut): Promise<AddThenPutOutcome> {
+    const { counter, attribute, delta } = write;
+    checkAdd(this.spec, counter, attribute, delta, { condition: { exists: true } });
+    const done = await this.#writes.submit(() =>
+      sqlite("addThenPut", () => {
+        const found = this.#read(counter);
+        if (found === undefined) return undefined;
+        const old = found[attribute] ?? 0;
+        if (typeof old !== "number") {
+          throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `add: attribute ${attribute} is not a number`);
+        }
+        const counterItem: Item = { ...found, [attribute]: old + delta };
+        this.#upsert(counterItem);
+        const item = write.item(old + delta);
+        const size = checkItem(this.spec, item);
+        const existing = this.#insertNew(item) ? undefined : this.#read(item);
+        return { added: old + delta, counterSize: itemSize(counterItem), size, existing };
+      }),
+    );
+    if (done === undefined) {
+      this.counter.tableWrite(0);
+      return { outcome: "noCounter" };
+    }
+    this.counter.tableWrite(done.counterSize);
+    this.counter.tableWrite(done.size);
+    const { added, existing } = done;
+    return existing === undefined ? { outcome: "stored", added } : { outcome: "taken", added, existing };
   }
 
   /** Through the group commit too, so a put and a delete issued in one turn apply in the order issued. */
