@@ -211,7 +211,10 @@ for (const mode of ["local", "aws"] as const) {
           "the consumer receives every message again (the client waits 10 s per broker's reset)",
           // A failure bound only: the client's two 10 s waits and its rebalance took over 90 s at load 15.
           240_000,
-        );
+        ).catch((err: unknown) => {
+          // What the consumer printed says which queue's messages did not come again.
+          throw new Error(`${String(err)}; the consumer's last lines:\n${live.lines.slice(-40).join("\n")}`);
+        });
       } finally {
         live.stop();
         await live.done;

@@ -25,8 +25,23 @@ export interface CommitAuthor {
   claim?: boolean;
 }
 
+/** A commit's turn on the offset records it writes: wait for `before`, then call `done` once written (or failed). */
+interface WriteTurn {
+  before: Promise<unknown>;
+  done: () => void;
+}
+
 export class OffsetService {
   readonly #knownGroupTopics = new Set<string>();
+  /**
+   * The writes this process has in flight, by offset partition (group and topic), then by record (queue): each a
+   * promise settled once that commit's put has landed or failed. A commit's put of a record waits for the one
+   * before it, so commits of one queue land in the order they reached this process (a 4.x consumer's periodic
+   * commit sent just before mqadmin's reset must not land after the reset's commit of offset 0); a query waits for
+   * the partition's writes in flight (a oneway commit, then a query on the same connection, reads that commit).
+   * Bounded by the writes in flight: an entry leaves when its write settles.
+   */
+  readonly #inFlight = new Map<string, Map<string, Promise<unknown>>>();
   /** Told of a group's first commit on a topic in this process (the group's subscription group records it). */
   onGroupTopic: ((group: string) => Promise<void>) | undefined;
 
@@ -53,6 +68,22 @@ export class OffsetService {
       if (seen.has(sk)) throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `queue ${sk} appears twice`);
       seen.add(sk);
     }
+    // Taken before anything is awaited: the turn is this commit's arrival order.
+    const turn = this.#takeTurn(keys.offsets(topic, group), seen);
+    try {
+      await this.#commitInTurn(group, topic, entries, turn.before, author);
+    } finally {
+      turn.done();
+    }
+  }
+
+  async #commitInTurn(
+    group: string,
+    topic: string,
+    entries: (OffsetEntry | ReleaseEntry)[],
+    before: Promise<unknown>,
+    author: CommitAuthor | undefined,
+  ): Promise<void> {
     // Only queues the topic has: a stray offset would otherwise live on in the group's progress forever.
     const route = await this.routes.get(topic);
     for (const e of entries) {
@@ -80,6 +111,7 @@ export class OffsetService {
     // A claim is a conditional create (attribute_not_exists): of concurrent claims of one new queue exactly
     // one writes; the others fail the condition, which is their answer (the record names the winner).
     const claim = author?.claim === true ? { condition: { exists: false } as const } : undefined;
+    await before;
     await Promise.all(
       clamped.map((e) =>
         this.offsets
@@ -111,7 +143,41 @@ export class OffsetService {
     }
   }
 
+  /** This commit's turn on records `sks` of partition `pk`: after the writes in flight there, before later ones. */
+  #takeTurn(pk: string, sks: ReadonlySet<string>): WriteTurn {
+    let records = this.#inFlight.get(pk);
+    if (records === undefined) {
+      records = new Map();
+      this.#inFlight.set(pk, records);
+    }
+    const earlier: Promise<unknown>[] = [];
+    let settle = () => {};
+    const mine = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    for (const sk of sks) {
+      const previous = records.get(sk);
+      if (previous !== undefined) earlier.push(previous);
+      records.set(sk, mine);
+    }
+    return {
+      before: Promise.all(earlier),
+      done: () => {
+        settle();
+        for (const sk of sks) if (records.get(sk) === mine) records.delete(sk);
+        if (records.size === 0 && this.#inFlight.get(pk) === records) this.#inFlight.delete(pk);
+      },
+    };
+  }
+
+  /** Settles once the writes of partition `pk` in flight now have landed or failed. */
+  #written(pk: string): Promise<unknown> | undefined {
+    const records = this.#inFlight.get(pk);
+    return records === undefined ? undefined : Promise.all(records.values());
+  }
+
   async query(group: string, topic: string): Promise<OffsetEntry[]> {
+    await this.#written(keys.offsets(topic, group));
     const items = await queryAll(this.offsets, keys.offsets(topic, group), { consistent: true });
     return items.map((i) => ({
       brokerName: String(i.brokerName),
@@ -122,6 +188,7 @@ export class OffsetService {
 
   /** Each queue's offset with its owner: who wrote it last and whether that write released the queue. */
   async owners(group: string, topic: string): Promise<QueueOwner[]> {
+    await this.#written(keys.offsets(topic, group));
     const items = await queryAll(this.offsets, keys.offsets(topic, group), { consistent: true });
     return items.map((i) => ({
       brokerName: String(i.brokerName),
