@@ -33,21 +33,31 @@ export function groupCommitCases(mode: ServerMode): void {
         await api.send({ topic, brokerName: "broker-a", queueId: 0, messages: [{ body: utf8(`warm ${pad}`) }] });
         const queue = { topic, brokerName: "broker-a", queueId: 0 };
         const pk = queuePk(queue);
-        // Hold the queue's next index put until the other 63 sends wait in line behind it.
+        // Hold the queue's next index put until the other 63 sends wait in line behind it (on the embedded store the
+        // put goes with the reservation, in `addThenPut`).
         const index = ctx.server.server.storage.table(QUEUE_INDEX_TABLE) as Table & { put: Table["put"] };
         const put = index.put.bind(index);
+        const addThenPut = index.addThenPut?.bind(index);
         let release: (() => void) | undefined;
         const held = new Promise<void>((resolve) => {
           release = resolve;
         });
         let holding = true;
-        index.put = async (item, options) => {
-          if (holding && item.pk === pk) {
+        const holdOnce = async (itemPk: string) => {
+          if (holding && itemPk === pk) {
             holding = false;
             await held;
           }
+        };
+        index.put = async (item, options) => {
+          await holdOnce(item.pk);
           return put(item, options);
         };
+        if (addThenPut !== undefined)
+          index.addThenPut = async (write) => {
+            await holdOnce(write.counter.pk.slice(0, pk.length));
+            return addThenPut(write);
+          };
         const sends = Array.from({ length: 64 }, (_, i) =>
           api.send({
             topic,
@@ -66,6 +76,7 @@ export function groupCommitCases(mode: ServerMode): void {
         } finally {
           release?.();
           delete (index as { put?: unknown }).put; // the prototype's again (the held call kept its own)
+          delete (index as { addThenPut?: unknown }).addThenPut;
         }
         const answers = await Promise.all(sends);
         // Distinct, consecutive: sorted by offset, each send starts where the one before ended, from 1 on.

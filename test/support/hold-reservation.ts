@@ -1,6 +1,7 @@
 /**
- * @module `holdNextReservation(storage)`: the store's offset reservations held still until `release`, so a send in
- * its route cannot finish (a request in progress, a line behind it) — for the load-shedding path tests.
+ * @module `holdNextReservation(storage)`: the store's offset reservations (`add`, or `addThenPut` on the embedded
+ * store) held still until `release`, so a send in its route cannot finish (a request in progress, a line behind
+ * it) — for the load-shedding path tests.
  */
 import { QUEUE_INDEX_TABLE } from "../../lib/broker/queue-log/queue-index.js";
 import type { Storage } from "../../lib/storage/storage.js";
@@ -27,12 +28,21 @@ export function holdNextReservation(storage: Storage): HeldReservation {
     await held;
     return add(...args);
   };
+  // The embedded store reserves with the index put, in one transaction.
+  const addThenPut = index.addThenPut?.bind(index);
+  if (addThenPut !== undefined)
+    index.addThenPut = async (write) => {
+      holding = true;
+      await held;
+      return addThenPut(write);
+    };
   return {
     release,
     holding: () => holding,
     restore: () => {
       release();
       delete (index as { add?: unknown }).add;
+      delete (index as { addThenPut?: unknown }).addThenPut;
     },
   };
 }
