@@ -24,7 +24,6 @@ import { type CallContext, callContext } from "./call-context.js";
 import { heartbeat, notifyClientTermination } from "./clients.js";
 import { Refused, status, statusOfError, type WireStatus } from "./codes.js";
 import { ackMessage, changeInvisibleDuration, forwardToDeadLetter, type PopPort, Receives } from "./consume.js";
-import { widenFlowWindows } from "./flow-windows.js";
 import { guardLongDeadlines } from "./long-deadlines.js";
 import { messagingService, type RpcName } from "./messaging-service.js";
 import { endTransaction, sendMessage } from "./produce.js";
@@ -177,7 +176,6 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
     server.bindAsync(`${bindHost}:${options.port}`, credentials, (err, bound) => (err ? reject(err) : resolve(bound))),
   );
   guardLongDeadlines(server);
-  widenFlowWindows(server);
   const advertised = (options.advertisedHost ?? host).replace(/^\[(.*)\]$/, "$1");
   own = {
     scheme: /^\d+\.\d+\.\d+\.\d+$/.test(advertised) ? "IPv4" : advertised.includes(":") ? "IPv6" : "DOMAIN_NAME",
