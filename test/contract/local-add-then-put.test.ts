@@ -3,26 +3,26 @@
  * commit) and the queue log's one-key append through it: one SQLite transaction per send instead of two.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { QUEUE_INDEX_TABLE } from "../../lib/broker/queue-log/index.js";
 import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import { ErrorCode, NimbusError } from "../../lib/core/errors.js";
-import { createLocalStorage, type SqliteTable } from "../../lib/storage/local/index.js";
+import type { SqliteTable } from "../../lib/storage/local/index.js";
+import type { Storage } from "../../lib/storage/storage.js";
+import { openLocalFixture } from "../support/local-fixture.js";
+import type { StorageFixture } from "../support/storage-fixture.js";
 import { record } from "./queue-log-helpers.js";
 
 describe("embedded store: addThenPut", () => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-add-put-"));
-  const storage = createLocalStorage({ dataDir });
-  const other = createLocalStorage({ dataDir });
-  const table = storage.table({ name: "atp_index", sortKeyType: "number" }) as SqliteTable;
-  after(async () => {
-    await storage.close();
-    await other.close();
-    rmSync(dataDir, { recursive: true, force: true });
+  let fixture: StorageFixture;
+  let other: Storage;
+  let table: SqliteTable;
+  before(async () => {
+    fixture = await openLocalFixture();
+    other = await fixture.reopen();
+    table = fixture.storage.table({ name: "atp_index", sortKeyType: "number" }) as SqliteTable;
   });
+  after(() => fixture.cleanup());
   const counter = (pk: string) => ({ pk: `${pk}#seq`, sk: 0 });
   const write = (pk: string, delta: number, extra: Record<string, string> = {}) =>
     table.addThenPut({
@@ -85,14 +85,14 @@ describe("embedded store: addThenPut", () => {
 });
 
 describe("embedded store: a one-key queue's append is one transaction", () => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-add-put-log-"));
-  const storage = createLocalStorage({ dataDir });
-  after(async () => {
-    await storage.close();
-    rmSync(dataDir, { recursive: true, force: true });
+  let fixture: StorageFixture;
+  before(async () => {
+    fixture = await openLocalFixture();
   });
+  after(() => fixture.cleanup());
 
   it("reserve and fill share one commit; offsets follow one another; reads see every message", async () => {
+    const { storage } = fixture;
     const log = new QueueLog(storage);
     const q = { topic: "AddPut", brokerName: "broker-a", queueId: 0 };
     await log.append(q, [record("first")]); // creates the queue's counter

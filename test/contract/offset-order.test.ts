@@ -6,15 +6,13 @@
  * later commit is ready to write first.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import type { Broker } from "../../lib/broker/broker.js";
-import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import type { Item, Table } from "../../lib/storage/table.js";
 import { waitUntil } from "../support/consumer-helpers.js";
+import { openLocalFixture } from "../support/local-fixture.js";
+import type { StorageFixture } from "../support/storage-fixture.js";
 import { BROKER, popBroker, sendTo, topicWith } from "./pop-helpers.js";
 
 /** `storage` whose offsets-table puts of `offset: held` wait until `release()`; every other call goes through. */
@@ -53,15 +51,14 @@ function holdingOffsetPuts(storage: Storage, held: number) {
 }
 
 describe("offset commits of one queue land in arrival order", () => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-offset-order-"));
-  const storage = createLocalStorage({ dataDir });
-  after(async () => {
-    await storage.close();
-    rmSync(dataDir, { recursive: true, force: true });
+  let fixture: StorageFixture;
+  before(async () => {
+    fixture = await openLocalFixture();
   });
+  after(() => fixture.cleanup());
 
   const setUp = async () => {
-    const held = holdingOffsetPuts(storage, 2);
+    const held = holdingOffsetPuts(fixture.storage, 2);
     const broker: Broker = await popBroker(held.storage);
     const { topic, group } = await topicWith(broker, 2);
     // Messages to commit past (a commit beyond a queue's end is clamped to it).
