@@ -40,6 +40,14 @@ export interface LoadSheddingOptions {
    */
   maxExpectedWaitMs?: number | undefined;
   /**
+   * The refusal on the expected wait applies to a standing line only: one that has not emptied for this long. A
+   * line that formed more recently is a burst (a client's connections catching up after a pause), which joins the
+   * line and is served within `maxWaitMs` and `maxWaiting`, as RocketMQ's send queue serves what waited under its
+   * bound; under a sustained overload the line never empties, and the excess is refused on arrival as before (the
+   * first `standingLineMs` of it wait at most `maxWaiting` turns). Default maxWaitMs / 2 (100 ms); 0 refuses bursts too.
+   */
+  standingLineMs?: number | undefined;
+  /**
    * How late the event loop runs now (ms): a request arriving while it is over `maxLagMs`, with other requests in
    * progress, is refused on arrival. Default none (no such refusal: a Lambda container serves one request at a time).
    */
@@ -76,12 +84,15 @@ export class LoadShedder {
   readonly maxWaitMs: number;
   readonly maxWaiting: number;
   readonly maxExpectedWaitMs: number;
+  readonly standingLineMs: number;
   readonly maxLagMs: number;
   readonly #lagMs: (() => number) | undefined;
   readonly #now: () => number;
   readonly #schedule: (expire: () => void, ms: number) => () => void;
   #running = 0;
   readonly #waiting: Waiter[] = [];
+  /** When the line waiting now formed (its first waiter joined an empty line); meaningless while it is empty. */
+  #lineSince = 0;
   /** Requests finished while every slot was taken, over the last second: the service rate. */
   readonly #rate = new ReleaseRate();
   /** Requests refused so far (for tests, the benchmark and the health answer). */
@@ -97,6 +108,7 @@ export class LoadShedder {
     this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.maxWaiting = options.maxWaiting ?? 4 * this.maxInFlight;
     this.maxExpectedWaitMs = options.maxExpectedWaitMs ?? this.maxWaitMs / 10;
+    this.standingLineMs = options.standingLineMs ?? this.maxWaitMs / 2;
     this.maxLagMs = options.maxLagMs ?? this.maxWaitMs / 4;
     this.#lagMs = options.lagMs;
     this.#now = options.now ?? (() => performance.now());
@@ -107,6 +119,7 @@ export class LoadShedder {
         this.maxWaitMs >= 0 &&
         this.maxWaiting >= 0 &&
         this.maxExpectedWaitMs >= 0 &&
+        this.standingLineMs >= 0 &&
         this.maxLagMs >= 0
       )
     ) {
@@ -167,6 +180,7 @@ export class LoadShedder {
       const waiter: Waiter = { arrivedAt, admit, refuse, cancel: () => undefined };
       const left = Math.max(0, arrivedAt + this.maxWaitMs - this.#now());
       waiter.cancel = this.#schedule(() => this.#expire(waiter), left + 1);
+      if (this.#waiting.length === 0) this.#lineSince = this.#now();
       this.#waiting.push(waiter);
     });
     return this.#release();
@@ -200,13 +214,18 @@ export class LoadShedder {
     return this.#lineRefusal();
   }
 
-  /** The line is full, or a request joining it would wait longer than `maxExpectedWaitMs`: the refusal's message. */
+  /**
+   * The line is full, or it has stood for `standingLineMs` and a request joining it would wait longer than
+   * `maxExpectedWaitMs`: the refusal's message.
+   */
   #lineRefusal(): string | undefined {
     if (this.#running < this.maxInFlight && this.#waiting.length === 0) return undefined;
     if (this.#waiting.length >= this.maxWaiting)
       return this.#busyMessage(`${this.#waiting.length} requests are waiting`);
     const expected = this.expectedWaitMs();
     if (expected === undefined || expected <= this.maxExpectedWaitMs) return undefined;
+    // A line that formed within `standingLineMs` (or forms with this request) is a burst: it waits.
+    if (this.#waiting.length === 0 || this.#now() - this.#lineSince < this.standingLineMs) return undefined;
     return this.#busyMessage(`${this.#waiting.length} requests are waiting, about ${Math.round(expected)} ms of work`);
   }
 

@@ -132,14 +132,18 @@ describe("load shedding: the expiry timer and parked requests", () => {
 });
 
 describe("load shedding: refusal on arrival by the service rate", () => {
-  /** One slot, a 200 ms bound, a 50 ms expected-wait bound, on a clock the test moves and no expiry timer. */
-  function lineOfOne() {
+  /**
+   * One slot, a 200 ms bound, a 50 ms expected-wait bound, on a clock the test moves and no expiry timer; the
+   * expected wait refuses from the line's start (`standingLineMs` 0) unless `standingLineMs` says otherwise.
+   */
+  function lineOfOne(standingLineMs = 0) {
     const clock = { now: 0 };
     const shedder = new LoadShedder({
       maxInFlight: 1,
       maxWaitMs: 200,
       maxWaiting: 100,
       maxExpectedWaitMs: 50,
+      standingLineMs,
       now: () => clock.now,
       schedule: never,
     });
@@ -197,6 +201,7 @@ describe("load shedding: refusal on arrival by the service rate", () => {
       maxInFlight: 1,
       maxWaitMs: 2000,
       maxExpectedWaitMs: 50,
+      standingLineMs: 0,
       now: () => clock.now,
       schedule: never,
     });
@@ -243,7 +248,15 @@ describe("load shedding: the local server", () => {
       port: 0,
       storage: { kind: "local", dataDir },
       // maxExpectedWaitMs as a number of its own (the default is a tenth of maxWaitMs): two sends wait, a third is refused.
-      loadShedding: { maxInFlight: 1, maxWaitMs: 200, maxExpectedWaitMs: 50, now: () => now, schedule: never },
+      // standingLineMs 0: the expected wait refuses from the line's first waiter (the test's clock stands still).
+      loadShedding: {
+        maxInFlight: 1,
+        maxWaitMs: 200,
+        maxExpectedWaitMs: 50,
+        standingLineMs: 0,
+        now: () => now,
+        schedule: never,
+      },
       // No background work or registration beside the requests: the store's request counts are theirs alone.
       background: false,
       registerIntervalMs: 3_600_000,
