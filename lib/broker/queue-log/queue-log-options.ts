@@ -123,3 +123,6 @@ export function checkCacheBounds(inlineThreshold: number, minRetentionMs: number
     throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "minRetentionMs must be at least twice tailCacheMs");
   }
 }
+
+/** The most queues whose tail and bottom one `QueueLog` keeps cached (as many as `QueueLayouts` remembers). */
+export const MAX_CACHED_QUEUES = 100_000;

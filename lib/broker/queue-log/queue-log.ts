@@ -2,6 +2,7 @@
  * @module The queue log: append batches to a queue and read them back by queue offset, on nothing but
  * the `Table` and `ObjectStore` ports (no transactions). See docs/queue-log.md for why it holds.
  */
+import { BoundedMap } from "../../core/bounded-map.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import { MessageConst, type MessageRecord } from "../../core/message.js";
 import { encodeBatch } from "../../core/message-codec.js";
@@ -40,6 +41,7 @@ import {
   DEFAULT_MERGE_LIMIT_BYTES,
   DEFAULT_RANGE_USE_MS,
   DEFAULT_RESERVATION_LEASE_MS,
+  MAX_CACHED_QUEUES,
   type QueueLogOptions,
   type QueueStatus,
   type TrimResult,
@@ -71,8 +73,9 @@ export class QueueLog {
   readonly #leaseMs: number;
   readonly #retentionMs: number | undefined;
   readonly #replicationGraceMs: number;
-  readonly #tails = new Map<string, Cached>();
-  readonly #mins = new Map<string, Cached>();
+  /** Tails and bottoms learned, of at most `MAX_CACHED_QUEUES` queues each (one forgotten is read again). */
+  readonly #tails = new BoundedMap<string, Cached>(MAX_CACHED_QUEUES, { order: "written" });
+  readonly #mins = new BoundedMap<string, Cached>(MAX_CACHED_QUEUES, { order: "written" });
   readonly #topRanges: TopRanges | undefined;
   readonly #walked: WalkedItems;
 
