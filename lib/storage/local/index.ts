@@ -13,6 +13,7 @@ import { RequestCounter } from "../request-counter.js";
 import type { GarbageReport, Storage } from "../storage.js";
 import type { Table, TableSpec } from "../table.js";
 import { checkTableSpec } from "../validate.js";
+import { Checkpointer, FALLBACK_AUTOCHECKPOINT_PAGES } from "./checkpointer.js";
 import { FileObjectStore, type FlushMode, type ObjectOwner } from "./file-object-store.js";
 import { retryWhileBusy, sqlite } from "./sqlite-errors.js";
 import { SqliteTable } from "./sqlite-table.js";
@@ -38,6 +39,11 @@ export interface LocalStorageOptions {
    * fsync'ed before its put returns; an acknowledged message survives an OS crash.
    */
   flush?: FlushMode;
+  /**
+   * WAL checkpoints in a thread of their own (checkpointer.ts; default true): the serving connection's commits
+   * then never stop to copy the WAL back and sync. False: SQLite's automatic checkpoint, inside a commit.
+   */
+  checkpointThread?: boolean;
 }
 
 /** One hour: an append writes its index item within seconds of its object (`maxAppendMs` is 2.5 s). */
@@ -66,6 +72,8 @@ export function openLocalDatabase(dataDir: string, options: Omit<LocalStorageOpt
     // Without the map every page a query touches is a read() into SQLite's cache, which a WAL connection
     // drops and refills: a pull's index rows cost about twice the CPU. Writes still go through write().
     opened.pragma(`mmap_size = ${MMAP_BYTES}`);
+    // With the checkpoint thread, this connection checkpoints only if that thread fell far behind.
+    if (options.checkpointThread !== false) opened.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
     return opened;
   });
 }
@@ -76,6 +84,10 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
   mkdirSync(dataDir, { recursive: true });
   const counter = new RequestCounter();
   const db = openLocalDatabase(dataDir, options);
+  const checkpointer =
+    options.checkpointThread === false
+      ? undefined
+      : new Checkpointer({ file: db.name, synchronous: options.flush === "sync" ? "FULL" : "NORMAL" });
   const tables = new Map<string, SqliteTable>();
   const objects = new FileObjectStore(path.join(dataDir, "objects"), counter, options.flush ?? "async");
   const graceMs = options.orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS;
@@ -121,6 +133,7 @@ export function createLocalStorage(options: LocalStorageOptions): Storage {
     async close(): Promise<void> {
       await Promise.all(background);
       objects.close();
+      await checkpointer?.stop();
       if (db.open) db.close();
     },
   };
