@@ -54,7 +54,6 @@ parentPort.on("message", (message) => {
   clearInterval(timer);
   checkpoint();
   db.close();
-  parentPort.postMessage({ stopped: true, checkpoints });
   parentPort.close();
 });
 `;
@@ -85,17 +84,13 @@ export class Checkpointer {
 
   /** Checkpoints the thread has run so far (for tests). */
   checkpoints(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const answer = (m: { checkpoints?: number }) => {
-        if (typeof m.checkpoints === "number") resolve(m.checkpoints);
-      };
-      this.#worker.ref(); // someone waits for the answer: keep the process up for it
-      this.#worker.once("message", (m: { checkpoints?: number }) => {
+    this.#worker.ref(); // someone waits for the answer: keep the process up for it
+    this.#worker.postMessage("count");
+    return new Promise((resolve) => {
+      this.#worker.once("message", (m: { checkpoints: number }) => {
         this.#worker.unref();
-        answer(m);
+        resolve(m.checkpoints);
       });
-      this.#worker.once("error", reject);
-      this.#worker.postMessage("count");
     });
   }
 
