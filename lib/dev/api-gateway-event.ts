@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ApiAnswer, ApiEvent, ApiRequest, ApiResult } from "../http/api-types.js";
+import type { ApiAnswer, ApiEvent, ApiRequest } from "../http/api-types.js";
 import { MAX_REQUEST_BYTES } from "../protocol/index.js";
 
 export class BodyTooLargeError extends Error {}
@@ -68,13 +68,6 @@ export function toApiEvent(req: IncomingMessage, body: Buffer, now = Date.now())
   };
 }
 
-export function writeResult(res: ServerResponse, result: ApiResult): void {
-  const body =
-    result.body === undefined ? "" : result.isBase64Encoded ? Buffer.from(result.body, "base64") : result.body;
-  res.writeHead(result.statusCode ?? 200, { ...(result.headers ?? {}) } as Record<string, string>);
-  res.end(body);
-}
-
 /** The request as the one request path takes it, straight from Node's (no event built). */
 export function toApiRequest(req: IncomingMessage, body: Buffer): ApiRequest {
   const raw = req.url ?? "/";
@@ -99,7 +92,14 @@ export function toApiRequest(req: IncomingMessage, body: Buffer): ApiRequest {
   };
 }
 
+/**
+ * An answer with its length up front, as API Gateway sends one (`writeHead` alone would frame the body in chunks):
+ * a client reads one body of known size, not a chunked body and its closing chunk.
+ */
 export function writeAnswer(res: ServerResponse, answer: ApiAnswer): void {
-  res.writeHead(answer.status, { "content-type": answer.contentType });
+  res.writeHead(answer.status, {
+    "content-type": answer.contentType,
+    "content-length": Buffer.byteLength(answer.body),
+  });
   res.end(answer.body);
 }
