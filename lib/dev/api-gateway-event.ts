@@ -94,12 +94,10 @@ export function toApiRequest(req: IncomingMessage, body: Buffer): ApiRequest {
 
 /**
  * An answer with its length up front, as API Gateway sends one (`writeHead` alone would frame the body in chunks):
- * a client reads one body of known size, not a chunked body and its closing chunk.
+ * a client reads one body of known size, not a chunked body and its closing chunk. `length`: the body's bytes, when
+ * the caller has counted them already.
  */
-export function writeAnswer(res: ServerResponse, answer: ApiAnswer): void {
-  res.writeHead(answer.status, {
-    "content-type": answer.contentType,
-    "content-length": Buffer.byteLength(answer.body),
-  });
+export function writeAnswer(res: ServerResponse, answer: ApiAnswer, length = Buffer.byteLength(answer.body)): void {
+  res.writeHead(answer.status, { "content-type": answer.contentType, "content-length": length });
   res.end(answer.body);
 }

@@ -169,14 +169,14 @@ export async function serveOn(
         // The request's bytes and the answer's stay counted until the answer is sent (or its socket is gone), not
         // when it is handed to the socket: a client that never reads holds the budget, so new requests get
         // SYSTEM_BUSY instead of piling answers up in memory; and it is dropped once it stops reading for long.
-        const answerBytes = byteLengthOf(answer.body);
+        const answerBytes = Buffer.byteLength(answer.body);
         bytes.hold(answerBytes);
         res.once("close", () => {
           held.release();
           bytes.release(answerBytes);
         });
         res.setTimeout(answerTimeoutMs, () => res.destroy());
-        writeAnswer(res, answer);
+        writeAnswer(res, answer, answerBytes);
       })
       .catch((err: unknown) => answerUnread(req, res, err))
       .finally(() => inFlight.delete(answered));
@@ -371,9 +371,6 @@ export const DEFAULT_ANSWER_TIMEOUT_MS = 30_000;
 /** Whether a request's target is `POST /send`'s path (with or without a query): the requests the loop's lag may refuse. */
 const isSendRequest = (url: string | undefined): boolean =>
   url === endpoints.send.path || url?.startsWith(`${endpoints.send.path}?`) === true;
-
-const byteLengthOf = (body: string | Uint8Array): number =>
-  typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
 
 /** The auth gate of a local process: its users in the store's ACL table, their secrets sealed with the master key. */
 export function requestAuth(storage: Storage, auth: LocalAuthOptions): RequestAuth {

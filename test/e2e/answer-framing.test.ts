@@ -1,7 +1,7 @@
 /**
  * @module The local server frames every answer as API Gateway does: a `content-length` equal to the body's
  * bytes and no chunked transfer encoding, for a stored send, a refused one (4xx) and an unknown route, each
- * over one keep-alive connection, as a stock HTTP/1.1 client reads them.
+ * read through a keep-alive agent, as a stock HTTP/1.1 client reads them.
  */
 import assert from "node:assert/strict";
 import { Agent, type IncomingHttpHeaders, request } from "node:http";
@@ -49,7 +49,7 @@ describe("answer framing: content-length, not chunks", () => {
     await quiet.close();
   });
 
-  it("a stored send, a refused send and an unknown route each carry their length, on one connection", async () => {
+  it("a stored send, a refused send and an unknown route each carry their length, through a keep-alive agent", async () => {
     const sent = await call(
       agent,
       `${server.url}/send`,
