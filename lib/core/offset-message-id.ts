@@ -20,11 +20,16 @@ const QUEUE_ID_BITS = 0x3ff;
 
 /** The commit-log offset a message of `topic`'s queue `queueId` of `brokerName` at `queueOffset` is named by. */
 export function physicalOffset(topic: string, brokerName: string, queueId: number, queueOffset: number): bigint {
+  return (BigInt(physicalOffsetHigh(topic, brokerName, queueId)) << 32n) | BigInt(queueOffset >>> 0);
+}
+
+/**
+ * The high 32 bits of every commit-log offset of `topic`'s queue `queueId` of `brokerName` (a non-negative int32:
+ * 16 bits of the topic's hash, 5 of the broker's, 10 of the queue id); the low 32 are the queue offset's.
+ */
+export function physicalOffsetHigh(topic: string, brokerName: string, queueId: number): number {
   return (
-    (BigInt(fnv(topic) & TOPIC_HASH_BITS) << 47n) |
-    (BigInt(fnv(brokerName) & BROKER_HASH_BITS) << 42n) |
-    (BigInt(queueId & QUEUE_ID_BITS) << 32n) |
-    BigInt(queueOffset >>> 0)
+    ((fnv(topic) & TOPIC_HASH_BITS) << 15) | ((fnv(brokerName) & BROKER_HASH_BITS) << 10) | (queueId & QUEUE_ID_BITS)
   );
 }
 

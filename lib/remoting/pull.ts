@@ -15,7 +15,7 @@ import { PullRequestSchema, type PullResponse } from "../protocol/index.js";
 import type { Call } from "./call.js";
 import { type Answer, ResponseCode } from "./codes.js";
 import { decodeWith } from "./decode.js";
-import { encodeStored } from "./wire-message.js";
+import { encodeStoredMessages } from "./wire-message.js";
 
 const FLAG_COMMIT_OFFSET = 0x1;
 const FLAG_SUSPEND = 0x2;
@@ -82,19 +82,10 @@ export async function pullMessage(call: Call): Promise<Answer> {
 }
 
 function encodePull(call: Call, answer: PullResponse): Answer {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  let nextBeginOffset = answer.nextBeginOffset;
   const hosts = { storeHost: call.scope.storeHost, bornHost: call.scope.storeHost };
-  for (const m of answer.messages) {
-    const encoded = encodeStored(m, hosts);
-    if (chunks.length > 0 && bytes + encoded.byteLength > MAX_PULL_ANSWER_BYTES) {
-      nextBeginOffset = m.queueOffset;
-      break;
-    }
-    chunks.push(encoded);
-    bytes += encoded.byteLength;
-  }
+  const { body, count } = encodeStoredMessages(answer.messages, hosts, MAX_PULL_ANSWER_BYTES);
+  // The messages that did not fit come with the next pull.
+  const nextBeginOffset = answer.messages[count]?.queueOffset ?? answer.nextBeginOffset;
   const code = STATUS_CODE[answer.pullStatus];
   return {
     code,
@@ -105,6 +96,6 @@ function encodePull(call: Call, answer: PullResponse): Answer {
       minOffset: String(answer.minOffset),
       maxOffset: String(answer.maxOffset),
     },
-    ...(chunks.length > 0 && { body: Buffer.concat(chunks) }),
+    ...(count > 0 && { body }),
   };
 }

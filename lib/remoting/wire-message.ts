@@ -6,7 +6,7 @@
  */
 import { crc32 } from "node:zlib";
 import { MessageConst } from "../core/message.js";
-import { offsetMsgId as coreOffsetMsgId, physicalOffset } from "../core/offset-message-id.js";
+import { offsetMsgId as coreOffsetMsgId, physicalOffset, physicalOffsetHigh } from "../core/offset-message-id.js";
 import { MAX_BATCH_MESSAGES, type PulledMessage } from "../protocol/index.js";
 import { badHeader } from "./codes.js";
 
@@ -134,34 +134,75 @@ export interface StoredEncoding {
 
 /** One message in RocketMQ's stored-message encoding (IPv4 hosts, body uncompressed). */
 export function encodeStored(m: PulledMessage, hosts: StoredEncoding): Buffer {
-  const body = Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength);
-  const topic = Buffer.from(m.topic, "utf8");
-  const properties = Buffer.from(wirePropertiesString(m), "utf8");
-  const size = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 8 + 8 + 8 + 8 + 4 + 8 + 4 + body.byteLength + 1 + topic.byteLength;
-  const total = size + 2 + properties.byteLength;
-  const out = Buffer.allocUnsafe(total);
+  return encodeStoredMessages([m], hosts, Number.POSITIVE_INFINITY).body;
+}
+
+/** The fields of a stored message before its body, in bytes (TOTALSIZE ... BODYLEN). */
+const FIXED_BEFORE_BODY = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 8 + 8 + 8 + 8 + 4 + 8 + 4;
+
+/**
+ * Messages of one queue back to back in the stored-message encoding (`MessageDecoder.decodes`), in one buffer:
+ * the first `count` of them, those that fit `maxBytes` (the first always, however large). The queue's names, the
+ * high half of its commit-log offsets and each message's size are worked out once, before one allocation.
+ */
+export function encodeStoredMessages(
+  messages: readonly PulledMessage[],
+  hosts: StoredEncoding,
+  maxBytes: number,
+): { body: Buffer; count: number } {
+  const first = messages[0];
+  if (first === undefined) return { body: Buffer.alloc(0), count: 0 };
+  const topic = Buffer.from(first.topic, "utf8");
+  const high = physicalOffsetHigh(first.topic, first.brokerName, first.queueId);
+  const properties: string[] = [];
+  const sizes: number[] = [];
+  let bytes = 0;
+  for (const m of messages) {
+    if (m.topic !== first.topic || m.brokerName !== first.brokerName || m.queueId !== first.queueId)
+      throw new Error("encodeStoredMessages takes the messages of one queue");
+    const props = wirePropertiesString(m);
+    const size = FIXED_BEFORE_BODY + m.body.byteLength + 1 + topic.byteLength + 2 + Buffer.byteLength(props, "utf8");
+    if (sizes.length > 0 && bytes + size > maxBytes) break;
+    properties.push(props);
+    sizes.push(size);
+    bytes += size;
+  }
+  const out = Buffer.allocUnsafe(bytes);
   let at = 0;
-  at = out.writeInt32BE(total, at);
-  at = out.writeInt32BE(MAGIC_CODE, at);
-  at = out.writeInt32BE(crc32(body) & 0x7fffffff, at);
-  at = out.writeInt32BE(m.queueId, at);
-  at = out.writeInt32BE(m.flag | 0, at);
-  at = out.writeBigInt64BE(BigInt(m.queueOffset), at);
-  at = out.writeBigInt64BE(physicalOffset(m.topic, m.brokerName, m.queueId, m.queueOffset), at);
-  at = out.writeInt32BE(0, at);
-  at = out.writeBigInt64BE(BigInt(m.bornTimestamp), at);
-  out.set(hosts.bornHost.ip, at);
-  at = out.writeInt32BE(hosts.bornHost.port, at + 4);
-  at = out.writeBigInt64BE(BigInt(m.storeTimestamp), at);
-  out.set(hosts.storeHost.ip, at);
-  at = out.writeInt32BE(hosts.storeHost.port, at + 4);
-  at = out.writeInt32BE(m.reconsumeTimes, at);
-  at = out.writeBigInt64BE(0n, at);
-  at = out.writeInt32BE(body.byteLength, at);
-  at += body.copy(out, at);
-  at = out.writeUInt8(topic.byteLength, at);
-  at += topic.copy(out, at);
-  at = out.writeUInt16BE(properties.byteLength, at);
-  properties.copy(out, at);
-  return out;
+  for (const [i, size] of sizes.entries()) {
+    const m = messages[i] as PulledMessage;
+    const body = Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength);
+    at = out.writeInt32BE(size, at);
+    at = out.writeInt32BE(MAGIC_CODE, at);
+    at = out.writeInt32BE(crc32(body) & 0x7fffffff, at);
+    at = out.writeInt32BE(m.queueId, at);
+    at = out.writeInt32BE(m.flag | 0, at);
+    at = writeInt64(out, m.queueOffset, at);
+    at = out.writeInt32BE(high, at);
+    at = out.writeUInt32BE(m.queueOffset >>> 0, at);
+    at = out.writeInt32BE(0, at);
+    at = writeInt64(out, m.bornTimestamp, at);
+    out.set(hosts.bornHost.ip, at);
+    at = out.writeInt32BE(hosts.bornHost.port, at + 4);
+    at = writeInt64(out, m.storeTimestamp, at);
+    out.set(hosts.storeHost.ip, at);
+    at = out.writeInt32BE(hosts.storeHost.port, at + 4);
+    at = out.writeInt32BE(m.reconsumeTimes, at);
+    at = writeInt64(out, 0, at);
+    at = out.writeInt32BE(body.byteLength, at);
+    at += body.copy(out, at);
+    at = out.writeUInt8(topic.byteLength, at);
+    at += topic.copy(out, at);
+    const propsAt = at + 2;
+    const propsLength = out.write(properties[i] as string, propsAt, "utf8");
+    out.writeUInt16BE(propsLength, at);
+    at = propsAt + propsLength;
+  }
+  return { body: out, count: sizes.length };
+}
+
+/** A safe integer as a big-endian int64 (two's complement), without a BigInt. */
+function writeInt64(out: Buffer, value: number, at: number): number {
+  out.writeInt32BE(Math.floor(value / 0x1_0000_0000), at);
+  return out.writeUInt32BE(value >>> 0, at + 4);
 }

@@ -57,7 +57,9 @@ export class PullService {
 export function toPulled(q: { topic: string; brokerName: string; queueId: number }, m: StoredMessage): PulledMessage {
   return {
     msgId: m.properties[MessageConst.UNIQ_KEY] ?? `${q.brokerName}-${q.queueId}-${m.queueOffset}`,
-    ...q,
+    topic: q.topic,
+    brokerName: q.brokerName,
+    queueId: q.queueId,
     queueOffset: m.queueOffset,
     tags: m.tags,
     keys: m.keys,

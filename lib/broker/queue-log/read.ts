@@ -55,6 +55,21 @@ export function wireSize(m: MessageRecord): number {
   return Math.ceil(m.body.byteLength / 3) * 4 + strings * 2 + 300;
 }
 
+/** `record` stored at `queueOffset`: one object of a fixed shape (a spread copies through a generic path). */
+function stored(record: MessageRecord, queueOffset: number, storeTimestamp: number): StoredMessage {
+  return {
+    bornTimestamp: record.bornTimestamp,
+    flag: record.flag,
+    tags: record.tags,
+    keys: record.keys,
+    properties: record.properties,
+    body: record.body,
+    reconsumeTimes: record.reconsumeTimes,
+    queueOffset,
+    storeTimestamp,
+  };
+}
+
 /** Index items per forward query page of a one-key queue when the messages wanted are not counted (a filter). */
 const PAGE_ITEMS = 16;
 /** The most index items one round of queries asks for. */
@@ -219,7 +234,7 @@ export async function readQueue(
           examined++;
           nextBeginOffset = entry.start + j + 1;
           if (matches) {
-            messages.push({ ...record, queueOffset: entry.start + j, storeTimestamp: entry.storeTimestamp });
+            messages.push(stored(record, entry.start + j, entry.storeTimestamp));
             bytes += size;
           }
           if (messages.length >= maxMessages || examined >= maxScan) return done();

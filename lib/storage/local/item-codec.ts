@@ -111,8 +111,11 @@ export function encodeAttributes(item: Item): StoredAttributes {
 
 /** The item stored as `pk`, `sk`, the JSON text of its attributes and the bytes of its binary values. */
 export function decodeItem(pk: string, sk: SortKey, json: string, bytes: Buffer | null = null): Item {
-  const attributes = new Decoder(bytes).map(JSON.parse(json) as { [key: string]: Json });
-  return { ...attributes, pk, sk };
+  // The map is new and never holds `pk` or `sk` (encodeAttributes leaves the key out): the key joins it in place.
+  const item = new Decoder(bytes).map(JSON.parse(json) as { [key: string]: Json });
+  item.pk = pk;
+  item.sk = sk;
+  return item as Item;
 }
 
 /** The JSON key under which a top-level attribute is stored (for SQL's json_extract). */

@@ -43,12 +43,16 @@ interface Row {
   bin: Buffer | null;
 }
 
+/** A row of `SELECT sk, attrs, bin` from a statement in raw mode. */
+type RawRow = [sk: SortKey, attrs: string, bin: Buffer | null];
+
 export class SqliteTable implements Table {
   readonly spec: TableSpec;
   readonly counter: RequestCounter;
   readonly #db: Database;
   readonly #name: string;
   readonly #statements = new Map<string, Statement>();
+  readonly #rawStatements = new Map<string, Statement>();
   /** Puts arriving together share one transaction (group commit, write-batcher.ts). */
   readonly #writes: WriteBatcher;
 
@@ -228,10 +232,11 @@ export class SqliteTable implements Table {
     const items: Item[] = [];
     let bytes = 0;
     sqlite("query", () => {
-      for (const row of this.#stmt(sql).iterate(...params) as IterableIterator<Row>) {
+      // Rows as arrays (sk, attrs, bin), not objects: no property set per column.
+      for (const [sk, attrs, bin] of this.#rawStmt(sql).iterate(...params) as IterableIterator<RawRow>) {
         // As DynamoDB: stop before the next item once the page is full or has read 1 MB.
         if (items.length >= limit || bytes >= PAGE_BYTES) break;
-        const item = decodeItem(pk, row.sk, row.attrs, row.bin);
+        const item = decodeItem(pk, sk, attrs, bin);
         items.push(item);
         bytes += itemSize(item);
       }
@@ -289,6 +294,16 @@ export class SqliteTable implements Table {
       sql: `SELECT sk, attrs, bin FROM ${this.#name} WHERE ${where.join(" AND ")} ORDER BY sk ${order} LIMIT ?`,
       params,
     };
+  }
+
+  /** The statement of `sql` in raw mode (rows as arrays), kept apart from `#stmt`'s (a statement's mode is its own). */
+  #rawStmt(sql: string): Statement {
+    let statement = this.#rawStatements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql).raw(true);
+      this.#rawStatements.set(sql, statement);
+    }
+    return statement;
   }
 
   #stmt(sql: string): Statement {
