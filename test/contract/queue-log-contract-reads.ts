@@ -1,7 +1,8 @@
 /**
  * @module The queue log's read path, by the queries it sends and the index items they bring back, run unchanged
  * on every adapter: a pull reads the queue's newest item, then only the index items that hold the offsets it
- * wants (one bounded page), plus the item at or before its offset when that offset is inside a batch; a pull
+ * wants (one bounded page), plus the item at or before its offset when that offset is inside a batch (unless this
+ * process's last read of the queue stopped inside that batch, and it is young); a pull
  * standing in an unfilled range whose next batch lies past what it wants still finds that batch (to seal the
  * range once the lease is over). Asserted by counting the real table's queries, never by time.
  */
@@ -97,6 +98,38 @@ export function queueLogReadsContract(label: string, open: OpenFixture): void {
         [31],
       );
       assert.deepEqual(seen.queries, [1, 1], "a read of one: the newest item, then the batch at 30 that holds 31");
+    });
+
+    it("a pull from inside the batch the last pull stopped in: that batch is not asked again, unless it is old", async () => {
+      const seen: Seen = { queries: [] };
+      let now = 500_000_000;
+      const log = new QueueLog(counted(fixture().storage, seen), { now: () => now });
+      const q = freshQueue("Reads");
+      await threes(log, q);
+      await log.read(q, 0, { maxMessages: 1 });
+      const first = await log.read(q, 1, { maxMessages: 31 });
+      assert.equal(first.nextBeginOffset, 32, "stopped inside the batch at 30 (30, 31, 32)");
+      seen.queries = [];
+      const next = await log.read(q, 32, { maxMessages: 32 });
+      assert.deepEqual(
+        next.messages.map((m) => m.queueOffset),
+        Array.from({ length: 28 }, (_, i) => 32 + i),
+      );
+      assert.deepEqual(seen.queries, [1, 9], "the newest item; the items starting at 33..57; not the batch at 30");
+
+      // Another process (no read of its own yet) asks for the batch at 30.
+      const other = new QueueLog(counted(fixture().storage, seen), { now: () => now });
+      await other.read(q, 0, { maxMessages: 1 });
+      seen.queries = [];
+      await other.read(q, 32, { maxMessages: 32 });
+      assert.deepEqual(seen.queries, [1, 9, 1], "a process that did not stop inside the batch reads it");
+
+      // A batch older than half the shortest retention is asked again (retention may have trimmed it).
+      await log.read(q, 1, { maxMessages: 31 });
+      now += 3_600_000;
+      seen.queries = [];
+      await log.read(q, 32, { maxMessages: 32 });
+      assert.deepEqual(seen.queries, [1, 9, 1], "an old batch is read again");
     });
 
     it("a pull of one standing in an unfilled range finds the batch past it, and passes it once it is sealed", async () => {

@@ -85,7 +85,8 @@ export class TopRanges {
 
 /**
  * The item each queue's last read walked last, by queue (at most `MAX_WATCHED`): a poll standing at its end (a
- * tailing consumer waiting at a live writer's range) then needs no query for the item before its offset. Only an
+ * tailing consumer waiting at a live writer's range) then needs no query for the item before its offset, nor
+ * does a read that starts inside it (the last read stopped at `maxMessages` in the middle of a batch). Only an
  * item younger than half the shortest retention is handed out (retention cannot have trimmed it yet).
  */
 export class WalkedItems {
@@ -97,6 +98,13 @@ export class WalkedItems {
   endingAt(pk: string, offset: number): IndexEntry | undefined {
     const entry = this.#last.get(pk);
     if (entry === undefined || end(entry) !== offset) return undefined;
+    return this.options.now() - entry.storeTimestamp < this.options.freshMs ? entry : undefined;
+  }
+
+  /** The item known to hold `offset` past its start (a read stopped inside it), if this process walked it last and it is young. */
+  holding(pk: string, offset: number): IndexEntry | undefined {
+    const entry = this.#last.get(pk);
+    if (entry === undefined || offset <= entry.start || offset >= end(entry)) return undefined;
     return this.options.now() - entry.storeTimestamp < this.options.freshMs ? entry : undefined;
   }
 

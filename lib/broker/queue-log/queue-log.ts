@@ -185,9 +185,12 @@ export class QueueLog {
         : undefined;
     if (counter === offset) return idleAnswer(offset, await this.#minOffset(pk, false));
     const { view, newest } = await this.#layouts.read(pk);
-    const walked = view.spread
-      ? { endingAt: this.#walked.endingAt(pk, offset), walked: (e: IndexEntry) => this.#walked.remember(pk, e) }
-      : {};
+    // The item this process's last read of the queue stopped in or at the end of: not queried again.
+    const walked = {
+      ...(view.spread && { endingAt: this.#walked.endingAt(pk, offset) }),
+      holding: this.#walked.holding(pk, offset),
+      walked: (e: IndexEntry) => this.#walked.remember(pk, e),
+    };
     const result = await readQueue({ ...this.#readContext(view), ...walked }, newest, offset, options);
     this.#learnTail(pk, result.maxOffset);
     if (counter !== undefined && counter > offset) await this.#topRanges?.pass(view, offset, counter, result);

@@ -105,7 +105,12 @@ export interface ReadContext {
   seal?: { leaseMs: number; now: () => number };
   /** An item known to end at the read's offset (the last one a read of this process walked): not asked again. */
   endingAt?: IndexEntry | undefined;
-  /** Told of the item a read walked last when the read's next offset is its end. */
+  /**
+   * An item known to hold the read's offset past its start (one an earlier read of this process stopped inside):
+   * not asked again.
+   */
+  holding?: IndexEntry | undefined;
+  /** Told of the item a read walked last when the read's next offset is its end, or is inside it. */
   walked?: (entry: IndexEntry) => void;
 }
 
@@ -182,7 +187,8 @@ export async function readQueue(
     } else ahead = { page, upTo };
   }
   const known = ctx.endingAt !== undefined && end(ctx.endingAt) === offset ? ctx.endingAt : undefined;
-  const below = offset >= tail.start ? tail : (chain?.[0] ?? known ?? (await findAtOrBefore(view, offset)));
+  const held = ctx.holding !== undefined && holds(ctx.holding, offset) ? ctx.holding : undefined;
+  const below = offset >= tail.start ? tail : (chain?.[0] ?? known ?? held ?? (await findAtOrBefore(view, offset)));
   if (below?.loc.kind === "trimmed" && offset < end(below)) return offsetIllegal(await ctx.minOffset(true));
   const inside = below !== undefined && end(below) > offset;
   let gapStart = offset;
@@ -230,14 +236,14 @@ export async function readQueue(
           // The answer must fit a Lambda response (6 MB, bodies travel as base64): stop before a message that
           // would overflow it, but always hand out at least one, so a queue never sticks.
           const size = wireSize(record);
-          if (matches && messages.length > 0 && bytes + size > maxBytes) return done();
+          if (matches && messages.length > 0 && bytes + size > maxBytes) return done(entry);
           examined++;
           nextBeginOffset = entry.start + j + 1;
           if (matches) {
             messages.push(stored(record, entry.start + j, entry.storeTimestamp));
             bytes += size;
           }
-          if (messages.length >= maxMessages || examined >= maxScan) return done();
+          if (messages.length >= maxMessages || examined >= maxScan) return done(entry);
         }
       }
       last = batch[batch.length - 1] as IndexEntry;
@@ -280,13 +286,20 @@ export async function readQueue(
     return { status: "OFFSET_ILLEGAL", messages: [], nextBeginOffset: minOffset, minOffset, maxOffset };
   }
 
-  async function done(): Promise<ReadResult> {
+  /** The answer; `current`: the item the walk stopped in, if it stopped inside one. */
+  async function done(current?: IndexEntry): Promise<ReadResult> {
     const minOffset = await ctx.minOffset(false);
     const moved = nextBeginOffset > offset;
-    if (last !== undefined && end(last) === nextBeginOffset) ctx.walked?.(last);
+    if (current !== undefined && holds(current, nextBeginOffset)) ctx.walked?.(current);
+    else if (last !== undefined && end(last) === nextBeginOffset) ctx.walked?.(last);
     const status: PullStatus = messages.length > 0 ? "FOUND" : moved ? "NO_MATCHED_MSG" : "NO_NEW_MSG";
     return { status, messages, nextBeginOffset, minOffset, maxOffset };
   }
+}
+
+/** Whether `offset` is in `entry` past its start (a read that begins there starts inside it). */
+function holds(entry: IndexEntry, offset: number): boolean {
+  return entry.start < offset && offset < end(entry);
 }
 
 /** The most seals one read writes (a dead writer's batch of n messages leaves n offsets to seal). */
