@@ -77,13 +77,13 @@ export function decodeSend(m: WireMessage, asSent?: [string, string][]): Decoded
     properties[MessageConst.SHARDING_KEY] = sys.messageGroup;
   if (sys.deliveryTimestamp !== undefined)
     properties[MessageConst.TIMER_DELIVER_MS] = String(toMs(sys.deliveryTimestamp));
-  const message: SendMessage = {
-    body: body(m),
-    ...(sys.tag !== undefined && sys.tag !== "" ? { tags: sys.tag } : {}),
-    ...(sys.keys.length > 0 ? { keys: sys.keys } : {}),
-    properties,
-  };
-  return { message, type, ...(type === "FIFO" && sys.messageGroup ? { messageGroup: sys.messageGroup } : {}) };
+  // Optional fields set only when present, not spread in (V8 copies a spread through a generic path).
+  const message: SendMessage = { body: body(m), properties };
+  if (sys.tag !== undefined && sys.tag !== "") message.tags = sys.tag;
+  if (sys.keys.length > 0) message.keys = sys.keys;
+  const decoded: DecodedSend = { message, type };
+  if (type === "FIFO" && sys.messageGroup) decoded.messageGroup = sys.messageGroup;
+  return decoded;
 }
 
 /** The type a stored message reads as: transactional, FIFO (a group), delayed (a delivery time), or normal. */
@@ -112,39 +112,68 @@ export const bodyDigest = (b: Uint8Array) => ({
   checksum: createHash("md5").update(b).digest("hex").toUpperCase(),
 });
 
-/** A stored message as a RocketMQ 5 `Message` (received, or carried by a transaction check-back). */
+/** A received message's `SystemProperties`, as the service's codec takes them (enums by name). */
+interface ReceivedSystemProperties {
+  tag?: string;
+  keys: string[];
+  messageId: string;
+  bodyDigest: ReturnType<typeof bodyDigest>;
+  bodyEncoding: "IDENTITY";
+  messageType: SendType;
+  bornTimestamp: Seconds;
+  bornHost: string;
+  storeTimestamp: Seconds;
+  storeHost: string;
+  deliveryTimestamp?: Seconds;
+  queueId: number;
+  queueOffset: number;
+  messageGroup?: string;
+  receiptHandle?: string;
+  deliveryAttempt?: number;
+  invisibleDuration?: Seconds;
+}
+
+/**
+ * A stored message as a RocketMQ 5 `Message` (received, or carried by a transaction check-back). Built field by
+ * field, the optional ones set only when present (no object spread: V8 copies those through a generic path).
+ */
 export function encodeMessage(m: PulledMessage, delivery?: Delivery) {
   const p = m.properties;
-  const userProperties = Object.fromEntries(Object.entries(p).filter(([k]) => !SYSTEM_PROPERTY_NAMES.has(k)));
+  const userProperties: Record<string, string> = {};
+  for (const k of Object.keys(p)) {
+    if (SYSTEM_PROPERTY_NAMES.has(k)) continue;
+    // Assigning "__proto__" would set the prototype: define it as a plain entry instead.
+    if (k === "__proto__")
+      Object.defineProperty(userProperties, k, { value: p[k], enumerable: true, writable: true, configurable: true });
+    else userProperties[k] = p[k] as string;
+  }
   const deliverAt = Number(p[MessageConst.TIMER_DELIVER_MS]);
   const group = p[MessageConst.SHARDING_KEY];
-  const ts = (ms: number): Seconds => fromMs(ms);
+  const systemProperties: ReceivedSystemProperties = {
+    keys: m.keys,
+    messageId: p[MessageConst.UNIQ_KEY] ?? m.msgId,
+    bodyDigest: bodyDigest(m.body),
+    bodyEncoding: "IDENTITY",
+    messageType: storedType(p),
+    bornTimestamp: fromMs(m.bornTimestamp),
+    bornHost: "",
+    storeTimestamp: fromMs(m.storeTimestamp),
+    storeHost: m.brokerName,
+    queueId: m.queueId,
+    queueOffset: m.queueOffset,
+  };
+  if (m.tags !== "") systemProperties.tag = m.tags;
+  if (Number.isFinite(deliverAt)) systemProperties.deliveryTimestamp = fromMs(deliverAt);
+  if (group !== undefined) systemProperties.messageGroup = group;
+  if (delivery) {
+    systemProperties.receiptHandle = delivery.receiptHandle;
+    systemProperties.deliveryAttempt = delivery.deliveryAttempt;
+    if (delivery.invisibleMs !== undefined) systemProperties.invisibleDuration = fromMs(delivery.invisibleMs);
+  }
   return {
     topic: { resourceNamespace: "", name: m.topic },
     userProperties,
-    systemProperties: {
-      ...(m.tags !== "" ? { tag: m.tags } : {}),
-      keys: m.keys,
-      messageId: p[MessageConst.UNIQ_KEY] ?? m.msgId,
-      bodyDigest: bodyDigest(m.body),
-      bodyEncoding: "IDENTITY",
-      messageType: storedType(p),
-      bornTimestamp: ts(m.bornTimestamp),
-      bornHost: "",
-      storeTimestamp: ts(m.storeTimestamp),
-      storeHost: m.brokerName,
-      ...(Number.isFinite(deliverAt) ? { deliveryTimestamp: ts(deliverAt) } : {}),
-      queueId: m.queueId,
-      queueOffset: m.queueOffset,
-      ...(group !== undefined ? { messageGroup: group } : {}),
-      ...(delivery
-        ? {
-            receiptHandle: delivery.receiptHandle,
-            deliveryAttempt: delivery.deliveryAttempt,
-            ...(delivery.invisibleMs === undefined ? {} : { invisibleDuration: ts(delivery.invisibleMs) }),
-          }
-        : {}),
-    },
+    systemProperties,
     body: Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength),
   };
 }

@@ -69,13 +69,11 @@ function toSendMessage(entry: BatchEntry): SendMessage {
   for (const k in entry.properties) if (!WIRE_ONLY.has(k)) rest[k] = entry.properties[k] as string;
   const keyList = (keys ?? "").split(MessageConst.KEY_SEPARATOR).filter((k) => k !== "");
   // The broker checks the message itself (body, tags, keys, properties), as for every door.
-  return {
-    body: entry.body,
-    ...(tags !== undefined && { tags }),
-    ...(keyList.length > 0 && { keys: keyList }),
-    properties: rest,
-    flag: entry.flag,
-  };
+  // Optional fields set only when present, not spread in (V8 copies a spread through a generic path).
+  const message: SendMessage = { body: entry.body, properties: rest, flag: entry.flag };
+  if (tags !== undefined) message.tags = tags;
+  if (keyList.length > 0) message.keys = keyList;
+  return message;
 }
 
 export async function sendMessage(call: Call): Promise<Answer> {

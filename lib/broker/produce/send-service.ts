@@ -58,6 +58,15 @@ function writableQueues(route: TopicRouteData): readonly { brokerName: string; q
   return all;
 }
 
+/** A send checked and encoded, before its append: what `prepare` answers. */
+interface Prepared {
+  records: MessageRecord[];
+  batch: Uint8Array;
+  queue: QueueRef;
+  dueAts?: number[];
+  topicCreated?: true;
+}
+
 export class SendService {
   #roundRobin = Math.floor(Math.random() * 1024);
   readonly #now: () => number;
@@ -84,24 +93,16 @@ export class SendService {
       indexedMessages(records),
     );
     const msgIds = records.map((r) => r.properties[MessageConst.UNIQ_KEY] as string);
-    return {
-      sendStatus: "SEND_OK",
-      messageQueue: queue,
-      queueOffset,
-      msgIds,
-      storeTimestamp,
-      ...(topicCreated ? { topicCreated } : {}),
-    };
+    const sent: SendResponse = { sendStatus: "SEND_OK", messageQueue: queue, queueOffset, msgIds, storeTimestamp };
+    if (topicCreated) sent.topicCreated = topicCreated;
+    return sent;
   }
 
   /**
    * Every check of a send, without the append: the messages as records (`finish` may add properties, as a
    * half message's), encoded and within the batch limit, and the queue they go to (auto-creating the topic).
    */
-  async prepare(
-    req: SendRequest,
-    finish: (record: MessageRecord) => MessageRecord,
-  ): Promise<{ records: MessageRecord[]; batch: Uint8Array; queue: QueueRef; dueAts?: number[]; topicCreated?: true }> {
+  async prepare(req: SendRequest, finish: (record: MessageRecord) => MessageRecord): Promise<Prepared> {
     // A user's send never writes a system topic (%RETRY%, %DLQ%, rmq_sys_...), whatever door it came through;
     // the broker writes those itself (send-back, dead letters), not through this path.
     validateSendTopic(req.topic);
@@ -112,13 +113,11 @@ export class SendService {
     }
     const dueAts = this.#dueAts(records);
     const { route, created } = await this.#routeOrCreate(req.topic);
-    return {
-      records,
-      batch,
-      queue: this.#pickQueue(req, route),
-      ...(dueAts ? { dueAts } : {}),
-      ...(created ? { topicCreated: true as const } : {}),
-    };
+    // Optional fields set only when present, not spread in (V8 copies a spread through a generic path).
+    const prepared: Prepared = { records, batch, queue: this.#pickQueue(req, route) };
+    if (dueAts) prepared.dueAts = dueAts;
+    if (created) prepared.topicCreated = true;
+    return prepared;
   }
 
   /** When each message is due, if the batch is delayed; a batch is delayed as a whole or not at all. */
