@@ -83,14 +83,21 @@ export class TopRanges {
   }
 }
 
+/** The most queues whose last walked item a process keeps (the oldest are forgotten). */
+const MAX_WALKED = 1_024;
+/** An inline item over this many bytes is not kept: at most `MAX_WALKED` × 8 KiB of batches held. */
+const MAX_WALKED_INLINE_BYTES = 8_192;
+
 /**
- * The item each queue's last read walked last, by queue (at most `MAX_WATCHED`): a poll standing at its end (a
+ * The item each queue's last read walked last, by queue (at most `MAX_WALKED`): a poll standing at its end (a
  * tailing consumer waiting at a live writer's range) then needs no query for the item before its offset, nor
  * does a read that starts inside it (the last read stopped at `maxMessages` in the middle of a batch). Only an
- * item younger than half the shortest retention is handed out (retention cannot have trimmed it yet).
+ * item younger than half the shortest retention is handed out (retention cannot have trimmed it yet). An inline
+ * item keeps its batch's bytes, which every read of it decodes again: the messages' bodies are views into them,
+ * so nothing may write into a delivered body.
  */
 export class WalkedItems {
-  readonly #last = new BoundedMap<string, IndexEntry>(MAX_WATCHED, { order: "written" });
+  readonly #last = new BoundedMap<string, IndexEntry>(MAX_WALKED, { order: "written" });
 
   constructor(private readonly options: { freshMs: number; now: () => number }) {}
 
@@ -101,7 +108,7 @@ export class WalkedItems {
     return this.options.now() - entry.storeTimestamp < this.options.freshMs ? entry : undefined;
   }
 
-  /** The item known to hold `offset` past its start (a read stopped inside it), if this process walked it last and it is young. */
+  /** The item known to hold `offset` past its start (a read stopped inside it), if walked last here and young. */
   holding(pk: string, offset: number): IndexEntry | undefined {
     const entry = this.#last.get(pk);
     if (entry === undefined || offset <= entry.start || offset >= end(entry)) return undefined;
@@ -109,6 +116,7 @@ export class WalkedItems {
   }
 
   remember(pk: string, entry: IndexEntry): void {
-    this.#last.set(pk, entry);
+    if (entry.loc.kind === "inline" && entry.loc.bytes.byteLength > MAX_WALKED_INLINE_BYTES) this.#last.delete(pk);
+    else this.#last.set(pk, entry);
   }
 }

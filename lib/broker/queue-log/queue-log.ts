@@ -185,13 +185,11 @@ export class QueueLog {
         : undefined;
     if (counter === offset) return idleAnswer(offset, await this.#minOffset(pk, false));
     const { view, newest } = await this.#layouts.read(pk);
-    // The item this process's last read of the queue stopped in or at the end of: not queried again.
-    const walked = {
-      ...(view.spread && { endingAt: this.#walked.endingAt(pk, offset) }),
-      holding: this.#walked.holding(pk, offset),
-      walked: (e: IndexEntry) => this.#walked.remember(pk, e),
-    };
-    const result = await readQueue({ ...this.#readContext(view), ...walked }, newest, offset, options);
+    // The item this process's last read of the queue stopped in (on a spread queue, or at the end of): not asked again.
+    const ctx: ReadContext = { ...this.#readContext(view), holding: this.#walked.holding(pk, offset) };
+    if (view.spread) ctx.endingAt = this.#walked.endingAt(pk, offset);
+    ctx.walked = (e: IndexEntry) => this.#walked.remember(pk, e);
+    const result = await readQueue(ctx, newest, offset, options);
     this.#learnTail(pk, result.maxOffset);
     if (counter !== undefined && counter > offset) await this.#topRanges?.pass(view, offset, counter, result);
     return result;

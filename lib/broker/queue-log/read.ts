@@ -11,6 +11,7 @@ import { decodeBatch } from "../../core/message-codec.js";
 import { DEFAULT_PULL_MESSAGES, MAX_PULL_MESSAGES, type PullStatus } from "../../protocol/index.js";
 import type { ObjectStore } from "../../storage/object-store.js";
 import type { Item } from "../../storage/table.js";
+import { chainFrom, findAtOrBefore, followChain, holds, PAGE_ITEMS, takeCovering } from "./chain.js";
 import type { AfterPage, IndexView } from "./layout.js";
 import { end, fromItem, type IndexEntry } from "./queue-index.js";
 import { sealOffset } from "./ranges.js";
@@ -70,8 +71,6 @@ function stored(record: MessageRecord, queueOffset: number, storeTimestamp: numb
   };
 }
 
-/** Index items per forward query page of a one-key queue when the messages wanted are not counted (a filter). */
-const PAGE_ITEMS = 16;
 /** The most index items one round of queries asks for. */
 const MAX_PAGE_ITEMS = 256;
 
@@ -170,8 +169,8 @@ export async function readQueue(
 
   // A consumer's offset is mostly where an item starts (the end of what it read last): one query (one per key of
   // a spread queue) then finds that item and the ones after it that the read needs; else the item at or before
-  // the offset is read, and the walk goes on with this page (no item starts between the two). A read of one
-  // message from a one-key queue needs only the item at or before its offset.
+  // the offset is read (unless this process's last read stopped inside it: ctx.holding), and the walk goes on with
+  // this page (no item starts between the two). A read of one message from a one-key queue needs only that item.
   let chain: IndexEntry[] | undefined;
   let ahead: { page: AfterPage; upTo: number } | undefined;
   // The item after the gap that ends the entries being walked, as the page that gave them showed it: the walk
@@ -286,20 +285,16 @@ export async function readQueue(
     return { status: "OFFSET_ILLEGAL", messages: [], nextBeginOffset: minOffset, minOffset, maxOffset };
   }
 
-  /** The answer; `current`: the item the walk stopped in, if it stopped inside one. */
+  /** The answer; `current`: the item the walk stopped in or at the end of, if it stopped in the middle of a walk. */
   async function done(current?: IndexEntry): Promise<ReadResult> {
     const minOffset = await ctx.minOffset(false);
     const moved = nextBeginOffset > offset;
-    if (current !== undefined && holds(current, nextBeginOffset)) ctx.walked?.(current);
+    if (current !== undefined && (holds(current, nextBeginOffset) || end(current) === nextBeginOffset))
+      ctx.walked?.(current);
     else if (last !== undefined && end(last) === nextBeginOffset) ctx.walked?.(last);
     const status: PullStatus = messages.length > 0 ? "FOUND" : moved ? "NO_MATCHED_MSG" : "NO_NEW_MSG";
     return { status, messages, nextBeginOffset, minOffset, maxOffset };
   }
-}
-
-/** Whether `offset` is in `entry` past its start (a read that begins there starts inside it). */
-function holds(entry: IndexEntry, offset: number): boolean {
-  return entry.start < offset && offset < end(entry);
 }
 
 /** The most seals one read writes (a dead writer's batch of n messages leaves n offsets to seal). */
@@ -330,55 +325,6 @@ async function sealRange(
     at = end(holder);
   }
   return { count, ...(last ? { last } : {}) };
-}
-
-/** The newest item starting at or before `offset`. */
-async function findAtOrBefore(view: IndexView, offset: number): Promise<IndexEntry | undefined> {
-  const item = await view.atOrBefore(offset);
-  return item && fromItem(item);
-}
-
-/**
- * The items after sort key `afterSk` up to `upTo` that continue the chain at `from`, cut at the first gap (a
- * reserved range not filled yet); `after` is the item beyond that gap, if the page shows one. `read` is that
- * page when it was read already. A page with no items below the bound is read again without it: `from` is then
- * in a gap, and the item beyond it (to seal the gap) may start above the bound.
- */
-async function followChain(
-  view: IndexView,
-  afterSk: number,
-  from: number,
-  limit: number,
-  upTo: number,
-  read?: AfterPage,
-): Promise<{ entries: IndexEntry[]; after?: IndexEntry }> {
-  const page = read ?? (await view.after(afterSk, limit, true, upTo));
-  return chainFrom(page.items.length > 0 ? page.items : (await view.after(afterSk, PAGE_ITEMS)).items, from);
-}
-
-/** The leading `items` that continue the chain at `from`, cut at the first gap; `after` is the item beyond it. */
-function chainFrom(items: readonly Item[], from: number): { entries: IndexEntry[]; after?: IndexEntry } {
-  const entries: IndexEntry[] = [];
-  let expected = from;
-  for (const item of items) {
-    const entry = fromItem(item);
-    if (entry.start !== expected) return { entries, after: entry };
-    entries.push(entry);
-    expected = end(entry);
-  }
-  return { entries };
-}
-
-/** The leading entries that hold at least `want` messages at or after `from` (all of them if fewer). */
-function takeCovering(entries: IndexEntry[], from: number, want: number): IndexEntry[] {
-  let have = 0;
-  let n = 0;
-  while (n < entries.length && have < want) {
-    const e = entries[n] as IndexEntry;
-    have += end(e) - Math.max(from, e.start);
-    n++;
-  }
-  return entries.slice(0, n);
 }
 
 /**
