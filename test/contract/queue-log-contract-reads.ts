@@ -18,6 +18,8 @@ import { freshQueue, record, suiteFixture } from "./queue-log-helpers.js";
 /** What the queue index's queries did: one entry per query, the number of items it returned. */
 interface Seen {
   queries: number[];
+  /** The queries for the item at or before an offset (`sk <= offset`, newest first), one per key asked. */
+  atOrBefore?: number;
 }
 
 /** `storage`, its queue index table's queries counted into `seen` (the table itself answers them). */
@@ -33,6 +35,7 @@ function counted(storage: Storage, seen: Seen): Storage {
         return async (pk: string, options?: QueryOptions) => {
           const page = await target.query(pk, options);
           seen.queries.push(page.items.length);
+          if (options?.sk !== undefined && "lte" in options.sk) seen.atOrBefore = (seen.atOrBefore ?? 0) + 1;
           return page;
         };
       },
@@ -130,6 +133,29 @@ export function queueLogReadsContract(label: string, open: OpenFixture): void {
       seen.queries = [];
       await log.read(q, 32, { maxMessages: 32 });
       assert.deepEqual(seen.queries, [1, 9, 1], "an old batch is read again");
+    });
+
+    it("on a queue spread over 4 keys too: no key is asked for the batch the last pull stopped inside", async () => {
+      const seen: Seen = { queries: [] };
+      const options = { indexKeys: 4, now: () => 700_000_000 };
+      const log = new QueueLog(counted(fixture().storage, seen), options);
+      const q = freshQueue("Reads");
+      await threes(log, q);
+      await log.read(q, 0, { maxMessages: 1 });
+      assert.equal((await log.read(q, 1, { maxMessages: 31 })).nextBeginOffset, 32);
+      seen.atOrBefore = 0;
+      const next = await log.read(q, 32, { maxMessages: 32 });
+      assert.deepEqual(
+        next.messages.map((m) => m.queueOffset),
+        Array.from({ length: 28 }, (_, i) => 32 + i),
+      );
+      assert.equal(seen.atOrBefore, 0, "the batch at 30 came from the read that stopped in it");
+      const other = new QueueLog(counted(fixture().storage, seen), options);
+      await other.read(q, 0, { maxMessages: 1 });
+      seen.atOrBefore = 0;
+      const again = await other.read(q, 32, { maxMessages: 32 });
+      assert.deepEqual(again.messages, next.messages);
+      assert.ok((seen.atOrBefore ?? 0) > 0, "a process that did not stop inside the batch asks the keys for it");
     });
 
     it("a pull of one standing in an unfilled range finds the batch past it, and passes it once it is sealed", async () => {
