@@ -10,6 +10,7 @@
 import { BoundedMap } from "../../core/bounded-map.js";
 import { isNimbusError } from "../../core/errors.js";
 import type { Table } from "../../storage/table.js";
+import { holds } from "./chain.js";
 import type { IndexView } from "./layout.js";
 import { COUNTER_ATTRIBUTE, end, type IndexEntry } from "./queue-index.js";
 import { sealOffset } from "./ranges.js";
@@ -103,15 +104,18 @@ export class WalkedItems {
 
   /** The item known to end at `offset` on the queue, if this process walked it last and it is young. */
   endingAt(pk: string, offset: number): IndexEntry | undefined {
-    const entry = this.#last.get(pk);
-    if (entry === undefined || end(entry) !== offset) return undefined;
-    return this.options.now() - entry.storeTimestamp < this.options.freshMs ? entry : undefined;
+    return this.#young(pk, (entry) => end(entry) === offset);
   }
 
   /** The item known to hold `offset` past its start (a read stopped inside it), if walked last here and young. */
   holding(pk: string, offset: number): IndexEntry | undefined {
+    return this.#young(pk, (entry) => holds(entry, offset));
+  }
+
+  /** The queue's last walked item if `fits` takes it and retention cannot have trimmed it yet. */
+  #young(pk: string, fits: (entry: IndexEntry) => boolean): IndexEntry | undefined {
     const entry = this.#last.get(pk);
-    if (entry === undefined || offset <= entry.start || offset >= end(entry)) return undefined;
+    if (entry === undefined || !fits(entry)) return undefined;
     return this.options.now() - entry.storeTimestamp < this.options.freshMs ? entry : undefined;
   }
 
