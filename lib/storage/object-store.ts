@@ -32,6 +32,12 @@ export interface ListPage {
 
 export interface ObjectStore {
   readonly counter: RequestCounter;
+  /**
+   * Whether a PUT still out after most PUTs would have answered is worth sending again beside itself (the queue
+   * log's hedged PUTs, lib/broker/queue-log/hedged-puts.ts): true for S3, whose slow requests are slow paths a
+   * second request most likely avoids; unset for a local disk, where a second write only adds to the queue.
+   */
+  readonly hedgePuts?: boolean | undefined;
   /** Stores the bytes under `key`, replacing any object there. Readers never see a partial object. */
   put(key: string, body: Uint8Array): Promise<void>;
   /**

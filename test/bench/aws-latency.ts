@@ -81,6 +81,7 @@ export function withAwsLatencies(storage: Storage, latencies: AwsLatencies): Sto
   const o = storage.objects;
   const objects: ObjectStore = {
     counter: o.counter,
+    hedgePuts: o.hedgePuts,
     put: slow(latencies.s3Put, (...args) => o.put(...args)),
     get: slow(latencies.s3Get, (...args) => o.get(...args)),
     list: slow(latencies.s3Get, (...args) => o.list(...args)),

@@ -52,6 +52,8 @@ export const BENCH_FLAGS = {
   "index-keys": { type: "string", default: "1" },
   batch: { type: "string", default: "1" },
   groups: { type: "string", default: "0" },
+  "warm-appends": { type: "string", default: "0" },
+  "hedge-budget": { type: "string" },
   "throttle-base-ms": { type: "string" },
   "max-attempts": { type: "string" },
   brokers: { type: "string", default: "rocketmq,nimbus" },

@@ -24,6 +24,7 @@ Suites:
                       --key-limits on|off (DynamoDB's 1,000 WCU/s and 3,000 RCU/s per partition key, default on)
                       --index-keys K (a hot queue's index over K keys, default 1)  --shapes dead (a writer dies)
                       --batch 32 (msgs per append)  --groups 20 (groups tailing the hot queue)  --throttle-base-ms 50  --max-attempts 6
+                      --warm-appends 32 (each container's unmeasured appends first)  --hedge-budget 0 (no hedged S3 PUTs)
   overload            nimbus dev in its own process offered multiples of its capacity: refusals and p99
                       --seconds  --senders 64  --connections 256  --factors 2  --health-interval 20  --flush
   json-rate           the JSON send at a fixed rate   --rate 2000  --seconds

@@ -39,7 +39,12 @@ export async function runCase(
   writers: number,
   open: () => Storage,
   tag: string,
+  windowStarts: () => void = () => undefined,
 ): Promise<ConcurrencyRow> {
+  if (options.warmAppends > 0 && (shape === "dead" || options.groups > 0))
+    throw new Error(
+      "--warm-appends is for the writers' rows: not with the dead shape or --groups (their readers would start behind)",
+    );
   const k = options.stretch;
   const latency = { p50Ms: options.dynamo.p50Ms * k, p99Ms: options.dynamo.p99Ms * k };
   const counts = { conflicts: 0, adds: 0 };
@@ -58,7 +63,9 @@ export async function runCase(
       }),
       counts,
     );
-    return options.via === "send-handler" ? sendFunction(storage) : queueLogAppender(storage, k, options.indexKeys);
+    return options.via === "send-handler"
+      ? sendFunction(storage)
+      : queueLogAppender(storage, k, options.indexKeys, options.hedgeBudget);
   });
   const body = new Uint8Array(1024).fill(97);
   const acked: { q: number; offset: number; id: string }[] = [];
@@ -80,7 +87,22 @@ export async function runCase(
     const { queueOffset } = await warm.append(queue, [record(`warm_${q}`)]);
     acked.push({ q, offset: queueOffset, id: `warm_${q}` });
   }
+  // Each container's unmeasured appends (ConcurrencyOptions.warmAppends), all containers at once.
+  await Promise.all(
+    containers.map(async ({ send }, w) => {
+      for (let i = 0; i < options.warmAppends; i++) {
+        const q = shape === "topic" ? Math.floor(Math.random() * 16) : 0;
+        const messages = batchOf(`warm_w${w}_${i}`);
+        const { offset } = await send(queues[q] as QueueRef, messages);
+        for (const [n, m] of messages.entries()) acked.push({ q, offset: offset + n, id: m.properties.UNIQ_KEY ?? "" });
+      }
+    }),
+  );
   const warmAcked = acked.length;
+  counts.conflicts = 0;
+  counts.adds = 0;
+  const before = containers.map((c) => c.storage.counter.snapshot());
+  windowStarts();
   const latencies: number[] = [];
   let failures = 0;
   const deadline = performance.now() + options.seconds * 1000;
@@ -128,7 +150,11 @@ export async function runCase(
   const elapsed = (performance.now() - t0) / 1000;
   loop.disable();
   const cpu = (cpuNow() - cpu0) / elapsed / availableParallelism();
-  const writeUnits = containers.reduce((s, c) => s + c.storage.counter.snapshot().writeUnits, 0);
+  const since = (c: (typeof containers)[number], i: number, field: "writeUnits" | "objectPuts") =>
+    c.storage.counter.snapshot()[field] - (before[i]?.[field] ?? 0);
+  const writeUnits = containers.reduce((s, c, i) => s + since(c, i, "writeUnits"), 0);
+  // Every PUT sent, a slow one's hedge included (lib/broker/queue-log/hedged-puts.ts).
+  const objectPuts = containers.reduce((s, c, i) => s + since(c, i, "objectPuts"), 0);
   const consumed = await consumer;
   await consumed?.idle(0);
   const tailed = await groups;
@@ -154,6 +180,7 @@ export async function runCase(
     throttledPerAppend: 0,
     throttledReadsPerAppend: 0,
     writeUnitsPerAppend: writeUnits / Math.max(1, appends),
+    objectPutsPerAppend: objectPuts / Math.max(1, appends),
     cpu,
     loopDelayP99Ms: loop.percentile(99) / 1e6 / k,
     readBack,

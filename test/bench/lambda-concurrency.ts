@@ -30,7 +30,8 @@
  * `--max-attempts` the attempts per request (defaults: the adapter's).
  *
  * Flags: `--key-limits on|off`, `--index-keys K`, `--backends dynamodb-local,dynalite`, `--writers 1,2,4,8,16,32,64`, `--seconds <per case, stretched
- * time>`, `--stretch <k>`, `--dynamo p50/p99`, `--shapes hot,topic`, `--via queue-log|send-handler`.
+ * time>`, `--stretch <k>`, `--dynamo p50/p99`, `--shapes hot,topic`, `--via queue-log|send-handler`, `--warm-appends N` (each
+ * container's unmeasured appends before the window), `--hedge-budget b` (the share of S3 PUTs that may be hedged; 0: none).
  */
 import { BROKER_TABLES } from "../../lib/broker/store/tables.js";
 import {
@@ -83,8 +84,8 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
       await ensureBucket(aws);
       for (const shape of options.shapes) {
         for (const writers of options.writers) {
-          const throttledBefore = limited?.throttled() ?? 0;
-          const readsBefore = limited?.throttledReads() ?? 0;
+          let throttledBefore = limited?.throttled() ?? 0;
+          let readsBefore = limited?.throttledReads() ?? 0;
           const measured = await runCase(
             options,
             backend,
@@ -92,6 +93,10 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
             writers,
             () => createAwsStorage(aws),
             `${runId}_${backend.replace("-", "")}_${shape}_${writers}`,
+            () => {
+              throttledBefore = limited?.throttled() ?? 0;
+              readsBefore = limited?.throttledReads() ?? 0;
+            },
           );
           const throttled = (limited?.throttled() ?? 0) - throttledBefore;
           const reads = (limited?.throttledReads() ?? 0) - readsBefore;
@@ -123,8 +128,8 @@ export function formatRow(r: ConcurrencyRow): string {
       : g !== undefined
         ? ` ${g.count} groups: ${f(g.p50Ms)} / ${f(g.p99Ms)} / max ${f(g.maxMs)} (${g.messages}, ${f(g.pollsPerSecond)} polls/s, ${f(g.readsPerPoll, 1)} reads/poll, ${f(g.readsPerMessage, 2)} reads/message, read p50 / p99 ${f(g.readP50Ms)} / ${f(g.readP99Ms)} ms, before the poll p50 / p99 ${f(g.waitP50Ms)} / ${f(g.waitP99Ms)} ms, idle: ${f(g.readsPerIdlePoll, 1)} reads/poll, ${g.failedPolls} failed)`
         : "";
-  return `| ${r.via} | ${r.backend} | ${shape} | ${r.indexKeys} | ${r.writers} | ${r.batch} | ${f(r.appendsPerSecond)} | ${f(r.appendsPerSecond * r.batch)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.throttledPerAppend, 2)} (${f(r.throttledReadsPerAppend, 2)} reads) | ${f(r.writeUnitsPerAppend, 2)} | ${f(r.reservationsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % (loop p99 ${f(r.loopDelayP99Ms)} ms) |${consumer} | ${r.readBack} (${r.appends}) |`;
+  return `| ${r.via} | ${r.backend} | ${shape} | ${r.indexKeys} | ${r.writers} | ${r.batch} | ${f(r.appendsPerSecond)} | ${f(r.appendsPerSecond * r.batch)} | ${f(r.p50Ms)} / ${f(r.p99Ms)} | ${f(r.conflictsPerAppend, 2)} | ${f(r.throttledPerAppend, 2)} (${f(r.throttledReadsPerAppend, 2)} reads) | ${f(r.writeUnitsPerAppend, 2)} | ${f(r.objectPutsPerAppend, 2)} | ${f(r.reservationsPerAppend, 2)} | ${r.failures} | ${f(r.cpu * 100)} % (loop p99 ${f(r.loopDelayP99Ms)} ms) |${consumer} | ${r.readBack} (${r.appends}) |`;
 }
 
 export const TABLE_HEADER =
-  "| via | DynamoDB | queues | index keys | writers | batch | appends/s | msgs/s | p50 / p99 ms | failed conditional writes per append | throttled requests per append | write units per append | reservations per append | failures | CPU | consumer delay p50 / p99 / max ms | read-back (appends) |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |";
+  "| via | DynamoDB | queues | index keys | writers | batch | appends/s | msgs/s | p50 / p99 ms | failed conditional writes per append | throttled requests per append | write units per append | S3 PUTs per append | reservations per append | failures | CPU | consumer delay p50 / p99 / max ms | read-back (appends) |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |";

@@ -70,9 +70,10 @@ export interface Container {
 }
 
 /** A container running the queue log's append (the path that contends), its time bounds stretched by `k`. */
-export function queueLogAppender(storage: Storage, k: number, indexKeys: number): Container {
+export function queueLogAppender(storage: Storage, k: number, indexKeys: number, hedgeBudget?: number): Container {
   let dead = false;
   const log = new QueueLog(storage, {
+    objectPutHedge: { budget: hedgeBudget },
     maxAppendMs: 2500 * k,
     reservationLeaseMs: 500 * k,
     rangeUseMs: 200 * k,

@@ -19,6 +19,14 @@ export interface ConcurrencyOptions {
   batch: number;
   /** Consumer groups tailing the hot queue during the window (0: none). */
   groups: number;
+  /**
+   * Appends each container makes before the window, unmeasured (0: none): a Lambda container of a busy queue has
+   * served many sends before any given second, and what a process learns from its own requests (the range lease's
+   * pace, the hedged PUTs' delay) is then learned. The window's figures count from its start.
+   */
+  warmAppends: number;
+  /** The share of S3 PUTs that may get a hedge (lib/broker/queue-log/hedged-puts.ts); undefined: the default, 0: none. */
+  hedgeBudget?: number | undefined;
   /** The SDK's back-off base after a throttled request (ms, before the stretch). */
   throttleBaseMs: number;
   /** The SDK's attempts per request (AwsStorageOptions.maxAttempts; its default 3). */
@@ -45,6 +53,8 @@ export interface ConcurrencyRow {
   /** Of those, reads (the groups' polls, the writers' layout reads). */
   throttledReadsPerAppend: number;
   writeUnitsPerAppend: number;
+  /** S3 PUTs sent per append (a slow PUT's hedge included). */
+  objectPutsPerAppend: number;
   /** CPU used (this process + the emulator's JVM) as a share of all cores, 0..1. */
   cpu: number;
   /** This process's event-loop delay p99 (ms, stretched time): what the machine's load adds to any wait. */

@@ -162,6 +162,11 @@ async function main(): Promise<void> {
       indexKeys: Math.floor(positive("index-keys", values["index-keys"], 1)),
       batch: Math.min(1024, Math.floor(positive("batch", values.batch, 1))),
       groups: Math.min(64, Math.floor(Number(values.groups) || 0)),
+      warmAppends: Math.min(256, Math.floor(Number(values["warm-appends"]) || 0)),
+      hedgeBudget:
+        values["hedge-budget"] === undefined
+          ? undefined
+          : Math.min(1, Math.max(0, Number(values["hedge-budget"]) || 0)),
       throttleBaseMs: positive("throttle-base-ms", values["throttle-base-ms"], DEFAULT_RETRY_BACKOFF.throttlingBaseMs),
       maxAttempts: Math.min(10, Math.floor(positive("max-attempts", values["max-attempts"], DEFAULT_DYNAMO_ATTEMPTS))),
     };

@@ -11,10 +11,15 @@ export interface HeldPut {
   release: (err?: Error) => void;
 }
 
-export function heldObjects(objects: ObjectStore): { store: ObjectStore; puts: HeldPut[] } {
+/** `hedgePuts` says what the held store claims (the hedged-PUT tests hold S3-like PUTs on the file store). */
+export function heldObjects(
+  objects: ObjectStore,
+  hedgePuts: boolean | undefined = objects.hedgePuts,
+): { store: ObjectStore; puts: HeldPut[] } {
   const puts: HeldPut[] = [];
   const store: ObjectStore = {
     counter: objects.counter,
+    hedgePuts,
     put: (key, body) =>
       new Promise<void>((resolve, reject) => {
         puts.push({

@@ -4,6 +4,7 @@
  */
 import { ErrorCode, NimbusError } from "../../core/errors.js";
 import type { IndexPolicy } from "./append.js";
+import type { HedgeOptions } from "./hedged-puts.js";
 
 export interface QueueLogOptions {
   /** Batches up to this many encoded bytes live inline in the index item; larger ones in one object. Default 8 KiB. */
@@ -75,6 +76,11 @@ export interface QueueLogOptions {
    * Default: the PUTs' recent duration, at most `MAX_CYCLE_WAIT_MS` (100 ms).
    */
   flushCycleWaitMs?: number;
+  /**
+   * Hedged object PUTs on a store that asks for them (S3): when a second PUT of a slow one goes out, and how many
+   * may (hedged-puts.ts). Defaults: after the recent PUTs' 80th percentile, at most a quarter of PUTs; budget 0: never.
+   */
+  objectPutHedge?: HedgeOptions | undefined;
   /** Wall clock (ms since epoch) for store timestamps and retention, for tests. Default `Date.now`. */
   now?: () => number;
   /**

@@ -85,6 +85,7 @@ export class QueueLog {
     const cycleWaitMs = options.flushCycleWaitMs;
     this.#objectWriter = new SharedObjectWriter(storage.objects, {
       cycleWaitMs: cycleWaitMs === undefined ? undefined : () => cycleWaitMs,
+      hedge: options.objectPutHedge,
     });
     this.#inlineThreshold = options.inlineThresholdBytes ?? 8 * 1024;
     this.#mergedInlineThreshold = Math.min(this.#inlineThreshold, options.mergedInlineThresholdBytes ?? Infinity);

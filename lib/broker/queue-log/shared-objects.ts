@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import type { ObjectStore } from "../../storage/object-store.js";
 import { BATCH_OBJECT_PREFIX } from "../store/index.js";
 import { FlushCycle, MAX_CYCLE_WAIT_MS } from "./flush-cycle.js";
+import { HedgedPuts, type HedgeOptions } from "./hedged-puts.js";
 
 /** The key suffix of an object holding batches of more than one append: retention's trim never deletes one. */
 const SHARED_SUFFIX = ".shared";
@@ -51,13 +52,15 @@ export interface SharedObjectWriterOptions {
   maxObjectBytes?: number | undefined;
   /** The flush cycle's bound on any wait; default: the PUTs' recent duration, at most 100 ms. */
   cycleWaitMs?: (() => number) | undefined;
+  /** When a slow PUT is sent again beside itself (on a store that says it is worth it: S3). */
+  hedge?: HedgeOptions | undefined;
 }
 
 /** Weight of the newest PUT in the recent PUT duration (an exponential moving average). */
 const PUT_MS_WEIGHT = 0.2;
 
 export class SharedObjectWriter {
-  readonly #objects: ObjectStore;
+  readonly #objects: HedgedPuts;
   readonly #maxObjectBytes: number;
   readonly #cycleWaitMs: () => number;
   /** The recent duration of a PUT, in ms (0 before the first). */
@@ -67,7 +70,7 @@ export class SharedObjectWriter {
   readonly #cycle = new FlushCycle(() => this.#kick());
 
   constructor(objects: ObjectStore, options: SharedObjectWriterOptions = {}) {
-    this.#objects = objects;
+    this.#objects = new HedgedPuts(objects, options.hedge);
     this.#maxObjectBytes = options.maxObjectBytes ?? MAX_SHARED_OBJECT_BYTES;
     this.#cycleWaitMs = options.cycleWaitMs ?? (() => Math.min(MAX_CYCLE_WAIT_MS, Math.ceil(this.#putMs)));
   }

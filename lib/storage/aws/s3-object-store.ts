@@ -22,6 +22,8 @@ const S3_MAX_KEYS = 1000;
 
 export class S3ObjectStore implements ObjectStore {
   readonly counter: RequestCounter;
+  /** S3's tail latency is per request: a slow PUT's twin most likely takes another path (hedged-puts.ts). */
+  readonly hedgePuts = true;
   readonly #client: S3Client;
   readonly #bucket: string;
 

@@ -1,0 +1,132 @@
+/**
+ * @module Hedged object PUTs, by path: a PUT still out after the recent PUTs' 80th percentile gets a twin (the
+ * same bytes under the same key) on a store that asks for it, the first success answers, a failure waits for the
+ * twin, the token bucket holds twins to the budget, and a cold process or a local store sends none. The embedded
+ * store's object store, its puts held by the test (the store claims S3's per-request latency where a test says).
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { S3Client } from "@aws-sdk/client-s3";
+import { HedgedPuts } from "../../lib/broker/queue-log/hedged-puts.js";
+import { S3ObjectStore } from "../../lib/storage/aws/index.js";
+import { createLocalStorage } from "../../lib/storage/local/index.js";
+import { RequestCounter } from "../../lib/storage/request-counter.js";
+import { type HeldPut, heldObjects, turns, until } from "../support/held-objects.js";
+
+const body = Uint8Array.from([1, 2, 3]);
+
+describe("hedged object PUTs", () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-hedge-"));
+  const storage = createLocalStorage({ dataDir });
+  after(async () => {
+    await storage.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  let n = 0;
+  const key = () => `batches/hedge/${++n}`;
+
+  /** A writer on held puts, warmed with 16 PUTs answered as they come (the delay is then their 80th percentile). */
+  async function warmed(hedgePuts: boolean, budget?: number): Promise<{ hedged: HedgedPuts; puts: HeldPut[] }> {
+    const { store, puts } = heldObjects(storage.objects, hedgePuts);
+    const hedged = new HedgedPuts(store, { budget });
+    for (let i = 0; i < 16; i++) {
+      assert.equal(hedged.delayMs, undefined, "a cold writer has no delay: it sends no twin");
+      const done = hedged.put(key(), body);
+      await until(() => puts.length === i + 1);
+      puts[i]?.release();
+      await done;
+    }
+    assert.notEqual(hedged.delayMs, undefined, "16 timed PUTs give the delay");
+    return { hedged, puts };
+  }
+
+  /** Lets every timer due by `ms` after the hedge's run first (timers of shorter delay set earlier fire first). */
+  const pastTheDelay = (hedged: HedgedPuts) =>
+    new Promise<void>((resolve) => setTimeout(resolve, 3 * (hedged.delayMs ?? 0) + 20));
+
+  it("a PUT still out after the delay gets a twin of the same key and bytes; the first to succeed answers", async () => {
+    const { hedged, puts } = await warmed(true);
+    const k = key();
+    let answered = false;
+    const done = hedged.put(k, body).then(() => {
+      answered = true;
+    });
+    await until(() => puts.length === 18);
+    const [first, twin] = [puts[16], puts[17]];
+    assert.equal(twin?.key, k);
+    assert.deepEqual([...(twin?.body ?? [])], [...body]);
+    assert.equal(hedged.hedges, 1);
+    twin?.release();
+    await done;
+    assert.ok(answered, "answered while the first PUT is still held");
+    assert.deepEqual([...(await storage.objects.get(k))], [...body], "the twin stored the object");
+    first?.release();
+    assert.equal(hedged.writes, 17, "17 objects written: the twin is a second PUT of the same one");
+  });
+
+  it("a failed PUT waits for its twin; both failing fails with the first error; failing before the delay fails at once", async () => {
+    const { hedged, puts } = await warmed(true);
+    const one = hedged.put(key(), body);
+    await until(() => puts.length === 18);
+    let settled = false;
+    void one.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    puts[16]?.release(new Error("first PUT failed"));
+    await turns(5);
+    assert.equal(settled, false, "the twin is still out: its answer is the answer");
+    puts[17]?.release();
+    await one;
+
+    const both = hedged.put(key(), body);
+    await until(() => puts.length === 20);
+    puts[18]?.release(new Error("first"));
+    puts[19]?.release(new Error("second"));
+    await assert.rejects(both, /first/);
+
+    const early = hedged.put(key(), body);
+    await until(() => puts.length === 21);
+    puts[20]?.release(new Error("refused at once"));
+    await assert.rejects(early, /refused at once/);
+    await pastTheDelay(hedged);
+    assert.equal(puts.length, 21, "no twin after the PUT failed");
+    assert.equal(hedged.hedges, 2);
+  });
+
+  it("the token bucket holds twins to the budget: 12 slow PUTs at once after 16 get 4 + 12 × 0.25 = 7 twins", async () => {
+    const { hedged, puts } = await warmed(true, 0.25);
+    const all = Array.from({ length: 12 }, () => hedged.put(key(), body));
+    await until(() => puts.length === 16 + 12 + 7);
+    await pastTheDelay(hedged);
+    assert.equal(puts.length, 35, "no more than the tokens allow");
+    assert.equal(hedged.hedges, 7);
+    for (const p of puts.slice(16)) p.release();
+    await Promise.all(all);
+  });
+
+  it("no twin on a store that does not ask for one (a local disk), nor with a budget of 0", async () => {
+    for (const [hedgePuts, budget] of [
+      [false, undefined],
+      [true, 0],
+    ] as const) {
+      const { hedged, puts } = await warmed(hedgePuts, budget);
+      const done = hedged.put(key(), body);
+      await until(() => puts.length === 17);
+      await pastTheDelay(hedged);
+      assert.equal(puts.length, 17, `one PUT only (hedgePuts ${hedgePuts}, budget ${budget})`);
+      assert.equal(hedged.hedges, 0);
+      puts[16]?.release();
+      await done;
+    }
+  });
+
+  it("S3's adapter asks for twins; the embedded store's does not", () => {
+    const s3 = new S3ObjectStore(new S3Client({ region: "us-east-1" }), "bucket", new RequestCounter());
+    assert.equal(s3.hedgePuts, true);
+    assert.equal(storage.objects.hedgePuts, undefined);
+  });
+});
