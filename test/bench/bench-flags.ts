@@ -64,6 +64,14 @@ export const BENCH_FLAGS = {
   auth: { type: "boolean", default: false },
 } satisfies NonNullable<ParseArgsConfig["options"]>;
 
+/** `raw` as a share from 0 to 1; anything else throws naming the flag. */
+export const share = (name: string, raw: string): number => {
+  const n = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new Error(`--${name} must be from 0 to 1, got ${raw}`);
+  return n;
+};
+
 /** `raw` as a positive number, or `fallback` when the flag was not given; anything else throws naming the flag. */
 export const positive = (name: string, raw: string | undefined, fallback: number): number => {
   if (raw === undefined) return fallback;

@@ -41,10 +41,6 @@ export async function runCase(
   tag: string,
   windowStarts: () => void = () => undefined,
 ): Promise<ConcurrencyRow> {
-  if (options.warmAppends > 0 && (shape === "dead" || options.groups > 0))
-    throw new Error(
-      "--warm-appends is for the writers' rows: not with the dead shape or --groups (their readers would start behind)",
-    );
   const k = options.stretch;
   const latency = { p50Ms: options.dynamo.p50Ms * k, p99Ms: options.dynamo.p99Ms * k };
   const counts = { conflicts: 0, adds: 0 };

@@ -73,6 +73,9 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
           s3RequestMs: DEFAULT_AWS_TIMEOUTS.s3RequestMs * options.stretch,
         },
         maxAttempts: options.maxAttempts,
+        // S3's hedged PUTs, as on AWS. s3rver rewrites an object in place, so a reader must not meet a late twin:
+        // only when nobody reads during the window (the read-back waits for every PUT: QueueLog.releaseRanges).
+        hedgeObjectPuts: options.groups === 0 && !options.shapes.includes("dead"),
         retryBackoff: {
           throttlingBaseMs: options.throttleBaseMs * options.stretch,
           baseMs: DEFAULT_RETRY_BACKOFF.baseMs * options.stretch,

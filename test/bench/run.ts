@@ -12,7 +12,7 @@ import { DEFAULT_DYNAMO_ATTEMPTS, DEFAULT_RETRY_BACKOFF } from "../../lib/storag
 import type { FlushMode } from "../../lib/storage/local/index.js";
 import type { DynamoBackend } from "../support/emulators.js";
 import { parseProfile } from "./aws-latency.js";
-import { BENCH_FLAGS, positive } from "./bench-flags.js";
+import { BENCH_FLAGS, positive, share } from "./bench-flags.js";
 import { benchStorage } from "./bench-storage.js";
 import { runCommits, runIdlePolls } from "./consumer-overhead.js";
 import { type CaseOptions, type CaseResult, runCase } from "./data-plane.js";
@@ -163,10 +163,7 @@ async function main(): Promise<void> {
       batch: Math.min(1024, Math.floor(positive("batch", values.batch, 1))),
       groups: Math.min(64, Math.floor(Number(values.groups) || 0)),
       warmAppends: Math.min(256, Math.floor(Number(values["warm-appends"]) || 0)),
-      hedgeBudget:
-        values["hedge-budget"] === undefined
-          ? undefined
-          : Math.min(1, Math.max(0, Number(values["hedge-budget"]) || 0)),
+      hedgeBudget: values["hedge-budget"] === undefined ? undefined : share("hedge-budget", values["hedge-budget"]),
       throttleBaseMs: positive("throttle-base-ms", values["throttle-base-ms"], DEFAULT_RETRY_BACKOFF.throttlingBaseMs),
       maxAttempts: Math.min(10, Math.floor(positive("max-attempts", values["max-attempts"], DEFAULT_DYNAMO_ATTEMPTS))),
     };
@@ -174,6 +171,14 @@ async function main(): Promise<void> {
       throw new Error(`--key-limits must be on or off, got ${values["key-limits"]}`);
     if (values.via !== "queue-log" && values.via !== "send-handler")
       throw new Error(`--via must be queue-log or send-handler, got ${values.via}`);
+    if (options.warmAppends > 0 && (options.shapes.includes("dead") || options.groups > 0))
+      throw new Error(
+        "--warm-appends is for the writers' rows: not with --shapes dead or --groups (their readers would start behind)",
+      );
+    if (options.hedgeBudget !== undefined && options.via === "send-handler")
+      throw new Error(
+        "--hedge-budget sets the queue log's writers (--via queue-log); the Send function keeps its default",
+      );
     console.error(`bench lambda-concurrency: ${JSON.stringify({ ...options, machine })}`);
     console.log(TABLE_HEADER);
     const rows = await runLambdaConcurrency(options, runId);

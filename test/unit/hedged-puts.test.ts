@@ -1,7 +1,8 @@
 /**
  * @module Hedged object PUTs, by path: a PUT still out after the recent PUTs' 80th percentile gets a twin (the
  * same bytes under the same key) on a store that asks for it, the first success answers, a failure waits for the
- * twin, the token bucket holds twins to the budget, and a cold process or a local store sends none. The embedded
+ * twin, the token bucket holds twins to the budget, the delay is the recent PUTs' 80th percentile, and a cold
+ * process, a local store or an S3 endpoint other than AWS's (an emulator may rewrite an object in place) sends none. The embedded
  * store's object store, its puts held by the test (the store claims S3's per-request latency where a test says).
  */
 import assert from "node:assert/strict";
@@ -11,7 +12,7 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { S3Client } from "@aws-sdk/client-s3";
 import { HedgedPuts } from "../../lib/broker/queue-log/hedged-puts.js";
-import { S3ObjectStore } from "../../lib/storage/aws/index.js";
+import { createAwsStorage, S3ObjectStore } from "../../lib/storage/aws/index.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import { RequestCounter } from "../../lib/storage/request-counter.js";
 import { type HeldPut, heldObjects, turns, until } from "../support/held-objects.js";
@@ -60,10 +61,17 @@ describe("hedged object PUTs", () => {
     assert.deepEqual([...(twin?.body ?? [])], [...body]);
     assert.equal(hedged.hedges, 1);
     twin?.release();
-    await done;
-    assert.ok(answered, "answered while the first PUT is still held");
+    await until(() => answered);
     assert.deepEqual([...(await storage.objects.get(k))], [...body], "the twin stored the object");
+    let settled = false;
+    const allAnswered = hedged.settled().then(() => {
+      settled = true;
+    });
+    await turns(5);
+    assert.equal(settled, false, "the first PUT is still out: settled() waits for it");
     first?.release();
+    await allAnswered;
+    await done;
     assert.equal(hedged.writes, 17, "17 objects written: the twin is a second PUT of the same one");
   });
 
@@ -124,9 +132,29 @@ describe("hedged object PUTs", () => {
     }
   });
 
+  it("the delay is the 80th percentile of the PUTs timed (16 PUTs of 1 to 16 ms: the 13th, 13 ms)", async () => {
+    const { store, puts } = heldObjects(storage.objects, true);
+    let clock = 0;
+    const hedged = new HedgedPuts(store, { now: () => clock });
+    for (const ms of [7, 3, 16, 1, 12, 5, 9, 14, 2, 11, 6, 15, 4, 10, 8, 13]) {
+      clock = 0;
+      const done = hedged.put(key(), body);
+      await until(() => puts.length > 0 && puts[puts.length - 1]?.body === body);
+      clock = ms;
+      puts.pop()?.release();
+      await done;
+    }
+    assert.equal(hedged.delayMs, 13);
+  });
+
   it("S3's adapter asks for twins; the embedded store's does not", () => {
     const s3 = new S3ObjectStore(new S3Client({ region: "us-east-1" }), "bucket", new RequestCounter());
     assert.equal(s3.hedgePuts, true);
     assert.equal(storage.objects.hedgePuts, undefined);
+    const aws = { region: "us-east-1", bucket: "b", tablePrefix: "t-" };
+    assert.equal(createAwsStorage(aws).objects.hedgePuts, true, "AWS's own S3 endpoint");
+    const emulated = { ...aws, s3Endpoint: "http://127.0.0.1:1" };
+    assert.equal(createAwsStorage(emulated).objects.hedgePuts, false, "another endpoint may rewrite in place");
+    assert.equal(createAwsStorage({ ...emulated, hedgeObjectPuts: true }).objects.hedgePuts, true, "asked for");
   });
 });

@@ -5,7 +5,7 @@
  * answers ("The Tail at Scale", Dean and Barroso; S3's guidance on retrying latency-sensitive requests). The
  * key names immutable bytes (a fresh key per object, shared-objects.ts), so both PUTs store the same object
  * and a reader sees either. A token bucket holds the second PUTs to `budget` of the PUTs, so a store slow for
- * everyone is not sent twice the load. See docs/queue-log.md ("Hedged object PUTs").
+ * everyone is not sent twice the load. See docs/queue-log.md ("Hedged PUTs").
  */
 import type { ObjectStore } from "../../storage/object-store.js";
 
@@ -14,6 +14,8 @@ export interface HedgeOptions {
   quantile?: number | undefined;
   /** At most this share of PUTs get a second one (a token bucket). Default 0.25. */
   budget?: number | undefined;
+  /** Monotonic clock (ms) timing the PUTs, for tests. Default `performance.now`. */
+  now?: (() => number) | undefined;
 }
 
 /** Recent PUT durations kept (a ring): the hedge's delay is their `quantile`. */
@@ -29,11 +31,14 @@ export class HedgedPuts {
   readonly #objects: ObjectStore;
   readonly #quantile: number;
   readonly #budget: number;
+  readonly #now: () => number;
+  /** Every PUT not answered yet, a loser's too (at most two per object written, `settled` waits for them). */
+  readonly #out = new Set<Promise<void>>();
   readonly #durations = new Float64Array(SAMPLES);
   #recorded = 0;
   #delayMs: number | undefined;
   #tokens = 0;
-  /** Objects written (one PUT each), and second PUTs sent beside slow ones (for tests, the benchmark, the cost model). */
+  /** Objects written (one PUT each), and second PUTs sent beside slow ones (for tests). */
   writes = 0;
   hedges = 0;
 
@@ -41,6 +46,7 @@ export class HedgedPuts {
     this.#objects = objects;
     this.#quantile = options.quantile ?? 0.8;
     this.#budget = options.budget ?? 0.25;
+    this.#now = options.now ?? (() => performance.now());
     if (!(this.#quantile > 0 && this.#quantile < 1)) throw new RangeError("hedge quantile must be in (0, 1)");
     if (!(this.#budget >= 0 && this.#budget <= 1)) throw new RangeError("hedge budget must be in [0, 1]");
   }
@@ -90,11 +96,19 @@ export class HedgedPuts {
     });
   }
 
+  /** Answers once every PUT sent so far has answered (a process stopping writes nothing after it). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#out]);
+  }
+
   /** One PUT, its duration remembered when it succeeds (a late loser's too: it is a sample of the store). */
-  async #timed(key: string, body: Uint8Array): Promise<void> {
-    const started = performance.now();
-    await this.#objects.put(key, body);
-    this.#record(performance.now() - started);
+  #timed(key: string, body: Uint8Array): Promise<void> {
+    const started = this.#now();
+    const put = this.#objects.put(key, body).then(() => this.#record(this.#now() - started));
+    this.#out.add(put);
+    const forget = () => void this.#out.delete(put);
+    put.then(forget, forget);
+    return put;
   }
 
   #record(ms: number): void {

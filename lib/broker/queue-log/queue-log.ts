@@ -82,11 +82,9 @@ export class QueueLog {
   constructor(storage: Storage, options: QueueLogOptions = {}) {
     this.#index = storage.table(QUEUE_INDEX_TABLE);
     this.#objects = storage.objects;
-    const cycleWaitMs = options.flushCycleWaitMs;
-    this.#objectWriter = new SharedObjectWriter(storage.objects, {
-      cycleWaitMs: cycleWaitMs === undefined ? undefined : () => cycleWaitMs,
-      hedge: options.objectPutHedge,
-    });
+    const { flushCycleWaitMs: cycleWaitMs, objectPutHedge: hedge } = options;
+    const cycle = cycleWaitMs === undefined ? undefined : () => cycleWaitMs;
+    this.#objectWriter = new SharedObjectWriter(storage.objects, { cycleWaitMs: cycle, hedge });
     this.#inlineThreshold = options.inlineThresholdBytes ?? 8 * 1024;
     this.#mergedInlineThreshold = Math.min(this.#inlineThreshold, options.mergedInlineThresholdBytes ?? Infinity);
     this.#tailCacheMs = options.tailCacheMs ?? 30_000;
@@ -211,10 +209,11 @@ export class QueueLog {
 
   /**
    * Stops using the offset ranges this process holds on spread queues (a process stopping, or a test): their
-   * unused tails are sealed now, so the queues' readers do not wait for the hole lease.
+   * unused tails are sealed now, so the queues' readers do not wait for the hole lease. Also waits for every object
+   * PUT still out (a hedged PUT's loser, hedged-puts.ts): after it, this process writes nothing more.
    */
-  releaseRanges(): Promise<void> {
-    return this.#leases.releaseAll();
+  async releaseRanges(): Promise<void> {
+    await Promise.all([this.#leases.releaseAll(), this.#objectWriter.settled()]);
   }
 
   /** Tails of leased ranges this process's writer sealed itself (spread queues; for tests and the benchmark). */

@@ -80,6 +80,11 @@ export class SharedObjectWriter {
     return this.#cycle;
   }
 
+  /** Answers once every PUT sent so far has answered, a hedged PUT's loser included. */
+  settled(): Promise<void> {
+    return this.#objects.settled();
+  }
+
   /** Batches waiting for the next object (for tests and the benchmark). */
   get waiting(): number {
     return this.#waiting.length;

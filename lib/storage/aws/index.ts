@@ -44,7 +44,8 @@ class AwsStorage implements Storage {
   constructor(options: AwsStorageOptions) {
     this.#options = options;
     this.#s3 = createS3Client(options);
-    this.objects = new S3ObjectStore(this.#s3, options.bucket, this.counter);
+    const hedgePuts = options.hedgeObjectPuts ?? options.s3Endpoint === undefined;
+    this.objects = new S3ObjectStore(this.#s3, options.bucket, this.counter, hedgePuts);
   }
 
   table(spec: TableSpec): Table {

@@ -30,6 +30,13 @@ export interface AwsStorageOptions {
   dynamoEndpoint?: string;
   /** e.g. an emulator's URL; path-style addressing is used when set. */
   s3Endpoint?: string;
+  /**
+   * Whether an object PUT still out after most recent PUTs answered is sent again beside itself (the queue log's
+   * hedged PUTs, lib/broker/queue-log/hedged-puts.ts). Default: on AWS's own S3 endpoint, yes (S3 replaces an
+   * object atomically); with `s3Endpoint` set, no: an emulator or another S3-compatible store may rewrite an
+   * object in place, and a reader could see the late twin half-written.
+   */
+  hedgeObjectPuts?: boolean | undefined;
   /** Default: the SDK's provider chain (Lambda role, profile, environment). */
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /**

@@ -22,12 +22,16 @@ const S3_MAX_KEYS = 1000;
 
 export class S3ObjectStore implements ObjectStore {
   readonly counter: RequestCounter;
-  /** S3's tail latency is per request: a slow PUT's twin most likely takes another path (hedged-puts.ts). */
-  readonly hedgePuts = true;
+  /**
+   * S3's tail latency is per request: a slow PUT's twin most likely takes another path (hedged-puts.ts). Off for
+   * a store that may rewrite an object in place (`AwsStorageOptions.hedgeObjectPuts`).
+   */
+  readonly hedgePuts: boolean;
   readonly #client: S3Client;
   readonly #bucket: string;
 
-  constructor(client: S3Client, bucket: string, counter: RequestCounter) {
+  constructor(client: S3Client, bucket: string, counter: RequestCounter, hedgePuts = true) {
+    this.hedgePuts = hedgePuts;
     this.#client = client;
     this.#bucket = bucket;
     this.counter = counter;
