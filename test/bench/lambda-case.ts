@@ -7,7 +7,7 @@ import type { QueueRef } from "../../lib/broker/queue-log/queue-index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import type { DynamoBackend } from "../support/emulators.js";
 import { DEFAULT_AWS_LATENCIES, type LatencyProfile, withAwsLatencies } from "./aws-latency.js";
-import { countingConflicts, createTopic, queueLogAppender, sendFunction } from "./lambda-containers.js";
+import { type Container, countingConflicts, createTopic, queueLogAppender, sendFunction } from "./lambda-containers.js";
 import { checkReadBack, groupFigures, tailQueue } from "./lambda-readers.js";
 import type { ConcurrencyOptions, ConcurrencyRow, Shape } from "./lambda-types.js";
 import { percentile, procCpuSeconds } from "./stats.js";
@@ -83,21 +83,24 @@ export async function runCase(
     const { queueOffset } = await warm.append(queue, [record(`warm_${q}`)]);
     acked.push({ q, offset: queueOffset, id: `warm_${q}` });
   }
+  /** One batch of a container to the shape's queue (any of 16 for a topic), its messages acked. */
+  const appendBatch = async (send: Container["send"], id: string): Promise<void> => {
+    const q = shape === "topic" ? Math.floor(Math.random() * 16) : 0;
+    const messages = batchOf(id);
+    const { offset } = await send(queues[q] as QueueRef, messages);
+    for (const [n, m] of messages.entries()) acked.push({ q, offset: offset + n, id: m.properties.UNIQ_KEY ?? "" });
+  };
   // Each container's unmeasured appends (ConcurrencyOptions.warmAppends), all containers at once.
   await Promise.all(
     containers.map(async ({ send }, w) => {
-      for (let i = 0; i < options.warmAppends; i++) {
-        const q = shape === "topic" ? Math.floor(Math.random() * 16) : 0;
-        const messages = batchOf(`warm_w${w}_${i}`);
-        const { offset } = await send(queues[q] as QueueRef, messages);
-        for (const [n, m] of messages.entries()) acked.push({ q, offset: offset + n, id: m.properties.UNIQ_KEY ?? "" });
-      }
+      for (let i = 0; i < options.warmAppends; i++) await appendBatch(send, `warm_w${w}_${i}`);
     }),
   );
   const warmAcked = acked.length;
+  // The window's requests only: each container's counter (its own storage's) starts again.
   counts.conflicts = 0;
   counts.adds = 0;
-  const before = containers.map((c) => c.storage.counter.snapshot());
+  for (const c of containers) c.storage.counter.reset();
   windowStarts();
   const latencies: number[] = [];
   let failures = 0;
@@ -129,14 +132,10 @@ export async function runCase(
           }
           return;
         }
-        const q = shape === "topic" ? Math.floor(Math.random() * 16) : 0;
         const started = performance.now();
         try {
-          const messages = batchOf(`w${w}_${i}`);
-          const { offset } = await send(queues[q] as QueueRef, messages);
+          await appendBatch(send, `w${w}_${i}`);
           latencies.push((performance.now() - started) / k);
-          for (const [n, m] of messages.entries())
-            acked.push({ q, offset: offset + n, id: m.properties.UNIQ_KEY ?? "" });
         } catch (err) {
           if (failures++ === 0) console.error(`first failure (${writers} writers): ${String(err).slice(0, 300)}`);
         }
@@ -146,11 +145,9 @@ export async function runCase(
   const elapsed = (performance.now() - t0) / 1000;
   loop.disable();
   const cpu = (cpuNow() - cpu0) / elapsed / availableParallelism();
-  const since = (c: (typeof containers)[number], i: number, field: "writeUnits" | "objectPuts") =>
-    c.storage.counter.snapshot()[field] - (before[i]?.[field] ?? 0);
-  const writeUnits = containers.reduce((s, c, i) => s + since(c, i, "writeUnits"), 0);
+  const writeUnits = containers.reduce((s, c) => s + c.storage.counter.snapshot().writeUnits, 0);
   // Every PUT sent, a slow one's hedge included (lib/broker/queue-log/hedged-puts.ts).
-  const objectPuts = containers.reduce((s, c, i) => s + since(c, i, "objectPuts"), 0);
+  const objectPuts = containers.reduce((s, c) => s + c.storage.counter.snapshot().objectPuts, 0);
   const consumed = await consumer;
   await consumed?.idle(0);
   const tailed = await groups;

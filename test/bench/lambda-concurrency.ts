@@ -73,9 +73,6 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
           s3RequestMs: DEFAULT_AWS_TIMEOUTS.s3RequestMs * options.stretch,
         },
         maxAttempts: options.maxAttempts,
-        // S3's hedged PUTs, as on AWS. s3rver rewrites an object in place, so a reader must not meet a late twin:
-        // only when nobody reads during the window (the read-back waits for every PUT: QueueLog.releaseRanges).
-        hedgeObjectPuts: options.groups === 0 && !options.shapes.includes("dead"),
         retryBackoff: {
           throttlingBaseMs: options.throttleBaseMs * options.stretch,
           baseMs: DEFAULT_RETRY_BACKOFF.baseMs * options.stretch,
@@ -94,7 +91,9 @@ export async function runLambdaConcurrency(options: ConcurrencyOptions, runId: s
             backend,
             shape,
             writers,
-            () => createAwsStorage(aws),
+            // S3's hedged PUTs, as on AWS. s3rver rewrites an object in place, so a reader must not meet a late
+            // twin: only in cases nobody reads during the window (the read-back waits for every PUT, releaseRanges).
+            () => createAwsStorage({ ...aws, hedgeObjectPuts: shape !== "dead" && options.groups === 0 }),
             `${runId}_${backend.replace("-", "")}_${shape}_${writers}`,
             () => {
               throttledBefore = limited?.throttled() ?? 0;

@@ -63,7 +63,7 @@ export interface Container {
   storage: Storage;
   /** Its next append dies right after reserving (the dead shape). */
   kill(): void;
-  /** Seals the unused tails of the ranges it holds (the run is over). */
+  /** Seals the unused tails of the ranges it holds and waits for its PUTs still out (the run is over). */
   release(): Promise<void>;
   /** Sends `messages` to `queue` as one append, as the container does; answers the first one's offset. */
   send(queue: QueueRef, messages: MessageRecord[]): Promise<{ offset: number }>;

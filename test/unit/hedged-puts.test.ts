@@ -6,26 +6,26 @@
  * store's object store, its puts held by the test (the store claims S3's per-request latency where a test says).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { S3Client } from "@aws-sdk/client-s3";
 import { HedgedPuts } from "../../lib/broker/queue-log/hedged-puts.js";
 import { createAwsStorage, S3ObjectStore } from "../../lib/storage/aws/index.js";
-import { createLocalStorage } from "../../lib/storage/local/index.js";
 import { RequestCounter } from "../../lib/storage/request-counter.js";
+import type { Storage } from "../../lib/storage/storage.js";
 import { type HeldPut, heldObjects, turns, until } from "../support/held-objects.js";
+import { openLocalFixture } from "../support/local-fixture.js";
+import type { StorageFixture } from "../support/storage-fixture.js";
 
 const body = Uint8Array.from([1, 2, 3]);
 
 describe("hedged object PUTs", () => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-hedge-"));
-  const storage = createLocalStorage({ dataDir });
-  after(async () => {
-    await storage.close();
-    rmSync(dataDir, { recursive: true, force: true });
+  let fixture: StorageFixture;
+  let storage: Storage;
+  before(async () => {
+    fixture = await openLocalFixture();
+    storage = fixture.storage;
   });
+  after(() => fixture.cleanup());
   let n = 0;
   const key = () => `batches/hedge/${++n}`;
 
