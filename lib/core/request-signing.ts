@@ -11,7 +11,7 @@
  */
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import { ErrorCode, NimbusError } from "./errors.js";
-import { signatureParts } from "./sigv4.js";
+import { payloadHash, signatureParts } from "./sigv4.js";
 
 /** The SigV4 service of Nimbus signatures (API Gateway's is `execute-api`). */
 export const NIMBUS_SIGNING_SERVICE = "nimbus";
@@ -150,4 +150,13 @@ export function signatureMatches(
   const expected = Buffer.from(parts.signature, "utf8");
   const given = Buffer.from(claim.signature, "utf8");
   return expected.byteLength === given.byteLength && timingSafeEqual(expected, given);
+}
+
+/**
+ * Whether `request`'s body is the one its `x-amz-content-sha256` header claims: with `signatureMatches(..., true)`
+ * (the headers and the claimed hash signed by the user) it completes the check of a whole request.
+ */
+export function bodyMatchesClaim(request: ReceivedRequest): boolean {
+  const claimed = request.header("x-amz-content-sha256");
+  return claimed !== undefined && claimed === payloadHash(request.body);
 }

@@ -128,13 +128,32 @@ export function signatureParts(input: SignRequestInput): SignatureParts {
 
   const scope = `${date}/${region}/${service}/aws4_request`;
   const stringToSign = [ALGORITHM, amzDate, scope, sha256Hex(canonicalRequest)].join("\n");
-  const key = [date, region, service, "aws4_request"].reduce<Buffer>(
-    (k, part) => hmac(k, part),
-    Buffer.from(`AWS4${credentials.secretAccessKey}`, "utf8"),
-  );
+  const key = signingKey(credentials.secretAccessKey, date, region, service);
   const signature = hmac(key, stringToSign).toString("hex");
   const authorization = `${ALGORITHM} Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
   return { canonicalRequest, stringToSign, signature, headers: { authorization, ...added } };
+}
+
+/** The signing keys derived lately, by secret, day, region and service: at most SIGNING_KEYS_KEPT. */
+const signingKeys = new Map<string, Buffer>();
+const SIGNING_KEYS_KEPT = 64;
+
+/**
+ * SigV4's signing key: four HMACs chained from the secret through the day, region and service. A key serves a
+ * secret for a whole day, so the last SIGNING_KEYS_KEPT are kept (the AWS SDKs cache it the same way): a signature
+ * then costs one HMAC, not five. The oldest goes first; a day's change makes new keys and ages the old ones out.
+ */
+function signingKey(secret: string, date: string, region: string, service: string): Buffer {
+  const id = `${date}/${region}/${service}/${secret}`;
+  const kept = signingKeys.get(id);
+  if (kept !== undefined) return kept;
+  const key = [date, region, service, "aws4_request"].reduce<Buffer>(
+    (k, part) => hmac(k, part),
+    Buffer.from(`AWS4${secret}`, "utf8"),
+  );
+  if (signingKeys.size >= SIGNING_KEYS_KEPT) signingKeys.delete(signingKeys.keys().next().value ?? "");
+  signingKeys.set(id, key);
+  return key;
 }
 
 /**
@@ -202,6 +221,11 @@ function decode(part: string): string {
 /** By code unit: after `uriEncode` every string is ASCII, so this is the byte order SigV4 asks for. */
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The SHA-256 (hex) of a payload, as `x-amz-content-sha256` carries it. */
+export function payloadHash(body: string | Uint8Array): string {
+  return sha256Hex(body);
 }
 
 function sha256Hex(data: string | Uint8Array): string {

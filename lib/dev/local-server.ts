@@ -161,7 +161,13 @@ export async function serveOn(
         const receivedAt = shedder.now();
         let answer: ApiAnswer;
         try {
-          answer = await handler({ ...toApiRequest(req, held.body), receivedAt });
+          // The precheck verified the signature over the headers and the body's claimed hash: the handler's check
+          // compares the body with that hash and does not sign the request again.
+          answer = await handler({
+            ...toApiRequest(req, held.body),
+            receivedAt,
+            signedHeadersChecked: held.prechecked,
+          });
         } catch (err) {
           held.release();
           throw err;

@@ -25,6 +25,8 @@ export interface HeldBody {
   body: Buffer;
   /** Gives the body's bytes back to the in-flight cap (once answered). */
   release(): void;
+  /** The precheck ran and passed before the body was read (none runs for a request without a body). */
+  prechecked: boolean;
 }
 
 /** Whether the request announces a body. */
@@ -40,7 +42,7 @@ export function hasBody(req: IncomingMessage): boolean {
  * within `timeoutMs`.
  */
 export async function readHeldBody(req: IncomingMessage, options: BodyReadOptions): Promise<HeldBody> {
-  if (!hasBody(req)) return { body: Buffer.alloc(0), release: () => {} };
+  if (!hasBody(req)) return { body: Buffer.alloc(0), release: () => {}, prechecked: false };
   if (options.precheck) await options.precheck(req);
   const { bytes } = options;
   const timer = setTimeout(() => {
@@ -84,5 +86,9 @@ export async function readHeldBody(req: IncomingMessage, options: BodyReadOption
     throw new BodyTooLargeError(`the request body is ${size} bytes, over the limit of ${MAX_REQUEST_BYTES}`);
   }
   const kept = held;
-  return { body: Buffer.concat(chunks), release: () => bytes.release(kept) };
+  return {
+    body: Buffer.concat(chunks),
+    release: () => bytes.release(kept),
+    prechecked: options.precheck !== undefined,
+  };
 }

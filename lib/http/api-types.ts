@@ -22,6 +22,12 @@ export interface ApiRequest {
   body: Uint8Array | undefined;
   /** When the request arrived, on the load shedder's clock (`LoadShedder.now()`); default when it reaches the handler. */
   receivedAt?: number | undefined;
+  /**
+   * The server ran `RequestAuth.checkHeaders` on this request before reading its body (the local server does, with
+   * `--auth`): its signature over the headers and the body's claimed hash is the user's, so the handler's check
+   * only compares the body with that hash. Set by the server's code, never from anything the client sent.
+   */
+  signedHeadersChecked?: boolean | undefined;
 }
 
 /** An answer: JSON text, or a binary batch's bytes. */

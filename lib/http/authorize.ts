@@ -19,7 +19,13 @@ import {
   topicPermission,
 } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
-import { NONCE_HEADER, parseSignature, type ReceivedRequest, signatureMatches } from "../core/request-signing.js";
+import {
+  bodyMatchesClaim,
+  NONCE_HEADER,
+  parseSignature,
+  type ReceivedRequest,
+  signatureMatches,
+} from "../core/request-signing.js";
 import type { AnyEndpoint, EndpointInput } from "../protocol/index.js";
 import type { ApiRequest } from "./api-types.js";
 import { type DurableNonces, MAX_NONCES, ReplayGuard } from "./replay-guard.js";
@@ -59,14 +65,20 @@ export class RequestAuth {
     return this.#options.store;
   }
 
-  /** The user who signed `request`, or UNAUTHENTICATED. */
-  async authenticate(request: ReceivedRequest): Promise<AclUser> {
+  /**
+   * The user who signed `request`, or UNAUTHENTICATED. `headersChecked`: `checkHeaders` passed for this very request
+   * before its body was read, so the signature over its headers and the body's claimed hash is the user's; what is
+   * left is that the body is the one claimed (one SHA-256, no second signing).
+   */
+  async authenticate(request: ReceivedRequest, headersChecked = false): Promise<AclUser> {
     const now = this.#now();
     const claim = parseSignature(request, now);
     const user = await this.#user(claim.accessKey, now);
     // The same refusal, and the same work (the HMAC with a decoy secret), for an unknown user and a wrong
     // signature: a caller can probe for user names neither by the answer nor by its time.
-    const matches = signatureMatches(request, claim, user?.secret ?? this.#decoy);
+    const matches = headersChecked
+      ? bodyMatchesClaim(request)
+      : signatureMatches(request, claim, user?.secret ?? this.#decoy);
     const verified = this.#verified(user, matches);
     this.#replay.admit(`${claim.accessKey}/${claim.nonce}`, now);
     return verified;

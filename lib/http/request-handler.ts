@@ -122,7 +122,7 @@ export function createRequestHandler<
       if (method !== "GET" && options.shedder) release = await options.shedder.enter(req.receivedAt);
       const ctx = await context();
       const gate = endpoint.auth === "required" ? ctx.auth : undefined;
-      const user = gate && (await gate.authenticate(receivedRequest(req)));
+      const user = gate && (await gate.authenticate(receivedRequest(req), req.signedHeadersChecked === true));
       refuseProtoKeys(req.query);
       const rawParams: Record<string, string> = {};
       hit.c.names.forEach((name, i) => {

@@ -5,7 +5,8 @@
  * broker, store, runtime) over the load's span, then the top frames by self time.
  * - `--door http` (default): `--clients` (4) SDK producers sending one 1 KiB message per request for `--seconds` (10);
  *   with `--client fetch`, the plain-http suite's stock `fetch` client instead (its own process, open loop at `--rate`,
- *   default 1000/s): what a plain client's connections and refusals cost the broker.
+ *   default 1000/s): what a plain client's connections and refusals cost the broker; `--auth` signs its requests
+ *   (`nimbus dev --auth`, the root user's keys).
  * - `--door grpc`: RocketMQ's official gRPC Java client 5.0.8 (test/bench/rocketmq/client), `--phase async` (64
  *   sends in flight) or `sync` or `consume` (receive 32 + ack each), `--messages` (20000) of 1 KiB.
  * - `--door remoting`: the classic remoting client 4.9.8 (test/bench/rocketmq/remoting-client), the same phases
@@ -13,11 +14,14 @@
  * `--workers N` (default 1, so one profile holds the whole server); `KEEP_PROFILE` keeps the `.cpuprofile` files.
  * See docs/benchmarks.md ("Where the time goes, per door").
  */
+
+import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
+import { type NimbusCredentials, signNimbusRequest } from "../../lib/core/request-signing.js";
 import { startBrokerProcess } from "./broker-process.js";
 import { runPlainClient } from "./plain-http.js";
 import { type CpuProfile, formatByPart, profileByPart, summarizeProfile } from "./profile-summary.js";
@@ -33,6 +37,7 @@ const { values } = parseArgs({
     workers: { type: "string", default: "1" },
     client: { type: "string", default: "sdk" },
     rate: { type: "string", default: "1000" },
+    auth: { type: "boolean", default: false },
   },
 });
 const door = values.door;
@@ -43,12 +48,19 @@ const parsedPhase = PHASES.find((p) => p === values.phase);
 if (parsedPhase === undefined) throw new Error(`--phase must be sync, async or consume, got ${values.phase}`);
 const phase: (typeof PHASES)[number] = parsedPhase;
 
+if (values.auth && (door !== "http" || values.client !== "fetch"))
+  throw new Error("--auth signs the plain fetch client's requests: it needs --door http --client fetch");
+/** `--auth`: the root user's keys, every request signed (`nimbus dev --auth`). */
+const credentials: NimbusCredentials | undefined = values.auth
+  ? { accessKey: "root", secretKey: randomBytes(12).toString("hex") }
+  : undefined;
+
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /** Sends one message per request over HTTP from `clients` SDK producers for `seconds`; the messages sent. */
 async function loadHttp(url: string, topic: string): Promise<number> {
   if (values.client === "fetch") {
-    const run = { mode: "open" as const, count: Number(values.rate), seconds: Number(values.seconds) };
+    const run = { mode: "open" as const, count: Number(values.rate), seconds: Number(values.seconds), credentials };
     const r = await runPlainClient("fetch", url, topic, run);
     console.log(`plain fetch at ${values.rate}/s: ${r.ok} OK, ${r.busy} SYSTEM_BUSY, ${r.errors} connection errors`);
     return r.ok;
@@ -103,16 +115,17 @@ async function main(): Promise<void> {
     cpuProfileDir: join(dir, "prof"),
     grpc: door === "grpc",
     workers: Number(values.workers),
+    rootPassword: credentials?.secretKey,
   });
   let messages = 0;
   let window = { fromUs: 0, toUs: 0 };
   try {
     const topic = `Profile${Date.now().toString(36)}`;
-    const route = await fetch(`${broker.url}/topics/${topic}`, {
-      method: "PUT",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ readQueueNums: 8, writeQueueNums: 8, brokerNames: ["broker-a"] }),
-    });
+    const url = `${broker.url}/topics/${topic}`;
+    const body = JSON.stringify({ readQueueNums: 8, writeQueueNums: 8, brokerNames: ["broker-a"] });
+    const plain = { "content-type": "application/json" };
+    const signed = credentials && signNimbusRequest({ method: "PUT", url, headers: plain, body, credentials });
+    const route = await fetch(url, { method: "PUT", headers: { ...plain, ...signed }, body });
     if (!route.ok) throw new Error(`PUT /topics answered ${route.status}`);
     const fromUs = monotonicUs();
     const cpu0 = broker.cpuSeconds();

@@ -81,6 +81,25 @@ describe("signRequest: AWS's published SigV4 test vectors", () => {
     });
   }
 
+  it("get-vanilla again after 100 other secrets and days: a kept signing key signs as a fresh one", () => {
+    const vanilla = () => signRequest({ ...SUITE, method: "GET", url: "https://example.amazonaws.com/" }).authorization;
+    const published = `AWS4-HMAC-SHA256 Credential=${SCOPE}, SignedHeaders=host;x-amz-date, Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31`;
+    assert.equal(vanilla(), published);
+    const others = new Set<string>();
+    for (let i = 0; i < 100; i++) {
+      const credentials = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: `other-secret-${i}` };
+      const now = new Date(Date.UTC(2015, 7, 1 + (i % 20), 12, 36));
+      others.add(
+        signRequest({ ...SUITE, credentials, now, method: "GET", url: "https://example.amazonaws.com/" })
+          .authorization ?? "",
+      );
+    }
+    assert.equal(others.size, 100, "each secret and day signs differently");
+    // Kept or derived again once the other keys pushed it out, the key signs the same.
+    assert.equal(vanilla(), published);
+    assert.equal(vanilla(), published);
+  });
+
   it("get-vanilla-query-order-key-case: the published canonical request, query sorted by name", () => {
     const parts = signatureParts({
       ...SUITE,
