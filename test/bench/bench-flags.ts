@@ -61,6 +61,7 @@ export const BENCH_FLAGS = {
   protocol: { type: "string", default: "grpc" },
   "plain-clients": { type: "string", default: "fetch,urllib" },
   factor: { type: "string" },
+  "overload-client": { type: "string", default: "fetch" },
   auth: { type: "boolean", default: false },
 } satisfies NonNullable<ParseArgsConfig["options"]>;
 

@@ -14,9 +14,10 @@ Suites:
                       --producers 64  --seconds 20  --queues 8  --s3-put 30/100  --s3-get 15/60  --dynamo 5/15
                       --protocol remoting: the 4.9.8 Java client through --remoting-port instead (sync sends, async
                       sends --producers in flight, --seconds each, then a push consumer), requests per message per phase
-  plain-http          stock HTTP clients (Node's fetch, Python's urllib), open loop, one JSON send per request
-                      --rate 2000  --seconds 10  --plain-clients fetch,urllib  --flush async|sync
-                      --factor 2 (the row at 2x the closed-loop capacity; 0: none)  --auth (signed)  --workers N
+  plain-http          stock HTTP clients (Node's fetch, Python's urllib, Go's net/http), open loop, one JSON send
+                      per request  --rate 2000  --seconds 10  --plain-clients fetch,urllib[,go]  --flush async|sync
+                      --factor 2 (the row at 2x the closed-loop capacity; 0: none)  --overload-client fetch|go
+                      --auth (signed; fetch only)  --workers N
   peer                the SDK's produce/consume/end-to-end table, to set beside Redis Streams or NATS
                       --mode  --seconds 8  --rate 2000  --e2e-seconds 10  --url http://127.0.0.1:9876
   lambda-concurrency  independent writers (Lambda containers) on one queue or one topic: conflicts, write units

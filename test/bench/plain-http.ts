@@ -2,16 +2,18 @@
  * @module `npm run bench -- --suite plain-http`: what an application calling the HTTP/JSON API the simplest way gets
  * (the shape of an app calling it the simplest way). `nimbus dev` (its own process, its defaults: a process per core) and, in processes of their
  * own, stock clients with no tuning sending one 1 KiB JSON message per request, open loop at `--rate` (2,000/s)
- * for `--seconds` (10): Node's global `fetch` (plain-http-fetch.ts) and Python's standard urllib
- * (plain_http_urllib.py: a new connection per request). Then, unless `--factor 0`, the overload row: the capacity
- * (OK answers per second to 64 closed-loop `fetch` senders), and `--factor` (2) times it offered open loop from the
- * plain `fetch`, while this process probes `GET /health` every 20 ms. Per row: OK, SYSTEM_BUSY, other answers and
+ * for `--seconds` (10): Node's global `fetch` (plain-http-fetch.ts), Python's standard urllib
+ * (plain_http_urllib.py: a new connection per request) and, with `--plain-clients ...,go`, Go's net/http default
+ * client (plain-http-go/main.go: at most 2 idle connections kept, so bursts open new ones). Then, unless
+ * `--factor 0`, the overload row: the capacity (OK answers per second to 64 closed-loop senders of
+ * `--overload-client`, fetch or go), and `--factor` (2) times it offered open loop from the same client, while this
+ * process probes `GET /health` every 20 ms. Per row: OK, SYSTEM_BUSY, other answers and
  * connection errors, answer times from each send's scheduled start (OK p50/p99, refusals' p99 and max, all
  * answers' p99), the client's own start lag, each side's CPU. Each row has a broker of its own, warmed up first
  * (WARM_UP_SENDS from this process). `--auth`: `nimbus dev --auth`, every request signed
  * (the fetch client only). `--flush sync|async`.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -31,9 +33,13 @@ export interface PlainHttpOptions {
   /** The overload row offers this multiple of the measured capacity (0: no such row). */
   factor: number;
   workers?: number | undefined;
+  /** The client of the overload row: its capacity measure and its open loop at `factor` × that. */
+  overloadClient: "fetch" | "go";
 }
 
-export type PlainClient = "fetch" | "urllib";
+export type PlainClient = "fetch" | "urllib" | "go";
+
+export const isPlainClient = (c: string): c is PlainClient => c === "fetch" || c === "urllib" || c === "go";
 
 export interface PlainHttpRow {
   row: string;
@@ -113,7 +119,9 @@ export function runPlainClient(client: PlainClient, url: string, topic: string, 
   const child =
     client === "fetch"
       ? spawn(process.execPath, ["--import", "tsx", path.join(HERE, "plain-http-fetch.ts"), ...args], options)
-      : spawn("python3", [path.join(HERE, "plain_http_urllib.py"), ...args], options);
+      : client === "go"
+        ? spawn(goClient(), args, options)
+        : spawn("python3", [path.join(HERE, "plain_http_urllib.py"), ...args], options);
   let out = "";
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
     out += chunk;
@@ -126,6 +134,25 @@ export function runPlainClient(client: PlainClient, url: string, topic: string, 
       else resolve(JSON.parse(line.slice("RESULT ".length)) as ClientResult);
     });
   });
+}
+
+let goBinary: string | undefined;
+
+/**
+ * The Go client (plain-http-go/main.go, the standard library only), built once per bench process into a temporary
+ * folder: `go build` needs no network for it.
+ */
+function goClient(): string {
+  if (goBinary !== undefined) return goBinary;
+  const out = path.join(mkdtempSync(path.join(os.tmpdir(), "nimbus-bench-go-")), "plain-http-go");
+  const built = spawnSync("go", ["build", "-o", out, "main.go"], {
+    cwd: path.join(HERE, "plain-http-go"),
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, GOFLAGS: "-mod=mod", GOTOOLCHAIN: "local" },
+  });
+  if (built.status !== 0) throw new Error(`go build of the Go client failed (${built.error?.message ?? built.status})`);
+  goBinary = out;
+  return out;
 }
 
 /** Probes `GET /health` every 20 ms until `stop` resolves; answers each probe's time (ms, sorted; failures: Infinity). */
@@ -245,12 +272,12 @@ export async function runPlainHttp(o: PlainHttpOptions): Promise<PlainHttpRow[]>
     rows.push(
       await withBroker(o, async (broker, credentials) => {
         const closed = { mode: "closed" as const, count: CAPACITY_SENDERS, seconds: o.seconds, credentials };
-        const measured = await runPlainClient("fetch", broker.url, TOPIC, closed);
+        const measured = await runPlainClient(o.overloadClient, broker.url, TOPIC, closed);
         const capacity = measured.ok / measured.seconds;
         const offered = Math.max(1, Math.round(o.factor * capacity));
         const load0 = os.loadavg()[0] ?? 0;
         const cpu0 = broker.cpuSeconds();
-        const run = runPlainClient("fetch", broker.url, TOPIC, {
+        const run = runPlainClient(o.overloadClient, broker.url, TOPIC, {
           mode: "open",
           count: offered,
           seconds: o.seconds,
@@ -258,7 +285,7 @@ export async function runPlainHttp(o: PlainHttpOptions): Promise<PlainHttpRow[]>
         });
         const [r, health] = await Promise.all([run, probeHealth(broker.url, run)]);
         return {
-          ...toRow(`fetch at ${o.factor}× capacity`, offered, r, broker.cpuSeconds() - cpu0, load0),
+          ...toRow(`${o.overloadClient} at ${o.factor}× capacity`, offered, r, broker.cpuSeconds() - cpu0, load0),
           capacityPerSec: capacity,
           healthP99Ms: percentile(health, 99),
           healthMaxMs: health.at(-1) ?? Number.NaN,
@@ -292,7 +319,7 @@ export function formatPlainHttp(o: PlainHttpOptions, rows: readonly PlainHttpRow
   for (const r of rows) {
     if (r.capacityPerSec === undefined) continue;
     lines.push(
-      `${r.row}: capacity ${f(r.capacityPerSec)} OK/s (${CAPACITY_SENDERS} closed-loop fetch senders); OK ${f((100 * r.okPerSec) / r.capacityPerSec, 1)} % of it; /health p99 ${f(r.healthP99Ms, 1)} ms, max ${f(r.healthMaxMs, 1)} ms`,
+      `${r.row}: capacity ${f(r.capacityPerSec)} OK/s (${CAPACITY_SENDERS} closed-loop ${o.overloadClient} senders); OK ${f((100 * r.okPerSec) / r.capacityPerSec, 1)} % of it; /health p99 ${f(r.healthP99Ms, 1)} ms, max ${f(r.healthMaxMs, 1)} ms`,
     );
   }
   return lines.join("\n");

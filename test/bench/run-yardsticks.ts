@@ -5,7 +5,7 @@
  */
 import { loadavg } from "node:os";
 import type { AwsLatencies } from "./aws-latency.js";
-import { formatPlainHttp, runPlainHttp } from "./plain-http.js";
+import { formatPlainHttp, isPlainClient, type PlainClient, runPlainHttp } from "./plain-http.js";
 import { formatProxyCost, runProxyCost } from "./proxy-cost.js";
 import { formatProxyCostRemoting, runProxyCostRemoting } from "./proxy-cost-remoting.js";
 import { formatRocketMQ, runRocketMQSuite } from "./rocketmq-suite.js";
@@ -27,6 +27,7 @@ export interface YardstickFlags {
   "plain-clients": string;
   flush?: string | undefined;
   factor?: string | undefined;
+  "overload-client": string;
   auth?: boolean | undefined;
   producers?: string | undefined;
 }
@@ -77,17 +78,23 @@ export async function runYardstickSuite(
     return;
   }
   if (suite === "plain-http") {
+    const asked = flags["overload-client"];
+    if (asked !== "fetch" && asked !== "go") throw new Error(`--overload-client is fetch or go, got ${asked}`);
+    const overloadClient: "fetch" | "go" = asked;
     const options = {
       rate: positive("rate", flags.rate, 2000),
       seconds: positive("seconds", flags.seconds, flags.quick ? 3 : 10),
-      clients: flags["plain-clients"].split(",") as ("fetch" | "urllib")[],
+      clients: flags["plain-clients"].split(",") as PlainClient[],
       flush: flags.flush === "sync" ? ("sync" as const) : ("async" as const),
       auth: flags.auth === true,
       factor: flags.factor === "0" ? 0 : positive("factor", flags.factor, 2),
       workers: flags.workers === undefined ? undefined : Math.floor(positive("workers", flags.workers, 1)),
+      overloadClient,
     };
-    if (!options.clients.every((c) => c === "fetch" || c === "urllib"))
-      throw new Error(`--plain-clients is a list of fetch and urllib, got ${flags["plain-clients"]}`);
+    if (!options.clients.every(isPlainClient))
+      throw new Error(`--plain-clients is a list of fetch, urllib and go, got ${flags["plain-clients"]}`);
+    if (options.auth && options.factor > 0 && options.overloadClient !== "fetch")
+      throw new Error("--auth signs the fetch client's requests only: the overload row needs --overload-client fetch");
     const started = { date: new Date().toISOString(), load: loadavg() };
     const rows = await runPlainHttp(options);
     console.log(formatPlainHttp(options, rows));
