@@ -62,6 +62,7 @@ export const BENCH_FLAGS = {
   "plain-clients": { type: "string", default: "fetch,urllib" },
   factor: { type: "string" },
   "overload-client": { type: "string", default: "fetch" },
+  "go-pool": { type: "string", default: "0" },
   auth: { type: "boolean", default: false },
 } satisfies NonNullable<ParseArgsConfig["options"]>;
 

@@ -17,6 +17,7 @@ Suites:
   plain-http          stock HTTP clients (Node's fetch, Python's urllib, Go's net/http), open loop, one JSON send
                       per request  --rate 2000  --seconds 10  --plain-clients fetch,urllib[,go]  --flush async|sync
                       --factor 2 (the row at 2x the closed-loop capacity; 0: none)  --overload-client fetch|go
+                      --go-pool N (the Go client keeps N connections alive, opens no more; 0: its defaults)
                       --auth (signed; fetch only)  --workers N
   peer                the SDK's produce/consume/end-to-end table, to set beside Redis Streams or NATS
                       --mode  --seconds 8  --rate 2000  --e2e-seconds 10  --url http://127.0.0.1:9876

@@ -35,6 +35,8 @@ export interface PlainHttpOptions {
   workers?: number | undefined;
   /** The client of the overload row: its capacity measure and its open loop at `factor` × that. */
   overloadClient: "fetch" | "go";
+  /** The Go client's pool (`--go-pool`): 0 its default transport, n > 0 at most n connections, all kept alive. */
+  goPool: number;
 }
 
 export type PlainClient = "fetch" | "urllib" | "go";
@@ -103,6 +105,8 @@ export interface ClientRun {
   count: number;
   seconds: number;
   credentials?: NimbusCredentials | undefined;
+  /** The Go client's connections: 0 its default transport, n > 0 at most n, all kept alive (`--go-pool`). */
+  goPool?: number | undefined;
 }
 
 /** Runs one stock client in a process of its own against `url` and answers what it counted. */
@@ -114,6 +118,7 @@ export function runPlainClient(client: PlainClient, url: string, topic: string, 
       NIMBUS_ACCESS_KEY: run.credentials.accessKey,
       NIMBUS_SECRET_KEY: run.credentials.secretKey,
     }),
+    PLAIN_HTTP_GO_POOL: String(run.goPool ?? 0),
   };
   const options = { stdio: ["ignore", "pipe", "inherit"] as ("ignore" | "pipe" | "inherit")[], env };
   const child =
@@ -262,7 +267,7 @@ export async function runPlainHttp(o: PlainHttpOptions): Promise<PlainHttpRow[]>
       await withBroker(o, async (broker, credentials) => {
         const load0 = os.loadavg()[0] ?? 0;
         const cpu0 = broker.cpuSeconds();
-        const run = { mode: "open" as const, count: o.rate, seconds: o.seconds, credentials };
+        const run = { mode: "open" as const, count: o.rate, seconds: o.seconds, credentials, goPool: o.goPool };
         const r = await runPlainClient(client, broker.url, TOPIC, run);
         return toRow(client, o.rate, r, broker.cpuSeconds() - cpu0, load0);
       }),
@@ -271,7 +276,13 @@ export async function runPlainHttp(o: PlainHttpOptions): Promise<PlainHttpRow[]>
   if (o.factor > 0) {
     rows.push(
       await withBroker(o, async (broker, credentials) => {
-        const closed = { mode: "closed" as const, count: CAPACITY_SENDERS, seconds: o.seconds, credentials };
+        const closed = {
+          mode: "closed" as const,
+          count: CAPACITY_SENDERS,
+          seconds: o.seconds,
+          credentials,
+          goPool: o.goPool,
+        };
         const measured = await runPlainClient(o.overloadClient, broker.url, TOPIC, closed);
         const capacity = measured.ok / measured.seconds;
         const offered = Math.max(1, Math.round(o.factor * capacity));
@@ -282,6 +293,7 @@ export async function runPlainHttp(o: PlainHttpOptions): Promise<PlainHttpRow[]>
           count: offered,
           seconds: o.seconds,
           credentials,
+          goPool: o.goPool,
         });
         const [r, health] = await Promise.all([run, probeHealth(broker.url, run)]);
         return {

@@ -28,6 +28,7 @@ export interface YardstickFlags {
   flush?: string | undefined;
   factor?: string | undefined;
   "overload-client": string;
+  "go-pool": string;
   auth?: boolean | undefined;
   producers?: string | undefined;
 }
@@ -90,6 +91,7 @@ export async function runYardstickSuite(
       factor: flags.factor === "0" ? 0 : positive("factor", flags.factor, 2),
       workers: flags.workers === undefined ? undefined : Math.floor(positive("workers", flags.workers, 1)),
       overloadClient,
+      goPool: flags["go-pool"] === "0" ? 0 : Math.floor(positive("go-pool", flags["go-pool"], 0)),
     };
     if (!options.clients.every(isPlainClient))
       throw new Error(`--plain-clients is a list of fetch, urllib and go, got ${flags["plain-clients"]}`);

@@ -31,11 +31,15 @@ type tally struct {
 	errorKinds                                        map[string]int
 }
 
+// The client: Go's default one, or with PLAIN_HTTP_GO_POOL=n (the suite's --go-pool) a transport that keeps up to n
+// connections open and opens no more (what docs/api.md advises a busy client to do).
+var client = http.DefaultClient
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func (t *tally) send(url string, body []byte, due time.Time) {
 	called := time.Now()
-	res, err := http.Post(url, "application/json", bytes.NewReader(body))
+	res, err := client.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.mu.Lock()
 		t.errors++
@@ -89,6 +93,12 @@ func main() {
 	if err1 != nil || err2 != nil || count < 1 || seconds <= 0 || (mode != "open" && mode != "closed") {
 		fmt.Fprintln(os.Stderr, "plain-http-go: bad arguments")
 		os.Exit(2)
+	}
+	if pool, err := strconv.Atoi(os.Getenv("PLAIN_HTTP_GO_POOL")); err == nil && pool > 0 {
+		transport := http.DefaultTransport.(*http.Transport).Clone()
+		transport.MaxConnsPerHost = pool
+		transport.MaxIdleConnsPerHost = pool
+		client = &http.Client{Transport: transport}
 	}
 	message := map[string]any{"body": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("a"), 1024))}
 	body, _ := json.Marshal(map[string]any{"topic": topic, "messages": []any{message}})
