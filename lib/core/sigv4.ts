@@ -140,13 +140,19 @@ const SIGNING_KEYS_KEPT = 64;
 
 /**
  * SigV4's signing key: four HMACs chained from the secret through the day, region and service. A key serves a
- * secret for a whole day, so the last SIGNING_KEYS_KEPT are kept (the AWS SDKs cache it the same way): a signature
- * then costs one HMAC, not five. The oldest goes first; a day's change makes new keys and ages the old ones out.
+ * secret for a whole day, so the last SIGNING_KEYS_KEPT used are kept (the AWS SDKs cache it the same way): a
+ * signature then costs one HMAC and a hash of the secret, not five HMACs. The least recently used goes first; a
+ * day's change makes new keys and ages the old ones out. The map holds the secret's SHA-256, never the secret, and
+ * its id is a JSON array, so no two (day, region, service, secret) share one.
  */
 function signingKey(secret: string, date: string, region: string, service: string): Buffer {
-  const id = `${date}/${region}/${service}/${secret}`;
+  const id = JSON.stringify([date, region, service, sha256Hex(secret)]);
   const kept = signingKeys.get(id);
-  if (kept !== undefined) return kept;
+  if (kept !== undefined) {
+    signingKeys.delete(id);
+    signingKeys.set(id, kept);
+    return kept;
+  }
   const key = [date, region, service, "aws4_request"].reduce<Buffer>(
     (k, part) => hmac(k, part),
     Buffer.from(`AWS4${secret}`, "utf8"),

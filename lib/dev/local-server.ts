@@ -152,10 +152,12 @@ export async function serveOn(
       .then(() => serveConsole(req, res, consoleDir))
       .then(async (served) => {
         if (served) return;
+        // The gate that checks the headers is the one the handler's check trusts (signedHeadersChecked).
+        const auth = context?.auth;
         const held = await readHeldBody(req, {
           bytes,
           timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-          precheck: context?.auth && ((r) => checkSignedHeaders(context?.auth, r)),
+          precheck: auth && ((r) => checkSignedHeaders(auth, r)),
         });
         // The wait bound counts from here, the body read: a slow upload is not a wait for a turn.
         const receivedAt = shedder.now();

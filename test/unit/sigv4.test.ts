@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
@@ -98,6 +98,34 @@ describe("signRequest: AWS's published SigV4 test vectors", () => {
     // Kept or derived again once the other keys pushed it out, the key signs the same.
     assert.equal(vanilla(), published);
     assert.equal(vanilla(), published);
+  });
+
+  it("a kept signing key is the one of its own secret, day, region and service", () => {
+    const derived = (secret: string, day: string, region: string, service: string) =>
+      [day, region, service, "aws4_request"].reduce<Buffer>(
+        (k, part) => createHmac("sha256", k).update(part).digest(),
+        Buffer.from(`AWS4${secret}`),
+      );
+    const cases = [
+      ["secret-a", "2015-08-30", "us-east-1", "service"],
+      ["secret-a", "2015-08-31", "us-east-1", "service"],
+      ["secret-a", "2015-08-30", "us-east-1", "other"],
+      ["secret-a", "2015-08-30", "eu-west-1", "service"],
+      ["secret-b", "2015-08-30", "us-east-1", "service"],
+      // The same characters split otherwise between region and service.
+      ["secret-a", "2015-08-30", "r/s", "x"],
+      ["secret-a", "2015-08-30", "r", "s/x"],
+    ] as const;
+    // Twice each: derived the first time, kept the second.
+    for (let round = 0; round < 2; round++)
+      for (const [secret, day, region, service] of cases) {
+        const credentials = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: secret };
+        const now = new Date(`${day}T12:36:00Z`);
+        const parts = signatureParts({ ...SUITE, region, service, credentials, now, method: "GET", url: "https://h/" });
+        const key = derived(secret, day.replaceAll("-", ""), region, service);
+        const expected = createHmac("sha256", key).update(parts.stringToSign).digest("hex");
+        assert.equal(parts.signature, expected, `${secret} ${day} ${region} ${service}, round ${round + 1}`);
+      }
   });
 
   it("get-vanilla-query-order-key-case: the published canonical request, query sorted by name", () => {

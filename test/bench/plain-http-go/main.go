@@ -3,9 +3,9 @@
 // opens new connections and most are closed after their answer). `<url> <topic> open <rate> <seconds>` (open
 // loop: each 1 KiB JSON `POST /send` leaves on its schedule from a goroutine of its own, whatever the ones before
 // it did) or `<url> <topic> closed <senders> <seconds>` (closed loop: the capacity). Prints `RESULT {ok, busy,
-// other, errors, okMs, busyMs, lagMs, callMs, okCallMs, busyCallMs, cpuSeconds, seconds}` as the fetch client does:
-// the answers' times in ms from each send's scheduled start (sorted), how late each send left, and every answer's,
-// OK's and refusal's time from its call.
+// other, errors, okMs, busyMs, lagMs, callMs, okCallMs, busyCallMs, busyWhy, cpuSeconds, seconds}` as the fetch
+// client does: the answers' times in ms from each send's scheduled start (sorted), how late each send left, every
+// answer's, OK's and refusal's time from its call, and the refusals by reason.
 package main
 
 import (
@@ -29,6 +29,23 @@ type tally struct {
 	ok, busy, other, errors                           int
 	okMs, busyMs, lagMs, callMs, okCallMs, busyCallMs []float64
 	errorKinds                                        map[string]int
+	busyWhy                                           map[string]int
+}
+
+// The load shedder's reason, read from a SYSTEM_BUSY answer's message (lib/http/load-shedder.ts words them), as
+// plain-http-fetch.ts reads it.
+func refusalReason(message string) string {
+	switch {
+	case strings.Contains(message, "event loop runs"):
+		return "loop lag"
+	case strings.Contains(message, "ms of work"):
+		return "expected wait"
+	case strings.Contains(message, "requests are waiting"):
+		return "line full"
+	case strings.Contains(message, "for its turn"):
+		return "waited past the bound"
+	}
+	return "other"
 }
 
 // The client: Go's default one, or with PLAIN_HTTP_GO_POOL=n (the suite's --go-pool) a transport that keeps up to n
@@ -57,15 +74,22 @@ func (t *tally) send(url string, body []byte, due time.Time) {
 		t.mu.Unlock()
 		return
 	}
-	answer, _ := io.ReadAll(res.Body)
+	answer, readErr := io.ReadAll(res.Body)
 	res.Body.Close()
 	done := time.Now()
 	var parsed struct {
-		Code string `json:"code"`
+		Code    string `json:"code"`
+		Message string `json:"message"`
 	}
-	_ = json.Unmarshal(answer, &parsed)
+	parseErr := json.Unmarshal(answer, &parsed)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if readErr != nil || parseErr != nil {
+		// As the fetch client counts an answer it cannot read as JSON: a connection error.
+		t.errors++
+		t.lagMs = append(t.lagMs, ms(called.Sub(due)))
+		return
+	}
 	t.lagMs = append(t.lagMs, ms(called.Sub(due)))
 	t.callMs = append(t.callMs, ms(done.Sub(called)))
 	switch {
@@ -77,6 +101,7 @@ func (t *tally) send(url string, body []byte, due time.Time) {
 		t.busy++
 		t.busyMs = append(t.busyMs, ms(done.Sub(due)))
 		t.busyCallMs = append(t.busyCallMs, ms(done.Sub(called)))
+		t.busyWhy[refusalReason(parsed.Message)]++
 	default:
 		t.other++
 	}
@@ -103,7 +128,7 @@ func main() {
 	message := map[string]any{"body": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("a"), 1024))}
 	body, _ := json.Marshal(map[string]any{"topic": topic, "messages": []any{message}})
 	url := base + "/send"
-	t := &tally{errorKinds: map[string]int{}}
+	t := &tally{errorKinds: map[string]int{}, busyWhy: map[string]int{}}
 	var wg sync.WaitGroup
 	started := time.Now()
 	if mode == "open" {
@@ -152,7 +177,8 @@ func main() {
 	result := map[string]any{
 		"ok": t.ok, "busy": t.busy, "other": t.other, "errors": t.errors,
 		"okMs": orEmpty(t.okMs), "busyMs": orEmpty(t.busyMs), "lagMs": orEmpty(t.lagMs), "callMs": orEmpty(t.callMs),
-		"okCallMs": orEmpty(t.okCallMs), "busyCallMs": orEmpty(t.busyCallMs), "cpuSeconds": cpu, "seconds": elapsed,
+		"okCallMs": orEmpty(t.okCallMs), "busyCallMs": orEmpty(t.busyCallMs), "busyWhy": t.busyWhy,
+		"cpuSeconds": cpu, "seconds": elapsed,
 	}
 	out, _ := json.Marshal(result)
 	fmt.Println("RESULT " + string(out))
