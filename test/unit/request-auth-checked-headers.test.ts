@@ -4,18 +4,12 @@
  * is refused; without the precheck the whole signature is computed again.
  */
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { ACL_TABLE, AclStore } from "../../lib/broker/security/acl-store.js";
-import { AesGcmSealer } from "../../lib/broker/security/secret-sealer.js";
 import { ErrorCode, NimbusError } from "../../lib/core/errors.js";
-import { type ReceivedRequest, signNimbusRequest } from "../../lib/core/request-signing.js";
+import type { ReceivedRequest } from "../../lib/core/request-signing.js";
 import { RequestAuth } from "../../lib/http/authorize.js";
 import type { Storage } from "../../lib/storage/index.js";
-import { createLocalStorage } from "../../lib/storage/local/index.js";
+import { openAclFixture, receivedSigned } from "../support/acl-gate.js";
 
 const ALICE = { accessKey: "alice", secretKey: "alice-secret-1" };
 
@@ -23,25 +17,15 @@ describe("authenticate after checkHeaders", () => {
   let storage: Storage;
   let gate: RequestAuth;
   before(async () => {
-    storage = createLocalStorage({ dataDir: mkdtempSync(join(tmpdir(), "nimbus-checked-")) });
-    const store = new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(new Uint8Array(randomBytes(32))));
-    await store.createUser({ username: "alice", userType: "Normal", userStatus: "enable" }, ALICE.secretKey);
-    gate = new RequestAuth({ store });
+    const acl = await openAclFixture([ALICE]);
+    storage = acl.storage;
+    gate = new RequestAuth({ store: acl.store });
   });
   after(async () => storage.close());
 
   /** A POST of `signedBody` signed by `credentials`, carrying `sentBody` (the same unless a test swaps it). */
-  const post = (signedBody: string, sentBody = signedBody, credentials = ALICE): ReceivedRequest => {
-    const headers = signNimbusRequest({ method: "POST", url: "http://h/send", body: signedBody, credentials });
-    return {
-      method: "POST",
-      host: "h",
-      rawPath: "/send",
-      rawQueryString: "",
-      header: (n) => (n === "host" ? "h" : headers[n]),
-      body: Buffer.from(sentBody),
-    };
-  };
+  const post = (signedBody: string, sentBody = signedBody, credentials = ALICE): ReceivedRequest =>
+    receivedSigned({ method: "POST", path: "/send", credentials, body: signedBody, sentBody });
   const unauthenticated = (err: unknown) => err instanceof NimbusError && err.code === ErrorCode.UNAUTHENTICATED;
 
   it("accepts the signed body and refuses another one under the same headers", async () => {

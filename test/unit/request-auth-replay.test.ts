@@ -4,46 +4,30 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { ACL_TABLE, AclStore } from "../../lib/broker/security/acl-store.js";
 import { AesGcmSealer } from "../../lib/broker/security/secret-sealer.js";
 import { ErrorCode, NimbusError } from "../../lib/core/errors.js";
-import { type ReceivedRequest, signNimbusRequest } from "../../lib/core/request-signing.js";
+import type { ReceivedRequest } from "../../lib/core/request-signing.js";
 import { RequestAuth } from "../../lib/http/authorize.js";
 import { ReplayGuard } from "../../lib/http/replay-guard.js";
-import type { Storage } from "../../lib/storage/index.js";
-import { createLocalStorage } from "../../lib/storage/local/index.js";
+import { type AclFixture, openAclFixture, receivedSigned } from "../support/acl-gate.js";
 
 const ROOT = { accessKey: "root", secretKey: "root-secret-123" };
 const MALLORY = { accessKey: "mallory", secretKey: "mallory-secret-1" };
 
 describe("the replay cache", () => {
-  let storage: Storage;
-  let store: AclStore;
+  let acl: AclFixture;
   let t = Date.now();
   before(async () => {
-    storage = createLocalStorage({ dataDir: mkdtempSync(join(tmpdir(), "nimbus-replay-")) });
-    store = new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(new Uint8Array(randomBytes(32))));
-    await store.createUser({ username: "mallory", userType: "Normal", userStatus: "enable" }, MALLORY.secretKey);
+    acl = await openAclFixture([MALLORY]);
   });
-  after(async () => storage.close());
+  after(async () => acl.storage.close());
 
-  const signed = (credentials: { accessKey: string; secretKey: string }, path: string): ReceivedRequest => {
-    const headers = signNimbusRequest({ method: "GET", url: `http://h${path}`, credentials, now: new Date(t) });
-    return {
-      method: "GET",
-      host: "h",
-      rawPath: path,
-      rawQueryString: "",
-      header: (n) => (n === "host" ? "h" : headers[n]),
-      body: new Uint8Array(0),
-    };
-  };
+  const signed = (credentials: { accessKey: string; secretKey: string }, path: string): ReceivedRequest =>
+    receivedSigned({ method: "GET", path, credentials, now: new Date(t) });
   const auth = (replay: ReplayGuard) =>
-    new RequestAuth({ store, root: { username: "root", password: ROOT.secretKey }, now: () => t, replay });
+    new RequestAuth({ store: acl.store, root: { username: "root", password: ROOT.secretKey }, now: () => t, replay });
   const refusedWith = (code: ErrorCode) => (err: unknown) => err instanceof NimbusError && err.code === code;
 
   it("a flood of other nonces does not evict a young one: the flood gets SYSTEM_BUSY, the replay stays refused", async () => {
@@ -71,29 +55,19 @@ describe("the replay cache", () => {
 
 describe("user name probes (review finding 4)", () => {
   it("an unknown user is cached like a known one, and an unreadable secret is the same 401", async () => {
-    const storage = createLocalStorage({ dataDir: mkdtempSync(join(tmpdir(), "nimbus-probe-")) });
+    const { store, storage } = await openAclFixture([{ accessKey: "known", secretKey: "known-secret-1" }]);
     try {
-      const store = new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(new Uint8Array(randomBytes(32))));
-      await store.createUser({ username: "known", userType: "Normal", userStatus: "enable" }, "known-secret-1");
       const now = Date.now();
       const gate = new RequestAuth({ store, now: () => now });
-      const probe = (accessKey: string) => {
-        const headers = signNimbusRequest({
-          method: "GET",
-          url: "http://h/cluster",
-          credentials: { accessKey, secretKey: "guess-secret-1" },
-          now: new Date(now),
-        });
-        const request: ReceivedRequest = {
-          method: "GET",
-          host: "h",
-          rawPath: "/cluster",
-          rawQueryString: "",
-          header: (n) => (n === "host" ? "h" : headers[n]),
-          body: new Uint8Array(0),
-        };
-        return gate.authenticate(request);
-      };
+      const probe = (accessKey: string) =>
+        gate.authenticate(
+          receivedSigned({
+            method: "GET",
+            path: "/cluster",
+            credentials: { accessKey, secretKey: "guess-secret-1" },
+            now: new Date(now),
+          }),
+        );
       const reads = () => storage.counter.snapshot().tableReads;
       for (const name of ["known", "nobody"]) {
         await assert.rejects(probe(name), /signature does not match/);
