@@ -214,9 +214,15 @@ function toRow(name: string, offeredPerSec: number, r: ClientResult, brokerCpu: 
   };
 }
 
-async function createTopic(broker: BrokerProcess, credentials: NimbusCredentials | undefined): Promise<void> {
-  const url = `${broker.url}/topics/${TOPIC}`;
-  const body = JSON.stringify({ readQueueNums: 8, writeQueueNums: 8 });
+/** Creates `topic` with 8 queues (`route` adds to the body), signed with `credentials` when given. */
+export async function createTopic(
+  brokerUrl: string,
+  topic: string,
+  credentials: NimbusCredentials | undefined,
+  route: Record<string, unknown> = {},
+): Promise<void> {
+  const url = `${brokerUrl}/topics/${topic}`;
+  const body = JSON.stringify({ readQueueNums: 8, writeQueueNums: 8, ...route });
   const plain = { "content-type": "application/json" };
   const headers = credentials
     ? { ...plain, ...signNimbusRequest({ method: "PUT", url, headers: plain, body, credentials }) }
@@ -255,7 +261,7 @@ async function withBroker<T>(
     rootPassword: credentials?.secretKey,
   });
   try {
-    await createTopic(broker, credentials);
+    await createTopic(broker.url, TOPIC, credentials);
     await warmUp(broker, credentials);
     return await work(broker, credentials);
   } finally {

@@ -21,9 +21,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
-import { type NimbusCredentials, signNimbusRequest } from "../../lib/core/request-signing.js";
+import type { NimbusCredentials } from "../../lib/core/request-signing.js";
 import { startBrokerProcess } from "./broker-process.js";
-import { runPlainClient } from "./plain-http.js";
+import { createTopic, runPlainClient } from "./plain-http.js";
 import { type CpuProfile, formatByPart, profileByPart, summarizeProfile } from "./profile-summary.js";
 import { runBenchClient } from "./rocketmq-suite.js";
 
@@ -121,12 +121,7 @@ async function main(): Promise<void> {
   let window = { fromUs: 0, toUs: 0 };
   try {
     const topic = `Profile${Date.now().toString(36)}`;
-    const url = `${broker.url}/topics/${topic}`;
-    const body = JSON.stringify({ readQueueNums: 8, writeQueueNums: 8, brokerNames: ["broker-a"] });
-    const plain = { "content-type": "application/json" };
-    const signed = credentials && signNimbusRequest({ method: "PUT", url, headers: plain, body, credentials });
-    const route = await fetch(url, { method: "PUT", headers: { ...plain, ...signed }, body });
-    if (!route.ok) throw new Error(`PUT /topics answered ${route.status}`);
+    await createTopic(broker.url, topic, credentials, { brokerNames: ["broker-a"] });
     const fromUs = monotonicUs();
     const cpu0 = broker.cpuSeconds();
     messages =
