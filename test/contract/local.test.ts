@@ -9,7 +9,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { ErrorCode } from "../../lib/core/errors.js";
-import { createLocalStorage } from "../../lib/storage/local/index.js";
+import { createLocalStorage, NEW_DATABASE_PAGE_BYTES } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { openLocalFixture } from "../support/local-fixture.js";
 import { queueLogContract } from "./queue-log-contract.js";
@@ -81,6 +81,43 @@ describe("local storage specifics", () => {
       code: ErrorCode.PARAMETER_ILLEGAL,
     });
     return other.close();
+  });
+
+  it("a new store's pages are 8 KiB: a 1 KiB message's batch item stays in its leaf; an old store keeps 4 KiB pages", async () => {
+    const table = storage.table({ name: "pages", sortKeyType: "number" });
+    const d = new Uint8Array(1100).fill(7); // one 1 KiB message and its header, as an inline batch item holds it
+    for (let sk = 0; sk < 20; sk++) await table.put({ pk: "q", sk, n: 1, t: Date.now(), d });
+    const overflowOf = (file: string, name: string) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        const size = db.pragma("page_size", { simple: true });
+        const row = db
+          .prepare("SELECT count(*) AS pages FROM dbstat WHERE name = ? AND pagetype = 'overflow'")
+          .get(name) as { pages: number };
+        return { size, overflowPages: row.pages };
+      } finally {
+        db.close();
+      }
+    };
+    assert.equal(NEW_DATABASE_PAGE_BYTES, 8192);
+    assert.deepEqual(overflowOf(path.join(dataDir, "tables.sqlite"), "t_pages"), { size: 8192, overflowPages: 0 });
+
+    // A store made before (4 KiB pages): it opens, keeps its page size, and every such item spills a page.
+    const oldDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-local-4k-"));
+    try {
+      const made = new Database(path.join(oldDir, "tables.sqlite"));
+      made.pragma("page_size = 4096");
+      made.pragma("journal_mode = WAL");
+      made.close();
+      const old = createLocalStorage({ dataDir: oldDir });
+      const oldTable = old.table({ name: "pages", sortKeyType: "number" });
+      for (let sk = 0; sk < 20; sk++) await oldTable.put({ pk: "q", sk, n: 1, t: Date.now(), d });
+      assert.deepEqual((await oldTable.get({ pk: "q", sk: 19 }))?.d, d);
+      await old.close();
+      assert.deepEqual(overflowOf(path.join(oldDir, "tables.sqlite"), "t_pages"), { size: 4096, overflowPages: 20 });
+    } finally {
+      rmSync(oldDir, { recursive: true, force: true });
+    }
   });
 
   it("a write that cannot get the lock within busyTimeoutMs fails with SYSTEM_BUSY and writes nothing", async () => {

@@ -56,7 +56,16 @@ export const DEFAULT_ORPHAN_GRACE_MS = 3_600_000;
 export const MMAP_BYTES = 1024 * 1024 * 1024;
 
 /**
- * The store's SQLite database in `dataDir` (created if missing), in WAL mode, synced as `options.flush` says,
+ * The page size of a new database (SQLite's default is 4 KiB; an existing file keeps its own). A table row is
+ * stored whole in its B-tree page up to about a quarter of the page (the tables are WITHOUT ROWID: an index
+ * B-tree's limit), past that it spills into an overflow page of its own: with 4 KiB pages a batch item of one
+ * 1 KiB message took a leaf page and an overflow page, each a WAL frame at every commit. With 8 KiB pages it stays
+ * in its leaf up to about 2 KiB (docs/queue-log.md "On the embedded store").
+ */
+export const NEW_DATABASE_PAGE_BYTES = 8192;
+
+/**
+ * The store's SQLite database in `dataDir` (created if missing, with pages of `NEW_DATABASE_PAGE_BYTES`), in WAL mode, synced as `options.flush` says,
  * read through a memory map of at most `MMAP_BYTES`.
  */
 export function openLocalDatabase(dataDir: string, options: Omit<LocalStorageOptions, "dataDir">): Database.Database {
@@ -67,6 +76,9 @@ export function openLocalDatabase(dataDir: string, options: Omit<LocalStorageOpt
     // crash, not always an OS crash); FULL syncs the WAL at every commit. Several processes may create
     // the database at the same moment: switching to WAL then answers BUSY without waiting, so retry (WAL
     // is persistent: once set, later opens find it and switch nothing).
+    // Before anything writes the file's header: on a new (empty) file it sets the page size, on an existing one it
+    // changes nothing (outside WAL mode a VACUUM would apply it; in WAL mode never).
+    opened.pragma(`page_size = ${NEW_DATABASE_PAGE_BYTES}`);
     retryWhileBusy(() => opened.pragma("journal_mode = WAL"), busyTimeoutMs);
     opened.pragma(options.flush === "sync" ? "synchronous = FULL" : "synchronous = NORMAL");
     // Without the map every page a query touches is a read() into SQLite's cache, which a WAL connection
