@@ -65,20 +65,21 @@ export const MMAP_BYTES = 1024 * 1024 * 1024;
 export const NEW_DATABASE_PAGE_BYTES = 8192;
 
 /**
- * The store's SQLite database in `dataDir` (created if missing, with pages of `NEW_DATABASE_PAGE_BYTES`), in WAL mode, synced as `options.flush` says,
- * read through a memory map of at most `MMAP_BYTES`.
+ * The store's SQLite database in `dataDir` (created if missing, with pages of `NEW_DATABASE_PAGE_BYTES`), in WAL
+ * mode, synced as `options.flush` says, read through a memory map of at most `MMAP_BYTES`.
  */
 export function openLocalDatabase(dataDir: string, options: Omit<LocalStorageOptions, "dataDir">): Database.Database {
   return sqlite("open the local database", () => {
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     const opened = new Database(path.join(dataDir, "tables.sqlite"), { timeout: busyTimeoutMs });
+    // Before anything writes the file's header: on a new (empty) file it sets the page size, on an existing one it
+    // changes nothing (outside WAL mode a VACUUM would apply it; in WAL mode never). Processes creating the file
+    // at the same moment all ask for the same size.
+    opened.pragma(`page_size = ${NEW_DATABASE_PAGE_BYTES}`);
     // WAL lets readers run beside the one writer. NORMAL syncs at checkpoints (a commit survives a process
     // crash, not always an OS crash); FULL syncs the WAL at every commit. Several processes may create
     // the database at the same moment: switching to WAL then answers BUSY without waiting, so retry (WAL
     // is persistent: once set, later opens find it and switch nothing).
-    // Before anything writes the file's header: on a new (empty) file it sets the page size, on an existing one it
-    // changes nothing (outside WAL mode a VACUUM would apply it; in WAL mode never).
-    opened.pragma(`page_size = ${NEW_DATABASE_PAGE_BYTES}`);
     retryWhileBusy(() => opened.pragma("journal_mode = WAL"), busyTimeoutMs);
     opened.pragma(options.flush === "sync" ? "synchronous = FULL" : "synchronous = NORMAL");
     // Without the map every page a query touches is a read() into SQLite's cache, which a WAL connection
