@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
 import Database from "better-sqlite3";
-import { Checkpointer, FALLBACK_AUTOCHECKPOINT_PAGES } from "../../lib/storage/local/checkpointer.js";
+import { Checkpointer, fallbackAutocheckpointPages } from "../../lib/storage/local/checkpointer.js";
 import { createLocalStorage, openLocalDatabase } from "../../lib/storage/local/index.js";
 import { until } from "../support/held-objects.js";
 
@@ -21,7 +21,9 @@ describe("local store: WAL checkpoints in a thread of their own", () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-ckpt-open-"));
     try {
       const threaded = openLocalDatabase(dataDir, {});
-      assert.equal(threaded.pragma("wal_autocheckpoint", { simple: true }), FALLBACK_AUTOCHECKPOINT_PAGES);
+      // 40 MiB of WAL in the new store's 8 KiB pages.
+      assert.equal(threaded.pragma("wal_autocheckpoint", { simple: true }), 5120);
+      assert.equal(fallbackAutocheckpointPages(4096), 10_240);
       threaded.close();
       const inline = openLocalDatabase(dataDir, { checkpointThread: false });
       assert.equal(inline.pragma("wal_autocheckpoint", { simple: true }), 1000);

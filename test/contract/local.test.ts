@@ -85,7 +85,8 @@ describe("local storage specifics", () => {
 
   it("a new store's pages are 8 KiB: a 1 KiB message's batch item stays in its leaf; an old store keeps 4 KiB pages", async () => {
     const table = storage.table({ name: "pages", sortKeyType: "number" });
-    const d = new Uint8Array(1100).fill(7); // one 1 KiB message and its header, as an inline batch item holds it
+    // A row the size of an inline batch item of one 1 KiB message (its bytes and header), put directly.
+    const d = new Uint8Array(1100).fill(7);
     for (let sk = 0; sk < 20; sk++) await table.put({ pk: "q", sk, n: 1, t: Date.now(), d });
     const overflowOf = (file: string, name: string) => {
       const db = new Database(file, { readonly: true });
@@ -110,10 +111,13 @@ describe("local storage specifics", () => {
       made.pragma("journal_mode = WAL");
       made.close();
       const old = createLocalStorage({ dataDir: oldDir });
-      const oldTable = old.table({ name: "pages", sortKeyType: "number" });
-      for (let sk = 0; sk < 20; sk++) await oldTable.put({ pk: "q", sk, n: 1, t: Date.now(), d });
-      assert.deepEqual((await oldTable.get({ pk: "q", sk: 19 }))?.d, d);
-      await old.close();
+      try {
+        const oldTable = old.table({ name: "pages", sortKeyType: "number" });
+        for (let sk = 0; sk < 20; sk++) await oldTable.put({ pk: "q", sk, n: 1, t: Date.now(), d });
+        assert.deepEqual((await oldTable.get({ pk: "q", sk: 19 }))?.d, d);
+      } finally {
+        await old.close();
+      }
       assert.deepEqual(overflowOf(path.join(oldDir, "tables.sqlite"), "t_pages"), { size: 4096, overflowPages: 20 });
     } finally {
       rmSync(oldDir, { recursive: true, force: true });

@@ -1,22 +1,29 @@
 /**
  * @module The embedded store's WAL checkpoints, in a thread of their own. SQLite's automatic checkpoint runs
- * inside the commit that crosses its threshold (1,000 pages: every 60 or so single-message sends here): it copies
+ * inside the commit that crosses its threshold (1,000 pages: with 4 KiB pages every 60 or so single-message sends): it copies
  * the WAL's pages back into the database and syncs both files, 0.6–3.5 ms on the event loop while every request
  * waits (docs/benchmarks.md, "The sync tail is the store's WAL checkpoint"). Here a worker thread with its own
  * connection runs a PASSIVE checkpoint every `intervalMs` (which never blocks a writer or a reader, and copies only
  * what no reader still needs), as SQLite's documentation suggests for applications that cannot afford the pause.
- * The serving connection keeps an automatic checkpoint at a far higher threshold (`FALLBACK_AUTOCHECKPOINT_PAGES`),
+ * The serving connection keeps an automatic checkpoint at a far higher threshold (`FALLBACK_AUTOCHECKPOINT_BYTES`),
  * so the WAL stays bounded even if this thread stopped. Several processes on one store may each run one: a
  * checkpoint running elsewhere makes this one's try answer busy, which is skipped.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 
-/** How often the thread checkpoints (ms): about 2,000 frames of WAL at 2,000 single-message sends a second. */
+/** How often the thread checkpoints (ms): a few hundred WAL frames at 2,000 single-message sends a second. */
 export const CHECKPOINT_INTERVAL_MS = 100;
 
-/** The serving connection's own automatic checkpoint, a safety net past the thread (pages of 4 KiB: 40 MiB). */
-export const FALLBACK_AUTOCHECKPOINT_PAGES = 10_000;
+/**
+ * The serving connection's own automatic checkpoint, a safety net past the thread: this much WAL (SQLite counts it in
+ * pages of the file's size, `fallbackAutocheckpointPages`).
+ */
+export const FALLBACK_AUTOCHECKPOINT_BYTES = 40 * 1024 * 1024;
+
+/** `FALLBACK_AUTOCHECKPOINT_BYTES` in pages of `pageBytes` (10,240 of 4 KiB, 5,120 of 8 KiB). */
+export const fallbackAutocheckpointPages = (pageBytes: number): number =>
+  Math.ceil(FALLBACK_AUTOCHECKPOINT_BYTES / pageBytes);
 
 export interface CheckpointerOptions {
   /** The database file. */

@@ -13,7 +13,7 @@ import { RequestCounter } from "../request-counter.js";
 import type { GarbageReport, Storage } from "../storage.js";
 import type { Table, TableSpec } from "../table.js";
 import { checkTableSpec } from "../validate.js";
-import { Checkpointer, FALLBACK_AUTOCHECKPOINT_PAGES } from "./checkpointer.js";
+import { Checkpointer, fallbackAutocheckpointPages } from "./checkpointer.js";
 import { FileObjectStore, type FlushMode, type ObjectOwner } from "./file-object-store.js";
 import { retryWhileBusy, sqlite } from "./sqlite-errors.js";
 import { SqliteTable } from "./sqlite-table.js";
@@ -56,11 +56,11 @@ export const DEFAULT_ORPHAN_GRACE_MS = 3_600_000;
 export const MMAP_BYTES = 1024 * 1024 * 1024;
 
 /**
- * The page size of a new database (SQLite's default is 4 KiB; an existing file keeps its own). A table row is
- * stored whole in its B-tree page up to about a quarter of the page (the tables are WITHOUT ROWID: an index
- * B-tree's limit), past that it spills into an overflow page of its own: with 4 KiB pages a batch item of one
- * 1 KiB message took a leaf page and an overflow page, each a WAL frame at every commit. With 8 KiB pages it stays
- * in its leaf up to about 2 KiB (docs/queue-log.md "On the embedded store").
+ * The page size of a new database (SQLite's default is 4 KiB; an existing file keeps its own). The tables are WITHOUT
+ * ROWID, whose rows stay whole in their leaf page only up to an index B-tree's limit, (usable − 12) · 64 / 255 − 23
+ * bytes of the whole row (key, JSON and bytes): 1,002 with 4 KiB pages, 2,030 with 8 KiB. Past it the rest goes to
+ * an overflow page of its own: with 4 KiB pages a batch item of one 1 KiB message took a leaf page and an overflow
+ * page, each a WAL frame at every commit (docs/queue-log.md "On the embedded store").
  */
 export const NEW_DATABASE_PAGE_BYTES = 8192;
 
@@ -86,7 +86,10 @@ export function openLocalDatabase(dataDir: string, options: Omit<LocalStorageOpt
     // drops and refills: a pull's index rows cost about twice the CPU. Writes still go through write().
     opened.pragma(`mmap_size = ${MMAP_BYTES}`);
     // With the checkpoint thread, this connection checkpoints only if that thread fell far behind.
-    if (options.checkpointThread !== false) opened.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+    if (options.checkpointThread !== false) {
+      const pageBytes = Number(opened.pragma("page_size", { simple: true }));
+      opened.pragma(`wal_autocheckpoint = ${fallbackAutocheckpointPages(pageBytes)}`);
+    }
     return opened;
   });
 }
