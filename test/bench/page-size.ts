@@ -8,11 +8,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import Database from "better-sqlite3";
 import type { QueueRef } from "../../lib/broker/queue-log/queue-index.js";
 import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import type { MessageRecord } from "../../lib/core/message.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
+import { makeStoreFile } from "../support/local-fixture.js";
 
 const appends = Number(process.argv[2] ?? 16_000);
 const rounds = Number(process.argv[3] ?? 2);
@@ -33,10 +33,7 @@ function message(i: number): MessageRecord {
 async function run(pageBytes: number): Promise<{ cpuUs: number; wallUs: number }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-page-size-"));
   try {
-    const made = new Database(path.join(dataDir, "tables.sqlite"));
-    made.pragma(`page_size = ${pageBytes}`);
-    made.pragma("journal_mode = WAL");
-    made.close();
+    makeStoreFile(dataDir, pageBytes);
     const storage = createLocalStorage({ dataDir });
     const log = new QueueLog(storage);
     const queues: QueueRef[] = [0, 1, 2, 3].map((queueId) => ({ topic: "PageSize", brokerName: "broker-a", queueId }));

@@ -11,7 +11,7 @@ import Database from "better-sqlite3";
 import { ErrorCode } from "../../lib/core/errors.js";
 import { createLocalStorage, NEW_DATABASE_PAGE_BYTES } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
-import { openLocalFixture } from "../support/local-fixture.js";
+import { makeStoreFile, openLocalFixture } from "../support/local-fixture.js";
 import { queueLogContract } from "./queue-log-contract.js";
 import { queueLogAppendersContract } from "./queue-log-contract-appenders.js";
 import { queueLogCycleContract } from "./queue-log-contract-cycle.js";
@@ -106,10 +106,7 @@ describe("local storage specifics", () => {
     // A store made before (4 KiB pages): it opens, keeps its page size, and every such item spills a page.
     const oldDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-local-4k-"));
     try {
-      const made = new Database(path.join(oldDir, "tables.sqlite"));
-      made.pragma("page_size = 4096");
-      made.pragma("journal_mode = WAL");
-      made.close();
+      makeStoreFile(oldDir, 4096);
       const old = createLocalStorage({ dataDir: oldDir });
       try {
         const oldTable = old.table({ name: "pages", sortKeyType: "number" });

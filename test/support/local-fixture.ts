@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import type { OpenFixture } from "./storage-fixture.js";
@@ -24,3 +25,17 @@ export const openLocalFixture: OpenFixture = async () => {
     },
   };
 };
+
+/**
+ * The embedded store's database file in `dataDir`, made empty with pages of `pageBytes` in WAL mode, as a store made
+ * by an earlier version (or SQLite's default) left it: a store opened on it keeps that page size.
+ */
+export function makeStoreFile(dataDir: string, pageBytes: number): void {
+  const made = new Database(path.join(dataDir, "tables.sqlite"));
+  try {
+    made.pragma(`page_size = ${pageBytes}`);
+    made.pragma("journal_mode = WAL");
+  } finally {
+    made.close();
+  }
+}

@@ -1,8 +1,8 @@
 /**
  * @module The embedded store's WAL checkpoints, in a thread of their own. SQLite's automatic checkpoint runs
- * inside the commit that crosses its threshold (1,000 pages: with 4 KiB pages every 60 or so single-message sends): it copies
- * the WAL's pages back into the database and syncs both files, 0.6–3.5 ms on the event loop while every request
- * waits (docs/benchmarks.md, "The sync tail is the store's WAL checkpoint"). Here a worker thread with its own
+ * inside the commit that crosses its threshold (1,000 pages: with 4 KiB pages every 60 or so single-message sends):
+ * it copies the WAL's pages back into the database and syncs both files, 0.6–3.5 ms on the event loop while every
+ * request waits (docs/benchmarks.md, "The sync tail is the store's WAL checkpoint"). Here a worker thread with its own
  * connection runs a PASSIVE checkpoint every `intervalMs` (which never blocks a writer or a reader, and copies only
  * what no reader still needs), as SQLite's documentation suggests for applications that cannot afford the pause.
  * The serving connection keeps an automatic checkpoint at a far higher threshold (`FALLBACK_AUTOCHECKPOINT_BYTES`),
