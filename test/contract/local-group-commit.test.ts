@@ -120,6 +120,40 @@ describe("embedded store: the group commit keeps order and isolates writes", () 
     }
   });
 
+  it("a job alone in its transaction needs no savepoint: when it throws, its transaction is rolled back", async () => {
+    const statements: string[] = [];
+    const db = new Database(":memory:", { verbose: (sql) => statements.push(String(sql)) });
+    try {
+      db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)");
+      const batcher = new WriteBatcher(db);
+      const insert = (k: string, v: number) => () => db.prepare("INSERT INTO t (k, v) VALUES (?, ?)").run(k, v);
+      const boom = new Error("job failed half-way");
+      const failed = batcher.submit(() => {
+        insert("never", 0)();
+        throw boom;
+      });
+      await assert.rejects(failed, (err) => err === boom);
+      await batcher.submit(() => {
+        insert("a", 1)();
+        insert("b", 2)();
+      });
+      assert.equal(batcher.transactions, 2, "a transaction each");
+      assert.deepEqual(db.prepare("SELECT k, v FROM t ORDER BY k").all(), [
+        { k: "a", v: 1 },
+        { k: "b", v: 2 },
+      ]);
+      assert.deepEqual(
+        statements.filter((s) => s.startsWith("SAVEPOINT")),
+        [],
+      );
+      // Two jobs in one turn: each in its savepoint, as before.
+      await Promise.all([batcher.submit(insert("c", 3)), batcher.submit(insert("d", 4))]);
+      assert.equal(statements.filter((s) => s.startsWith("SAVEPOINT")).length, 2);
+    } finally {
+      db.close();
+    }
+  });
+
   it("a one-statement job that fails leaves nothing behind without a savepoint", async () => {
     const db = new Database(":memory:");
     try {

@@ -6,7 +6,8 @@
  * each. A write's promise settles only after the transaction has committed: nothing is acknowledged before
  * it is stored (per the flush mode). A write that throws is rolled back alone and rejects alone, the others
  * commit: a job of one write statement relies on SQLite's statement rollback (a failed statement leaves
- * nothing behind), any other job runs in its own savepoint (two statements more each: SAVEPOINT, RELEASE).
+ * nothing behind), any other job runs in its own savepoint (two statements more each: SAVEPOINT, RELEASE), unless it
+ * is alone in its transaction, which is then rolled back whole.
  * If the transaction fails as a whole (the database busy past its timeout, a disk error at commit, or an
  * error after which SQLite rolled the whole transaction back), every write in it fails with that error and
  * none of them is stored.
@@ -26,6 +27,11 @@ const MAX_LOCK_RETRY_MS = 4;
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/** What a lone job threw, carried out of its transaction (which SQLite then rolls back) to be answered as its own. */
+class LoneJobFailed {
+  constructor(readonly error: unknown) {}
+}
+
 interface Job {
   run: () => unknown;
   /** The job makes at most one write statement, its last step: no savepoint needed to undo it alone. */
@@ -36,6 +42,8 @@ interface Job {
 
 export class WriteBatcher {
   readonly #transaction: Transaction<(jobs: Job[]) => Outcome[]>;
+  /** A batch of one job: the transaction is the job's own, so it needs no savepoint to be undone alone. */
+  readonly #lone: Transaction<(job: Job) => unknown>;
   readonly #db: Database;
   #pending: Job[] = [];
   /** When the batch waiting for the lock first asked for it (`performance.now()`), or undefined: none waits. */
@@ -71,6 +79,17 @@ export class WriteBatcher {
         }
       }),
     );
+    // Two statements fewer (SAVEPOINT, RELEASE) and no statement journal of the pages it changes: a send one at a
+    // time is such a batch. A job that throws rolls the whole transaction back, which holds nothing else.
+    this.#lone = db.transaction((job: Job) => {
+      try {
+        return job.run();
+      } catch (error) {
+        // As above: when SQLite already rolled the transaction back, it is the batch's failure, not the job's.
+        if (!db.inTransaction) throw error;
+        throw new LoneJobFailed(error);
+      }
+    });
   }
 
   /**
@@ -134,7 +153,14 @@ export class WriteBatcher {
     // prepared PRAGMA cannot be kept: SQLite applies a busy timeout when it compiles the statement.
     this.#db.exec("PRAGMA busy_timeout = 0");
     try {
-      return this.#transaction.immediate(jobs);
+      const [lone] = jobs;
+      if (jobs.length !== 1 || lone === undefined) return this.#transaction.immediate(jobs);
+      try {
+        return [{ ok: true, value: this.#lone.immediate(lone) }];
+      } catch (err) {
+        if (err instanceof LoneJobFailed) return [{ ok: false, error: err.error }];
+        throw err;
+      }
     } finally {
       this.#db.exec(this.#restoreTimeout);
     }
