@@ -206,6 +206,25 @@ describe("embedded store: the group commit keeps order and isolates writes", () 
     }
   });
 
+  it("a lone job after which SQLite rolled the transaction back fails as its batch, not as its own error", async () => {
+    const db = new Database(":memory:");
+    try {
+      db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)");
+      const batcher = new WriteBatcher(db);
+      const fatal = new Error("disk I/O error");
+      const alone = batcher.submit(() => {
+        db.prepare("INSERT INTO t (k, v) VALUES ('a', 1)").run();
+        db.exec("ROLLBACK");
+        throw fatal;
+      });
+      // The batch's failure: the store's error (as any transaction failing whole), its cause what the job threw.
+      await assert.rejects(alone, (err) => err !== fatal && (err as Error).cause === fatal);
+      assert.deepEqual(db.prepare("SELECT k FROM t").all(), []);
+    } finally {
+      db.close();
+    }
+  });
+
   it("waits for another process's write lock on a timer, not in SQLite's busy handler: the event loop runs on", async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-group-lock-"));
     const storage = createLocalStorage({ dataDir });

@@ -1,9 +1,9 @@
 /**
- * The embedded store makes no temporary files (PRAGMA temp_store = MEMORY, lib/storage/local/index.ts): appends one
- * at a time split B-tree pages inside savepoints, whose statement journals SQLite would otherwise spill to files in
- * its temporary folder, one file created and unlinked per such split. Observed through that folder: SQLite reads
- * SQLITE_TMPDIR when it first initializes, and this file (its own process under node --test) sets it before any
- * database opens.
+ * The embedded store makes no temporary files (PRAGMA temp_store = MEMORY, lib/storage/local/index.ts). Sends to
+ * several queues in one turn share a transaction, each in its own savepoint, and a savepoint whose B-tree page
+ * splits change more than 64 KiB of pages would have its journal in a file of SQLite's temporary folder. Observed
+ * through that folder: SQLite reads SQLITE_TMPDIR when it first initializes, and this file (its own process under
+ * node --test) sets it before any database opens.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
@@ -14,11 +14,12 @@ import type { QueueRef } from "../../lib/broker/queue-log/queue-index.js";
 import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import type { MessageRecord } from "../../lib/core/message.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
+import type { SqliteTable } from "../../lib/storage/local/sqlite-table.js";
 
 const sqliteTemp = mkdtempSync(path.join(os.tmpdir(), "nimbus-sqlite-temp-"));
 process.env.SQLITE_TMPDIR = sqliteTemp;
 
-const APPENDS = 1500;
+const ROUNDS = 400;
 const body = new Uint8Array(1024).fill(97);
 
 function message(i: number): MessageRecord {
@@ -32,7 +33,9 @@ describe("local store: no temporary files", () => {
     rmSync(sqliteTemp, { recursive: true, force: true });
   });
 
-  it(`${APPENDS} appends of 1 KiB one at a time create nothing in SQLite's temporary folder`, async () => {
+  it(`${ROUNDS} rounds of 4 concurrent 1 KiB sends create nothing in SQLite's temporary folder`, {
+    timeout: 60_000,
+  }, async () => {
     const seen: string[] = [];
     let sentinelSeen: () => void = () => undefined;
     const sentinel = new Promise<void>((resolve) => {
@@ -50,7 +53,13 @@ describe("local store: no temporary files", () => {
         brokerName: "broker-a",
         queueId,
       }));
-      for (let i = 0; i < APPENDS; i++) await log.append(queues[i % 4] as QueueRef, [message(i)]);
+      for (const q of queues) await log.append(q, [message(-1)]);
+      const batcher = (storage.table({ name: "queue-index", sortKeyType: "number" }) as SqliteTable).writeBatcher;
+      const before = { transactions: batcher.transactions, writes: batcher.writes };
+      for (let i = 0; i < ROUNDS; i++) await Promise.all(queues.map((q, j) => log.append(q, [message(4 * i + j)])));
+      // The sends shared their transactions (each in its savepoint), the shape that spilled journals to files.
+      assert.equal(batcher.writes - before.writes, 4 * ROUNDS);
+      assert.ok(batcher.transactions - before.transactions <= 2 * ROUNDS, "two sends or more per transaction");
       // inotify reports in order: once the sentinel's event is here, every file SQLite made before it was reported.
       writeFileSync(path.join(sqliteTemp, "sentinel"), "");
       await sentinel;

@@ -85,10 +85,10 @@ export function openLocalDatabase(dataDir: string, options: Omit<LocalStorageOpt
     // Without the map every page a query touches is a read() into SQLite's cache, which a WAL connection
     // drops and refills: a pull's index rows cost about twice the CPU. Writes still go through write().
     opened.pragma(`mmap_size = ${MMAP_BYTES}`);
-    // A statement inside a transaction keeps a journal of the pages it changes (to undo itself alone). Past 64 KiB,
-    // as a B-tree page split of 8 KiB pages inside a savepoint reaches, SQLite spills that journal to a new file in
-    // the temporary folder, written, closed and unlinked on the send path: 1 append in 15 one at a time. In memory
-    // it costs no file, and the folder need not be writable. Bounded by the pages one statement changes.
+    // A write of the group commit that shares its transaction runs in a savepoint, whose journal holds the pages the
+    // write changes (to undo it alone). Past 64 KiB, as B-tree page splits of 8 KiB pages reach, SQLite would keep
+    // that journal in a new file of its temporary folder, made on the send path. In memory it costs no file and the
+    // folder need not be writable; it holds the pages one write changes, freed at the savepoint's release.
     opened.pragma("temp_store = MEMORY");
     // With the checkpoint thread, this connection checkpoints only if that thread fell far behind.
     if (options.checkpointThread !== false) {

@@ -43,7 +43,7 @@ interface Job {
 export class WriteBatcher {
   readonly #transaction: Transaction<(jobs: Job[]) => Outcome[]>;
   /** A batch of one job: the transaction is the job's own, so it needs no savepoint to be undone alone. */
-  readonly #lone: Transaction<(job: Job) => unknown>;
+  readonly #loneTransaction: Transaction<(job: Job) => unknown>;
   readonly #db: Database;
   #pending: Job[] = [];
   /** When the batch waiting for the lock first asked for it (`performance.now()`), or undefined: none waits. */
@@ -54,7 +54,7 @@ export class WriteBatcher {
   readonly #busyTimeoutMs: number;
   /** The statement that gives the connection its busy timeout back after a transaction. */
   readonly #restoreTimeout: string;
-  /** Transactions committed and the writes in them, for tests and the benchmark. */
+  /** Transactions run (committed, or a lone failed write's rolled back) and their writes, for tests and the bench. */
   transactions = 0;
   writes = 0;
   /** Batches tried again because another process held the write lock (for tests and the benchmark). */
@@ -79,9 +79,9 @@ export class WriteBatcher {
         }
       }),
     );
-    // Two statements fewer (SAVEPOINT, RELEASE) and no statement journal of the pages it changes: a send one at a
+    // Two statements fewer (SAVEPOINT, RELEASE) and no savepoint journal of the pages it changes: a send one at a
     // time is such a batch. A job that throws rolls the whole transaction back, which holds nothing else.
-    this.#lone = db.transaction((job: Job) => {
+    this.#loneTransaction = db.transaction((job: Job) => {
       try {
         return job.run();
       } catch (error) {
@@ -156,7 +156,7 @@ export class WriteBatcher {
       const [lone] = jobs;
       if (jobs.length !== 1 || lone === undefined) return this.#transaction.immediate(jobs);
       try {
-        return [{ ok: true, value: this.#lone.immediate(lone) }];
+        return [{ ok: true, value: this.#loneTransaction.immediate(lone) }];
       } catch (err) {
         if (err instanceof LoneJobFailed) return [{ ok: false, error: err.error }];
         throw err;
