@@ -12,19 +12,15 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import type { QueueRef } from "../../lib/broker/queue-log/queue-index.js";
 import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
-import type { MessageRecord } from "../../lib/core/message.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import type { SqliteTable } from "../../lib/storage/local/sqlite-table.js";
+import { record } from "./queue-log-helpers.js";
 
 const sqliteTemp = mkdtempSync(path.join(os.tmpdir(), "nimbus-sqlite-temp-"));
 process.env.SQLITE_TMPDIR = sqliteTemp;
 
 const ROUNDS = 400;
 const body = new Uint8Array(1024).fill(97);
-
-function message(i: number): MessageRecord {
-  return { bornTimestamp: 0, flag: 0, tags: "", keys: [], properties: { UNIQ_KEY: `u-${i}` }, body, reconsumeTimes: 0 };
-}
 
 describe("local store: no temporary files", () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-temp-files-"));
@@ -53,10 +49,10 @@ describe("local store: no temporary files", () => {
         brokerName: "broker-a",
         queueId,
       }));
-      for (const q of queues) await log.append(q, [message(-1)]);
+      for (const q of queues) await log.append(q, [record(body)]);
       const batcher = (storage.table({ name: "queue-index", sortKeyType: "number" }) as SqliteTable).writeBatcher;
       const before = { transactions: batcher.transactions, writes: batcher.writes };
-      for (let i = 0; i < ROUNDS; i++) await Promise.all(queues.map((q, j) => log.append(q, [message(4 * i + j)])));
+      for (let i = 0; i < ROUNDS; i++) await Promise.all(queues.map((q) => log.append(q, [record(body)])));
       // The sends shared their transactions (each in its savepoint), the shape that spilled journals to files.
       assert.equal(batcher.writes - before.writes, 4 * ROUNDS);
       assert.ok(batcher.transactions - before.transactions <= 2 * ROUNDS, "two sends or more per transaction");
