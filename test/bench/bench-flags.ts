@@ -64,6 +64,7 @@ export const BENCH_FLAGS = {
   "overload-client": { type: "string", default: "fetch" },
   "go-pool": { type: "string", default: "0" },
   auth: { type: "boolean", default: false },
+  "no-jit-settle": { type: "boolean", default: false },
 } satisfies NonNullable<ParseArgsConfig["options"]>;
 
 /** `raw` as a share from 0 to 1; anything else throws naming the flag. */

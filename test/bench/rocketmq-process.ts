@@ -5,7 +5,7 @@
  * with its own mqadmin. `stop` kills both JVMs and removes the folder.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -15,11 +15,29 @@ const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "rocketmq")
 const JVM = ["-Xms512m", "-Xmx1g", "-XX:MaxDirectMemorySize=1g"];
 const START_TIMEOUT_MS = 180_000;
 
-/** Builds a Maven module of test/bench/rocketmq (offline first), so its jars are in target/lib. */
+/** The newest modification time of `file` or of any file under it (0 when it does not exist). */
+function newestMtime(file: string): number {
+  if (!existsSync(file)) return 0;
+  const stat = statSync(file);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(file).reduce((newest, name) => Math.max(newest, newestMtime(path.join(file, name))), stat.mtimeMs);
+}
+
+/**
+ * Builds a Maven module of test/bench/rocketmq (offline first), so its jars are in target/lib, and again when its
+ * sources, the programs' shared sources (common/) or its pom.xml changed since the last build.
+ */
 export function buildModule(name: "server" | "client" | "remoting-client"): string {
   const dir = path.join(ROOT, name);
   const lib = path.join(dir, "target", "lib");
-  if (!existsSync(lib) || (name !== "server" && !existsSync(path.join(dir, "target", "classes")))) {
+  const classes = path.join(dir, "target", "classes");
+  const sources = Math.max(
+    newestMtime(path.join(dir, "src")),
+    newestMtime(path.join(ROOT, "common", "src")),
+    newestMtime(path.join(dir, "pom.xml")),
+  );
+  const built = name === "server" ? newestMtime(lib) : Math.min(newestMtime(lib), newestMtime(classes));
+  if (built === 0 || sources > built) {
     const offline = spawnSync("mvn", ["-q", "-B", "-o", "package"], { cwd: dir, stdio: "inherit" });
     if (offline.status !== 0) {
       const online = spawnSync("mvn", ["-q", "-B", "package"], { cwd: dir, stdio: "inherit" });

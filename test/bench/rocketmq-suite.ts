@@ -7,7 +7,7 @@
  * RocketMQ, the servers' CPU (cores busy), and a `BENCH_JSON` line. Stops what it started.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startBrokerProcess } from "./broker-process.js";
@@ -28,6 +28,11 @@ export interface RocketMQSuiteOptions {
   brokers?: readonly ("rocketmq" | "nimbus")[] | undefined;
   /** Which clients load each broker, one after the other (default gRPC 5.0.8, then remoting 4.9.8). */
   clients?: readonly BenchClient[] | undefined;
+  /**
+   * Whether the client waits, before each phase, for its JIT compilers to be idle (default true). Without it the
+   * compiling a phase leaves is charged to the next, which starts sooner against a faster broker.
+   */
+  jitSettle?: boolean | undefined;
 }
 
 /** The official clients the suite runs: RocketMQ 5's gRPC client, and the classic remoting client. */
@@ -48,12 +53,16 @@ export interface PhaseFigure {
   p99Ms: number;
   errors: number;
   /**
-   * The server's CPU (its processes, /proc) from the end of the phase before (the client's start for the first)
-   * to this phase's RESULT line, per message of the phase, in µs; absent when not measured.
+   * The server's CPU (its processes, /proc) over the phase (from its START line to its RESULT line) per message,
+   * in µs; absent when not measured.
    */
   serverCpuUsPerMsg?: number | undefined;
-  /** The bench client's own CPU per message over the phase (the JVM's start-up counts in the first phase). */
+  /** The bench client's own CPU per message over the phase. */
   clientCpuUsPerMsg?: number | undefined;
+  /** The part of `clientCpuUsPerMsg` its JIT compiler threads spent. */
+  clientJitUsPerMsg?: number | undefined;
+  /** How long the client waited before the phase for its JIT compilers to be idle (0 with `--no-jit-settle`). */
+  jitWaitMs?: number | undefined;
 }
 
 export interface BrokerRun {
@@ -82,6 +91,7 @@ export async function runBenchClient(
   try {
     const args = [
       "-Xmx512m",
+      `-Dnimbus.bench.settle=${o.jitSettle !== false}`,
       `-Duser.home=${home}`,
       `-Drocketmq.log.root=${home}`,
       "-cp",
@@ -92,17 +102,24 @@ export async function runBenchClient(
     const child = spawn("java", args, { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
-    // The server's CPU when each RESULT line arrived (the line's phase ended just before).
-    const cpuAt = [serverCpuSeconds?.() ?? 0];
-    // The client's CPU likewise: on a shared machine what the client burns is not there for the server.
-    const clientCpuAt = [0];
+    // The server's and the client's CPU when each phase started (its START line, printed once the client's JIT
+    // compilers were idle) and when it ended (its RESULT line): on a shared machine what the client burns is not
+    // there for the server.
+    const serverCpu = { start: [] as number[], end: [] as number[] };
+    const clientCpu = { start: [] as number[], end: [] as number[] };
+    const jitWaitMs: number[] = [];
+    const clientJitCpu = { start: [] as number[], end: [] as number[] };
+    const jitThreads = new Map<string, number>();
     child.stdout.on("data", (d: Buffer) => {
       const text = d.toString();
-      const results = (out.slice(out.lastIndexOf("\n") + 1) + text).split("\n").slice(0, -1);
-      for (const line of results) {
-        if (!line.startsWith("RESULT ")) continue;
-        cpuAt.push(serverCpuSeconds?.() ?? 0);
-        clientCpuAt.push(child.pid === undefined ? 0 : procCpuSeconds(child.pid));
+      const lines = (out.slice(out.lastIndexOf("\n") + 1) + text).split("\n").slice(0, -1);
+      for (const line of lines) {
+        const at = line.startsWith("START ") ? "start" : line.startsWith("RESULT ") ? "end" : undefined;
+        if (at === undefined) continue;
+        serverCpu[at].push(serverCpuSeconds?.() ?? 0);
+        clientCpu[at].push(child.pid === undefined ? 0 : procCpuSeconds(child.pid));
+        if (at === "start") jitWaitMs.push(Number(line.trim().split(/\s+/)[2] ?? 0));
+        clientJitCpu[at].push(child.pid === undefined ? 0 : jitCpuSeconds(child.pid, jitThreads));
       }
       out += text;
     });
@@ -124,17 +141,41 @@ export async function runBenchClient(
           p50Ms: Number(p50),
           p99Ms: Number(p99),
           errors: Number(errors),
-          serverCpuUsPerMsg:
-            serverCpuSeconds === undefined
-              ? undefined
-              : (((cpuAt[i + 1] ?? 0) - (cpuAt[i] ?? 0)) * 1e6) / Math.max(1, Number(messages)),
-          clientCpuUsPerMsg:
-            (((clientCpuAt[i + 1] ?? 0) - (clientCpuAt[i] ?? 0)) * 1e6) / Math.max(1, Number(messages)),
+          serverCpuUsPerMsg: serverCpuSeconds === undefined ? undefined : perMessageUs(serverCpu, i, Number(messages)),
+          clientCpuUsPerMsg: perMessageUs(clientCpu, i, Number(messages)),
+          clientJitUsPerMsg: perMessageUs(clientJitCpu, i, Number(messages)),
+          jitWaitMs: jitWaitMs[i] ?? 0,
         };
       });
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * The CPU seconds so far of a JVM's JIT compiler threads (HotSpot's `C1 CompilerThre…` and `C2 CompilerThre…`,
+ * /proc/<pid>/task). HotSpot ends compiler threads that went idle, so `seen` keeps each thread's last figure and
+ * an ended thread still counts what it had spent when last read.
+ */
+function jitCpuSeconds(pid: number, seen: Map<string, number>): number {
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+      if (!/^\d+ \(C[12] CompilerThre/.test(stat)) continue;
+      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+      seen.set(task, (Number(fields[11]) + Number(fields[12])) / 100);
+    }
+  } catch {
+    // The process or a thread ended meanwhile: the figures read so far.
+  }
+  let sum = 0;
+  for (const seconds of seen.values()) sum += seconds;
+  return sum;
+}
+
+/** CPU µs per message over phase `i`, from its START line to its RESULT line. */
+function perMessageUs(cpu: { start: number[]; end: number[] }, i: number, messages: number): number {
+  return (((cpu.end[i] ?? 0) - (cpu.start[i] ?? 0)) * 1e6) / Math.max(1, messages);
 }
 
 const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + procCpuSeconds(pid), 0);
@@ -232,21 +273,22 @@ export function formatRocketMQ(runs: readonly BrokerRun[]): string {
     const ratioCell = r.length === 0 || n.length === 0 ? "—" : `${fmt(ratio, 2)}×`;
     lines.push(`| ${phase} | ${r.length === 0 ? "—" : cell(r)} | ${n.length === 0 ? "—" : cell(n)} | ${ratioCell} |`);
   }
-  const cpu = (xs: PhaseFigure[], side: "server" | "client") => {
+  const cpu = (xs: PhaseFigure[], side: "server" | "client" | "jit") => {
     const us = xs.flatMap((x) => {
-      const v = side === "server" ? x.serverCpuUsPerMsg : x.clientCpuUsPerMsg;
+      const v = side === "server" ? x.serverCpuUsPerMsg : side === "client" ? x.clientCpuUsPerMsg : x.clientJitUsPerMsg;
       return v === undefined ? [] : [v];
     });
     return us.length === 0 ? "—" : fmt(median(us));
   };
   lines.push(
     "",
-    "| phase | µs CPU per message: RocketMQ server | Nimbus server | client against RocketMQ | client against Nimbus |",
+    "| phase | µs CPU per message: RocketMQ server | Nimbus server | client against RocketMQ (its JIT) | client against Nimbus (its JIT) |",
     "|---|---:|---:|---:|---:|",
   );
   for (const phase of phases) {
     const [r, n] = [of("rocketmq", phase), of("nimbus", phase)];
-    lines.push(`| ${phase} | ${cpu(r, "server")} | ${cpu(n, "server")} | ${cpu(r, "client")} | ${cpu(n, "client")} |`);
+    const client = (xs: PhaseFigure[]) => `${cpu(xs, "client")} (${cpu(xs, "jit")})`;
+    lines.push(`| ${phase} | ${cpu(r, "server")} | ${cpu(n, "server")} | ${client(r)} | ${client(n)} |`);
   }
   const cores = (broker: BrokerRun["broker"]) =>
     median(runs.filter((r) => r.broker === broker).map((r) => r.serverCores));

@@ -18,6 +18,8 @@ export interface YardstickFlags {
   queues?: string | undefined;
   phases: string;
   workers?: string | undefined;
+  /** The rocketmq suite: start each phase at once, without waiting for the client's JIT compilers to be idle. */
+  "no-jit-settle"?: boolean | undefined;
   brokers: string;
   protocols: string;
   /** proxy-cost's client: gRPC (RocketMQ 5's Node.js client) or remoting (the 4.9.8 Java client). */
@@ -63,6 +65,7 @@ export async function runYardstickSuite(
       flush: flags.flush === "sync" ? ("sync" as const) : ("async" as const),
       brokers: flags.brokers.split(",") as ("rocketmq" | "nimbus")[],
       clients: flags.protocols.split(",") as ("grpc" | "remoting")[],
+      jitSettle: flags["no-jit-settle"] !== true,
     };
     if (!options.clients.every((c) => c === "grpc" || c === "remoting"))
       throw new Error(`--protocols is a list of grpc and remoting, got ${flags.protocols}`);

@@ -63,6 +63,7 @@ public final class GrpcBench {
       for (int i = 0; i < 100; i++) producer.send(message(provider, topic, body));
       sent += 100;
       for (String phase : phases) {
+        if (phase.equals("sync") || phase.equals("async")) JitSettle.settle(phase);
         if (phase.equals("sync")) {
           sync(provider, producer, topic, body, messages);
           sent += messages;
@@ -73,6 +74,7 @@ public final class GrpcBench {
       }
     }
     if (consumer != null) {
+      JitSettle.settle("consume");
       consume(consumer, sent);
       consumer.close();
     }

@@ -47,6 +47,7 @@ public final class RemotingBench {
     for (int i = 0; i < 100; i++) producer.send(new Message(topic, "bench", body));
     sent += 100;
     for (String phase : phases) {
+      if (phase.equals("sync") || phase.equals("async")) JitSettle.settle(phase);
       if (phase.equals("sync")) {
         sync(producer, topic, body, messages);
         sent += messages;
@@ -56,7 +57,10 @@ public final class RemotingBench {
       }
     }
     producer.shutdown();
-    if (phases.contains("consume")) consume(namesrv, topic, group, sent);
+    if (phases.contains("consume")) {
+      JitSettle.settle("consume");
+      consume(namesrv, topic, group, sent);
+    }
     System.exit(0);
   }
 
