@@ -98,6 +98,8 @@ async function loadJava(endpoint: string, topic: string, client: "grpc" | "remot
       bodyBytes: 1024,
       queues: 4,
       phases,
+      // The profile spans the whole load: a wait before each phase would only add idle samples to it.
+      jitSettle: false,
     },
     client,
   );

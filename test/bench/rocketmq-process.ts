@@ -25,24 +25,25 @@ function newestMtime(file: string): number {
 
 /**
  * Builds a Maven module of test/bench/rocketmq (offline first), so its jars are in target/lib, and again when its
- * sources, the programs' shared sources (common/) or its pom.xml changed since the last build.
+ * sources, its pom.xml or, for the client programs, their shared sources (common/) changed since the last build
+ * (target/.nimbus-built, written after each build that succeeded).
  */
 export function buildModule(name: "server" | "client" | "remoting-client"): string {
   const dir = path.join(ROOT, name);
-  const lib = path.join(dir, "target", "lib");
-  const classes = path.join(dir, "target", "classes");
+  const stamp = path.join(dir, "target", ".nimbus-built");
   const sources = Math.max(
     newestMtime(path.join(dir, "src")),
-    newestMtime(path.join(ROOT, "common", "src")),
     newestMtime(path.join(dir, "pom.xml")),
+    name === "server" ? 0 : newestMtime(path.join(ROOT, "common", "src")),
   );
-  const built = name === "server" ? newestMtime(lib) : Math.min(newestMtime(lib), newestMtime(classes));
+  const built = existsSync(path.join(dir, "target", "lib")) ? newestMtime(stamp) : 0;
   if (built === 0 || sources > built) {
     const offline = spawnSync("mvn", ["-q", "-B", "-o", "package"], { cwd: dir, stdio: "inherit" });
     if (offline.status !== 0) {
       const online = spawnSync("mvn", ["-q", "-B", "package"], { cwd: dir, stdio: "inherit" });
       if (online.status !== 0) throw new Error(`test/bench/rocketmq/${name} does not build (mvn package)`);
     }
+    writeFileSync(stamp, `${new Date().toISOString()}\n`);
   }
   return dir;
 }

@@ -29,8 +29,8 @@ export interface RocketMQSuiteOptions {
   /** Which clients load each broker, one after the other (default gRPC 5.0.8, then remoting 4.9.8). */
   clients?: readonly BenchClient[] | undefined;
   /**
-   * Whether the client waits, before each phase, for its JIT compilers to be idle (default true). Without it the
-   * compiling a phase leaves is charged to the next, which starts sooner against a faster broker.
+   * Whether the client waits, before each phase, for its JIT compilers to be idle (default true), so that any
+   * compiling a phase leaves is not charged to the next.
    */
   jitSettle?: boolean | undefined;
 }
@@ -59,7 +59,7 @@ export interface PhaseFigure {
   serverCpuUsPerMsg?: number | undefined;
   /** The bench client's own CPU per message over the phase. */
   clientCpuUsPerMsg?: number | undefined;
-  /** The part of `clientCpuUsPerMsg` its JIT compiler threads spent. */
+  /** The part of `clientCpuUsPerMsg` its JIT compiler threads spent (at least: jitCpuSeconds). */
   clientJitUsPerMsg?: number | undefined;
   /** How long the client waited before the phase for its JIT compilers to be idle (0 with `--no-jit-settle`). */
   jitWaitMs?: number | undefined;
@@ -102,31 +102,35 @@ export async function runBenchClient(
     const child = spawn("java", args, { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
-    // The server's and the client's CPU when each phase started (its START line, printed once the client's JIT
+    // The server's and the client's CPU when a phase started (its START line, printed once the client's JIT
     // compilers were idle) and when it ended (its RESULT line): on a shared machine what the client burns is not
-    // there for the server.
-    const serverCpu = { start: [] as number[], end: [] as number[] };
-    const clientCpu = { start: [] as number[], end: [] as number[] };
-    const jitWaitMs: number[] = [];
-    const clientJitCpu = { start: [] as number[], end: [] as number[] };
+    // there for the server. Each RESULT is paired with the START before it; one without a START has no CPU figures.
     const jitThreads = new Map<string, number>();
-    child.stdout.on("data", (d: Buffer) => {
-      const text = d.toString();
+    const cpuNow = (): CpuReading => ({
+      server: serverCpuSeconds?.() ?? 0,
+      client: child.pid === undefined ? 0 : procCpuSeconds(child.pid),
+      jit: child.pid === undefined ? 0 : jitCpuSeconds(child.pid, jitThreads),
+    });
+    let started: { at: CpuReading; waitedMs: number } | undefined;
+    const phaseCpu: ({ start: CpuReading; end: CpuReading; waitedMs: number } | undefined)[] = [];
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (text: string) => {
       const lines = (out.slice(out.lastIndexOf("\n") + 1) + text).split("\n").slice(0, -1);
       for (const line of lines) {
-        const at = line.startsWith("START ") ? "start" : line.startsWith("RESULT ") ? "end" : undefined;
-        if (at === undefined) continue;
-        serverCpu[at].push(serverCpuSeconds?.() ?? 0);
-        clientCpu[at].push(child.pid === undefined ? 0 : procCpuSeconds(child.pid));
-        if (at === "start") jitWaitMs.push(Number(line.trim().split(/\s+/)[2] ?? 0));
-        clientJitCpu[at].push(child.pid === undefined ? 0 : jitCpuSeconds(child.pid, jitThreads));
+        if (line.startsWith("START ")) {
+          started = { at: cpuNow(), waitedMs: Number(line.trim().split(/\s+/)[2] ?? 0) };
+        } else if (line.startsWith("RESULT ")) {
+          phaseCpu.push(started && { start: started.at, end: cpuNow(), waitedMs: started.waitedMs });
+          started = undefined;
+        }
       }
       out += text;
     });
     child.stderr.on("data", (d: Buffer) => {
       err = (err + d.toString()).slice(-4000);
     });
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    // "close", not "exit": every line of its output has been read by then.
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
     if (code !== 0) throw new Error(`the bench client exited (${code}) against ${endpoint}: ${err}`);
     return out
       .split("\n")
@@ -141,10 +145,10 @@ export async function runBenchClient(
           p50Ms: Number(p50),
           p99Ms: Number(p99),
           errors: Number(errors),
-          serverCpuUsPerMsg: serverCpuSeconds === undefined ? undefined : perMessageUs(serverCpu, i, Number(messages)),
-          clientCpuUsPerMsg: perMessageUs(clientCpu, i, Number(messages)),
-          clientJitUsPerMsg: perMessageUs(clientJitCpu, i, Number(messages)),
-          jitWaitMs: jitWaitMs[i] ?? 0,
+          serverCpuUsPerMsg: serverCpuSeconds === undefined ? undefined : perMessageUs(phaseCpu[i], "server", messages),
+          clientCpuUsPerMsg: perMessageUs(phaseCpu[i], "client", messages),
+          clientJitUsPerMsg: perMessageUs(phaseCpu[i], "jit", messages),
+          jitWaitMs: phaseCpu[i]?.waitedMs,
         };
       });
   } finally {
@@ -154,28 +158,50 @@ export async function runBenchClient(
 
 /**
  * The CPU seconds so far of a JVM's JIT compiler threads (HotSpot's `C1 CompilerThre…` and `C2 CompilerThre…`,
- * /proc/<pid>/task). HotSpot ends compiler threads that went idle, so `seen` keeps each thread's last figure and
- * an ended thread still counts what it had spent when last read.
+ * /proc/<pid>/task), at least: HotSpot ends compiler threads that went idle, so `seen` keeps each thread's last
+ * figure, and what a thread spent after it was last read and before it ended is not counted (read at each phase's
+ * START and RESULT lines only).
  */
 function jitCpuSeconds(pid: number, seen: Map<string, number>): number {
+  let tasks: string[] = [];
   try {
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    // The process ended: the figures read before.
+  }
+  for (const task of tasks) {
+    try {
       const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
       if (!/^\d+ \(C[12] CompilerThre/.test(stat)) continue;
       const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
       seen.set(task, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // This thread ended meanwhile: its figure read before, if any.
     }
-  } catch {
-    // The process or a thread ended meanwhile: the figures read so far.
   }
   let sum = 0;
   for (const seconds of seen.values()) sum += seconds;
   return sum;
 }
 
-/** CPU µs per message over phase `i`, from its START line to its RESULT line. */
-function perMessageUs(cpu: { start: number[]; end: number[] }, i: number, messages: number): number {
-  return (((cpu.end[i] ?? 0) - (cpu.start[i] ?? 0)) * 1e6) / Math.max(1, messages);
+/** CPU seconds so far: the server's processes, the bench client's, and the client's JIT compiler threads. */
+interface CpuReading {
+  server: number;
+  client: number;
+  jit: number;
+}
+
+/**
+ * CPU µs per message over a phase, from its START line to its RESULT line; undefined without its START, or when the
+ * process was gone at its RESULT (a reading of 0).
+ */
+function perMessageUs(
+  phase: { start: CpuReading; end: CpuReading } | undefined,
+  part: keyof CpuReading,
+  messages: string,
+): number | undefined {
+  if (phase === undefined || phase.end[part] < phase.start[part]) return undefined;
+  return ((phase.end[part] - phase.start[part]) * 1e6) / Math.max(1, Number(messages));
 }
 
 const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + procCpuSeconds(pid), 0);

@@ -11,8 +11,9 @@ final class JitSettle {
 
   /**
    * Waits until the JVM's JIT compilers have been idle for 500 ms (at most 20 s), then prints {@code START <phase>
-   * <ms waited>}: the compiling left over from the phase before (longer against a faster broker) is not charged to
-   * the next one. {@code -Dnimbus.bench.settle=false} starts at once.
+   * <ms waited>}, so that any compiling left over from the phase before is not charged to the next one. Idle means
+   * no compilation finished meanwhile ({@code getTotalCompilationTime} grows as each one ends), so one long
+   * compilation still running can pass for idle. {@code -Dnimbus.bench.settle=false} starts at once.
    */
   static void settle(String phase) throws InterruptedException {
     long begin = System.nanoTime();
