@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { startBrokerProcess } from "./broker-process.js";
 import { buildModule, classPath, startRocketMQ } from "./rocketmq-process.js";
-import { procCpuSeconds } from "./stats.js";
+import { procCpuSeconds, statCpuSeconds } from "./stats.js";
 
 export interface RocketMQSuiteOptions {
   messages: number;
@@ -172,9 +172,7 @@ function jitCpuSeconds(pid: number, seen: Map<string, number>): number {
   for (const task of tasks) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
-      if (!/^\d+ \(C[12] CompilerThre/.test(stat)) continue;
-      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
-      seen.set(task, (Number(fields[11]) + Number(fields[12])) / 100);
+      if (/^\d+ \(C[12] CompilerThre/.test(stat)) seen.set(task, statCpuSeconds(stat));
     } catch {
       // This thread ended meanwhile: its figure read before, if any.
     }

@@ -107,11 +107,16 @@ export function roundPerUnit(p: PerUnit, digits = 4): PerUnit {
   };
 }
 
-/** CPU seconds of a process from /proc (utime + stime, at 100 ticks/s), 0 where there is no /proc. */
+/** CPU seconds in the text of a /proc `stat` file, a process's or a thread's (utime + stime, at 100 ticks/s). */
+export function statCpuSeconds(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds of a process from /proc, 0 where there is no /proc. */
 export function procCpuSeconds(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, "utf8"));
   } catch {
     return 0;
   }

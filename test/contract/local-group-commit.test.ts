@@ -217,7 +217,7 @@ describe("embedded store: the group commit keeps order and isolates writes", () 
         db.exec("ROLLBACK");
         throw fatal;
       });
-      // The batch's failure: the store's error (as any transaction failing whole), its cause what the job threw.
+      // Failed as its batch fails (a transaction failing whole): the store's error, caused by the job's error.
       await assert.rejects(alone, (err) => err !== fatal && (err as Error).cause === fatal);
       assert.deepEqual(db.prepare("SELECT k FROM t").all(), []);
     } finally {
