@@ -10,25 +10,13 @@ import os from "node:os";
 import path from "node:path";
 import type { QueueRef } from "../../lib/broker/queue-log/queue-index.js";
 import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
-import type { MessageRecord } from "../../lib/core/message.js";
 import { createLocalStorage } from "../../lib/storage/local/index.js";
 import { makeStoreFile } from "../support/local-fixture.js";
+import { storeProbeMessage } from "./store-message.js";
 
 const appends = Number(process.argv[2] ?? 16_000);
 const rounds = Number(process.argv[3] ?? 2);
-const body = new Uint8Array(1024).fill(97);
-
-function message(i: number): MessageRecord {
-  return {
-    bornTimestamp: Date.now(),
-    flag: 0,
-    tags: "TagA",
-    keys: [`key-${i}`],
-    properties: { UNIQ_KEY: `uniq-${i}` },
-    body,
-    reconsumeTimes: 0,
-  };
-}
+const message = storeProbeMessage;
 
 async function run(pageBytes: number): Promise<{ cpuUs: number; wallUs: number }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-page-size-"));

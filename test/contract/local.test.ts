@@ -9,7 +9,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { ErrorCode } from "../../lib/core/errors.js";
-import { createLocalStorage, NEW_DATABASE_PAGE_BYTES } from "../../lib/storage/local/index.js";
+import { createLocalStorage, NEW_DATABASE_PAGE_BYTES, OUT_OF_ROW_BYTES } from "../../lib/storage/local/index.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import { makeStoreFile, openLocalFixture } from "../support/local-fixture.js";
 import { queueLogContract } from "./queue-log-contract.js";
@@ -83,27 +83,27 @@ describe("local storage specifics", () => {
     return other.close();
   });
 
-  it("a new store's pages are 8 KiB: a 1 KiB message's batch item stays in its leaf; an old store keeps 4 KiB pages", async () => {
+  it("a new store's pages are 8 KiB, a 1 KiB message's bytes in the blob table, no page spilled; an old store keeps 4 KiB pages", async () => {
     const table = storage.table({ name: "pages", sortKeyType: "number" });
     // A row the size of an inline batch item of one 1 KiB message (its bytes and header), put directly.
     const d = new Uint8Array(1100).fill(7);
     for (let sk = 0; sk < 20; sk++) await table.put({ pk: "q", sk, n: 1, t: Date.now(), d });
-    const overflowOf = (file: string, name: string) => {
+    const overflowOf = (file: string) => {
       const db = new Database(file, { readonly: true });
       try {
         const size = db.pragma("page_size", { simple: true });
-        const row = db
-          .prepare("SELECT count(*) AS pages FROM dbstat WHERE name = ? AND pagetype = 'overflow'")
-          .get(name) as { pages: number };
-        return { size, overflowPages: row.pages };
+        const overflow = db.prepare("SELECT count(*) FROM dbstat WHERE name = ? AND pagetype = 'overflow'").pluck();
+        const blobs = db.prepare('SELECT count(*) FROM "b_pages" WHERE length(bytes) = 1100').pluck().get();
+        return { size, rowsOverflow: overflow.get("t_pages"), blobsOverflow: overflow.get("b_pages"), blobs };
       } finally {
         db.close();
       }
     };
     assert.equal(NEW_DATABASE_PAGE_BYTES, 8192);
-    assert.deepEqual(overflowOf(path.join(dataDir, "tables.sqlite"), "t_pages"), { size: 8192, overflowPages: 0 });
+    const expected = { rowsOverflow: 0, blobsOverflow: 0, blobs: 20 };
+    assert.deepEqual(overflowOf(path.join(dataDir, "tables.sqlite")), { size: 8192, ...expected });
 
-    // A store made before (4 KiB pages): it opens, keeps its page size, and every such item spills a page.
+    // A store made before (4 KiB pages): it opens and keeps its page size; the bytes fit a blob table's page too.
     const oldDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-local-4k-"));
     try {
       makeStoreFile(oldDir, 4096);
@@ -115,7 +115,7 @@ describe("local storage specifics", () => {
       } finally {
         await old.close();
       }
-      assert.deepEqual(overflowOf(path.join(oldDir, "tables.sqlite"), "t_pages"), { size: 4096, overflowPages: 20 });
+      assert.deepEqual(overflowOf(path.join(oldDir, "tables.sqlite")), { size: 4096, ...expected });
     } finally {
       rmSync(oldDir, { recursive: true, force: true });
     }
@@ -154,7 +154,7 @@ describe("local storage specifics", () => {
     await other.close();
   });
 
-  it("keeps bytes in the row's BLOB, and reads a table written before that column existed", async () => {
+  it("keeps short bytes in the row's BLOB and long ones in the blob table; reads a table written before either", async () => {
     // A table as the store wrote it before: no `bin` column, binary attributes as base64 in the JSON.
     const old = new Database(path.join(dataDir, "tables.sqlite"));
     old.exec(
@@ -177,13 +177,23 @@ describe("local storage specifics", () => {
       body,
       parts: [new Uint8Array([9]), { inner: new Uint8Array([7, 8]) }],
     });
+    await table.put({ pk: "q", sk: 2, small: new Uint8Array(OUT_OF_ROW_BYTES - 1).fill(3) });
+    assert.deepEqual((await table.get({ pk: "q", sk: 2 }))?.small, new Uint8Array(OUT_OF_ROW_BYTES - 1).fill(3));
     const reader = new Database(path.join(dataDir, "tables.sqlite"), { readonly: true });
-    const row = reader.prepare('SELECT attrs, bin FROM "t_older" WHERE pk = ? AND sk = ?').get("q", 1) as {
-      attrs: string;
-      bin: Buffer;
-    };
+    const rowAt = (sk: number) =>
+      reader.prepare('SELECT attrs, bin, bref FROM "t_older" WHERE pk = ? AND sk = ?').get("q", sk) as {
+        attrs: string;
+        bin: Buffer | null;
+        bref: number | null;
+      };
+    const large = rowAt(1);
+    const small = rowAt(2);
+    const blob = reader.prepare('SELECT bytes FROM "b_older" WHERE id = ?').pluck().get(large.bref) as Buffer;
     reader.close();
-    assert.equal(row.bin.length, 1024 + 1 + 2, "every binary value's bytes in the BLOB, one after another");
-    assert.ok(row.attrs.length < 100, `the JSON holds ranges, not base64: ${row.attrs}`);
+    assert.equal(large.bin, null);
+    assert.equal(blob.length, 1024 + 1 + 2, "every binary value's bytes in one blob, one after another");
+    assert.ok(large.attrs.length < 100, `the JSON holds ranges, not base64: ${large.attrs}`);
+    assert.equal(small.bref, null);
+    assert.equal(small.bin?.length, OUT_OF_ROW_BYTES - 1, "short bytes stay in the row");
   });
 });

@@ -19,7 +19,7 @@ import { retryWhileBusy, sqlite } from "./sqlite-errors.js";
 import { SqliteTable } from "./sqlite-table.js";
 
 export { FileObjectStore, type FlushMode } from "./file-object-store.js";
-export { SqliteTable } from "./sqlite-table.js";
+export { OUT_OF_ROW_BYTES, SqliteTable } from "./sqlite-table.js";
 
 export interface LocalStorageOptions {
   /** Folder of the data (created if missing). */

@@ -1,9 +1,18 @@
 /**
- * @module The `Table` port on SQLite: one SQL table per `TableSpec`, rows `(pk, sk, attrs, bin)` under a
+ * @module The `Table` port on SQLite: one SQL table per `TableSpec`, rows `(pk, sk, attrs, bin, bref)` under a
  * `(pk, sk)` primary key WITHOUT ROWID, so a partition reads in sort-key order straight off the index.
  * Number sort keys are REAL (numeric order); string sort keys are TEXT under SQLite's BINARY collation,
  * which compares UTF-8 bytes as DynamoDB does. A put runs in one `BEGIN IMMEDIATE` transaction (read,
  * check the condition, write), so processes sharing the database file never interleave.
+ *
+ * A row's bytes (its binary attributes, item-codec.ts) of `OUT_OF_ROW_BYTES` or more live in the table's blob table
+ * (`"b_<name>"`, rows in insertion order) and the row holds their id (`bref`); shorter ones stay in the row (`bin`).
+ * Why: the rows of a queue's index sit between other queues' rows, so a new item lands inside the tree, and a leaf
+ * of 1 KiB items fills every few inserts, then is rebalanced with its siblings: three or four pages into the WAL per
+ * append. A row without its bytes is about 100 bytes, and the blob table only grows at its end (docs/queue-log.md,
+ * "On the embedded store"). No row ever names a blob that is not there: a blob is written before the row that
+ * names it and deleted after no row names it. A statement that fails between the two without ending the transaction
+ * can leave a blob that no row names: space, never a wrong read.
  */
 import type { Database, Statement } from "better-sqlite3";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
@@ -26,31 +35,39 @@ import {
   type TableSpec,
 } from "../table.js";
 import { checkAdd, checkCondition, checkItem, checkKey, checkQuery, checkTableSpec } from "../validate.js";
-import { decodeItem, encodeAttributes, storedName } from "./item-codec.js";
-import { retryWhileBusy, sqlite } from "./sqlite-errors.js";
+import { decodeItem, encodeAttributes, type StoredAttributes, storedName } from "./item-codec.js";
+import { sqlite } from "./sqlite-errors.js";
+import { openTableSchema, sqlNamesOf } from "./sqlite-table-schema.js";
 import { type WriteBatcher, writeBatcherOf } from "./write-batcher.js";
+
+/** A row's bytes this long or longer go to the table's blob table (see the module's comment). */
+export const OUT_OF_ROW_BYTES = 512;
 
 /** DynamoDB ends a query page once it has read 1 MB. */
 const PAGE_BYTES = 1024 * 1024;
-/** DynamoDB TTL ignores expiry times more than five years in the past. */
-const TTL_HORIZON_SECONDS = 5 * 365 * 24 * 3600;
-/** Expired items are swept when a table opens, this long after they expire (TTL is lazy anyway). */
-const TTL_GRACE_SECONDS = 3600;
 
+/** A row as `#read` selects it: its bytes from wherever they are, and the id of its blob (null: none). */
 interface Row {
   sk: SortKey;
   attrs: string;
-  bin: Buffer | null;
+  bytes: Buffer | null;
+  bref: number | null;
 }
 
-/** A row of `SELECT sk, attrs, bin` from a statement in raw mode. */
-type RawRow = [sk: SortKey, attrs: string, bin: Buffer | null];
+/** A row of a query (`#querySql`) from a statement in raw mode. */
+type RawRow = [sk: SortKey, attrs: string, bytes: Buffer | null];
+
+/** A row's columns as read: its bytes, from the row or from its blob. */
+const ROW_COLUMNS = "r.sk, r.attrs, coalesce(r.bin, b.bytes) AS bytes";
 
 export class SqliteTable implements Table {
   readonly spec: TableSpec;
   readonly counter: RequestCounter;
   readonly #db: Database;
   readonly #name: string;
+  /** The table holding the rows' large bytes, and the two joined as `r` and `b` for reads. */
+  readonly #blobs: string;
+  readonly #joined: string;
   readonly #statements = new Map<string, Statement>();
   readonly #rawStatements = new Map<string, Statement>();
   /** Puts arriving together share one transaction (group commit, write-batcher.ts). */
@@ -62,46 +79,11 @@ export class SqliteTable implements Table {
     this.spec = { ...spec };
     this.counter = counter;
     this.#writes = writeBatcherOf(db);
-    this.#name = `"t_${spec.name}"`;
-    const skType = spec.sortKeyType === "number" ? "REAL" : "TEXT";
-    sqlite(`open table ${spec.name}`, () => {
-      const busyTimeoutMs = Number(db.pragma("busy_timeout", { simple: true }));
-      retryWhileBusy(
-        () =>
-          db.exec(
-            `CREATE TABLE IF NOT EXISTS ${this.#name} (pk TEXT NOT NULL, sk ${skType} NOT NULL, attrs TEXT NOT NULL,` +
-              " bin BLOB, PRIMARY KEY (pk, sk)) WITHOUT ROWID",
-          ),
-        busyTimeoutMs,
-      );
-      const columns = this.#addBytesColumn(busyTimeoutMs);
-      const declared = columns.find((c) => c.name === "sk")?.type;
-      if (declared !== skType) {
-        throw new NimbusError(
-          ErrorCode.PARAMETER_ILLEGAL,
-          `table ${spec.name} exists with another sort key type (${declared}, asked ${skType})`,
-        );
-      }
-      this.#sweepExpired();
-    });
-  }
-
-  /**
-   * The table's columns, with `bin` (the bytes of binary attributes, item-codec.ts) added to a table created before
-   * it existed: its rows keep their base64 attributes, read as before. Another process may add it at the same
-   * moment: a duplicate column is then simply there.
-   */
-  #addBytesColumn(busyTimeoutMs: number): { name: string; type: string }[] {
-    const columns = () =>
-      this.#db.prepare(`PRAGMA table_info(${this.#name})`).all() as { name: string; type: string }[];
-    const found = columns();
-    if (found.some((c) => c.name === "bin")) return found;
-    try {
-      retryWhileBusy(() => this.#db.exec(`ALTER TABLE ${this.#name} ADD COLUMN bin BLOB`), busyTimeoutMs);
-    } catch (err) {
-      if (!/duplicate column/i.test(String((err as Error).message))) throw err;
-    }
-    return columns();
+    const names = sqlNamesOf(spec);
+    this.#name = names.rows;
+    this.#blobs = names.blobs;
+    this.#joined = `${this.#name} AS r LEFT JOIN ${this.#blobs} AS b ON b.id = r.bref`;
+    sqlite(`open table ${spec.name}`, () => openTableSchema(db, spec));
   }
 
   /** The group commit this table's puts go through (shared by every table of the database). */
@@ -126,17 +108,23 @@ export class SqliteTable implements Table {
     const size = checkItem(this.spec, item);
     checkCondition(options.condition);
     const condition = options.condition;
+    const attributes = encodeAttributes(item);
     const stored = await this.#writes.submit(
       () =>
         sqlite("put", () => {
           if (condition !== undefined && "exists" in condition) {
             // Absent-only: one statement that inserts or does nothing; the item in the way is read only if asked.
-            if (this.#insertNew(item)) return { met: true, found: undefined };
+            if (this.#insertNew(item, attributes)) return { met: true, found: undefined };
             return { met: false, found: options.returnExistingOnFailure ? this.#read(item) : undefined };
           }
-          const found = condition === undefined ? undefined : this.#read(item);
-          const met = condition === undefined || meetsCondition(condition, found);
-          if (met) this.#upsert(item);
+          if (condition === undefined) {
+            this.#upsert(item, attributes, undefined);
+            return { met: true, found: undefined };
+          }
+          const row = this.#readRow(item);
+          const found = row === undefined ? undefined : this.#decode(item.pk, row);
+          const met = meetsCondition(condition, found);
+          if (met) this.#upsert(item, attributes, row?.bref ?? null);
           return { met, found };
         }),
       true,
@@ -161,14 +149,15 @@ export class SqliteTable implements Table {
     const outcome = await this.#writes.submit(
       () =>
         sqlite("add", () => {
-          const found = this.#read(key);
+          const row = this.#readRow(key);
+          const found = row === undefined ? undefined : this.#decode(key.pk, row);
           if (found === undefined && options.condition?.exists === true) return undefined;
           const old = found?.[attribute] ?? 0;
           if (typeof old !== "number") {
             throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `add: attribute ${attribute} is not a number`);
           }
           const item: Item = { ...(found ?? key), [attribute]: old + delta };
-          this.#upsert(item);
+          this.#upsert(item, encodeAttributes(item), row?.bref ?? null);
           return item;
         }),
       true,
@@ -191,17 +180,18 @@ export class SqliteTable implements Table {
     checkAdd(this.spec, counter, attribute, delta, { condition: { exists: true } });
     const done = await this.#writes.submit(() =>
       sqlite("addThenPut", () => {
-        const found = this.#read(counter);
-        if (found === undefined) return undefined;
+        const row = this.#readRow(counter);
+        if (row === undefined) return undefined;
+        const found = this.#decode(counter.pk, row);
         const old = found[attribute] ?? 0;
         if (typeof old !== "number") {
           throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `add: attribute ${attribute} is not a number`);
         }
         const counterItem: Item = { ...found, [attribute]: old + delta };
-        this.#upsert(counterItem);
+        this.#upsert(counterItem, encodeAttributes(counterItem), row.bref);
         const item = write.item(old + delta);
         const size = checkItem(this.spec, item);
-        const existing = this.#insertNew(item) ? undefined : this.#read(item);
+        const existing = this.#insertNew(item, encodeAttributes(item)) ? undefined : this.#read(item);
         return { added: old + delta, counterSize: itemSize(counterItem), size, existing };
       }),
     );
@@ -219,7 +209,12 @@ export class SqliteTable implements Table {
   async delete(key: ItemKey): Promise<void> {
     checkKey(this.spec, key);
     await this.#writes.submit(
-      () => sqlite("delete", () => this.#stmt(`DELETE FROM ${this.#name} WHERE pk = ? AND sk = ?`).run(key.pk, key.sk)),
+      () =>
+        sqlite("delete", () => {
+          const sql = `DELETE FROM ${this.#name} WHERE pk = ? AND sk = ? RETURNING bref`;
+          const deleted = this.#stmt(sql).get(key.pk, key.sk) as { bref: number | null } | undefined;
+          this.#dropBlob(deleted?.bref ?? null);
+        }),
       true,
     );
     this.counter.tableWrite(0);
@@ -233,10 +228,10 @@ export class SqliteTable implements Table {
     let bytes = 0;
     sqlite("query", () => {
       // Rows as arrays (sk, attrs, bin), not objects: no property set per column.
-      for (const [sk, attrs, bin] of this.#rawStmt(sql).iterate(...params) as IterableIterator<RawRow>) {
+      for (const [sk, attrs, rowBytes] of this.#rawStmt(sql).iterate(...params) as IterableIterator<RawRow>) {
         // As DynamoDB: stop before the next item once the page is full or has read 1 MB.
         if (items.length >= limit || bytes >= PAGE_BYTES) break;
-        const item = decodeItem(pk, sk, attrs, bin);
+        const item = decodeItem(pk, sk, attrs, rowBytes);
         items.push(item);
         bytes += itemSize(item);
       }
@@ -247,35 +242,66 @@ export class SqliteTable implements Table {
     return cut && last ? { items, lastSk: last.sk } : { items };
   }
 
-  #upsert(item: Item): void {
-    const stored = encodeAttributes(item);
-    this.#stmt(`INSERT OR REPLACE INTO ${this.#name} (pk, sk, attrs, bin) VALUES (?, ?, ?, ?)`).run(
-      item.pk,
-      item.sk,
-      stored.json,
-      stored.bytes,
-    );
+  /**
+   * Writes `item` (its attributes as stored: `attributes`) over whatever row has its key. `replaced`: the blob of
+   * the row it replaces, as read in this transaction (null: none, or no row); undefined: not read, looked up here.
+   */
+  #upsert(item: Item, attributes: StoredAttributes, replaced: number | null | undefined): void {
+    const old = replaced === undefined ? this.#blobOf(item) : replaced;
+    const { bin, bref } = this.#placeBytes(attributes.bytes);
+    const sql = `INSERT OR REPLACE INTO ${this.#name} (pk, sk, attrs, bin, bref) VALUES (?, ?, ?, ?, ?)`;
+    this.#stmt(sql).run(item.pk, item.sk, attributes.json, bin, bref);
+    this.#dropBlob(old);
   }
 
-  /** Inserts `item` unless its key is taken; whether it did. */
-  #insertNew(item: Item): boolean {
-    const sql = `INSERT INTO ${this.#name} (pk, sk, attrs, bin) VALUES (?, ?, ?, ?) ON CONFLICT (pk, sk) DO NOTHING`;
-    const stored = encodeAttributes(item);
-    return this.#stmt(sql).run(item.pk, item.sk, stored.json, stored.bytes).changes === 1;
+  /** Inserts `item` (its attributes as stored: `attributes`) unless its key is taken; whether it did. */
+  #insertNew(item: Item, attributes: StoredAttributes): boolean {
+    const { bin, bref } = this.#placeBytes(attributes.bytes);
+    const sql = `INSERT INTO ${this.#name} (pk, sk, attrs, bin, bref) VALUES (?, ?, ?, ?, ?) ON CONFLICT (pk, sk) DO NOTHING`;
+    const inserted = this.#stmt(sql).run(item.pk, item.sk, attributes.json, bin, bref).changes === 1;
+    if (!inserted) this.#dropBlob(bref);
+    return inserted;
+  }
+
+  /** Where a row keeps `bytes`: in itself when short, else in a new blob, written here, before the row names it. */
+  #placeBytes(bytes: Buffer | null): { bin: Buffer | null; bref: number | null } {
+    if (bytes === null || bytes.length < OUT_OF_ROW_BYTES) return { bin: bytes, bref: null };
+    const id = this.#stmt(`INSERT INTO ${this.#blobs} (bytes) VALUES (?)`).run(bytes).lastInsertRowid;
+    return { bin: null, bref: Number(id) };
+  }
+
+  /** Deletes blob `bref` (null: nothing), which no row names any more. */
+  #dropBlob(bref: number | null): void {
+    if (bref !== null) this.#stmt(`DELETE FROM ${this.#blobs} WHERE id = ?`).run(bref);
+  }
+
+  /** The blob of the row at `key` (null: none, or no row). */
+  #blobOf(key: ItemKey): number | null {
+    const row = this.#stmt(`SELECT bref FROM ${this.#name} WHERE pk = ? AND sk = ?`).get(key.pk, key.sk) as
+      | { bref: number | null }
+      | undefined;
+    return row?.bref ?? null;
+  }
+
+  #readRow(key: ItemKey): Row | undefined {
+    const sql = `SELECT ${ROW_COLUMNS}, r.bref FROM ${this.#joined} WHERE r.pk = ? AND r.sk = ?`;
+    return this.#stmt(sql).get(key.pk, key.sk) as Row | undefined;
+  }
+
+  #decode(pk: string, row: Row): Item {
+    return decodeItem(pk, row.sk, row.attrs, row.bytes);
   }
 
   #read(key: ItemKey): Item | undefined {
-    const row = this.#stmt(`SELECT sk, attrs, bin FROM ${this.#name} WHERE pk = ? AND sk = ?`).get(key.pk, key.sk) as
-      | Row
-      | undefined;
-    return row ? decodeItem(key.pk, row.sk, row.attrs, row.bin) : undefined;
+    const row = this.#readRow(key);
+    return row ? this.#decode(key.pk, row) : undefined;
   }
 
   #querySql(pk: string, options: QueryOptions): { sql: string; params: SortKey[] } {
-    const where = ["pk = ?"];
+    const where = ["r.pk = ?"];
     const params: SortKey[] = [pk];
     const bound = (op: string, value: SortKey) => {
-      where.push(`sk ${op} ?`);
+      where.push(`r.sk ${op} ?`);
       params.push(value);
     };
     const range = options.sk;
@@ -291,7 +317,7 @@ export class SqliteTable implements Table {
     // LIMIT is bound (-1: none) so that one prepared statement serves every page size.
     params.push(options.limit ?? -1);
     return {
-      sql: `SELECT sk, attrs, bin FROM ${this.#name} WHERE ${where.join(" AND ")} ORDER BY sk ${order} LIMIT ?`,
+      sql: `SELECT ${ROW_COLUMNS} FROM ${this.#joined} WHERE ${where.join(" AND ")} ORDER BY r.sk ${order} LIMIT ?`,
       params,
     };
   }
@@ -328,18 +354,5 @@ export class SqliteTable implements Table {
         .all(path, path) as string[];
       return new Set(rows);
     });
-  }
-
-  /** Deletes items whose TTL passed over an hour ago, as DynamoDB's background TTL would by then. */
-  #sweepExpired(): void {
-    const attribute = this.spec.ttlAttribute;
-    if (attribute === undefined || /["\\]/.test(attribute)) return;
-    const path = `$."${storedName(attribute)}"`;
-    const now = Math.floor(Date.now() / 1000);
-    this.#db
-      .prepare(
-        `DELETE FROM ${this.#name} WHERE json_type(attrs, ?) IN ('integer', 'real') AND json_extract(attrs, ?) BETWEEN ? AND ?`,
-      )
-      .run(path, path, now - TTL_HORIZON_SECONDS, now - TTL_GRACE_SECONDS);
   }
 }
