@@ -28,17 +28,39 @@ describe("embedded store: long bytes in the blob table", () => {
   });
 
   const long = (fill: number) => new Uint8Array(OUT_OF_ROW_BYTES + 100).fill(fill);
-  /** The blob table's rows (their first byte each, in id order: an id may be used again) and how many rows name a blob. */
-  const onDisk = (): { blobs: number[]; named: number } => {
+  /** The file, read by a connection of its own. */
+  const inFile = <T>(read: (db: Database.Database) => T): T => {
     const db = new Database(path.join(dataDir, "tables.sqlite"), { readonly: true });
     try {
-      const blobs = db.prepare('SELECT unicode(CAST(substr(bytes, 1, 1) AS TEXT)) FROM "b_blobs" ORDER BY id').pluck();
-      const named = db.prepare('SELECT count(*) FROM "t_blobs" WHERE bref IS NOT NULL').pluck().get() as number;
-      return { blobs: blobs.all() as number[], named };
+      return read(db);
     } finally {
       db.close();
     }
   };
+  /** The blob table's rows (their first byte each, in id order: an id may be used again) and how many rows name a blob. */
+  const onDisk = (): { blobs: number[]; named: number } =>
+    inFile((db) => {
+      const blobs = db.prepare('SELECT unicode(CAST(substr(bytes, 1, 1) AS TEXT)) FROM "b_blobs" ORDER BY id').pluck();
+      const named = db.prepare('SELECT count(*) FROM "t_blobs" WHERE bref IS NOT NULL').pluck().get() as number;
+      return { blobs: blobs.all() as number[], named };
+    });
+  const brefAt = (pk: string, sk: number) =>
+    inFile((db) => db.prepare('SELECT bref FROM "t_blobs" WHERE pk = ? AND sk = ?').pluck().get(pk, sk));
+
+  it("bytes of OUT_OF_ROW_BYTES or more go to a blob, shorter ones stay in the row", async () => {
+    await table.put({ pk: "edge", sk: 1, d: new Uint8Array(OUT_OF_ROW_BYTES).fill(1) });
+    await table.put({ pk: "edge", sk: 2, d: new Uint8Array(OUT_OF_ROW_BYTES - 1).fill(2) });
+    assert.equal(typeof brefAt("edge", 1), "number");
+    assert.equal(brefAt("edge", 2), null);
+    const page = await table.query("edge");
+    assert.deepEqual(
+      page.items.map((i) => (i.d as Uint8Array).length),
+      [OUT_OF_ROW_BYTES, OUT_OF_ROW_BYTES - 1],
+    );
+    await table.delete({ pk: "edge", sk: 1 });
+    await table.delete({ pk: "edge", sk: 2 });
+    assert.deepEqual(onDisk(), { blobs: [], named: 0 });
+  });
 
   it("a put over a row, with or without a condition, leaves only the new row's blob", async () => {
     await table.put({ pk: "p", sk: 1, version: 1, d: long(1) });
@@ -62,9 +84,11 @@ describe("embedded store: long bytes in the blob table", () => {
     assert.deepEqual(onDisk(), { blobs: [], named: 0 });
   });
 
-  it("an add keeps the row's blob; addThenPut onto a taken key leaves no blob of its item", async () => {
+  it("an add keeps the row's blob (the same one); addThenPut onto a taken key leaves no blob of its item", async () => {
     await table.put({ pk: "c", sk: 0, next: 0, d: long(8) });
+    const blob = brefAt("c", 0);
     assert.equal(await table.add({ pk: "c", sk: 0 }, "next", 2), 2);
+    assert.equal(brefAt("c", 0), blob, "no blob written for an add");
     assert.deepEqual(onDisk().blobs, [8]);
     assert.deepEqual(await table.get({ pk: "c", sk: 0 }), { pk: "c", sk: 0, next: 2, d: long(8) });
     await table.put({ pk: "c", sk: 5, d: long(9) });
@@ -78,6 +102,34 @@ describe("embedded store: long bytes in the blob table", () => {
     assert.deepEqual(onDisk().blobs.sort(), [8, 9]);
     await table.delete({ pk: "c", sk: 0 });
     await table.delete({ pk: "c", sk: 5 });
+    assert.deepEqual(onDisk(), { blobs: [], named: 0 });
+  });
+
+  it("writes to one key in one transaction: each put's blob replaced by the next, the delete's gone", async () => {
+    const before = table.writeBatcher.transactions;
+    await Promise.all([
+      table.put({ pk: "b", sk: 1, d: long(20) }),
+      table.put({ pk: "b", sk: 1, d: long(21) }),
+      table.put({ pk: "b", sk: 2, d: long(22) }),
+      table.delete({ pk: "b", sk: 2 }),
+    ]);
+    assert.equal(table.writeBatcher.transactions - before, 1, "one group commit");
+    assert.deepEqual(onDisk(), { blobs: [21], named: 1 });
+    assert.deepEqual((await table.get({ pk: "b", sk: 1 }))?.d, long(21));
+    await table.delete({ pk: "b", sk: 1 });
+  });
+
+  it("a query's page of blob rows ends after 1 MB read, as DynamoDB's", async () => {
+    const big = (fill: number) => new Uint8Array(300 * 1024).fill(fill);
+    for (let sk = 0; sk < 5; sk++) await table.put({ pk: "m", sk, d: big(sk) });
+    const page = await table.query("m");
+    assert.deepEqual(
+      page.items.map((i) => i.sk),
+      [0, 1, 2, 3],
+    );
+    assert.equal(page.lastSk, 3);
+    assert.deepEqual(page.items[3]?.d, big(3));
+    for (let sk = 0; sk < 5; sk++) await table.delete({ pk: "m", sk });
     assert.deepEqual(onDisk(), { blobs: [], named: 0 });
   });
 

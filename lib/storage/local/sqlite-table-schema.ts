@@ -1,8 +1,10 @@
 /**
  * @module The SQL tables behind one `SqliteTable`, made or brought up to date when it opens: `"t_<name>"`, the rows
  * `(pk, sk, attrs, bin, bref)` under a `(pk, sk)` primary key WITHOUT ROWID, and `"b_<name>"`, the blobs that hold
- * large rows' bytes (`id` INTEGER PRIMARY KEY, so a new blob goes at the end of its tree). Then the items whose TTL
- * passed long ago are swept, as DynamoDB's background TTL would have by then.
+ * large rows' bytes (`id` INTEGER PRIMARY KEY, so a new blob goes at the end of its tree). Two triggers delete a
+ * row's blob in the statement that deletes the row or makes it name another (`"bd_<name>"`, `"bu_<name>"`): no
+ * statement can leave a row naming a blob that is gone, or leave behind the blob of a row it deleted or rewrote.
+ * Then the items whose TTL passed long ago are swept, as DynamoDB's background TTL would have by then.
  */
 import type { Database } from "better-sqlite3";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
@@ -46,6 +48,16 @@ export function openTableSchema(db: Database, spec: TableSpec): void {
   );
   addColumn(db, names.rows, "bin", "BLOB", busyTimeoutMs);
   const columns = addColumn(db, names.rows, "bref", "INTEGER", busyTimeoutMs);
+  const dropOld = `BEGIN DELETE FROM ${names.blobs} WHERE id = OLD.bref; END`;
+  retryWhileBusy(
+    () =>
+      db.exec(
+        `CREATE TRIGGER IF NOT EXISTS "bd_${spec.name}" AFTER DELETE ON ${names.rows} WHEN OLD.bref IS NOT NULL ${dropOld};` +
+          `CREATE TRIGGER IF NOT EXISTS "bu_${spec.name}" AFTER UPDATE OF bref ON ${names.rows}` +
+          ` WHEN OLD.bref IS NOT NULL AND OLD.bref IS NOT NEW.bref ${dropOld};`,
+      ),
+    busyTimeoutMs,
+  );
   const declared = columns.find((c) => c.name === "sk")?.type;
   if (declared !== skType) {
     throw new NimbusError(
@@ -80,23 +92,13 @@ function addColumn(
   return columns();
 }
 
-/**
- * Deletes the items whose TTL passed over an hour ago, and their blobs, in one transaction: the blobs first, so no
- * row is left naming a blob that is gone.
- */
+/** Deletes the items whose TTL passed over an hour ago (their blobs with them, by the trigger). */
 function sweepExpired(db: Database, spec: TableSpec, names: SqlNames): void {
   const attribute = spec.ttlAttribute;
   if (attribute === undefined || /["\\]/.test(attribute)) return;
   const path = `$."${storedName(attribute)}"`;
   const now = Math.floor(Date.now() / 1000);
-  const expired = "json_type(attrs, @path) IN ('integer', 'real') AND json_extract(attrs, @path) BETWEEN @from AND @to";
-  const params = { path, from: now - TTL_HORIZON_SECONDS, to: now - TTL_GRACE_SECONDS };
-  const blobs = db.prepare(
-    `DELETE FROM ${names.blobs} WHERE id IN (SELECT bref FROM ${names.rows} WHERE ${expired} AND bref IS NOT NULL)`,
-  );
-  const rows = db.prepare(`DELETE FROM ${names.rows} WHERE ${expired}`);
-  db.transaction(() => {
-    blobs.run(params);
-    rows.run(params);
-  }).immediate();
+  db.prepare(
+    `DELETE FROM ${names.rows} WHERE json_type(attrs, ?) IN ('integer', 'real') AND json_extract(attrs, ?) BETWEEN ? AND ?`,
+  ).run(path, path, now - TTL_HORIZON_SECONDS, now - TTL_GRACE_SECONDS);
 }

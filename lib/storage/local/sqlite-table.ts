@@ -10,9 +10,9 @@
  * Why: the rows of a queue's index sit between other queues' rows, so a new item lands inside the tree, and a leaf
  * of 1 KiB items fills every few inserts, then is rebalanced with its siblings: three or four pages into the WAL per
  * append. A row without its bytes is about 100 bytes, and the blob table only grows at its end (docs/queue-log.md,
- * "On the embedded store"). No row ever names a blob that is not there: a blob is written before the row that
- * names it and deleted after no row names it. A statement that fails between the two without ending the transaction
- * can leave a blob that no row names: space, never a wrong read.
+ * "On the embedded store"). A blob is written just before the row that names it; the statement that deletes a row or
+ * makes it name another deletes its old blob too (triggers, sqlite-table-schema.ts). A write that places a blob is
+ * therefore two statements, and runs in a savepoint when it shares its transaction (write-batcher.ts).
  */
 import type { Database, Statement } from "better-sqlite3";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
@@ -56,6 +56,12 @@ interface Row {
 
 /** A row of a query (`#querySql`) from a statement in raw mode. */
 type RawRow = [sk: SortKey, attrs: string, bytes: Buffer | null];
+
+/** Whether a row keeps `bytes` in a blob. */
+const outOfRow = (bytes: Buffer | null): bytes is Buffer => bytes !== null && bytes.length >= OUT_OF_ROW_BYTES;
+
+const sameBytes = (a: Buffer | null, b: Buffer | null): boolean =>
+  a === null ? b === null : b !== null && a.equals(b);
 
 /** A row's columns as read: its bytes, from the row or from its blob. */
 const ROW_COLUMNS = "r.sk, r.attrs, coalesce(r.bin, b.bytes) AS bytes";
@@ -113,21 +119,17 @@ export class SqliteTable implements Table {
       () =>
         sqlite("put", () => {
           if (condition !== undefined && "exists" in condition) {
-            // Absent-only: one statement that inserts or does nothing; the item in the way is read only if asked.
+            // Absent-only: one statement that inserts or does nothing (after its blob's, if any); the item in the way is
+            // read only if asked.
             if (this.#insertNew(item, attributes)) return { met: true, found: undefined };
             return { met: false, found: options.returnExistingOnFailure ? this.#read(item) : undefined };
           }
-          if (condition === undefined) {
-            this.#upsert(item, attributes, undefined);
-            return { met: true, found: undefined };
-          }
-          const row = this.#readRow(item);
-          const found = row === undefined ? undefined : this.#decode(item.pk, row);
-          const met = meetsCondition(condition, found);
-          if (met) this.#upsert(item, attributes, row?.bref ?? null);
+          const found = condition === undefined ? undefined : this.#read(item);
+          const met = condition === undefined || meetsCondition(condition, found);
+          if (met) this.#upsert(item, attributes);
           return { met, found };
         }),
-      true,
+      !outOfRow(attributes.bytes),
     );
     this.counter.tableWrite(size);
     if (!stored.met) {
@@ -157,7 +159,7 @@ export class SqliteTable implements Table {
             throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `add: attribute ${attribute} is not a number`);
           }
           const item: Item = { ...(found ?? key), [attribute]: old + delta };
-          this.#upsert(item, encodeAttributes(item), row?.bref ?? null);
+          this.#upsert(item, encodeAttributes(item), row);
           return item;
         }),
       true,
@@ -188,7 +190,7 @@ export class SqliteTable implements Table {
           throw new NimbusError(ErrorCode.PARAMETER_ILLEGAL, `add: attribute ${attribute} is not a number`);
         }
         const counterItem: Item = { ...found, [attribute]: old + delta };
-        this.#upsert(counterItem, encodeAttributes(counterItem), row.bref);
+        this.#upsert(counterItem, encodeAttributes(counterItem), row);
         const item = write.item(old + delta);
         const size = checkItem(this.spec, item);
         const existing = this.#insertNew(item, encodeAttributes(item)) ? undefined : this.#read(item);
@@ -209,12 +211,8 @@ export class SqliteTable implements Table {
   async delete(key: ItemKey): Promise<void> {
     checkKey(this.spec, key);
     await this.#writes.submit(
-      () =>
-        sqlite("delete", () => {
-          const sql = `DELETE FROM ${this.#name} WHERE pk = ? AND sk = ? RETURNING bref`;
-          const deleted = this.#stmt(sql).get(key.pk, key.sk) as { bref: number | null } | undefined;
-          this.#dropBlob(deleted?.bref ?? null);
-        }),
+      // One statement: its row's blob goes with it (the trigger).
+      () => sqlite("delete", () => this.#stmt(`DELETE FROM ${this.#name} WHERE pk = ? AND sk = ?`).run(key.pk, key.sk)),
       true,
     );
     this.counter.tableWrite(0);
@@ -227,7 +225,7 @@ export class SqliteTable implements Table {
     const items: Item[] = [];
     let bytes = 0;
     sqlite("query", () => {
-      // Rows as arrays (sk, attrs, bin), not objects: no property set per column.
+      // Rows as arrays (sk, attrs, bytes), not objects: no property set per column.
       for (const [sk, attrs, rowBytes] of this.#rawStmt(sql).iterate(...params) as IterableIterator<RawRow>) {
         // As DynamoDB: stop before the next item once the page is full or has read 1 MB.
         if (items.length >= limit || bytes >= PAGE_BYTES) break;
@@ -243,44 +241,38 @@ export class SqliteTable implements Table {
   }
 
   /**
-   * Writes `item` (its attributes as stored: `attributes`) over whatever row has its key. `replaced`: the blob of
-   * the row it replaces, as read in this transaction (null: none, or no row); undefined: not read, looked up here.
+   * Writes `item` (its attributes as stored: `attributes`) over whatever row has its key; the row's old blob, if it
+   * names another now, goes in the same statement (the trigger). `read`: the row as this transaction read it: when
+   * its bytes are the new ones (an add changes a number), they stay where they are, so no blob is written.
    */
-  #upsert(item: Item, attributes: StoredAttributes, replaced: number | null | undefined): void {
-    const old = replaced === undefined ? this.#blobOf(item) : replaced;
-    const { bin, bref } = this.#placeBytes(attributes.bytes);
-    const sql = `INSERT OR REPLACE INTO ${this.#name} (pk, sk, attrs, bin, bref) VALUES (?, ?, ?, ?, ?)`;
+  #upsert(item: Item, attributes: StoredAttributes, read?: Row): void {
+    const kept = read !== undefined && sameBytes(read.bytes, attributes.bytes);
+    const { bin, bref } = kept
+      ? { bin: read.bref === null ? read.bytes : null, bref: read.bref }
+      : this.#placeBytes(attributes.bytes);
+    const sql =
+      `INSERT INTO ${this.#name} (pk, sk, attrs, bin, bref) VALUES (?, ?, ?, ?, ?)` +
+      " ON CONFLICT (pk, sk) DO UPDATE SET attrs = excluded.attrs, bin = excluded.bin, bref = excluded.bref";
     this.#stmt(sql).run(item.pk, item.sk, attributes.json, bin, bref);
-    this.#dropBlob(old);
   }
 
-  /** Inserts `item` (its attributes as stored: `attributes`) unless its key is taken; whether it did. */
+  /**
+   * Inserts `item` (its attributes as stored: `attributes`) unless its key is taken; whether it did. With bytes in a
+   * blob, a taken key costs the blob's write and its delete.
+   */
   #insertNew(item: Item, attributes: StoredAttributes): boolean {
     const { bin, bref } = this.#placeBytes(attributes.bytes);
     const sql = `INSERT INTO ${this.#name} (pk, sk, attrs, bin, bref) VALUES (?, ?, ?, ?, ?) ON CONFLICT (pk, sk) DO NOTHING`;
     const inserted = this.#stmt(sql).run(item.pk, item.sk, attributes.json, bin, bref).changes === 1;
-    if (!inserted) this.#dropBlob(bref);
+    if (!inserted && bref !== null) this.#stmt(`DELETE FROM ${this.#blobs} WHERE id = ?`).run(bref);
     return inserted;
   }
 
   /** Where a row keeps `bytes`: in itself when short, else in a new blob, written here, before the row names it. */
   #placeBytes(bytes: Buffer | null): { bin: Buffer | null; bref: number | null } {
-    if (bytes === null || bytes.length < OUT_OF_ROW_BYTES) return { bin: bytes, bref: null };
+    if (!outOfRow(bytes)) return { bin: bytes, bref: null };
     const id = this.#stmt(`INSERT INTO ${this.#blobs} (bytes) VALUES (?)`).run(bytes).lastInsertRowid;
     return { bin: null, bref: Number(id) };
-  }
-
-  /** Deletes blob `bref` (null: nothing), which no row names any more. */
-  #dropBlob(bref: number | null): void {
-    if (bref !== null) this.#stmt(`DELETE FROM ${this.#blobs} WHERE id = ?`).run(bref);
-  }
-
-  /** The blob of the row at `key` (null: none, or no row). */
-  #blobOf(key: ItemKey): number | null {
-    const row = this.#stmt(`SELECT bref FROM ${this.#name} WHERE pk = ? AND sk = ?`).get(key.pk, key.sk) as
-      | { bref: number | null }
-      | undefined;
-    return row?.bref ?? null;
   }
 
   #readRow(key: ItemKey): Row | undefined {

@@ -95,10 +95,8 @@ export class WriteBatcher {
   /**
    * Runs `run` (synchronous SQLite work) inside the next shared transaction, after every job submitted
    * before it; settles after the commit (rejects with what `run` threw, its writes rolled back).
-   * `singleStatement`: `run` makes at most one write statement a read can see and nothing after it can throw (reads
-   * and checks before it may), so a failure leaves nothing to undo and the job needs no savepoint. The blob table's
-   * writes around a row's (sqlite-table.ts) do not count: one that fails before the row's write leaves a blob no row
-   * names; one after it (the old blob's delete) would report a write that landed, as a lost reply does on DynamoDB.
+   * `singleStatement`: `run` makes at most one write statement and nothing after it can throw (reads and
+   * checks before it may), so a failure leaves nothing to undo and the job needs no savepoint.
    */
   submit<T>(run: () => T, singleStatement = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
