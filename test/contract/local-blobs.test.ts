@@ -2,7 +2,7 @@
  * @module The embedded store's blob table: a row's long bytes live in `"b_<name>"` and the row names them (`bref`).
  * Whatever replaces or removes a row (a put over it, with or without a condition, an add, a delete, the TTL sweep)
  * removes its blob; a put that does not land (its key taken) leaves none behind; a row written before blobs existed
- * (its bytes in the row) reads and is replaced as any other.
+ * (its bytes in the row) reads and is replaced like the others.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
