@@ -7,12 +7,12 @@
  * its HTTP counterpart (access.ts) of that user's ACL.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Metadata } from "@grpc/grpc-js";
 import type { Broker } from "../broker/index.js";
 import { type AclUser, type Permission, USERNAME_PATTERN } from "../core/acl.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { RequestAuth } from "../http/authorize.js";
 import { Refused } from "./codes.js";
+import type { CallMetadata } from "./grpc-call.js";
 import { GRPC_SIGNATURE_SKEW_MS, type SignatureReuse } from "./signature-reuse.js";
 import { clientIdHeader } from "./wire.js";
 
@@ -42,7 +42,7 @@ export function parseMqDateTime(text: string): number {
 export const mqSignature = (secret: string, dateTime: string): string =>
   createHmac("sha1", secret).update(dateTime, "utf8").digest("hex").toUpperCase();
 
-const header = (md: Metadata, name: string): string | undefined => {
+const header = (md: CallMetadata, name: string): string | undefined => {
   const [value] = md.get(name);
   return typeof value === "string" && value.length <= 1024 ? value : undefined;
 };
@@ -52,7 +52,7 @@ const header = (md: Metadata, name: string): string | undefined => {
  * first accepted too long ago).
  */
 export async function authenticate(
-  md: Metadata,
+  md: CallMetadata,
   auth: RequestAuth,
   now: number,
   reuse?: SignatureReuse,
@@ -82,7 +82,7 @@ export async function authenticate(
 /** The context of one call: its client id, and its user when auth is on. */
 export async function callContext(
   broker: Broker,
-  md: Metadata,
+  md: CallMetadata,
   auth: RequestAuth | undefined,
   reuse?: SignatureReuse,
 ): Promise<CallContext> {

@@ -6,11 +6,11 @@
  * its await duration); an empty answer is MESSAGE_NOT_FOUND, as RocketMQ's proxy answers it. Receives waiting
  * at once are bounded (TOO_MANY_REQUESTS past the bound); a client that goes away cancels its receive.
  */
-import type { ServerWritableStream } from "@grpc/grpc-js";
 import { consumeNeeds } from "./access.js";
 import type { CallContext } from "./call-context.js";
 import { okStatus, status, statusOfError, type WireStatus } from "./codes.js";
 import { decodeRequest } from "./decode.js";
+import type { GrpcCall } from "./grpc-call.js";
 import { encodeMessage } from "./messages.js";
 import type { ConsumerPolicy } from "./settings.js";
 import {
@@ -73,7 +73,7 @@ export class Receives {
   }
 
   /** ReceiveMessage: writes its answers on `call` and ends it, whatever happens. */
-  async serve(call: ServerWritableStream<unknown, unknown>, ctx: CallContext): Promise<void> {
+  async serve(call: GrpcCall, ctx: CallContext): Promise<void> {
     const answer = (s: WireStatus) => {
       if (!call.writableEnded) {
         call.write({ status: s });
@@ -93,13 +93,7 @@ export class Receives {
       const group = req.group.name;
       const topic = req.messageQueue.topic.name;
       await ctx.authorize(consumeNeeds(group, topic));
-      const deadline = call.getDeadline();
-      const untilDeadline =
-        deadline instanceof Date
-          ? deadline.getTime() - Date.now()
-          : Number.isFinite(deadline)
-            ? deadline - Date.now()
-            : Infinity;
+      const untilDeadline = call.getDeadline() - Date.now();
       const asked = req.longPollingTimeout === undefined ? MAX_LONG_POLL_MS : toMs(req.longPollingTimeout);
       const longPollMs = Math.max(0, Math.min(asked, MAX_LONG_POLL_MS, untilDeadline - DEADLINE_MARGIN_MS));
       const invisibleMs = req.invisibleDuration === undefined ? DEFAULT_INVISIBLE_MS : toMs(req.invisibleDuration);

@@ -1,22 +1,17 @@
 /**
- * @module The gRPC endpoint: `apache.rocketmq.v2.MessagingService` on grpc-js, every RPC decoded, given to
- * the broker, encoded, its failures mapped by the one table of codes.ts. Served by `nimbus dev` (default
- * 127.0.0.1:8081) and `nimbus proxy`. RPCs Nimbus does not serve answer NOT_IMPLEMENTED at once; a method the
- * service does not have is grpc-js's UNIMPLEMENTED; an undecodable message its INTERNAL, before any handler.
+ * @module The gRPC endpoint: `apache.rocketmq.v2.MessagingService` on this door's own HTTP/2 (./http2) with
+ * the service's protobuf codecs, every RPC decoded, given to the broker, encoded, its failures mapped by the one
+ * table of codes.ts. Served by `nimbus dev` (default 127.0.0.1:8081) and `nimbus proxy`. RPCs Nimbus does not
+ * serve answer NOT_IMPLEMENTED at once; a method the service does not have is gRPC's UNIMPLEMENTED; an
+ * undecodable message its INTERNAL, before any handler.
  *
  * Bounded: a message at most `maxMessageBytes` (RESOURCE_EXHAUSTED past it), unary calls in flight at most
  * `maxInFlight` (TOO_MANY_REQUESTS past it, at once), Telemetry streams as telemetry.ts says, receives as
- * consume.ts says.
+ * consume.ts says; connections, streams and header blocks as http2/connection.ts says. A deadline the client
+ * gives (`grpc-timeout`) bounds a receive's long poll; past it the client resets the call, which cancels it here.
  */
-import {
-  Server,
-  ServerCredentials,
-  type ServerDuplexStream,
-  type ServerUnaryCall,
-  type ServerWritableStream,
-  type sendUnaryData,
-  type UntypedServiceImplementation,
-} from "@grpc/grpc-js";
+import { createServer as createPlainServer, type Server, type Socket } from "node:net";
+import { createServer as createTlsServer } from "node:tls";
 import type { Broker } from "../broker/index.js";
 import type { RequestAuth } from "../http/authorize.js";
 import { MAX_REQUEST_BYTES } from "../protocol/index.js";
@@ -24,7 +19,8 @@ import { type CallContext, callContext } from "./call-context.js";
 import { heartbeat, notifyClientTermination } from "./clients.js";
 import { Refused, status, statusOfError, type WireStatus } from "./codes.js";
 import { ackMessage, changeInvisibleDuration, forwardToDeadLetter, type PopPort, Receives } from "./consume.js";
-import { guardLongDeadlines } from "./long-deadlines.js";
+import { GRPC_STATUS, GrpcCall, type MethodCodec, statusOnlyHeaders } from "./grpc-call.js";
+import { encodeLiteralHeaders, Http2Connection, type RequestHeaders, type ServerStream } from "./http2/index.js";
 import { messagingService, type RpcName } from "./messaging-service.js";
 import { endTransaction, sendMessage } from "./produce.js";
 import { queryAssignment, queryRoute } from "./routes.js";
@@ -76,20 +72,18 @@ const NOT_SERVED: Partial<Record<RpcName, string>> = {
   SyncLiteSubscription: "lite topics are not served by Nimbus",
 };
 
+type Handler = (call: GrpcCall) => void;
+
+/** Keepalive: an idle client is pinged, and a connection that stopped answering is dropped. */
+const KEEPALIVE_MS = 60_000;
+const KEEPALIVE_TIMEOUT_MS = 20_000;
+/** Connections open at once, at most. */
+const MAX_CONNECTIONS = 10_000;
+
 export async function startGrpcServer(broker: Broker, options: GrpcServerOptions): Promise<GrpcServer> {
   const host = options.host ?? "127.0.0.1";
   const maxMessageBytes = options.maxMessageBytes ?? MAX_REQUEST_BYTES;
   const maxInFlight = options.maxInFlight ?? 256;
-  const server = new Server({
-    "grpc.max_receive_message_length": maxMessageBytes,
-    "grpc.max_send_message_length": maxMessageBytes,
-    "grpc.max_concurrent_streams": 1000,
-    // No channelz (grpc-js' call and message counters, two clock reads per call): nothing here serves it.
-    "grpc.enable_channelz": 0,
-    // An idle client is pinged, and a connection that stopped answering is dropped.
-    "grpc.keepalive_time_ms": 60_000,
-    "grpc.keepalive_timeout_ms": 20_000,
-  });
   const pop = options.pop;
   const sessions = new TelemetrySessions(
     broker,
@@ -104,78 +98,123 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
     return pop;
   };
   const reuse = new SignatureReuse();
-  const context = (call: { metadata: ServerUnaryCall<unknown, unknown>["metadata"] }) =>
-    callContext(broker, call.metadata, options.auth, reuse);
+  const context = (call: GrpcCall) => callContext(broker, call.metadata, options.auth, reuse);
+  const answer = (call: GrpcCall, message: unknown) => {
+    call.write(message);
+    call.end();
+  };
 
   const unary =
-    (handler: Unary) =>
-    (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>): void => {
+    (handler: Unary): Handler =>
+    (call) => {
       if (inFlight >= maxInFlight) {
-        callback(null, { status: status("TOO_MANY_REQUESTS", `over ${maxInFlight} calls in flight; retry`) });
+        answer(call, { status: status("TOO_MANY_REQUESTS", `over ${maxInFlight} calls in flight; retry`) });
         return;
       }
       inFlight++;
       context(call)
         .then((ctx) => handler(call.request, ctx))
         .then(
-          (answer) => callback(null, answer),
-          (err: unknown) => callback(null, { status: statusOfError(err) }),
+          (result) => answer(call, result),
+          (err: unknown) => answer(call, { status: statusOfError(err) }),
         )
         .finally(() => inFlight--);
     };
 
-  const implementation: UntypedServiceImplementation = {
+  const implementation: Partial<Record<RpcName, Handler>> = {
     QueryRoute: unary((raw, ctx) => queryRoute(raw, ctx, own)),
     QueryAssignment: unary((raw, ctx) => queryAssignment(raw, ctx, own)),
     Heartbeat: unary((raw, ctx) => heartbeat(raw, ctx, sessions)),
     SendMessage: unary(sendMessage),
     EndTransaction: unary(endTransaction),
     NotifyClientTermination: unary((raw, ctx) => notifyClientTermination(raw, ctx, sessions)),
-    ReceiveMessage: (call: ServerWritableStream<unknown, unknown>) => {
+    ReceiveMessage: (call) => {
       if (receives === undefined) {
-        call.write({ status: status("NOT_IMPLEMENTED", NO_POP) });
-        call.end();
+        answer(call, { status: status("NOT_IMPLEMENTED", NO_POP) });
         return;
       }
       context(call).then(
         (ctx) => receives.serve(call, ctx),
-        (err: unknown) => {
-          call.write({ status: statusOfError(err) });
-          call.end();
-        },
+        (err: unknown) => answer(call, { status: statusOfError(err) }),
       );
     },
     AckMessage: unary((raw, ctx) => ackMessage(raw, ctx, popOf())),
     ChangeInvisibleDuration: unary((raw, ctx) => changeInvisibleDuration(raw, ctx, popOf())),
     ForwardMessageToDeadLetterQueue: unary((raw, ctx) => forwardToDeadLetter(raw, ctx, popOf())),
-    Telemetry: (call: ServerDuplexStream<unknown, unknown>) => {
+    Telemetry: (call) => {
       context(call).then(
         (ctx) => sessions.open(call, ctx),
-        (err: unknown) => {
-          call.write({ status: statusOfError(err) });
-          call.end();
-        },
+        (err: unknown) => answer(call, { status: statusOfError(err) }),
       );
     },
-    PullMessage: (call: ServerWritableStream<unknown, unknown>) => {
-      call.write({ status: status("NOT_IMPLEMENTED", NOT_SERVED.PullMessage ?? "") });
-      call.end();
-    },
+    PullMessage: (call) => answer(call, { status: status("NOT_IMPLEMENTED", NOT_SERVED.PullMessage ?? "") }),
   };
-  for (const [rpc, why] of Object.entries(NOT_SERVED)) {
+  for (const [rpc, why] of Object.entries(NOT_SERVED) as [RpcName, string][]) {
     if (rpc === "PullMessage") continue;
     implementation[rpc] = unary(async () => ({ status: status("NOT_IMPLEMENTED", why) }));
   }
-  server.addService(messagingService(), implementation);
 
-  const credentials = options.tls
-    ? ServerCredentials.createSsl(null, [{ private_key: options.tls.key, cert_chain: options.tls.cert }], false)
-    : ServerCredentials.createInsecure();
-  const bindHost = host.includes(":") ? `[${host}]` : host;
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${bindHost}:${options.port}`, credentials, (err, bound) => (err ? reject(err) : resolve(bound))),
-  );
-  guardLongDeadlines(server);
+  /** Each method's path (`/apache.rocketmq.v2.MessagingService/SendMessage`), its codec, kind and handler. */
+  const methods = new Map<string, { codec: MethodCodec; streaming: boolean; handler: Handler }>();
+  for (const [name, definition] of Object.entries(messagingService())) {
+    const handler = implementation[name as RpcName];
+    if (handler !== undefined)
+      methods.set(definition.path, { codec: definition, streaming: definition.requestStream, handler });
+  }
+
+  const onStream = (stream: ServerStream, headers: RequestHeaders): void => {
+    const contentType = headers.get("content-type")?.[0] ?? "";
+    if (headers.get(":method")?.[0] !== "POST" || !contentType.startsWith("application/grpc")) {
+      stream.respond(encodeLiteralHeaders([[":status", "415"]]), true);
+      return;
+    }
+    const path = headers.get(":path")?.[0] ?? "";
+    const method = methods.get(path);
+    if (method === undefined) {
+      stream.respond(
+        statusOnlyHeaders(GRPC_STATUS.UNIMPLEMENTED, `The server does not implement the method ${path.slice(0, 200)}`),
+        true,
+      );
+      return;
+    }
+    const call = new GrpcCall(stream, headers, method.codec, maxMessageBytes, method.streaming);
+    if (method.streaming) {
+      method.handler(call);
+      return;
+    }
+    // Unary and server-streaming calls start with their one request message, when the client's side ends.
+    call.once("end", () => {
+      if (call.writableEnded) return;
+      if (call.request === undefined) call.fail(GRPC_STATUS.INTERNAL, "the call carried no request message");
+      else method.handler(call);
+    });
+  };
+
+  const connections = new Set<Http2Connection>();
+  const onConnection = (socket: Socket) => {
+    socket.setNoDelay(true);
+    const connection = new Http2Connection(socket, onStream, {
+      maxConcurrentStreams: 1000,
+      maxHeaderBlockBytes: 64 * 1024,
+      streamWindow: 1024 * 1024,
+      keepaliveMs: KEEPALIVE_MS,
+      keepaliveTimeoutMs: KEEPALIVE_TIMEOUT_MS,
+    });
+    connections.add(connection);
+    connection.onClosed(() => connections.delete(connection));
+  };
+  const server: Server = options.tls
+    ? createTlsServer({ key: options.tls.key, cert: options.tls.cert, ALPNProtocols: ["h2"] }, onConnection)
+    : createPlainServer(onConnection);
+  server.maxConnections = MAX_CONNECTIONS;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, host.replace(/^\[(.*)\]$/, "$1"), () => {
+      server.off("error", reject);
+      const address = server.address();
+      resolve(typeof address === "object" && address !== null ? address.port : options.port);
+    });
+  });
   const advertised = (options.advertisedHost ?? host).replace(/^\[(.*)\]$/, "$1");
   own = {
     scheme: /^\d+\.\d+\.\d+\.\d+$/.test(advertised) ? "IPv4" : advertised.includes(":") ? "IPv6" : "DOMAIN_NAME",
@@ -187,16 +226,14 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
     sessions,
     async close() {
       await sessions.close();
-      await new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 2000);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const connection of connections) connection.goAway();
+      // Calls under way get 2 s to finish; then their connections are dropped.
+      const force = setTimeout(() => {
+        for (const connection of connections) connection.destroy();
+      }, 2000);
+      await closed;
+      clearTimeout(force);
     },
   };
 }

@@ -10,13 +10,13 @@
  * Bounded: at most `maxStreams` streams (more are refused RESOURCE_EXHAUSTED), a stream without Settings
  * after `settingsTimeoutMs` is ended, Settings are acted on at most once per second per stream.
  */
-import { status as grpcStatus, type ServerDuplexStream } from "@grpc/grpc-js";
 import type { Broker } from "../broker/index.js";
 import { ErrorCode, isNimbusError } from "../core/errors.js";
 import { heartbeatNeeds } from "./access.js";
 import type { CallContext } from "./call-context.js";
 import { okStatus, statusOfError } from "./codes.js";
 import { decodeRequest } from "./decode.js";
+import { GRPC_STATUS, type GrpcCall } from "./grpc-call.js";
 import { encodeMessage } from "./messages.js";
 import { answerSettings, type ConsumerPolicy, DEFAULT_CONSUMER_POLICY, isConsumer, registration } from "./settings.js";
 import { type ClientSettings, ClientSettingsSchema, TelemetryCommandSchema } from "./wire.js";
@@ -36,7 +36,7 @@ export const DEFAULT_TELEMETRY_OPTIONS: TelemetryOptions = {
   refreshMs: 10_000,
 };
 
-type Stream = ServerDuplexStream<unknown, unknown>;
+type Stream = GrpcCall;
 
 interface Session {
   readonly stream: Stream;
@@ -49,9 +49,8 @@ interface Session {
   settingsTimer?: NodeJS.Timeout | undefined;
 }
 
-/** Ends `stream` with a gRPC status (grpc-js sends the status of an emitted error, then ends the call). */
-const failWith = (stream: Stream, code: grpcStatus, details: string) =>
-  stream.emit("error", Object.assign(new Error(details), { code, details }));
+/** Ends `stream` with a gRPC status. */
+const failWith = (stream: Stream, code: number, details: string) => stream.fail(code, details);
 
 export class TelemetrySessions {
   readonly #broker: Broker;
@@ -88,19 +87,19 @@ export class TelemetrySessions {
     if (this.#open.size >= this.#options.maxStreams) {
       failWith(
         stream,
-        grpcStatus.RESOURCE_EXHAUSTED,
+        GRPC_STATUS.RESOURCE_EXHAUSTED,
         `this endpoint holds ${this.#options.maxStreams} streams already`,
       );
       return;
     }
     if (ctx.clientId === undefined) {
-      failWith(stream, grpcStatus.INVALID_ARGUMENT, "a Telemetry stream needs an x-mq-client-id header");
+      failWith(stream, GRPC_STATUS.INVALID_ARGUMENT, "a Telemetry stream needs an x-mq-client-id header");
       return;
     }
     const session: Session = { stream, ctx, clientId: ctx.clientId, lastSettingsAt: 0, queue: Promise.resolve() };
     session.settingsTimer = setTimeout(() => {
       if (session.settings === undefined)
-        failWith(stream, grpcStatus.FAILED_PRECONDITION, `no Settings within ${this.#options.settingsTimeoutMs} ms`);
+        failWith(stream, GRPC_STATUS.FAILED_PRECONDITION, `no Settings within ${this.#options.settingsTimeoutMs} ms`);
     }, this.#options.settingsTimeoutMs);
     this.#open.add(session);
     const done = () => this.#forget(session);
@@ -109,7 +108,6 @@ export class TelemetrySessions {
       done();
       stream.end();
     });
-    stream.on("error", done);
     stream.on("close", done);
     stream.on("cancelled", done);
   }

@@ -1,0 +1,257 @@
+/**
+ * @module One gRPC call on an HTTP/2 stream (the gRPC over HTTP/2 spec): its metadata and deadline from the
+ * request headers, its length-prefixed request messages (identity, gzip or deflate) decoded by the method's
+ * codec, its answers encoded, and its end as a `grpc-status` trailer. The calls of every kind (unary,
+ * server-streaming, bidirectional) are this one object; the handlers in server.ts, consume.ts and
+ * telemetry.ts use the part their kind needs.
+ *
+ * Events: `data` (each request message), `end` (the client's side ended), `cancelled` (reset by the client or
+ * its connection lost before the server ended the call), `close` (the call is over, either way).
+ */
+import { EventEmitter } from "node:events";
+import { gunzipSync, inflateSync } from "node:zlib";
+import { encodeLiteralHeaders, encodeResponseHeaders, type RequestHeaders, type ServerStream } from "./http2/index.js";
+
+/** gRPC's status codes this server answers with. */
+export const GRPC_STATUS = {
+  OK: 0,
+  INVALID_ARGUMENT: 3,
+  FAILED_PRECONDITION: 9,
+  RESOURCE_EXHAUSTED: 8,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+} as const;
+
+/** A call's request headers, read as grpc-js' `Metadata` is: `-bin` values base64-decoded. */
+export interface CallMetadata {
+  get(name: string): readonly (string | Buffer)[];
+}
+
+/** The codec of one method (grpc-js' `ServiceDefinition` entries have these). */
+export interface MethodCodec {
+  requestDeserialize(bytes: Buffer): unknown;
+  responseSerialize(message: unknown): Buffer;
+}
+
+/** The longest server-side deadline kept: under 2^31 ms, what a Node timer holds; longer is none. */
+export const MAX_SERVER_DEADLINE_MS = 2 ** 31 - 1;
+
+const UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 0.001, n: 0.000001 };
+
+/** A `grpc-timeout` value in ms, or NaN when malformed. */
+export function timeoutMs(value: string): number {
+  const m = /^(\d{1,8})([HMSmun])$/.exec(value);
+  return m ? Number(m[1]) * (UNIT_MS[m[2] ?? ""] ?? Number.NaN) : Number.NaN;
+}
+
+/** `grpc-message`'s percent-encoding: bytes outside printable ASCII, and `%`, as %XX of their UTF-8. */
+export function percentEncode(text: string): string {
+  if (/^[\x20-\x24\x26-\x7e]*$/.test(text)) return text;
+  let out = "";
+  for (const byte of Buffer.from(text, "utf8")) {
+    out +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
+/** A streaming call's messages held at most before its handler listens. */
+const MAX_HELD_MESSAGES = 64;
+
+const RESPONSE_HEADERS = encodeResponseHeaders([
+  ["content-type", "application/grpc"],
+  ["grpc-accept-encoding", "identity,deflate,gzip"],
+]);
+const OK_TRAILERS = encodeLiteralHeaders([["grpc-status", "0"]]);
+
+const statusPairs = (code: number, details: string): [string, string][] => [
+  ["grpc-status", String(code)],
+  ["grpc-message", percentEncode(details.slice(0, 1024))],
+];
+
+/** The headers of a response that is only a status (trailers-only). */
+export function statusOnlyHeaders(code: number, details: string): Buffer {
+  return encodeResponseHeaders([["content-type", "application/grpc"], ...statusPairs(code, details)]);
+}
+
+class Headers implements CallMetadata {
+  constructor(private readonly headers: RequestHeaders) {}
+  get(name: string): readonly (string | Buffer)[] {
+    const values = this.headers.get(name);
+    if (values === undefined) return [];
+    return name.endsWith("-bin") ? values.map((v) => Buffer.from(v, "base64")) : values;
+  }
+}
+
+export class GrpcCall extends EventEmitter {
+  /** The request message of a unary or server-streaming call, once read. */
+  request: unknown;
+  readonly metadata: CallMetadata;
+  cancelled = false;
+  readonly #stream: ServerStream;
+  readonly #codec: MethodCodec;
+  readonly #maxMessageBytes: number;
+  readonly #deadline: number;
+  readonly #encoding: string;
+  #input: Buffer | undefined;
+  #ended = false;
+  /** A streaming request's messages (and its end) held until a `data` listener takes them; unary: none. */
+  readonly #held: unknown[] = [];
+  #flowing: boolean;
+  #endHeld = false;
+
+  /** `streaming`: the client sends a stream of messages (`data` events) rather than one (`request`). */
+  constructor(
+    stream: ServerStream,
+    headers: RequestHeaders,
+    codec: MethodCodec,
+    maxMessageBytes: number,
+    readonly streaming = false,
+  ) {
+    super();
+    this.#flowing = !streaming;
+    if (streaming) {
+      const start = (event: string) => {
+        if (event !== "data") return;
+        this.off("newListener", start);
+        // The listener is added just after this event: what came before it is given to it next, then the end.
+        queueMicrotask(() => {
+          this.#flowing = true;
+          for (const message of this.#held.splice(0)) if (!this.#ended) this.emit("data", message);
+          if (this.#endHeld && !this.#ended) this.emit("end");
+        });
+      };
+      this.on("newListener", start);
+    }
+    this.#stream = stream;
+    this.#codec = codec;
+    this.#maxMessageBytes = maxMessageBytes;
+    this.metadata = new Headers(headers);
+    this.#encoding = headers.get("grpc-encoding")?.[0] ?? "identity";
+    const timeout = headers.get("grpc-timeout")?.[0];
+    const ms = timeout === undefined ? Number.NaN : timeoutMs(timeout);
+    this.#deadline = Number.isFinite(ms) && ms <= MAX_SERVER_DEADLINE_MS ? Date.now() + ms : Infinity;
+    stream.onData = (chunk) => this.#onData(chunk);
+    stream.onEnd = () => {
+      if (!this.#flowing) this.#endHeld = true;
+      else if (!this.#ended) this.emit("end");
+    };
+    stream.onReset = () => {
+      if (this.#ended) return;
+      this.#ended = true;
+      this.cancelled = true;
+      this.emit("cancelled");
+      this.emit("close");
+    };
+  }
+
+  /** The client's deadline, ms since the epoch; Infinity when it gave none (or one past a Node timer's reach). */
+  getDeadline(): number {
+    return this.#deadline;
+  }
+
+  get writableEnded(): boolean {
+    return this.#ended;
+  }
+
+  get destroyed(): boolean {
+    return this.cancelled;
+  }
+
+  /** Sends one response message. */
+  write(message: unknown): void {
+    if (this.#ended) return;
+    const body = this.#codec.responseSerialize(message);
+    const framed = Buffer.allocUnsafe(5 + body.length);
+    framed[0] = 0;
+    framed.writeUInt32BE(body.length, 1);
+    body.copy(framed, 5);
+    this.#stream.respond(RESPONSE_HEADERS);
+    this.#stream.write(framed);
+  }
+
+  /** Ends the call with status OK. */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#stream.headersSent) this.#stream.end(OK_TRAILERS);
+    else this.#stream.respond(statusOnlyHeaders(GRPC_STATUS.OK, ""), true);
+    this.emit("close");
+  }
+
+  /** Ends the call with a failing gRPC status. */
+  fail(code: number, details: string): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#stream.headersSent) this.#stream.end(encodeLiteralHeaders(statusPairs(code, details)));
+    else this.#stream.respond(statusOnlyHeaders(code, details), true);
+    this.emit("close");
+  }
+
+  #onData(chunk: Buffer): void {
+    if (this.#ended) return;
+    let input = this.#input === undefined ? chunk : Buffer.concat([this.#input, chunk]);
+    while (input.length >= 5) {
+      const length = input.readUInt32BE(1);
+      if (length > this.#maxMessageBytes) {
+        this.#refuse(
+          GRPC_STATUS.RESOURCE_EXHAUSTED,
+          `Received message larger than max (${length} vs. ${this.#maxMessageBytes})`,
+        );
+        return;
+      }
+      if (input.length < 5 + length) break;
+      const compressed = input[0] === 1;
+      const bytes = input.subarray(5, 5 + length);
+      input = input.subarray(5 + length);
+      const message = this.#decode(compressed, bytes);
+      if (message === undefined) return;
+      if (!this.#flowing) {
+        if (this.#held.length >= MAX_HELD_MESSAGES) {
+          this.#refuse(GRPC_STATUS.RESOURCE_EXHAUSTED, `over ${MAX_HELD_MESSAGES} messages before the call started`);
+          return;
+        }
+        this.#held.push(message);
+      } else if (this.streaming) this.emit("data", message);
+      else if (this.request === undefined) this.request = message;
+      if (this.#ended) return;
+    }
+    // What is kept is copied: a frame's bytes belong to the connection's read buffer.
+    this.#input = input.length === 0 ? undefined : Buffer.from(input);
+  }
+
+  /** A request message decoded, or undefined after failing the call. */
+  #decode(compressed: boolean, bytes: Buffer): unknown {
+    let plain = bytes;
+    if (compressed) {
+      const options = { maxOutputLength: this.#maxMessageBytes };
+      try {
+        if (this.#encoding === "gzip") plain = gunzipSync(bytes, options);
+        else if (this.#encoding === "deflate") plain = inflateSync(bytes, options);
+        else {
+          this.#refuse(
+            GRPC_STATUS.UNIMPLEMENTED,
+            `Received message compressed with unsupported encoding "${this.#encoding}"`,
+          );
+          return undefined;
+        }
+      } catch {
+        this.#refuse(GRPC_STATUS.RESOURCE_EXHAUSTED, "a compressed message is corrupt or over the size limit");
+        return undefined;
+      }
+    }
+    try {
+      return this.#codec.requestDeserialize(plain);
+    } catch {
+      this.#refuse(GRPC_STATUS.INTERNAL, "Error deserializing request");
+      return undefined;
+    }
+  }
+
+  /** Fails the call for what the client sent; the stream's end stops the client's side too (RST_STREAM NO_ERROR). */
+  #refuse(code: number, details: string): void {
+    this.fail(code, details);
+  }
+}
