@@ -88,6 +88,7 @@ export class Receives {
     const abort = new AbortController();
     const cancel = () => abort.abort();
     call.on("cancelled", cancel);
+    if (call.cancelled) abort.abort();
     try {
       const req = decodeRequest(ReceiveMessageRequestSchema, call.request);
       const group = req.group.name;

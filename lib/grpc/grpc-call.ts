@@ -11,6 +11,7 @@
 import { EventEmitter } from "node:events";
 import { gunzipSync, inflateSync } from "node:zlib";
 import { encodeLiteralHeaders, encodeResponseHeaders, type RequestHeaders, type ServerStream } from "./http2/index.js";
+import { type FramedMessage, MessageFrames, MessageTooLarge } from "./message-frames.js";
 
 /** gRPC's status codes this server answers with. */
 export const GRPC_STATUS = {
@@ -57,8 +58,9 @@ export function percentEncode(text: string): string {
   return out;
 }
 
-/** A streaming call's messages held at most before its handler listens. */
+/** A streaming call's messages (and their bytes) held at most before its handler listens. */
 const MAX_HELD_MESSAGES = 64;
+const MAX_HELD_BYTES = 1024 * 1024;
 
 const RESPONSE_HEADERS = encodeResponseHeaders([
   ["content-type", "application/grpc"],
@@ -95,7 +97,8 @@ export class GrpcCall extends EventEmitter {
   readonly #maxMessageBytes: number;
   readonly #deadline: number;
   readonly #encoding: string;
-  #input: Buffer | undefined;
+  readonly #frames: MessageFrames;
+  #heldBytes = 0;
   #ended = false;
   /** A streaming request's messages (and its end) held until a `data` listener takes them; unary: none. */
   readonly #held: unknown[] = [];
@@ -128,6 +131,7 @@ export class GrpcCall extends EventEmitter {
     this.#stream = stream;
     this.#codec = codec;
     this.#maxMessageBytes = maxMessageBytes;
+    this.#frames = new MessageFrames(maxMessageBytes);
     this.metadata = new Headers(headers);
     this.#encoding = headers.get("grpc-encoding")?.[0] ?? "identity";
     const timeout = headers.get("grpc-timeout")?.[0];
@@ -192,34 +196,34 @@ export class GrpcCall extends EventEmitter {
 
   #onData(chunk: Buffer): void {
     if (this.#ended) return;
-    let input = this.#input === undefined ? chunk : Buffer.concat([this.#input, chunk]);
-    while (input.length >= 5) {
-      const length = input.readUInt32BE(1);
-      if (length > this.#maxMessageBytes) {
+    try {
+      this.#frames.push(
+        chunk,
+        (framed) => this.#onMessage(framed),
+        () => !this.#ended,
+      );
+    } catch (err) {
+      if (!(err instanceof MessageTooLarge)) throw err;
+      this.#refuse(GRPC_STATUS.RESOURCE_EXHAUSTED, err.message);
+    }
+  }
+
+  #onMessage({ compressed, bytes }: FramedMessage): void {
+    const message = this.#decode(compressed, bytes);
+    if (message === undefined) return;
+    if (!this.#flowing) {
+      this.#heldBytes += bytes.length;
+      if (this.#held.length >= MAX_HELD_MESSAGES || this.#heldBytes > MAX_HELD_BYTES) {
         this.#refuse(
           GRPC_STATUS.RESOURCE_EXHAUSTED,
-          `Received message larger than max (${length} vs. ${this.#maxMessageBytes})`,
+          `over ${MAX_HELD_MESSAGES} messages or ${MAX_HELD_BYTES} bytes before the call started`,
         );
         return;
       }
-      if (input.length < 5 + length) break;
-      const compressed = input[0] === 1;
-      const bytes = input.subarray(5, 5 + length);
-      input = input.subarray(5 + length);
-      const message = this.#decode(compressed, bytes);
-      if (message === undefined) return;
-      if (!this.#flowing) {
-        if (this.#held.length >= MAX_HELD_MESSAGES) {
-          this.#refuse(GRPC_STATUS.RESOURCE_EXHAUSTED, `over ${MAX_HELD_MESSAGES} messages before the call started`);
-          return;
-        }
-        this.#held.push(message);
-      } else if (this.streaming) this.emit("data", message);
-      else if (this.request === undefined) this.request = message;
-      if (this.#ended) return;
-    }
-    // What is kept is copied: a frame's bytes belong to the connection's read buffer.
-    this.#input = input.length === 0 ? undefined : Buffer.from(input);
+      this.#held.push(message);
+    } else if (this.streaming) this.emit("data", message);
+    else if (this.request === undefined) this.request = message;
+    else this.#refuse(GRPC_STATUS.INTERNAL, "a unary call carried more than one request message");
   }
 
   /** A request message decoded, or undefined after failing the call. */

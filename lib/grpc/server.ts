@@ -134,7 +134,8 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
         return;
       }
       context(call).then(
-        (ctx) => receives.serve(call, ctx),
+        // A call cancelled while its caller was checked is not served (nothing would hear its end).
+        (ctx) => (call.writableEnded ? undefined : receives.serve(call, ctx)),
         (err: unknown) => answer(call, { status: statusOfError(err) }),
       );
     },
@@ -143,7 +144,7 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
     ForwardMessageToDeadLetterQueue: unary((raw, ctx) => forwardToDeadLetter(raw, ctx, popOf())),
     Telemetry: (call) => {
       context(call).then(
-        (ctx) => sessions.open(call, ctx),
+        (ctx) => (call.writableEnded ? undefined : sessions.open(call, ctx)),
         (err: unknown) => answer(call, { status: statusOfError(err) }),
       );
     },
@@ -207,6 +208,12 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
     ? createTlsServer({ key: options.tls.key, cert: options.tls.cert, ALPNProtocols: ["h2"] }, onConnection)
     : createPlainServer(onConnection);
   server.maxConnections = MAX_CONNECTIONS;
+  // Every socket, from its accept: a TLS one is a Http2Connection only once its handshake is done.
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
   const port = await new Promise<number>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, host.replace(/^\[(.*)\]$/, "$1"), () => {
@@ -231,6 +238,7 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
       // Calls under way get 2 s to finish; then their connections are dropped.
       const force = setTimeout(() => {
         for (const connection of connections) connection.destroy();
+        for (const socket of sockets) socket.destroy();
       }, 2000);
       await closed;
       clearTimeout(force);

@@ -84,6 +84,7 @@ export class TelemetrySessions {
 
   /** A new Telemetry stream: refused when full or without a client id, else kept until it ends. */
   open(stream: Stream, ctx: CallContext): void {
+    if (stream.writableEnded) return; // cancelled before it opened: nothing to keep
     if (this.#open.size >= this.#options.maxStreams) {
       failWith(
         stream,

@@ -11,6 +11,7 @@ import { credentials, status as grpcStatus, type ServiceError } from "@grpc/grpc
 import { GRPC_STATUS, GrpcCall, type MethodCodec, percentEncode } from "../../lib/grpc/grpc-call.js";
 import { HpackDecoder } from "../../lib/grpc/http2/hpack.js";
 import { ServerStream, type StreamOwner } from "../../lib/grpc/http2/stream.js";
+import { type FramedMessage, MessageFrames, MessageTooLarge } from "../../lib/grpc/message-frames.js";
 import { useGrpcServer } from "../support/grpc-fixture.js";
 import { rawBytesCall, rawClient } from "../support/grpc-raw.js";
 
@@ -134,5 +135,46 @@ describe("a status message through grpc-js", () => {
     } finally {
       client.close();
     }
+  });
+});
+
+describe("a gRPC message gathered from its frames", () => {
+  it("joins a 6 MiB message sent in 16 KiB pieces, then reads the next from the same pieces", () => {
+    const frames = new MessageFrames(7 << 20);
+    const big = Buffer.alloc(6 << 20, 3);
+    big[big.length - 1] = 9;
+    const stream = Buffer.concat([framed(big), framed(Buffer.from("next"))]);
+    const got: FramedMessage[] = [];
+    for (let at = 0; at < stream.length; at += 16_384)
+      frames.push(
+        stream.subarray(at, at + 16_384),
+        (m) => got.push(m),
+        () => true,
+      );
+    assert.equal(got.length, 2);
+    assert.ok(got[0]?.bytes.equals(big));
+    assert.equal(got[1]?.bytes.toString(), "next");
+    assert.equal(frames.pendingBytes, 0);
+  });
+
+  it("refuses a length over the limit before keeping its bytes", () => {
+    const frames = new MessageFrames(1000);
+    const header = Buffer.alloc(5);
+    header.writeUInt32BE(1001, 1);
+    assert.throws(
+      () =>
+        frames.push(
+          header,
+          () => {},
+          () => true,
+        ),
+      MessageTooLarge,
+    );
+  });
+
+  it("a call reset before its handler starts is ended: the server does not serve it", () => {
+    const { stream, call } = open();
+    stream.onReset();
+    assert.ok(call.cancelled && call.writableEnded);
   });
 });

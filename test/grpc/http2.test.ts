@@ -55,7 +55,9 @@ describe("HPACK", () => {
 /** A server of bare connections: each stream is given to `handle`. */
 async function serve(handle: (stream: ServerStream, headers: RequestHeaders) => void, streams = 100) {
   const connections: Http2Connection[] = [];
+  const paused = { times: 0 };
   const server: Server = createServer((socket) => {
+    socket.on("pause", () => paused.times++);
     connections.push(
       new Http2Connection(socket, handle, {
         maxConcurrentStreams: streams,
@@ -71,6 +73,7 @@ async function serve(handle: (stream: ServerStream, headers: RequestHeaders) => 
   const port = (server.address() as AddressInfo).port;
   return {
     port,
+    paused,
     close: async () => {
       for (const c of connections) c.destroy();
       server.close();
@@ -232,6 +235,38 @@ describe("an HTTP/2 connection against hand-made frames", () => {
     const bad = Buffer.from([0xbe]); // index 62: the dynamic table is empty
     const malformed = await rawExchange(server.port, [frameHeader(1, FRAME.HEADERS, FLAG.END_HEADERS, 1), bad]);
     assert.equal(goAwayCode(malformed.frames), H2_ERROR.COMPRESSION_ERROR);
+  });
+
+  it("ends the connection for a header block of over 64 frames (empty CONTINUATIONs)", async () => {
+    const empties = Array.from({ length: 70 }, () => frameHeader(0, FRAME.CONTINUATION, 0, 1));
+    const { frames } = await rawExchange(server.port, [frameHeader(0, FRAME.HEADERS, 0, 1), ...empties]);
+    assert.equal(goAwayCode(frames), H2_ERROR.ENHANCE_YOUR_CALM);
+  });
+
+  it("stops reading a client that does not read its answers, and answers every PING once it does", async () => {
+    const count = 400_000; // 6.8 MB of PING ACKs: more than the socket buffers hold
+    const socket = connectTcp(server.port, "127.0.0.1");
+    await once(socket, "connect");
+    const ping = Buffer.concat([frameHeader(8, FRAME.PING, 0, 0), Buffer.alloc(8)]);
+    socket.write(Buffer.concat([CLIENT_PREFACE, frameHeader(0, FRAME.SETTINGS, 0, 0)]));
+    socket.pause();
+    const batch = Buffer.concat(Array.from({ length: 1000 }, () => ping));
+    for (let i = 0; i < count / 1000; i++) if (!socket.write(batch)) await once(socket, "drain");
+    // The server paused its reading at least once while its answers waited for this client.
+    while (server.paused.times === 0) await new Promise((r) => setTimeout(r, 10));
+    let acks = 0;
+    let tail = Buffer.alloc(0);
+    socket.on("data", (c: Buffer) => {
+      tail = Buffer.concat([tail, c]);
+      const frames = parseFrames(tail);
+      acks += frames.filter((f) => f.type === FRAME.PING && f.flags === FLAG.ACK).length;
+      const used = frames.reduce((n, f) => n + 9 + f.payload.length, 0);
+      tail = tail.subarray(used);
+    });
+    socket.resume();
+    while (acks < count) await once(socket, "data");
+    assert.equal(acks, count);
+    socket.destroy();
   });
 
   it("drops a connection that does not open with HTTP/2's preface", async () => {

@@ -3,9 +3,8 @@
  * flow control both ways, SETTINGS, PING, keepalive, RST_STREAM and GOAWAY. Frames are read straight from the
  * socket's bytes; the answers of one event-loop turn leave in one write; one object per stream (`ServerStream`).
  *
- * Bounded: at most `maxConcurrentStreams` streams (more are refused REFUSED_STREAM), a header block of at most
- * `maxHeaderBlockBytes` (more ends the connection: ENHANCE_YOUR_CALM), frames no larger than the 16 KiB this
- * server advertises, windows as RFC 9113 caps them. A protocol error ends the connection with GOAWAY.
+ * Bounded: `maxConcurrentStreams` streams (more: REFUSED_STREAM), header blocks of `maxHeaderBlockBytes` (more:
+ * ENHANCE_YOUR_CALM), frames of 16 KiB, windows as RFC 9113 caps them. A protocol error ends it with GOAWAY.
  */
 import type { Duplex } from "node:stream";
 import { FrameReader } from "./frame-reader.js";
@@ -19,28 +18,19 @@ import {
   H2_ERROR,
   MAX_WINDOW,
   readSettings,
-  SETTING,
-  settingsPayload,
+  serverSettings,
   words,
 } from "./frames.js";
 import { type HeaderBlock, HeaderBlocks, unpadded } from "./header-blocks.js";
 import { CompressionError, HpackDecoder } from "./hpack.js";
 import { Keepalive } from "./keepalive.js";
-import { type RequestHeaders, ServerStream, type StreamOwner } from "./stream.js";
-
-export interface ConnectionOptions {
-  maxConcurrentStreams: number;
-  /** The largest header block (HEADERS and its CONTINUATIONs) accepted. */
-  maxHeaderBlockBytes: number;
-  /** The window this server gives each stream, and (times 16) the connection. */
-  streamWindow: number;
-  /** An idle connection is pinged this often; 0: never. */
-  keepaliveMs: number;
-  /** A ping unanswered this long drops the connection. */
-  keepaliveTimeoutMs: number;
-}
-
-export type StreamListener = (stream: ServerStream, headers: RequestHeaders) => void;
+import {
+  type ConnectionOptions,
+  type RequestHeaders,
+  ServerStream,
+  type StreamListener,
+  type StreamOwner,
+} from "./stream.js";
 
 const EMPTY = Buffer.alloc(0);
 
@@ -73,17 +63,7 @@ export class Http2Connection implements StreamOwner {
     this.#writer = new FrameWriter(socket);
     this.#headerBlocks = new HeaderBlocks(options.maxHeaderBlockBytes);
     this.#receiveWindow = options.streamWindow * 16;
-    this.#frame(
-      FRAME.SETTINGS,
-      0,
-      0,
-      settingsPayload([
-        [SETTING.MAX_CONCURRENT_STREAMS, options.maxConcurrentStreams],
-        [SETTING.INITIAL_WINDOW_SIZE, options.streamWindow],
-        [SETTING.MAX_HEADER_LIST_SIZE, options.maxHeaderBlockBytes],
-        [SETTING.ENABLE_PUSH, 0],
-      ]),
-    );
+    this.#frame(FRAME.SETTINGS, 0, 0, serverSettings(options));
     this.#frame(FRAME.WINDOW_UPDATE, 0, 0, words(this.#receiveWindow - DEFAULT_WINDOW));
     socket.on("data", (chunk: Buffer) => this.#read(chunk));
     socket.on("error", () => this.#lost());
@@ -185,6 +165,7 @@ export class Http2Connection implements StreamOwner {
   #endIfIdle(): void {
     if (this.#goingAway && this.#streams.size === 0 && !this.#ended) {
       this.#flush();
+      this.#writer.close();
       this.#socket.end();
     }
   }
@@ -286,8 +267,12 @@ export class Http2Connection implements StreamOwner {
     const endStream = (block.flags & FLAG.END_STREAM) !== 0;
     const existing = this.#streams.get(block.id);
     if (existing !== undefined) {
-      // Trailers from the client: they end its side.
+      // Trailers from the client end its side; a HEADERS that does not, or after its end, is out of place.
       if (!endStream) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "a second HEADERS without END_STREAM");
+      if (existing.remoteEnded) {
+        this.#streamError(existing, H2_ERROR.STREAM_CLOSED);
+        return;
+      }
       this.#onRemoteEnd(existing);
       return;
     }
@@ -323,14 +308,12 @@ export class Http2Connection implements StreamOwner {
       return; // A stream this server ended or reset: the client had not heard yet.
     }
     if (stream.remoteEnded) {
-      this.resetStream(stream, H2_ERROR.STREAM_CLOSED);
-      stream.onReset();
+      this.#streamError(stream, H2_ERROR.STREAM_CLOSED);
       return;
     }
     stream.receiveWindow -= payload.length;
     if (stream.receiveWindow < 0) {
-      this.resetStream(stream, H2_ERROR.FLOW_CONTROL_ERROR);
-      stream.onReset();
+      this.#streamError(stream, H2_ERROR.FLOW_CONTROL_ERROR);
       return;
     }
     const data = unpadded(flags, payload, 0);
@@ -345,6 +328,12 @@ export class Http2Connection implements StreamOwner {
       stream.receiveWindow += stream.unacknowledged;
       stream.unacknowledged = 0;
     }
+  }
+
+  /** A stream error (RFC 9113 §5.4.2): the stream is reset with `code`, its call cancelled. */
+  #streamError(stream: ServerStream, code: number): void {
+    this.resetStream(stream, code);
+    stream.onReset();
   }
 
   #onRemoteEnd(stream: ServerStream): void {
@@ -370,7 +359,11 @@ export class Http2Connection implements StreamOwner {
     if (initialWindow !== undefined) {
       const delta = initialWindow - this.#peerInitialWindow;
       this.#peerInitialWindow = initialWindow;
-      for (const stream of this.#streams.values()) stream.sendWindow += delta;
+      for (const stream of this.#streams.values()) {
+        stream.sendWindow += delta;
+        if (stream.sendWindow > MAX_WINDOW)
+          throw new ConnectionError(H2_ERROR.FLOW_CONTROL_ERROR, "a stream's window over 2^31-1");
+      }
     }
     if (maxFrame !== undefined) this.#peerMaxFrame = maxFrame;
     this.#frame(FRAME.SETTINGS, FLAG.ACK, 0, EMPTY);
@@ -390,8 +383,7 @@ export class Http2Connection implements StreamOwner {
     const stream = this.#streams.get(streamId);
     if (stream === undefined) return;
     if (increment === 0 || stream.sendWindow + increment > MAX_WINDOW) {
-      this.resetStream(stream, increment === 0 ? H2_ERROR.PROTOCOL_ERROR : H2_ERROR.FLOW_CONTROL_ERROR);
-      stream.onReset();
+      this.#streamError(stream, increment === 0 ? H2_ERROR.PROTOCOL_ERROR : H2_ERROR.FLOW_CONTROL_ERROR);
       return;
     }
     stream.sendWindow += increment;

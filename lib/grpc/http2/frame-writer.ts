@@ -1,9 +1,13 @@
 /**
  * @module The frames a connection sends, gathered over one event-loop turn and written to its socket at once
- * (one write, so one system call for the answers of many streams).
+ * (one write, so one system call for the answers of many streams). While more than `HIGH_WATER` bytes wait
+ * for the socket (a client that sends but does not read: pings, settings, refused streams all want answers), the
+ * socket is not read, so the client's frames wait in the kernel instead of growing answers here.
  */
 import type { Duplex } from "node:stream";
 import { frameHeader } from "./frames.js";
+
+const HIGH_WATER = 1024 * 1024;
 
 export class FrameWriter {
   #output: Buffer[] = [];
@@ -29,6 +33,10 @@ export class FrameWriter {
     if (out.length === 0 || this.#closed) return;
     this.#output = [];
     this.socket.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out));
+    if (this.socket.writableLength > HIGH_WATER && !this.socket.isPaused()) {
+      this.socket.pause();
+      this.socket.once("drain", () => this.socket.resume());
+    }
   }
 
   /** Nothing more is written. */

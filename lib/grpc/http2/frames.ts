@@ -108,3 +108,13 @@ export function readSettings(payload: Buffer): { initialWindow?: number; maxFram
   }
   return out;
 }
+
+/** The SETTINGS a server opens with: its streams' limit and window, its header limit, no push. */
+export function serverSettings(o: { maxConcurrentStreams: number; streamWindow: number; maxHeaderBlockBytes: number }) {
+  return settingsPayload([
+    [SETTING.MAX_CONCURRENT_STREAMS, o.maxConcurrentStreams],
+    [SETTING.INITIAL_WINDOW_SIZE, o.streamWindow],
+    [SETTING.MAX_HEADER_LIST_SIZE, o.maxHeaderBlockBytes],
+    [SETTING.ENABLE_PUSH, 0],
+  ]);
+}

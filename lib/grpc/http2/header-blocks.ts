@@ -26,6 +26,8 @@ export function unpadded(flags: number, payload: Buffer, priorityBytes: number):
 
 export class HeaderBlocks {
   #continuing: { id: number; flags: number; parts: Buffer[]; bytes: number } | undefined;
+  /** Frames in one block, at most (empty CONTINUATIONs cost no bytes, so bytes alone do not bound them). */
+  static readonly MAX_FRAMES = 64;
 
   constructor(private readonly maxBytes: number) {}
 
@@ -57,8 +59,11 @@ export class HeaderBlocks {
   #next(flags: number): HeaderBlock | undefined {
     const block = this.#continuing;
     if (block === undefined) return undefined;
-    if (block.bytes > this.maxBytes)
-      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, `a header block over ${this.maxBytes} bytes`);
+    if (block.bytes > this.maxBytes || block.parts.length > HeaderBlocks.MAX_FRAMES)
+      throw new ConnectionError(
+        H2_ERROR.ENHANCE_YOUR_CALM,
+        `a header block over ${this.maxBytes} bytes or ${HeaderBlocks.MAX_FRAMES} frames`,
+      );
     if ((flags & FLAG.END_HEADERS) === 0) return undefined;
     this.#continuing = undefined;
     const bytes = block.parts.length === 1 ? (block.parts[0] as Buffer) : Buffer.concat(block.parts);

@@ -14,6 +14,20 @@ export interface StreamOwner {
 /** The request's headers, each name (lower case, as HTTP/2 sends them) with its values in order. */
 export type RequestHeaders = Map<string, string[]>;
 
+export interface ConnectionOptions {
+  maxConcurrentStreams: number;
+  /** The largest header block (HEADERS and its CONTINUATIONs) accepted. */
+  maxHeaderBlockBytes: number;
+  /** The window this server gives each stream, and (times 16) the connection. */
+  streamWindow: number;
+  /** An idle connection is pinged this often; 0: never. */
+  keepaliveMs: number;
+  /** A ping unanswered this long drops the connection. */
+  keepaliveTimeoutMs: number;
+}
+
+export type StreamListener = (stream: ServerStream, headers: RequestHeaders) => void;
+
 const nothing = () => {};
 
 export class ServerStream {
