@@ -38,6 +38,10 @@ export const DEFAULT_TELEMETRY_OPTIONS: TelemetryOptions = {
 
 type Stream = GrpcCall;
 
+/** How long, and for how many clients at most, Settings are kept after their stream ended. */
+const DEPARTED_MS = 60_000;
+const MAX_DEPARTED = 1000;
+
 interface Session {
   readonly stream: Stream;
   readonly ctx: CallContext;
@@ -58,6 +62,12 @@ export class TelemetrySessions {
   readonly #policyOf: (group: string) => Promise<ConsumerPolicy>;
   readonly #open = new Set<Session>();
   readonly #byClient = new Map<string, Session>();
+  /**
+   * The Settings of clients whose stream ended lately, oldest first: a client that leaves ends its stream and
+   * sends NotifyClientTermination at once, and the termination needs them to know what to unregister, whichever
+   * of the two this server reads first.
+   */
+  readonly #departed = new Map<string, { settings: ClientSettings; at: number }>();
   readonly #timer: NodeJS.Timeout;
   readonly #onCheck = (_group: string, clientId: string) => {
     const session = this.#byClient.get(clientId);
@@ -128,6 +138,7 @@ export class TelemetrySessions {
 
   /** The client said it is going: its stream here stops registering it (the client ends the stream next). */
   terminated(clientId: string): void {
+    this.#departed.delete(clientId);
     const session = this.#byClient.get(clientId);
     if (session === undefined) return;
     this.#byClient.delete(clientId);
@@ -135,9 +146,12 @@ export class TelemetrySessions {
     clearTimeout(session.settingsTimer);
   }
 
-  /** The Settings `clientId` last sent on a stream here. */
+  /** The Settings `clientId` last sent on a stream here (its stream open, or ended within `DEPARTED_MS`). */
   settingsOf(clientId: string): ClientSettings | undefined {
-    return this.#byClient.get(clientId)?.settings;
+    const open = this.#byClient.get(clientId)?.settings;
+    if (open !== undefined) return open;
+    const departed = this.#departed.get(clientId);
+    return departed !== undefined && this.#broker.now() - departed.at <= DEPARTED_MS ? departed.settings : undefined;
   }
 
   /** Ends every stream and waits for the work under way. */
@@ -157,7 +171,15 @@ export class TelemetrySessions {
   #forget(session: Session): void {
     clearTimeout(session.settingsTimer);
     this.#open.delete(session);
-    if (this.#byClient.get(session.clientId) === session) this.#byClient.delete(session.clientId);
+    if (this.#byClient.get(session.clientId) !== session) return;
+    this.#byClient.delete(session.clientId);
+    if (session.settings === undefined) return;
+    this.#departed.delete(session.clientId);
+    this.#departed.set(session.clientId, { settings: session.settings, at: this.#broker.now() });
+    for (const [clientId, { at }] of this.#departed) {
+      if (this.#departed.size <= MAX_DEPARTED && this.#broker.now() - at <= DEPARTED_MS) break;
+      this.#departed.delete(clientId);
+    }
   }
 
   #enqueue(session: Session, work: () => Promise<void>): void {
