@@ -185,7 +185,7 @@ export class GrpcCall extends EventEmitter {
     this.emit("close");
   }
 
-  /** Ends the call with a failing gRPC status. */
+  /** Ends the call with a failing gRPC status (for what the client sent too: its side stops at RST_STREAM NO_ERROR). */
   fail(code: number, details: string): void {
     if (this.#ended) return;
     this.#ended = true;
@@ -204,7 +204,7 @@ export class GrpcCall extends EventEmitter {
       );
     } catch (err) {
       if (!(err instanceof MessageTooLarge)) throw err;
-      this.#refuse(GRPC_STATUS.RESOURCE_EXHAUSTED, err.message);
+      this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, err.message);
     }
   }
 
@@ -214,7 +214,7 @@ export class GrpcCall extends EventEmitter {
     if (!this.#flowing) {
       this.#heldBytes += bytes.length;
       if (this.#held.length >= MAX_HELD_MESSAGES || this.#heldBytes > MAX_HELD_BYTES) {
-        this.#refuse(
+        this.fail(
           GRPC_STATUS.RESOURCE_EXHAUSTED,
           `over ${MAX_HELD_MESSAGES} messages or ${MAX_HELD_BYTES} bytes before the call started`,
         );
@@ -223,7 +223,7 @@ export class GrpcCall extends EventEmitter {
       this.#held.push(message);
     } else if (this.streaming) this.emit("data", message);
     else if (this.request === undefined) this.request = message;
-    else this.#refuse(GRPC_STATUS.INTERNAL, "a unary call carried more than one request message");
+    else this.fail(GRPC_STATUS.INTERNAL, "a unary call carried more than one request message");
   }
 
   /** A request message decoded, or undefined after failing the call. */
@@ -235,27 +235,22 @@ export class GrpcCall extends EventEmitter {
         if (this.#encoding === "gzip") plain = gunzipSync(bytes, options);
         else if (this.#encoding === "deflate") plain = inflateSync(bytes, options);
         else {
-          this.#refuse(
+          this.fail(
             GRPC_STATUS.UNIMPLEMENTED,
             `Received message compressed with unsupported encoding "${this.#encoding}"`,
           );
           return undefined;
         }
       } catch {
-        this.#refuse(GRPC_STATUS.RESOURCE_EXHAUSTED, "a compressed message is corrupt or over the size limit");
+        this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, "a compressed message is corrupt or over the size limit");
         return undefined;
       }
     }
     try {
       return this.#codec.requestDeserialize(plain);
     } catch {
-      this.#refuse(GRPC_STATUS.INTERNAL, "Error deserializing request");
+      this.fail(GRPC_STATUS.INTERNAL, "Error deserializing request");
       return undefined;
     }
-  }
-
-  /** Fails the call for what the client sent; the stream's end stops the client's side too (RST_STREAM NO_ERROR). */
-  #refuse(code: number, details: string): void {
-    this.fail(code, details);
   }
 }

@@ -63,15 +63,15 @@ export class Http2Connection implements StreamOwner {
     this.#writer = new FrameWriter(socket);
     this.#headerBlocks = new HeaderBlocks(options.maxHeaderBlockBytes);
     this.#receiveWindow = options.streamWindow * 16;
-    this.#frame(FRAME.SETTINGS, 0, 0, serverSettings(options));
-    this.#frame(FRAME.WINDOW_UPDATE, 0, 0, words(this.#receiveWindow - DEFAULT_WINDOW));
+    this.#writer.frame(FRAME.SETTINGS, 0, 0, serverSettings(options));
+    this.#writer.frame(FRAME.WINDOW_UPDATE, 0, 0, words(this.#receiveWindow - DEFAULT_WINDOW));
     socket.on("data", (chunk: Buffer) => this.#read(chunk));
     socket.on("error", () => this.#lost());
     socket.on("close", () => this.#lost());
     this.#keepalive = new Keepalive(
       options.keepaliveMs,
       options.keepaliveTimeoutMs,
-      () => this.#frame(FRAME.PING, 0, 0, Buffer.alloc(8)),
+      () => this.#writer.frame(FRAME.PING, 0, 0, Buffer.alloc(8)),
       () => this.destroy(),
     );
   }
@@ -85,7 +85,7 @@ export class Http2Connection implements StreamOwner {
   goAway(): void {
     if (this.#goingAway || this.#ended) return;
     this.#goingAway = true;
-    this.#frame(FRAME.GOAWAY, 0, 0, words(this.#lastStreamId, H2_ERROR.NO_ERROR));
+    this.#writer.frame(FRAME.GOAWAY, 0, 0, words(this.#lastStreamId, H2_ERROR.NO_ERROR));
     this.#endIfIdle();
   }
 
@@ -96,7 +96,7 @@ export class Http2Connection implements StreamOwner {
   }
 
   sendHeaders(stream: ServerStream, block: Buffer, endStream: boolean): void {
-    this.#frame(FRAME.HEADERS, FLAG.END_HEADERS | (endStream ? FLAG.END_STREAM : 0), stream.id, block);
+    this.#writer.frame(FRAME.HEADERS, FLAG.END_HEADERS | (endStream ? FLAG.END_STREAM : 0), stream.id, block);
     if (endStream) this.#endLocal(stream);
   }
 
@@ -112,12 +112,12 @@ export class Http2Connection implements StreamOwner {
       stream.pendingTrailers = block;
       return;
     }
-    this.#frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, stream.id, block);
+    this.#writer.frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, stream.id, block);
     this.#endLocal(stream);
   }
 
   resetStream(stream: ServerStream, code: number): void {
-    this.#frame(FRAME.RST_STREAM, 0, stream.id, words(code));
+    this.#writer.frame(FRAME.RST_STREAM, 0, stream.id, words(code));
     stream.localEnded = true;
     this.#close(stream);
   }
@@ -136,13 +136,13 @@ export class Http2Connection implements StreamOwner {
       else stream.pending[0] = head.subarray(allowed);
       this.#sendWindow -= chunk.length;
       stream.sendWindow -= chunk.length;
-      this.#frame(FRAME.DATA, 0, stream.id, chunk);
+      this.#writer.frame(FRAME.DATA, 0, stream.id, chunk);
     }
     this.#blocked.delete(stream);
     const trailers = stream.pendingTrailers;
     if (trailers !== undefined && !stream.closed) {
       stream.pendingTrailers = undefined;
-      this.#frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, stream.id, trailers);
+      this.#writer.frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, stream.id, trailers);
       this.#endLocal(stream);
     }
   }
@@ -150,7 +150,7 @@ export class Http2Connection implements StreamOwner {
   /** The server's side of `stream` is done: closed if the client's is too, else reset (RFC 9113 §8.1). */
   #endLocal(stream: ServerStream): void {
     stream.localEnded = true;
-    if (!stream.remoteEnded) this.#frame(FRAME.RST_STREAM, 0, stream.id, words(H2_ERROR.NO_ERROR));
+    if (!stream.remoteEnded) this.#writer.frame(FRAME.RST_STREAM, 0, stream.id, words(H2_ERROR.NO_ERROR));
     this.#close(stream);
   }
 
@@ -164,18 +164,10 @@ export class Http2Connection implements StreamOwner {
 
   #endIfIdle(): void {
     if (this.#goingAway && this.#streams.size === 0 && !this.#ended) {
-      this.#flush();
+      this.#writer.flush();
       this.#writer.close();
       this.#socket.end();
     }
-  }
-
-  #frame(type: number, flags: number, streamId: number, payload: Buffer): void {
-    if (!this.#ended) this.#writer.frame(type, flags, streamId, payload);
-  }
-
-  #flush(): void {
-    this.#writer.flush();
   }
 
   #lost(): void {
@@ -197,8 +189,8 @@ export class Http2Connection implements StreamOwner {
   #fail(code: number, message: string): void {
     if (this.#ended) return;
     const debug = Buffer.from(message.slice(0, 256), "utf8");
-    this.#frame(FRAME.GOAWAY, 0, 0, Buffer.concat([words(this.#lastStreamId, code), debug]));
-    this.#flush();
+    this.#writer.frame(FRAME.GOAWAY, 0, 0, Buffer.concat([words(this.#lastStreamId, code), debug]));
+    this.#writer.flush();
     this.#socket.end();
     setTimeout(() => this.#socket.destroy(), 1000).unref();
     this.#lost();
@@ -238,7 +230,7 @@ export class Http2Connection implements StreamOwner {
       case FRAME.PING:
         if (payload.length !== 8 || streamId !== 0)
           throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "a PING is 8 bytes on stream 0");
-        if ((flags & FLAG.ACK) === 0) this.#frame(FRAME.PING, FLAG.ACK, 0, Buffer.from(payload));
+        if ((flags & FLAG.ACK) === 0) this.#writer.frame(FRAME.PING, FLAG.ACK, 0, Buffer.from(payload));
         return;
       case FRAME.GOAWAY:
         this.#goingAway = true;
@@ -280,7 +272,7 @@ export class Http2Connection implements StreamOwner {
       throw new ConnectionError(H2_ERROR.STREAM_CLOSED, `HEADERS on closed stream ${block.id}`);
     this.#lastStreamId = block.id;
     if (this.#goingAway || this.#streams.size >= this.#options.maxConcurrentStreams) {
-      this.#frame(FRAME.RST_STREAM, 0, block.id, words(H2_ERROR.REFUSED_STREAM));
+      this.#writer.frame(FRAME.RST_STREAM, 0, block.id, words(H2_ERROR.REFUSED_STREAM));
       return;
     }
     const stream = new ServerStream(block.id, this, this.#peerInitialWindow, this.#options.streamWindow);
@@ -297,7 +289,7 @@ export class Http2Connection implements StreamOwner {
       throw new ConnectionError(H2_ERROR.FLOW_CONTROL_ERROR, "DATA past the connection's window");
     this.#receivedUnacknowledged += payload.length;
     if (this.#receivedUnacknowledged >= (this.#options.streamWindow * 16) / 2) {
-      this.#frame(FRAME.WINDOW_UPDATE, 0, 0, words(this.#receivedUnacknowledged));
+      this.#writer.frame(FRAME.WINDOW_UPDATE, 0, 0, words(this.#receivedUnacknowledged));
       this.#receiveWindow += this.#receivedUnacknowledged;
       this.#receivedUnacknowledged = 0;
     }
@@ -324,7 +316,7 @@ export class Http2Connection implements StreamOwner {
     }
     stream.unacknowledged += payload.length;
     if (!stream.closed && stream.unacknowledged >= this.#options.streamWindow / 2) {
-      this.#frame(FRAME.WINDOW_UPDATE, 0, stream.id, words(stream.unacknowledged));
+      this.#writer.frame(FRAME.WINDOW_UPDATE, 0, stream.id, words(stream.unacknowledged));
       stream.receiveWindow += stream.unacknowledged;
       stream.unacknowledged = 0;
     }
@@ -366,7 +358,7 @@ export class Http2Connection implements StreamOwner {
       }
     }
     if (maxFrame !== undefined) this.#peerMaxFrame = maxFrame;
-    this.#frame(FRAME.SETTINGS, FLAG.ACK, 0, EMPTY);
+    this.#writer.frame(FRAME.SETTINGS, FLAG.ACK, 0, EMPTY);
     for (const stream of [...this.#blocked]) this.#drain(stream);
   }
 
