@@ -65,6 +65,7 @@ export const BENCH_FLAGS = {
   "go-pool": { type: "string", default: "0" },
   auth: { type: "boolean", default: false },
   "no-jit-settle": { type: "boolean", default: false },
+  warmup: { type: "string" },
 } satisfies NonNullable<ParseArgsConfig["options"]>;
 
 /** `raw` as a share from 0 to 1; anything else throws naming the flag. */

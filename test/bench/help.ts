@@ -8,7 +8,7 @@ Suites:
   rocketmq            RocketMQ's gRPC Java client 5.0.8 against Apache RocketMQ 5.3.3 and nimbus dev, alternating;
                       prints msg/s, p50/p99 and the ratio Nimbus / RocketMQ (needs Java 17 and Maven)
                       --max-messages 20000  --rounds 2  --queues 4  --phases sync,async,consume  --workers N  --flush async|sync
-                      --brokers rocketmq,nimbus  --protocols grpc,remoting  --no-jit-settle  --quick
+                      --brokers rocketmq,nimbus  --protocols grpc,remoting  --no-jit-settle  --warmup 5000  --quick
   proxy-cost          nimbus proxy on the AWS adapters with injected latencies, many producers sending one message
                       a call; AWS requests and dollars per million against Amazon SQS
                       --producers 64  --seconds 20  --queues 8  --s3-put 30/100  --s3-get 15/60  --dynamo 5/15

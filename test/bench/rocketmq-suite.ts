@@ -33,6 +33,11 @@ export interface RocketMQSuiteOptions {
    * compiling a phase leaves is not charged to the next.
    */
   jitSettle?: boolean | undefined;
+  /**
+   * Messages of each phase's own shape the client runs, unmeasured, before the phase (default 0): the client's JIT
+   * compiles that shape's code then, not while the phase is timed.
+   */
+  warmup?: number | undefined;
 }
 
 /** The official clients the suite runs: RocketMQ 5's gRPC client, and the classic remoting client. */
@@ -92,6 +97,7 @@ export async function runBenchClient(
     const args = [
       "-Xmx512m",
       `-Dnimbus.bench.settle=${o.jitSettle !== false}`,
+      `-Dnimbus.bench.warmup=${o.warmup ?? 0}`,
       `-Duser.home=${home}`,
       `-Drocketmq.log.root=${home}`,
       "-cp",

@@ -20,6 +20,8 @@ export interface YardstickFlags {
   workers?: string | undefined;
   /** The rocketmq suite: start each phase at once, without waiting for the client's JIT compilers to be idle. */
   "no-jit-settle"?: boolean | undefined;
+  /** The rocketmq suite: messages of each phase's shape sent (or consumed) unmeasured before it. */
+  warmup?: string | undefined;
   brokers: string;
   protocols: string;
   /** proxy-cost's client: gRPC (RocketMQ 5's Node.js client) or remoting (the 4.9.8 Java client). */
@@ -66,7 +68,10 @@ export async function runYardstickSuite(
       brokers: flags.brokers.split(",") as ("rocketmq" | "nimbus")[],
       clients: flags.protocols.split(",") as ("grpc" | "remoting")[],
       jitSettle: flags["no-jit-settle"] !== true,
+      warmup: flags.warmup === undefined ? (flags.quick ? 0 : 5000) : Math.floor(Number(flags.warmup)),
     };
+    if (!Number.isInteger(options.warmup) || options.warmup < 0)
+      throw new Error(`--warmup must be a whole number of messages, got ${flags.warmup}`);
     if (!options.clients.every((c) => c === "grpc" || c === "remoting"))
       throw new Error(`--protocols is a list of grpc and remoting, got ${flags.protocols}`);
     if (!options.brokers.every((b) => b === "rocketmq" || b === "nimbus"))

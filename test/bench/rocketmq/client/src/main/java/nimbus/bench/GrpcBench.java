@@ -26,7 +26,9 @@ import org.apache.rocketmq.client.apis.producer.Producer;
  * SimpleConsumer receiving batches of 32 and acking each message (a batch's acks in flight together), until every
  * message the phases sent is acked;
  * its group is started before the first send). Each phase prints one line:
- * {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors>}.
+ * {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors>}. With {@code -Dnimbus.bench.warmup=N},
+ * each phase first runs N messages of its own shape unmeasured (the consume phase receives and acks its first N),
+ * so that the client's JIT compiles that shape's code before the phase is timed, not during it.
  *
  * <pre>  GrpcBench &lt;endpoint&gt; &lt;topic&gt; &lt;group&gt; &lt;messages per phase&gt; &lt;body bytes&gt; &lt;phase&gt;...</pre>
  */
@@ -34,6 +36,7 @@ public final class GrpcBench {
   private GrpcBench() {}
 
   private static final int IN_FLIGHT = 64;
+  private static final int WARMUP = Integer.getInteger("nimbus.bench.warmup", 0);
 
   public static void main(String[] args) throws Exception {
     String endpoint = args[0];
@@ -63,19 +66,27 @@ public final class GrpcBench {
       for (int i = 0; i < 100; i++) producer.send(message(provider, topic, body));
       sent += 100;
       for (String phase : phases) {
-        if (phase.equals("sync") || phase.equals("async")) JitSettle.settle(phase);
         if (phase.equals("sync")) {
-          sync(provider, producer, topic, body, messages);
-          sent += messages;
+          if (WARMUP > 0) sync(provider, producer, topic, body, WARMUP);
+          JitSettle.settle(phase);
+          report(phase, sync(provider, producer, topic, body, messages));
+          sent += WARMUP + messages;
         } else if (phase.equals("async")) {
-          async(provider, producer, topic, body, messages);
-          sent += messages;
+          if (WARMUP > 0) async(provider, producer, topic, body, WARMUP);
+          JitSettle.settle(phase);
+          report(phase, async(provider, producer, topic, body, messages));
+          sent += WARMUP + messages;
         }
       }
     }
     if (consumer != null) {
+      Set<String> acked = new HashSet<>();
+      if (WARMUP > 0) consume(consumer, acked, Math.min(WARMUP, sent));
+      int warmed = acked.size();
       JitSettle.settle("consume");
-      consume(consumer, sent);
+      Timed consumed = consume(consumer, acked, sent);
+      report("consume", new Timed(acked.size() - warmed, consumed.nanos, consumed.latencies,
+          consumed.errors + (sent - acked.size())));
       consumer.close();
     }
     System.exit(0);
@@ -85,8 +96,10 @@ public final class GrpcBench {
     return provider.newMessageBuilder().setTopic(topic).setTag("bench").setBody(body).build();
   }
 
-  private static void sync(ClientServiceProvider provider, Producer producer, String topic, byte[] body, int n)
-      throws Exception {
+  /** A phase's count, duration, latencies and errors. */
+  private record Timed(int messages, long nanos, long[] latencies, int errors) {}
+
+  private static Timed sync(ClientServiceProvider provider, Producer producer, String topic, byte[] body, int n) {
     long[] latencies = new long[n];
     int errors = 0;
     long start = System.nanoTime();
@@ -99,11 +112,11 @@ public final class GrpcBench {
       }
       latencies[i] = System.nanoTime() - t;
     }
-    report("sync", n, System.nanoTime() - start, latencies, errors);
+    return new Timed(n, System.nanoTime() - start, latencies, errors);
   }
 
-  private static void async(ClientServiceProvider provider, Producer producer, String topic, byte[] body, int n)
-      throws Exception {
+  private static Timed async(ClientServiceProvider provider, Producer producer, String topic, byte[] body, int n)
+      throws InterruptedException {
     Semaphore slots = new Semaphore(IN_FLIGHT);
     long[] latencies = new long[n];
     AtomicInteger errors = new AtomicInteger();
@@ -119,11 +132,11 @@ public final class GrpcBench {
       });
     }
     slots.acquire(IN_FLIGHT);
-    report("async", n, System.nanoTime() - start, latencies, errors.get());
+    return new Timed(n, System.nanoTime() - start, latencies, errors.get());
   }
 
-  private static void consume(SimpleConsumer consumer, int expected) throws Exception {
-    Set<String> acked = new HashSet<>();
+  /** Receives and acks until {@code acked} holds {@code expected} ids (or ten receives in a row are empty). */
+  private static Timed consume(SimpleConsumer consumer, Set<String> acked, int expected) {
     ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
     int errors = 0;
     int empty = 0;
@@ -152,11 +165,14 @@ public final class GrpcBench {
       }
     }
     long[] l = latencies.stream().mapToLong(Long::longValue).toArray();
-    report("consume", acked.size(), System.nanoTime() - start, l, errors + (expected - acked.size()));
+    return new Timed(acked.size(), System.nanoTime() - start, l, errors);
   }
 
-  private static void report(String phase, int n, long nanos, long[] latencies, int errors) {
-    long[] sorted = latencies.clone();
+  private static void report(String phase, Timed t) {
+    int n = t.messages;
+    long nanos = t.nanos;
+    int errors = t.errors;
+    long[] sorted = t.latencies.clone();
     Arrays.sort(sorted);
     double p50 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.50)] / 1e6;
     double p99 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.99)] / 1e6;

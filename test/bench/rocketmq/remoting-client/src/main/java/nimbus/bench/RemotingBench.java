@@ -21,7 +21,10 @@ import org.apache.rocketmq.common.message.MessageExt;
  * One broker's phases with RocketMQ's classic remoting client 4.9.8, the same for Apache RocketMQ and Nimbus:
  * {@code sync} (one thread, one send at a time), {@code async} (64 sends in flight), {@code consume} (a clustering
  * DefaultMQPushConsumer from the first offset until every message the phases sent arrived; latency is store to
- * consume). Each phase prints {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors>}.
+ * consume). Each phase prints {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors>}. With
+ * {@code -Dnimbus.bench.warmup=N}, each phase first runs N messages of its own shape unmeasured (the consume phase's
+ * warm-up is a second group reading N of the topic's messages), so that the client's JIT compiles that shape's code
+ * before the phase is timed, not during it.
  *
  * <pre>  RemotingBench &lt;namesrv&gt; &lt;topic&gt; &lt;group&gt; &lt;messages per phase&gt; &lt;body bytes&gt; &lt;phase&gt;...</pre>
  */
@@ -29,6 +32,7 @@ public final class RemotingBench {
   private RemotingBench() {}
 
   private static final int IN_FLIGHT = 64;
+  private static final int WARMUP = Integer.getInteger("nimbus.bench.warmup", 0);
 
   public static void main(String[] args) throws Exception {
     String namesrv = args[0];
@@ -47,24 +51,28 @@ public final class RemotingBench {
     for (int i = 0; i < 100; i++) producer.send(new Message(topic, "bench", body));
     sent += 100;
     for (String phase : phases) {
-      if (phase.equals("sync") || phase.equals("async")) JitSettle.settle(phase);
       if (phase.equals("sync")) {
-        sync(producer, topic, body, messages);
-        sent += messages;
+        if (WARMUP > 0) sync(producer, topic, body, WARMUP, false);
+        JitSettle.settle(phase);
+        sync(producer, topic, body, messages, true);
+        sent += WARMUP + messages;
       } else if (phase.equals("async")) {
-        async(producer, topic, body, messages);
-        sent += messages;
+        if (WARMUP > 0) async(producer, topic, body, WARMUP, false);
+        JitSettle.settle(phase);
+        async(producer, topic, body, messages, true);
+        sent += WARMUP + messages;
       }
     }
     producer.shutdown();
     if (phases.contains("consume")) {
+      if (WARMUP > 0) consume(namesrv, topic, group + "_warmup", Math.min(WARMUP, sent), false);
       JitSettle.settle("consume");
-      consume(namesrv, topic, group, sent);
+      consume(namesrv, topic, group, sent, true);
     }
     System.exit(0);
   }
 
-  private static void sync(DefaultMQProducer producer, String topic, byte[] body, int n) {
+  private static void sync(DefaultMQProducer producer, String topic, byte[] body, int n, boolean measured) {
     long[] latencies = new long[n];
     int errors = 0;
     long start = System.nanoTime();
@@ -77,10 +85,11 @@ public final class RemotingBench {
       }
       latencies[i] = System.nanoTime() - t;
     }
-    report("sync", n, System.nanoTime() - start, latencies, errors);
+    if (measured) report("sync", n, System.nanoTime() - start, latencies, errors);
   }
 
-  private static void async(DefaultMQProducer producer, String topic, byte[] body, int n) throws Exception {
+  private static void async(DefaultMQProducer producer, String topic, byte[] body, int n, boolean measured)
+      throws Exception {
     Semaphore slots = new Semaphore(IN_FLIGHT);
     long[] latencies = new long[n];
     AtomicInteger errors = new AtomicInteger();
@@ -105,7 +114,7 @@ public final class RemotingBench {
       });
     }
     slots.acquire(IN_FLIGHT);
-    report("async", n, System.nanoTime() - start, latencies, errors.get());
+    if (measured) report("async", n, System.nanoTime() - start, latencies, errors.get());
   }
 
   /** A clustering push consumer of every message of the topic from the first offset, pulling 32 at a time. */
@@ -118,7 +127,9 @@ public final class RemotingBench {
     return consumer;
   }
 
-  private static void consume(String namesrv, String topic, String group, int expected) throws Exception {
+  /** Consumes with {@code group} until it has seen {@code expected} messages (or none came for 60 s). */
+  private static void consume(String namesrv, String topic, String group, int expected, boolean measured)
+      throws Exception {
     Set<String> seen = ConcurrentHashMap.newKeySet();
     ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
     DefaultMQPushConsumer consumer = pushFromFirst(namesrv, group, topic);
@@ -146,7 +157,7 @@ public final class RemotingBench {
     long nanos = System.nanoTime() - start;
     consumer.shutdown();
     long[] l = latencies.stream().mapToLong(Long::longValue).toArray();
-    report("consume", seen.size(), nanos, l, expected - seen.size());
+    if (measured) report("consume", seen.size(), nanos, l, expected - seen.size());
   }
 
   private static void report(String phase, int n, long nanos, long[] latencies, int errors) {
