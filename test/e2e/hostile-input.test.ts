@@ -97,6 +97,7 @@ describe("hostile input", () => {
 
   it("refuses a __proto__ property in a binary batch too: 400, nothing written", async () => {
     const properties: Record<string, string> = Object.create(null);
+    // biome-ignore lint/suspicious/noProto: a property named "__proto__" on a null-prototype object is the hostile input
     properties.__proto__ = "x";
     properties.keep = "y";
     const frame = encodeSendFrame({
