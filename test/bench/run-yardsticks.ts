@@ -68,9 +68,10 @@ export async function runYardstickSuite(
       brokers: flags.brokers.split(",") as ("rocketmq" | "nimbus")[],
       clients: flags.protocols.split(",") as ("grpc" | "remoting")[],
       jitSettle: flags["no-jit-settle"] !== true,
-      warmup: flags.warmup === undefined ? (flags.quick ? 0 : 5000) : Math.floor(Number(flags.warmup)),
+      warmup: flags.warmup === undefined ? (flags.quick ? 0 : 5000) : Number(flags.warmup),
     };
-    if (!Number.isInteger(options.warmup) || options.warmup < 0)
+    // Digits only (no "2.5", "" or "0x10"), and within the Java int the client reads it as.
+    if ((flags.warmup !== undefined && !/^\d{1,10}$/.test(flags.warmup)) || options.warmup > 2 ** 31 - 1)
       throw new Error(`--warmup must be a whole number of messages, got ${flags.warmup}`);
     if (!options.clients.every((c) => c === "grpc" || c === "remoting"))
       throw new Error(`--protocols is a list of grpc and remoting, got ${flags.protocols}`);

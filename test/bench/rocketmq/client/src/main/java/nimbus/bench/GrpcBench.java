@@ -81,7 +81,9 @@ public final class GrpcBench {
     }
     if (consumer != null) {
       Set<String> acked = new HashSet<>();
-      if (WARMUP > 0) consume(consumer, acked, Math.min(WARMUP, sent));
+      // The warm-up leaves at least a phase's worth of messages to time (none with the consume phase alone).
+      int warmup = Math.max(0, Math.min(WARMUP, sent - messages));
+      if (warmup > 0) consume(consumer, acked, warmup);
       int warmed = acked.size();
       JitSettle.settle("consume");
       Timed consumed = consume(consumer, acked, sent);

@@ -65,7 +65,9 @@ public final class RemotingBench {
     }
     producer.shutdown();
     if (phases.contains("consume")) {
-      if (WARMUP > 0) consume(namesrv, topic, group + "_warmup", Math.min(WARMUP, sent), false);
+      // The warm-up group reads at most what leaves a phase's worth after it (none with the consume phase alone).
+      int warmup = Math.max(0, Math.min(WARMUP, sent - messages));
+      if (warmup > 0) consume(namesrv, topic, group + "_warmup", warmup, false);
       JitSettle.settle("consume");
       consume(namesrv, topic, group, sent, true);
     }
