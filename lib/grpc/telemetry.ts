@@ -11,6 +11,7 @@
  * after `settingsTimeoutMs` is ended, Settings are acted on at most once per second per stream.
  */
 import type { Broker } from "../broker/index.js";
+import { BoundedMap } from "../core/bounded-map.js";
 import { ErrorCode, isNimbusError } from "../core/errors.js";
 import { heartbeatNeeds } from "./access.js";
 import type { CallContext } from "./call-context.js";
@@ -63,11 +64,13 @@ export class TelemetrySessions {
   readonly #open = new Set<Session>();
   readonly #byClient = new Map<string, Session>();
   /**
-   * The Settings of clients whose stream ended lately, oldest first: a client that leaves ends its stream and
-   * sends NotifyClientTermination at once, and the termination needs them to know what to unregister, whichever
-   * of the two this server reads first.
+   * The Settings of clients whose stream ended lately (at most MAX_DEPARTED, the longest ended forgotten first;
+   * read only within DEPARTED_MS): a client that leaves ends its stream and sends NotifyClientTermination at once,
+   * and the termination needs them to know what to unregister, whichever of the two this server reads first.
    */
-  readonly #departed = new Map<string, { settings: ClientSettings; at: number }>();
+  readonly #departed = new BoundedMap<string, { settings: ClientSettings; at: number }>(MAX_DEPARTED, {
+    order: "written",
+  });
   readonly #timer: NodeJS.Timeout;
   readonly #onCheck = (_group: string, clientId: string) => {
     const session = this.#byClient.get(clientId);
@@ -174,12 +177,7 @@ export class TelemetrySessions {
     if (this.#byClient.get(session.clientId) !== session) return;
     this.#byClient.delete(session.clientId);
     if (session.settings === undefined) return;
-    this.#departed.delete(session.clientId);
     this.#departed.set(session.clientId, { settings: session.settings, at: this.#broker.now() });
-    for (const [clientId, { at }] of this.#departed) {
-      if (this.#departed.size <= MAX_DEPARTED && this.#broker.now() - at <= DEPARTED_MS) break;
-      this.#departed.delete(clientId);
-    }
   }
 
   #enqueue(session: Session, work: () => Promise<void>): void {
