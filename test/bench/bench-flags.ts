@@ -76,6 +76,18 @@ export const share = (name: string, raw: string): number => {
   return n;
 };
 
+/**
+ * `raw` as a whole number from 0 to 2^31-1 (a Java int: the rocketmq suite's client reads some), or `fallback` when
+ * the flag was not given; anything else ("2.5", "", "0x10") throws naming the flag.
+ */
+export const wholeNumber = (name: string, raw: string | undefined, fallback: number): number => {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d{1,10}$/.test(raw) || n > 2 ** 31 - 1)
+    throw new Error(`--${name} must be a whole number up to 2147483647, got ${raw}`);
+  return n;
+};
+
 /** `raw` as a positive number, or `fallback` when the flag was not given; anything else throws naming the flag. */
 export const positive = (name: string, raw: string | undefined, fallback: number): number => {
   if (raw === undefined) return fallback;

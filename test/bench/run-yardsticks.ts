@@ -5,6 +5,7 @@
  */
 import { loadavg } from "node:os";
 import type { AwsLatencies } from "./aws-latency.js";
+import { positive, wholeNumber } from "./bench-flags.js";
 import { formatPlainHttp, isPlainClient, type PlainClient, runPlainHttp } from "./plain-http.js";
 import { formatProxyCost, runProxyCost } from "./proxy-cost.js";
 import { formatProxyCostRemoting, runProxyCostRemoting } from "./proxy-cost-remoting.js";
@@ -43,13 +44,6 @@ export interface YardstickContext {
   latencies: AwsLatencies;
 }
 
-const positive = (name: string, raw: string | undefined, fallback: number): number => {
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${raw}`);
-  return n;
-};
-
 /** Runs one of these suites and prints its table and its `BENCH_JSON` line. */
 export async function runYardstickSuite(
   suite: "rocketmq" | "plain-http" | "proxy-cost",
@@ -68,11 +62,8 @@ export async function runYardstickSuite(
       brokers: flags.brokers.split(",") as ("rocketmq" | "nimbus")[],
       clients: flags.protocols.split(",") as ("grpc" | "remoting")[],
       jitSettle: flags["no-jit-settle"] !== true,
-      warmup: flags.warmup === undefined ? (flags.quick ? 0 : 5000) : Number(flags.warmup),
+      warmup: wholeNumber("warmup", flags.warmup, flags.quick ? 0 : 5000),
     };
-    // Digits only (no "2.5", "" or "0x10"), and within the Java int the client reads it as.
-    if ((flags.warmup !== undefined && !/^\d{1,10}$/.test(flags.warmup)) || options.warmup > 2 ** 31 - 1)
-      throw new Error(`--warmup must be a whole number of messages, got ${flags.warmup}`);
     if (!options.clients.every((c) => c === "grpc" || c === "remoting"))
       throw new Error(`--protocols is a list of grpc and remoting, got ${flags.protocols}`);
     if (!options.brokers.every((b) => b === "rocketmq" || b === "nimbus"))

@@ -36,7 +36,6 @@ public final class GrpcBench {
   private GrpcBench() {}
 
   private static final int IN_FLIGHT = 64;
-  private static final int WARMUP = Integer.getInteger("nimbus.bench.warmup", 0);
 
   public static void main(String[] args) throws Exception {
     String endpoint = args[0];
@@ -67,22 +66,21 @@ public final class GrpcBench {
       sent += 100;
       for (String phase : phases) {
         if (phase.equals("sync")) {
-          if (WARMUP > 0) sync(provider, producer, topic, body, WARMUP);
+          if (Warmup.MESSAGES > 0) sync(provider, producer, topic, body, Warmup.MESSAGES);
           JitSettle.settle(phase);
           report(phase, sync(provider, producer, topic, body, messages));
-          sent += WARMUP + messages;
+          sent += Warmup.MESSAGES + messages;
         } else if (phase.equals("async")) {
-          if (WARMUP > 0) async(provider, producer, topic, body, WARMUP);
+          if (Warmup.MESSAGES > 0) async(provider, producer, topic, body, Warmup.MESSAGES);
           JitSettle.settle(phase);
           report(phase, async(provider, producer, topic, body, messages));
-          sent += WARMUP + messages;
+          sent += Warmup.MESSAGES + messages;
         }
       }
     }
     if (consumer != null) {
       Set<String> acked = new HashSet<>();
-      // The warm-up leaves at least a phase's worth of messages to time (none with the consume phase alone).
-      int warmup = Math.max(0, Math.min(WARMUP, sent - messages));
+      int warmup = Warmup.beforeConsume(sent, messages);
       if (warmup > 0) consume(consumer, acked, warmup);
       int warmed = acked.size();
       JitSettle.settle("consume");
@@ -171,14 +169,7 @@ public final class GrpcBench {
   }
 
   private static void report(String phase, Timed t) {
-    int n = t.messages;
-    long nanos = t.nanos;
-    int errors = t.errors;
-    long[] sorted = t.latencies.clone();
-    Arrays.sort(sorted);
-    double p50 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.50)] / 1e6;
-    double p99 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.99)] / 1e6;
-    System.out.printf("RESULT %s %d %.3f %.2f %.2f %d%n", phase, n, nanos / 1e9, p50, p99, errors);
-    System.out.flush();
+    PhaseReport.print(phase, t.messages, t.nanos, t.latencies, t.errors);
   }
+
 }

@@ -129,10 +129,6 @@ public final class ProxyCostBench {
   }
 
   private static void report(String phase, int n, long nanos, ConcurrentLinkedQueue<Long> latencies, int errors) {
-    long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
-    double p50 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.50)] / 1e6;
-    double p99 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.99)] / 1e6;
-    System.out.printf("RESULT %s %d %.3f %.2f %.2f %d%n", phase, n, nanos / 1e9, p50, p99, errors);
-    System.out.flush();
+    PhaseReport.print(phase, n, nanos, latencies.stream().mapToLong(Long::longValue).toArray(), errors);
   }
 }

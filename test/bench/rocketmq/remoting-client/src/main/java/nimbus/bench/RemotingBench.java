@@ -32,7 +32,6 @@ public final class RemotingBench {
   private RemotingBench() {}
 
   private static final int IN_FLIGHT = 64;
-  private static final int WARMUP = Integer.getInteger("nimbus.bench.warmup", 0);
 
   public static void main(String[] args) throws Exception {
     String namesrv = args[0];
@@ -52,21 +51,20 @@ public final class RemotingBench {
     sent += 100;
     for (String phase : phases) {
       if (phase.equals("sync")) {
-        if (WARMUP > 0) sync(producer, topic, body, WARMUP, false);
+        if (Warmup.MESSAGES > 0) sync(producer, topic, body, Warmup.MESSAGES, false);
         JitSettle.settle(phase);
         sync(producer, topic, body, messages, true);
-        sent += WARMUP + messages;
+        sent += Warmup.MESSAGES + messages;
       } else if (phase.equals("async")) {
-        if (WARMUP > 0) async(producer, topic, body, WARMUP, false);
+        if (Warmup.MESSAGES > 0) async(producer, topic, body, Warmup.MESSAGES, false);
         JitSettle.settle(phase);
         async(producer, topic, body, messages, true);
-        sent += WARMUP + messages;
+        sent += Warmup.MESSAGES + messages;
       }
     }
     producer.shutdown();
     if (phases.contains("consume")) {
-      // The warm-up group reads at most what leaves a phase's worth after it (none with the consume phase alone).
-      int warmup = Math.max(0, Math.min(WARMUP, sent - messages));
+      int warmup = Warmup.beforeConsume(sent, messages);
       if (warmup > 0) consume(namesrv, topic, group + "_warmup", warmup, false);
       JitSettle.settle("consume");
       consume(namesrv, topic, group, sent, true);
@@ -87,7 +85,7 @@ public final class RemotingBench {
       }
       latencies[i] = System.nanoTime() - t;
     }
-    if (measured) report("sync", n, System.nanoTime() - start, latencies, errors);
+    if (measured) PhaseReport.print("sync", n, System.nanoTime() - start, latencies, errors);
   }
 
   private static void async(DefaultMQProducer producer, String topic, byte[] body, int n, boolean measured)
@@ -116,7 +114,7 @@ public final class RemotingBench {
       });
     }
     slots.acquire(IN_FLIGHT);
-    if (measured) report("async", n, System.nanoTime() - start, latencies, errors.get());
+    if (measured) PhaseReport.print("async", n, System.nanoTime() - start, latencies, errors.get());
   }
 
   /** A clustering push consumer of every message of the topic from the first offset, pulling 32 at a time. */
@@ -159,15 +157,6 @@ public final class RemotingBench {
     long nanos = System.nanoTime() - start;
     consumer.shutdown();
     long[] l = latencies.stream().mapToLong(Long::longValue).toArray();
-    if (measured) report("consume", seen.size(), nanos, l, expected - seen.size());
-  }
-
-  private static void report(String phase, int n, long nanos, long[] latencies, int errors) {
-    long[] sorted = latencies.clone();
-    Arrays.sort(sorted);
-    double p50 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.50)] / 1e6;
-    double p99 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.99)] / 1e6;
-    System.out.printf("RESULT %s %d %.3f %.2f %.2f %d%n", phase, n, nanos / 1e9, p50, p99, errors);
-    System.out.flush();
+    if (measured) PhaseReport.print("consume", seen.size(), nanos, l, expected - seen.size());
   }
 }
