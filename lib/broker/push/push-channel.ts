@@ -5,8 +5,9 @@
  *
  * Appends notify coalesced per queue: the first append of a quiet queue is announced at once, later ones
  * within `coalesceMs` become one trailing hint with the newest offset. Each hint costs one query of the
- * queue's connections plus one post per connection. A hint is never awaited by a send here; `settle`
- * lets a Lambda wait (bounded) for the hints of its invocation before it freezes.
+ * queue's connections plus one post per connection. A hint is never awaited by a send here, and an append's hint
+ * queries in the turn after the append's, once the send's answer has left; `settle` lets a Lambda wait (bounded)
+ * for the hints of its invocation before it freezes.
  */
 import { RMQ_SYS_TRANS_HALF_TOPIC } from "../../core/names.js";
 import type { HeartbeatData, RegisterFrame, ServerFrame } from "../../protocol/index.js";
@@ -296,7 +297,17 @@ export class PushChannel {
       queueId: q.queueId,
       maxOffset,
     };
-    this.#track(this.#post(channelKeys.queue(q), frame));
+    this.#track(this.#postAfterAnswers(channelKeys.queue(q), frame));
+  }
+
+  /**
+   * `#post` in a later turn than the append's: the connections query (one per queue per window, 10–30 µs on the
+   * embedded store) runs after the send's answer has left, not before it (the remoting and HTTP doors write their
+   * answers in the append's turn).
+   */
+  async #postAfterAnswers(pk: string, frame: ServerFrame): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await this.#post(pk, frame);
   }
 
   async #tellGroup(group: string, except: string | undefined): Promise<void> {
