@@ -18,6 +18,7 @@ import {
   subjectOf,
   topicPermission,
 } from "../core/acl.js";
+import { BoundedMap } from "../core/bounded-map.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import {
   bodyMatchesClaim,
@@ -32,6 +33,8 @@ import { type DurableNonces, MAX_NONCES, ReplayGuard } from "./replay-guard.js";
 
 /** A resource name the raw-body check reads: a name longer than any valid one is left to decoding. */
 const MAX_RESOURCE_NAME = 255;
+/** The most users (and as many ACLs) one process keeps read (`RequestAuth`'s caches). */
+export const MAX_CACHED_USERS = 10_000;
 
 export interface AuthOptions {
   store: AclStore;
@@ -39,6 +42,8 @@ export interface AuthOptions {
   root?: { username: string; password: string } | undefined;
   /** How long a user and its ACL are trusted once read. Default 5 s (a change takes effect within it). */
   cacheMs?: number | undefined;
+  /** The most users (and as many ACLs) kept read. Default MAX_CACHED_USERS. */
+  maxCachedUsers?: number | undefined;
   now?: (() => number) | undefined;
   /** The nonces seen; pass one guard to every server of a process so none accepts another's request again. */
   replay?: ReplayGuard | undefined;
@@ -49,8 +54,12 @@ export interface AuthOptions {
 export class RequestAuth {
   readonly #options: AuthOptions;
   readonly #now: () => number;
-  readonly #cache = new Map<string, { at: number; user: StoredUser | undefined }>();
-  readonly #acls = new Map<string, { at: number; acl: Acl | undefined }>();
+  /**
+   * Users and ACLs read within `cacheMs`, at most `maxCachedUsers` each: unknown names are cached too, so a stream of
+   * made-up access keys would otherwise grow them without end; the one written longest ago goes first.
+   */
+  readonly #cache: BoundedMap<string, { at: number; user: StoredUser | undefined }>;
+  readonly #acls: BoundedMap<string, { at: number; acl: Acl | undefined }>;
   readonly #replay: ReplayGuard;
   /** The secret an unknown user's signature is checked against (it never matches: nobody knows it). */
   readonly #decoy = randomBytes(24).toString("base64url");
@@ -58,6 +67,9 @@ export class RequestAuth {
   constructor(options: AuthOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    const cached = options.maxCachedUsers ?? MAX_CACHED_USERS;
+    this.#cache = new BoundedMap(cached, { order: "written" });
+    this.#acls = new BoundedMap(cached, { order: "written" });
     this.#replay = options.replay ?? new ReplayGuard(MAX_NONCES);
   }
 

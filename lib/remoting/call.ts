@@ -53,8 +53,11 @@ export interface DoorView {
   readonly waits: PullWaits;
   /** The longest a pull waits for messages (RocketMQ suspends up to 15 s). */
   readonly maxSuspendMs: number;
-  /** The client of `scope` sent a heartbeat: calls to it (check-backs) may go over this connection. */
-  heard(scope: Scope): void;
+  /**
+   * The client of `scope` sent a heartbeat (`previous`: the id it heartbeated as before): calls to it (check-backs)
+   * may go over this connection.
+   */
+  heard(scope: Scope, previous: string | undefined): void;
   /** The newest open connection of a client that heartbeated on this door, if any (calls to it go there). */
   scopeOf(clientId: string): Scope | undefined;
   /** A consumer joined or left `group` here: its consumers connected to this door rebalance now. */

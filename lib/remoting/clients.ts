@@ -84,10 +84,11 @@ export async function heartbeat(call: Call): Promise<Answer> {
   await Promise.all(joining.map((g) => broker.channel.groupChanged(g)));
   const scope = call.scope;
   const known = new Set((scope.heartbeat?.consumerDataSet ?? []).map((c) => c.groupName));
+  const previous = scope.clientId;
   scope.clientId = hb.clientId;
   scope.heartbeat = hb;
   for (const c of consumers) if (!known.has(c.groupName)) call.door.membersChanged(c.groupName);
-  call.door.heard(scope);
+  call.door.heard(scope, previous);
   await sendChecks(call.ctx, scope, checks);
   for (const c of consumers) {
     for (const s of c.subscriptionDataSet ?? []) {

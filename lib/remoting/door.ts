@@ -54,6 +54,8 @@ export class RemotingDoor implements DoorView {
   readonly #removeListener: () => void;
   /** Client id -> the connections its heartbeats came over (the newest last). */
   readonly #byClient = new Map<string, Scope[]>();
+  /** The connections whose close already forgets them in `#byClient` (one listener each). */
+  readonly #watched = new WeakSet<Scope>();
   /** Closed connections whose client is being unregistered (close() waits for them). */
   readonly #leaving = new Set<Promise<void>>();
   #closing = false;
@@ -147,12 +149,26 @@ export class RemotingDoor implements DoorView {
     return registered.replace(/^[a-z]+:\/\//, "").replace(/\/.*$/, "");
   }
 
-  heard(scope: Scope): void {
+  /**
+   * The connection heartbeated as `scope.clientId`; `previous`: the id it heartbeated as before, if any. A
+   * connection is listed under its newest id only (one that renames itself at every heartbeat leaves nothing
+   * behind), and forgotten under it once it closes.
+   */
+  heard(scope: Scope, previous: string | undefined): void {
     const clientId = scope.clientId;
     if (clientId === undefined || scope.closed.aborted) return;
+    if (previous !== undefined && previous !== clientId) this.#forget(previous, scope);
+    if (!this.#watched.has(scope)) {
+      this.#watched.add(scope);
+      scope.closed.addEventListener(
+        "abort",
+        () => scope.clientId !== undefined && this.#forget(scope.clientId, scope),
+        {
+          once: true,
+        },
+      );
+    }
     const known = this.#byClient.get(clientId) ?? [];
-    if (!known.includes(scope))
-      scope.closed.addEventListener("abort", () => this.#forget(clientId, scope), { once: true });
     // Bounded: a client's connections are at most one per broker address it dialled (and closed ones leave).
     this.#byClient.set(clientId, [...known.filter((s) => s !== scope && !s.closed.aborted), scope]);
   }

@@ -15,5 +15,6 @@ export {
   SERIALIZE_JSON,
   SERIALIZE_ROCKETMQ,
 } from "./frame.js";
+export { MAX_PULL_ANSWER_BYTES } from "./pull.js";
 export { MAX_UNDECIDED_CONNECTIONS, type Sniffing, sniffRemoting } from "./sniff.js";
 export { decodeBatch, parseProperties, propertiesString } from "./wire-message.js";

@@ -5,9 +5,20 @@
  * (or the one its header names). A group without an offset on a queue is QUERY_NOT_FOUND, as RocketMQ answers a
  * group's first start (the client then starts where its consumeFromWhere says).
  */
+
+import { z } from "zod";
 import { searchOffsetByTime } from "../broker/consume/index.js";
 import { servedBroker } from "../http/routes/broker-scope.js";
-import { consumerGroupName, SendBackRequestSchema, topicName } from "../protocol/index.js";
+import {
+  brokerName,
+  clientId,
+  consumerGroupName,
+  MAX_OFFSETS_PER_COMMIT,
+  type QueueRef,
+  queueId,
+  SendBackRequestSchema,
+  topicName,
+} from "../protocol/index.js";
 import { type Call, jsonOf } from "./call.js";
 import { type Answer, badHeader, jsonBody, ResponseCode, refusal, success } from "./codes.js";
 import { decodeWith } from "./decode.js";
@@ -67,28 +78,38 @@ export async function earliestStoreTime(call: Call): Promise<Answer> {
   return success({ timestamp: String(read.messages[0]?.storeTimestamp ?? 0) });
 }
 
-interface WireQueue {
-  topic: string;
-  brokerName: string;
-  queueId: number;
-}
+/** A lock body's queue as RocketMQ's MessageQueue serializes it. */
+const WireQueueSchema = z.object({ topic: topicName, brokerName, queueId });
+type WireQueue = z.output<typeof WireQueueSchema>;
+
+/** LOCK_BATCH_MQ's and UNLOCK_BATCH_MQ's body (LockBatchRequestBody): the HTTP lock request's bounds. */
+const LockBodySchema = z.object({
+  consumerGroup: consumerGroupName,
+  clientId,
+  mqSet: z
+    .array(WireQueueSchema)
+    .max(MAX_OFFSETS_PER_COMMIT)
+    .refine(
+      (qs) => new Set(qs.map((q) => `${q.topic}\n${q.brokerName}\n${q.queueId}`)).size === qs.length,
+      "a queue appears twice",
+    ),
+});
 
 export function lockBody(call: Call): { group: string; clientId: string; queues: WireQueue[] } {
-  const raw = jsonOf(call) as { consumerGroup?: unknown; clientId?: unknown; mqSet?: unknown } | undefined;
-  const mqSet = Array.isArray(raw?.mqSet) ? (raw.mqSet as WireQueue[]) : undefined;
-  if (typeof raw?.consumerGroup !== "string" || typeof raw.clientId !== "string" || mqSet === undefined)
-    throw badHeader("a lock body has consumerGroup, clientId and mqSet");
-  if (mqSet.length > 1024) throw badHeader("a lock body has at most 1024 queues");
-  return { group: raw.consumerGroup, clientId: raw.clientId, queues: mqSet };
+  const body = decodeWith(LockBodySchema, jsonOf(call), "lock body");
+  return { group: body.consumerGroup, clientId: body.clientId, queues: body.mqSet };
 }
 
-/** Locks per topic, as the broker's lock service takes them; answers the queues this client holds now. */
+/**
+ * Locks per topic, as the broker's lock service takes them; answers the queues this client holds now. Only queues
+ * the topics have (a lock of a stray queue would live on), checked for every topic before the first lock is written.
+ */
 export async function lockBatch(call: Call): Promise<Answer> {
   const { group, clientId, queues } = lockBody(call);
+  const topics = await existingQueues(call, queues);
   const locked: WireQueue[] = [];
-  for (const [topic, list] of byTopic(queues)) {
-    const refs = list.map((q) => ({ brokerName: q.brokerName, queueId: q.queueId }));
-    for (const r of await call.ctx.broker.locks.lock(group, topic, clientId, refs))
+  for (const [topic, list] of topics) {
+    for (const r of await call.ctx.broker.locks.lock(group, topic, clientId, list))
       if (r.locked) locked.push({ topic, brokerName: r.brokerName, queueId: r.queueId });
   }
   return success(undefined, jsonBody({ lockOKMQSet: locked }));
@@ -96,19 +117,24 @@ export async function lockBatch(call: Call): Promise<Answer> {
 
 export async function unlockBatch(call: Call): Promise<Answer> {
   const { group, clientId, queues } = lockBody(call);
-  for (const [topic, list] of byTopic(queues)) {
-    const refs = list.map((q) => ({ brokerName: q.brokerName, queueId: q.queueId }));
-    await call.ctx.broker.locks.unlock(group, topic, clientId, refs);
-  }
+  for (const [topic, list] of await existingQueues(call, queues))
+    await call.ctx.broker.locks.unlock(group, topic, clientId, list);
   return success();
 }
 
-export function byTopic(queues: WireQueue[]): Map<string, WireQueue[]> {
-  const out = new Map<string, WireQueue[]>();
-  for (const q of queues) {
-    if (typeof q?.topic !== "string" || typeof q.brokerName !== "string" || !Number.isInteger(q.queueId))
-      throw badHeader("a queue has topic, brokerName and queueId");
-    out.set(q.topic, [...(out.get(q.topic) ?? []), q]);
+/** The queues by topic, each topic's checked against its route (as the HTTP lock requests). */
+async function existingQueues(call: Call, queues: readonly WireQueue[]): Promise<Map<string, QueueRef[]>> {
+  const topics = byTopic(queues);
+  for (const [topic, list] of topics) await call.ctx.broker.routeCache.checkQueues(topic, list);
+  return topics;
+}
+
+export function byTopic(queues: readonly WireQueue[]): Map<string, QueueRef[]> {
+  const out = new Map<string, QueueRef[]>();
+  for (const { topic, brokerName, queueId } of queues) {
+    const list = out.get(topic);
+    if (list === undefined) out.set(topic, [{ brokerName, queueId }]);
+    else list.push({ brokerName, queueId });
   }
   return out;
 }

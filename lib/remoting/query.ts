@@ -18,6 +18,7 @@ import { viewNeeds } from "./access.js";
 import type { Call } from "./call.js";
 import { type Answer, ResponseCode, refusal, success } from "./codes.js";
 import { decodeWith } from "./decode.js";
+import { MAX_PULL_ANSWER_BYTES } from "./pull.js";
 import { encodeStored, physicalOffset } from "./wire-message.js";
 
 /** Topics whose hash matches an offset id that are read, at most (16-bit hashes: a clash is rare). */
@@ -83,7 +84,19 @@ function orNone(err: unknown): { messages: PulledMessage[] } {
   throw err;
 }
 
+/**
+ * The messages in RocketMQ's stored encoding, at most MAX_PULL_ANSWER_BYTES of them (the first whatever its size, as a
+ * pull's answer): 64 messages of up to 4 MiB each would make a frame no client reads.
+ */
 function encode(call: Call, messages: readonly PulledMessage[]): Buffer {
   const hosts = { storeHost: call.scope.storeHost, bornHost: call.scope.storeHost };
-  return Buffer.concat(messages.map((m) => encodeStored(m, hosts)));
+  const encoded: Buffer[] = [];
+  let bytes = 0;
+  for (const m of messages) {
+    const one = encodeStored(m, hosts);
+    if (encoded.length > 0 && bytes + one.byteLength > MAX_PULL_ANSWER_BYTES) break;
+    encoded.push(one);
+    bytes += one.byteLength;
+  }
+  return Buffer.concat(encoded, bytes);
 }

@@ -3,7 +3,8 @@
  * frame codec both ways (JSON and ROCKETMQ headers); HTTP still served on the same port; hostile frames (cut short,
  * an oversized length, a header that is not JSON, a header longer than its frame, an unknown code) get an error
  * answer or a closed connection, and write nothing; a pull on an empty queue waits and is woken by the append
- * (the path taken, not the time), and a pull whose connection closes stops waiting.
+ * (the path taken, not the time), and a pull whose connection closes stops waiting; a connection whose heartbeats
+ * change their client id is listed under the newest only.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -128,6 +129,28 @@ for (const mode of ["local", "aws"] as const) {
       } finally {
         c.close();
       }
+    });
+
+    it("lists a connection under the client id of its newest heartbeat only, and under none once it closes", async () => {
+      const door = ctx.server.server.remoting;
+      assert.ok(door !== undefined);
+      const group = uniqueName("RenamingProducers");
+      const c = await open();
+      const ids = Array.from({ length: 5 }, (_, i) => uniqueName(`renamed-${i}`));
+      for (const clientID of ids) {
+        const body = new TextEncoder().encode(JSON.stringify({ clientID, producerDataSet: [{ groupName: group }] }));
+        const answer = await c.request({ code: RequestCode.HEART_BEAT, body });
+        assert.equal(answer.code, ResponseCode.SUCCESS, answer.remark);
+      }
+      const newest = ids.at(-1) as string;
+      assert.deepEqual(
+        ids.filter((id) => door.scopeOf(id) !== undefined),
+        [newest],
+        "the ids it dropped name no connection",
+      );
+      c.close();
+      await c.closed;
+      await waitUntil(() => door.scopeOf(newest) === undefined, "the closed connection is forgotten");
     });
 
     it("closes a connection on a hostile frame, answering nothing and writing nothing", async () => {

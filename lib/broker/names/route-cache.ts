@@ -28,6 +28,23 @@ export class RouteCache {
     return route;
   }
 
+  /**
+   * Throws unless `topic` has every queue of `queues` (TOPIC_NOT_EXIST for an unknown topic, PARAMETER_ILLEGAL for a
+   * queue it lacks): what a queue lock names must exist, or the lock would live on.
+   */
+  async checkQueues(topic: string, queues: readonly { brokerName: string; queueId: number }[]): Promise<void> {
+    const route = await this.get(topic);
+    for (const q of queues) {
+      const qd = route.queueDatas.find((d) => d.brokerName === q.brokerName);
+      if (!qd || q.queueId >= Math.max(qd.readQueueNums, qd.writeQueueNums)) {
+        throw new NimbusError(
+          ErrorCode.PARAMETER_ILLEGAL,
+          `topic ${topic} has no queue ${q.queueId} on broker ${q.brokerName}`,
+        );
+      }
+    }
+  }
+
   /** Names the existing topic closest to a missing one (topic-suggestions.ts), when `suggest` is set. */
   suggest: ((topic: string) => Promise<string | undefined>) | undefined;
 

@@ -3,10 +3,8 @@
  * orderly consumers' queue locks, reset by time, and the group's consumer progress.
  */
 import { resetGroupOffsets } from "../../broker/consume/index.js";
-import type { RouteCache } from "../../broker/names/index.js";
 import { queueIds } from "../../broker/names/index.js";
-import { ErrorCode, NimbusError } from "../../core/errors.js";
-import { endpoints, type QueueRef } from "../../protocol/index.js";
+import { endpoints } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
 import { servedBroker } from "./broker-scope.js";
@@ -45,11 +43,11 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
     return { resetAt: reset.resetAt, offsetTable: reset.offsetTable };
   }),
   route(endpoints.lockQueues, async ({ params, body }, { broker }) => {
-    await checkQueues(broker.routeCache, params.topic, body.queues);
+    await broker.routeCache.checkQueues(params.topic, body.queues);
     return { queues: await broker.locks.lock(params.group, params.topic, body.clientId, body.queues) };
   }),
   route(endpoints.unlockQueues, async ({ params, body }, { broker }) => {
-    await checkQueues(broker.routeCache, params.topic, body.queues);
+    await broker.routeCache.checkQueues(params.topic, body.queues);
     return { unlocked: await broker.locks.unlock(params.group, params.topic, body.clientId, body.queues) };
   }),
   route(endpoints.queueLocks, async ({ params }, { broker }) => {
@@ -71,17 +69,3 @@ export const offsetRoutes = serviceRoutes<HandlerContext>("Offsets", [
     return { rows: rows.filter((r) => visible.has(r.topic)) };
   }),
 ]);
-
-/** Only queues the topic has (TOPIC_NOT_EXIST for an unknown topic): a lock of a stray queue would live on. */
-async function checkQueues(routes: RouteCache, topic: string, queues: readonly QueueRef[]): Promise<void> {
-  const route = await routes.get(topic);
-  for (const q of queues) {
-    const qd = route.queueDatas.find((d) => d.brokerName === q.brokerName);
-    if (!qd || q.queueId >= Math.max(qd.readQueueNums, qd.writeQueueNums)) {
-      throw new NimbusError(
-        ErrorCode.PARAMETER_ILLEGAL,
-        `topic ${topic} has no queue ${q.queueId} on broker ${q.brokerName}`,
-      );
-    }
-  }
-}
