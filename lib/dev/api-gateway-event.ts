@@ -1,5 +1,5 @@
 /**
- * @module Node HTTP requests for the handlers: the body read with its limit, the request as the one
+ * @module Node HTTP requests for the handlers: the error of a body past its limit, the request as the one
  * request path takes it (`toApiRequest`: what the local server serves), an answer written back, and the
  * API Gateway HTTP API (payload 2.0) event that Lambda would receive for the same request (`toApiEvent`,
  * for tests that drive the Lambda edge).
@@ -7,26 +7,9 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiAnswer, ApiEvent, ApiRequest } from "../http/api-types.js";
-import { MAX_REQUEST_BYTES } from "../protocol/index.js";
 
+/** A request body past MAX_REQUEST_BYTES (request-body.ts): answered 413. */
 export class BodyTooLargeError extends Error {}
-
-/**
- * Reads the whole body. Past the limit it keeps reading but drops the bytes, then throws: destroying the
- * socket mid-upload would make the client see a connection reset instead of the 413.
- */
-export async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buf = chunk as Buffer;
-    size += buf.byteLength;
-    if (size <= MAX_REQUEST_BYTES) chunks.push(buf);
-  }
-  if (size > MAX_REQUEST_BYTES)
-    throw new BodyTooLargeError(`the request body is ${size} bytes, over the limit of ${MAX_REQUEST_BYTES}`);
-  return Buffer.concat(chunks);
-}
 
 export function toApiEvent(req: IncomingMessage, body: Buffer, now = Date.now()): ApiEvent {
   const url = new URL(req.url ?? "/", "http://localhost");

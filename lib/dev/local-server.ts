@@ -250,6 +250,7 @@ export async function serveOn(
     try {
       await door.listen(port);
     } catch (err) {
+      loopLag.stop();
       await door.close();
       await channel.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -273,7 +274,9 @@ export async function serveOn(
             pop: broker.pop,
           });
   } catch (err) {
-    // The gRPC port is taken: nothing half-started keeps running.
+    // The gRPC port is taken: nothing half-started keeps running (the remoting door's ports and sockets included).
+    loopLag.stop();
+    await remoting?.close();
     await channel.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     throw asPortInUse(err, "gRPC", host, options.grpcPort ?? 0);

@@ -4,9 +4,9 @@
  * arrive in time.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ErrorCode, NimbusError } from "../core/errors.js";
+import { ErrorCode } from "../core/errors.js";
 import { type RequestAuth, receivedRequest } from "../http/authorize.js";
-import { jsonAnswer } from "../http/request-handler.js";
+import { errorAnswer, jsonAnswer } from "../http/request-handler.js";
 import { HTTP_STATUS } from "../protocol/index.js";
 import { BodyTooLargeError, toApiRequest, writeAnswer } from "./api-gateway-event.js";
 
@@ -22,13 +22,14 @@ export async function checkSignedHeaders(auth: RequestAuth | undefined, req: Inc
  */
 export function answerUnread(req: IncomingMessage, res: ServerResponse, err: unknown): void {
   if (req.socket.destroyed || res.writableEnded) return;
-  const code =
-    err instanceof NimbusError
-      ? err.code
-      : err instanceof BodyTooLargeError
-        ? ErrorCode.MESSAGE_BODY_TOO_LARGE
-        : ErrorCode.PARAMETER_ILLEGAL;
   if (!req.complete) res.setHeader("connection", "close");
-  writeAnswer(res, jsonAnswer(HTTP_STATUS[code], { code, message: err instanceof Error ? err.message : String(err) }));
+  const tooLarge = ErrorCode.MESSAGE_BODY_TOO_LARGE;
+  // A NimbusError as it says; anything else is a fault of ours (the store behind the signature check): a 500 that
+  // says "internal error", logged, never a 400 in the fault's own words.
+  const answer =
+    err instanceof BodyTooLargeError
+      ? jsonAnswer(HTTP_STATUS[tooLarge], { code: tooLarge, message: err.message })
+      : errorAnswer(err);
+  writeAnswer(res, answer);
   if (!req.complete) req.resume();
 }

@@ -49,8 +49,10 @@ export async function handleChannelFrame(
     await broker.channel.register(connectionId, frame);
     return { type: "registered", connectionId, queues: frame.queues.length };
   } catch (err) {
-    const code = err instanceof NimbusError ? err.code : ErrorCode.SYSTEM_ERROR;
-    return { type: "error", code, message: err instanceof Error ? err.message : String(err) };
+    if (err instanceof NimbusError) return { type: "error", code: err.code, message: err.message };
+    // A fault of ours (the store): logged here, not told to the client in its own words.
+    console.error("nimbus: push channel frame:", err);
+    return { type: "error", code: ErrorCode.SYSTEM_ERROR, message: "internal error" };
   }
 }
 

@@ -187,17 +187,9 @@ export class LoadShedder {
   }
 
   /**
-   * The SYSTEM_BUSY a request arriving now is refused with before it joins the line (the event loop lags past
+   * Why a request arriving now is refused (SYSTEM_BUSY) before it joins the line (the event loop lags past
    * `maxLagMs`, the line is full, or it would wait longer than `maxExpectedWaitMs`), counted as refused; undefined
-   * when it would run or wait.
-   */
-  refusalOnArrival(): NimbusError | undefined {
-    const message = this.arrivalRefusal();
-    return message === undefined ? undefined : new NimbusError(ErrorCode.SYSTEM_BUSY, message);
-  }
-
-  /**
-   * `refusalOnArrival`'s message alone, no error object built (no stack trace taken): the local server asks before
+   * when it would run or wait. A message, no error object built (no stack trace taken): the local server asks before
    * it reads a body and writes the answer itself, so a refusal under overload costs as little as it can.
    * `lagApplies`: whether the loop's lag may refuse this request (the local server asks it for sends only: a
    * receive, pull, ack or commit refused would only move work later, or make it again as a redelivery).

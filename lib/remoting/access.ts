@@ -7,10 +7,11 @@
  */
 import type { Permission } from "../core/acl.js";
 import { topicPermission } from "../core/acl.js";
-import { endpoints, heartbeatAccess } from "../protocol/index.js";
+import { endpoints, heartbeatAccess, userTopicName } from "../protocol/index.js";
 import type { Call } from "./call.js";
 import { heartbeatOf } from "./clients.js";
 import { RequestCode } from "./codes.js";
+import { decodeWith } from "./decode.js";
 import { byTopic, lockBody } from "./offsets.js";
 import { sendFields } from "./produce.js";
 import { SysFlag } from "./wire-message.js";
@@ -156,7 +157,8 @@ export const ACCESS: ReadonlyMap<number, Needs> = new Map<number, Needs>([
     RequestCode.UPDATE_AND_CREATE_TOPIC,
     // As `PUT /topics/{topic}`: Update on a topic that exists, Create on one that does not.
     async (call) => {
-      const topic = call.fields.string("topic");
+      // A name the topic's own request would refuse is refused before the store is asked of it.
+      const topic = decodeWith(userTopicName, call.fields.string("topic"), "topic");
       return [topicPermission(topic, (await call.ctx.broker.topics.exists(topic)) ? "Update" : "Create")];
     },
   ],

@@ -4,7 +4,7 @@
  * clustering consumer's group gets its retry topic; the connection remembers the client id and each group's
  * subscriptions (pulls that carry none use them).
  */
-import { MASTER_ID } from "../core/topology.js";
+import { recordHeartbeat } from "../http/routes/clients.js";
 import { type HeartbeatData, HeartbeatSchema } from "../protocol/index.js";
 import { type Call, jsonOf, MAX_SCOPE_SUBSCRIPTIONS } from "./call.js";
 import { sendChecks } from "./check-backs.js";
@@ -66,22 +66,8 @@ export function heartbeatOf(call: Call): HeartbeatData {
 
 export async function heartbeat(call: Call): Promise<Answer> {
   const hb = heartbeatOf(call);
-  const { broker, role } = call.ctx;
-  const slave = role.kind === "broker" && role.brokerId !== MASTER_ID;
   const consumers = hb.consumerDataSet ?? [];
-  if (!slave) {
-    const clustering = consumers.filter((c) => (c.messageModel ?? "CLUSTERING") === "CLUSTERING");
-    await Promise.all(
-      clustering.map((c) =>
-        broker.sendBack
-          .ensureRetryTopic(c.groupName)
-          .catch((err: unknown) => console.error(`nimbus: creating the retry topic of ${c.groupName} failed:`, err)),
-      ),
-    );
-  }
-  const joining = await broker.channel.joiningGroups(hb);
-  const checks = await broker.clients.heartbeat(hb);
-  await Promise.all(joining.map((g) => broker.channel.groupChanged(g)));
+  const checks = await recordHeartbeat(call.ctx, hb);
   const scope = call.scope;
   const known = new Set((scope.heartbeat?.consumerDataSet ?? []).map((c) => c.groupName));
   const previous = scope.clientId;

@@ -9,6 +9,7 @@ import { ErrorCode, NimbusError } from "../core/errors.js";
 import { AUTO_CREATE_TOPIC_KEY_TOPIC } from "../core/names.js";
 import { PermName } from "../core/perm-name.js";
 import { MASTER_ID } from "../core/topology.js";
+import { refuseOnSlave } from "../http/routes/broker-scope.js";
 import {
   type BrokerData,
   DEFAULT_AUTO_CREATE_QUEUE_NUMS,
@@ -88,21 +89,15 @@ export async function createTopic(call: Call): Promise<Answer> {
     },
     "UPDATE_AND_CREATE_TOPIC",
   );
-  refuseOnSlave(call, "change topics");
+  refuseOnSlave(call.ctx, "change topics");
   await call.ctx.broker.topics.upsert(topic, config);
   return success();
 }
 
 export async function deleteTopic(call: Call): Promise<Answer> {
   const topic = decodeWith(userTopicName, call.fields.string("topic"), "topic");
-  refuseOnSlave(call, "change topics");
+  refuseOnSlave(call.ctx, "change topics");
   // Sent to every master and to the name servers: the first deletes the route, the others find it gone.
   if (await call.ctx.broker.topics.exists(topic)) await call.ctx.broker.topics.delete(topic);
   return success();
-}
-
-export function refuseOnSlave(call: Call, what: string): void {
-  const { role } = call.ctx;
-  if (role.kind === "broker" && role.brokerId !== MASTER_ID)
-    throw new NimbusError(ErrorCode.NO_PERMISSION, `${role.brokerName} slave ${role.brokerId} does not ${what}`);
 }

@@ -8,12 +8,17 @@
  */
 import { inflateSync } from "node:zlib";
 import { MessageConst } from "../core/message.js";
-import { servedBroker } from "../http/routes/broker-scope.js";
-import { MAX_BODY_BYTES, type SendMessage } from "../protocol/index.js";
+import { refuseOnSlave, servedBroker } from "../http/routes/broker-scope.js";
+import {
+  groupName,
+  MAX_BODY_BYTES,
+  type SendMessage,
+  transactionId as transactionIdSchema,
+} from "../protocol/index.js";
 import type { Call } from "./call.js";
 import { type Answer, badHeader, RequestCode, success } from "./codes.js";
+import { decodeWith } from "./decode.js";
 import { Fields } from "./fields.js";
-import { refuseOnSlave } from "./names.js";
 import { type BatchEntry, decodeBatch, offsetMsgId, parseProperties, physicalOffset, SysFlag } from "./wire-message.js";
 
 /** SEND_MESSAGE_V2's one-letter fields, by SEND_MESSAGE's names. */
@@ -124,10 +129,15 @@ export async function sendMessage(call: Call): Promise<Answer> {
 /** RocketMQ's MessageSysFlag values of commitOrRollback: 8 commit, 12 rollback, 0 unknown (left to check-backs). */
 export async function endTransaction(call: Call): Promise<Answer> {
   const f = call.fields;
-  const producerGroup = f.string("producerGroup");
-  const transactionId = f.optString("transactionId") ?? f.string("msgId");
+  // The HTTP end's bounds: the ids become store keys.
+  const producerGroup = decodeWith(groupName, f.string("producerGroup"), "producerGroup");
+  const transactionId = decodeWith(
+    transactionIdSchema,
+    f.optString("transactionId") ?? f.string("msgId"),
+    "transactionId",
+  );
   const state = f.int("commitOrRollback");
-  refuseOnSlave(call, "end transactions");
+  refuseOnSlave(call.ctx, "end transactions");
   if (state === SysFlag.TRANSACTION_COMMIT || state === SysFlag.TRANSACTION_ROLLBACK) {
     const end = state === SysFlag.TRANSACTION_COMMIT ? "COMMIT_MESSAGE" : "ROLLBACK_MESSAGE";
     await call.ctx.broker.transactions.end(producerGroup, transactionId, end);

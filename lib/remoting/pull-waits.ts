@@ -35,8 +35,9 @@ export class PullWaits {
   }
 
   /**
-   * Waits for an append to `q` for at most `timeoutMs`; false at once when too many wait already. `readFrom`: a
-   * time before the pull read the queue (`Date.now`).
+   * Waits for an append to `q` for at most `timeoutMs`: true when the pull reads again (an append, or the time
+   * is up); false at once when too many wait already, and when the connection closes (nobody reads the answer).
+   * `readFrom`: a time before the pull read the queue (`Date.now`).
    */
   wait(q: QueueRef, timeoutMs: number, signal: AbortSignal, readFrom = Date.now()): Promise<boolean> {
     if (this.#count >= this.maxWaiters || timeoutMs <= 0 || signal.aborted) return Promise.resolve(false);
@@ -54,7 +55,7 @@ export class PullWaits {
         clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
         this.wakeCounts[cause]++;
-        resolve(true);
+        resolve(cause !== "closed");
       };
       const onAbort = () => wake("closed");
       const timer = setTimeout(() => wake("timeout"), timeoutMs);

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ErrorCode, isShedAnswer, NimbusError, SHED_MARK } from "../../lib/core/errors.js";
+import { ErrorCode, SHED_MARK } from "../../lib/core/errors.js";
 import { LoadShedder } from "../../lib/http/load-shedder.js";
 import { LoopLag } from "../../lib/http/loop-lag.js";
 import { holdNextReservation } from "../support/hold-reservation.js";
@@ -29,24 +29,22 @@ describe("lag shedding: the shedder's rule", () => {
     let lag = 0;
     const shedder = new LoadShedder({ maxInFlight: 4, maxWaitMs: 200, maxLagMs: 50, lagMs: () => lag });
     lag = 80;
-    assert.equal(shedder.refusalOnArrival(), undefined, "nothing in progress: a lone request that made the loop late");
+    assert.equal(shedder.arrivalRefusal(), undefined, "nothing in progress: a lone request that made the loop late");
     const running = await shedder.enter();
     lag = 0;
-    assert.equal(shedder.refusalOnArrival(), undefined, "no lag: admitted");
+    assert.equal(shedder.arrivalRefusal(), undefined, "no lag: admitted");
     lag = 50;
-    assert.equal(shedder.refusalOnArrival(), undefined, "at the bound: admitted");
+    assert.equal(shedder.arrivalRefusal(), undefined, "at the bound: admitted");
     lag = 51;
-    const refused = shedder.refusalOnArrival();
-    assert.ok(refused instanceof NimbusError && refused.code === ErrorCode.SYSTEM_BUSY, `got ${String(refused)}`);
-    assert.ok(isShedAnswer(refused), "marked as refused before anything ran (the SDK sends it again)");
-    assert.match(refused.message, /the event loop runs 51 ms late/);
+    const refused = shedder.arrivalRefusal();
+    assert.match(refused ?? "", /the event loop runs 51 ms late/);
     assert.equal(shedder.running, 1, "three slots were free");
     // A request already admitted and read (enter) or a parked one woken is not asked about the lag again.
     const release = await shedder.enter();
     assert.equal(shedder.running, 2);
     release();
     lag = 3;
-    assert.equal(shedder.refusalOnArrival(), undefined, "the lag back under the bound: admitted again");
+    assert.equal(shedder.arrivalRefusal(), undefined, "the lag back under the bound: admitted again");
     running();
     assert.deepEqual([shedder.lagged, shedder.refused], [1, 1]);
   });
@@ -54,7 +52,7 @@ describe("lag shedding: the shedder's rule", () => {
   it("without a lag source (a Lambda container) the lag is never asked", async () => {
     const shedder = new LoadShedder({ maxLagMs: 0 });
     const running = await shedder.enter();
-    assert.equal(shedder.refusalOnArrival(), undefined);
+    assert.equal(shedder.arrivalRefusal(), undefined);
     running();
     assert.equal(shedder.lagged, 0);
   });

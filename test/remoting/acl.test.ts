@@ -107,6 +107,13 @@ for (const mode of ["local", "aws"] as const) {
         });
         assert.equal(long.code, ResponseCode.NO_PERMISSION);
         assert.ok((long.remark ?? "").length <= 1100, "the remark is bounded");
+        // A topic name the create would refuse is refused as such before the store is asked whether it exists.
+        const badCreate = await raw.request({
+          code: RequestCode.UPDATE_AND_CREATE_TOPIC,
+          extFields: signed(ALICE, { topic: "x".repeat(100_000), readQueueNums: "1", writeQueueNums: "1" }),
+        });
+        assert.equal(badCreate.code, ResponseCode.MESSAGE_ILLEGAL, badCreate.remark);
+        assert.ok((badCreate.remark ?? "").length <= 1100, "the remark is bounded");
       } finally {
         raw.close();
       }

@@ -1,32 +1,16 @@
 /** @module Client routes: heartbeats, unregistering, and the live consumers of a group. */
 import { MASTER_ID } from "../../core/topology.js";
-import { endpoints } from "../../protocol/index.js";
+import { endpoints, type HeartbeatData, type TransactionCheck } from "../../protocol/index.js";
 import type { HandlerContext } from "../context.js";
 import { route, serviceRoutes } from "../route.js";
 
 const SUCCESS = { code: "SUCCESS" } as const;
 
 export const clientRoutes = serviceRoutes<HandlerContext>("Clients", [
-  route(endpoints.heartbeat, async ({ body }, { broker, role }) => {
-    // A clustering consumer's group gets its retry topic before its first failure (RocketMQ does it here
-    // too); not on a slave, which writes nothing. A failure here does not fail the heartbeat.
-    const slave = role.kind === "broker" && role.brokerId !== MASTER_ID;
-    const clustering = slave
-      ? []
-      : (body.consumerDataSet ?? []).filter((c) => (c.messageModel ?? "CLUSTERING") === "CLUSTERING");
-    await Promise.all(
-      clustering.map((c) =>
-        broker.sendBack
-          .ensureRetryTopic(c.groupName)
-          .catch((err: unknown) => console.error(`nimbus: creating the retry topic of ${c.groupName} failed:`, err)),
-      ),
-    );
-    // A client joining a group over HTTP: the members on the push channel hear of it (docs/push-channel.md).
-    const joining = await broker.channel.joiningGroups(body);
-    const transactionChecks = await broker.clients.heartbeat(body);
-    await Promise.all(joining.map((g) => broker.channel.groupChanged(g)));
-    return { code: "SUCCESS" as const, transactionChecks };
-  }),
+  route(endpoints.heartbeat, async ({ body }, ctx) => ({
+    code: "SUCCESS" as const,
+    transactionChecks: await recordHeartbeat(ctx, body),
+  })),
   route(endpoints.unregister, async ({ body: { clientId, ...groups } }, { broker }) => {
     await broker.clients.unregister(clientId, groups);
     if (groups.consumerGroup !== undefined) await broker.channel.groupChanged(groups.consumerGroup);
@@ -48,3 +32,28 @@ export const clientRoutes = serviceRoutes<HandlerContext>("Clients", [
     consumers: await broker.clients.status(params.group),
   })),
 ]);
+
+/**
+ * A heartbeat, whichever door it came through (this route, the remoting door's HEART_BEAT): a clustering consumer's
+ * group gets its retry topic before its first failure (RocketMQ does it here too), not on a slave, which writes
+ * nothing, and a failure there does not fail the heartbeat; the client is recorded; the members of a group it joins
+ * hear of it on the push channel (docs/push-channel.md). Answers the check-backs waiting for it (producers only).
+ */
+export async function recordHeartbeat(ctx: HandlerContext, hb: HeartbeatData): Promise<TransactionCheck[]> {
+  const { broker, role } = ctx;
+  const slave = role.kind === "broker" && role.brokerId !== MASTER_ID;
+  const clustering = slave
+    ? []
+    : (hb.consumerDataSet ?? []).filter((c) => (c.messageModel ?? "CLUSTERING") === "CLUSTERING");
+  await Promise.all(
+    clustering.map((c) =>
+      broker.sendBack
+        .ensureRetryTopic(c.groupName)
+        .catch((err: unknown) => console.error(`nimbus: creating the retry topic of ${c.groupName} failed:`, err)),
+    ),
+  );
+  const joining = await broker.channel.joiningGroups(hb);
+  const checks = await broker.clients.heartbeat(hb);
+  await Promise.all(joining.map((g) => broker.channel.groupChanged(g)));
+  return checks;
+}
