@@ -45,7 +45,10 @@ export interface LocalServerOptions {
   tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
   /** Serve a non-loopback `host` without auth (`--insecure`). */
   insecure?: boolean | undefined;
-  /** Request bytes read or answered at once; past it SYSTEM_BUSY. Default 4 maximal requests (24 MiB). */
+  /**
+   * Request bytes read or answered at once, the remoting door's requests included; past it SYSTEM_BUSY. Default 4
+   * maximal requests (24 MiB).
+   */
   maxInFlightBytes?: number | undefined;
   /** Time a request's body has to arrive once its headers did; a slower one is dropped. Default 30 s. */
   bodyTimeoutMs?: number | undefined;

@@ -246,6 +246,7 @@ export async function serveOn(
       host: advertisedHost(host),
       brokerPorts: options.remotingBrokerPorts,
       tls: options.tls,
+      requestBytes: bytes,
     });
     try {
       await door.listen(port);

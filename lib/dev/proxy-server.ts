@@ -23,7 +23,7 @@ import type { Storage } from "../storage/storage.js";
 import { type LocalAuthOptions, openStorage, requestAuth, type StorageChoice } from "./local-server.js";
 import { asPortInUse } from "./port-in-use.js";
 import { type ProcessBus, wireBus } from "./process-bus.js";
-import { advertisedHost, checkOpenBinding } from "./server-guard.js";
+import { advertisedHost, checkOpenBinding, DEFAULT_MAX_IN_FLIGHT_BYTES, InFlightBytes } from "./server-guard.js";
 
 export interface ProxyServerOptions {
   /** Default 8081 (RocketMQ 5's proxy port); 0 picks a free port. */
@@ -181,6 +181,8 @@ async function serveRemoting(
     advertisedHost: at.advertisedHost,
     brokerPorts,
     tls: at.tls,
+    // The local server's default budget for requests' bytes in flight: a flood of connections is refused, not held.
+    requestBytes: new InFlightBytes(DEFAULT_MAX_IN_FLIGHT_BYTES),
   });
   try {
     await door.listen();

@@ -47,7 +47,16 @@ export interface Scope {
 }
 
 /** What the door tells its handlers. */
+/** Bytes of requests being served, shared by every connection (and by the HTTP door in the local server). */
+export interface RequestBytes {
+  /** Takes `size` bytes if they fit under the budget. */
+  take(size: number): boolean;
+  release(size: number): void;
+}
+
 export interface DoorView {
+  /** The process's budget for requests' bytes in flight: past it a request is refused SYSTEM_BUSY at once. */
+  readonly requestBytes: RequestBytes;
   /** The address a client should call for a broker (its master or a slave), given the one it registered. */
   addressOf(brokerName: string, brokerId: number, registered: string): string;
   readonly waits: PullWaits;

@@ -1,9 +1,9 @@
 /**
  * @module One client connection: frames in, one handler call per request (concurrently, as RocketMQ's broker
  * runs them), each answer written with the request's opaque id and serialization; oneway requests get none.
- * Bounded: requests in flight per connection (past it SYSTEM_BUSY at once), answer bytes queued for a client
- * that does not read (past it the connection is closed). A frame that does not decode closes the connection
- * without an answer: nothing after it can be trusted to be a frame.
+ * Bounded: requests in flight per connection and their bytes across the process (past either, SYSTEM_BUSY at
+ * once), answer bytes queued for a client that does not read (past it the connection is closed). A frame that does
+ * not decode closes the connection without an answer: nothing after it can be trusted to be a frame.
  */
 import type { Socket } from "node:net";
 import type { HandlerContext } from "../http/context.js";
@@ -42,6 +42,16 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   idleMs: 120_000,
   maxQueuedBytes: 2 * MAX_FRAME_BYTES,
 };
+
+/** What a request holds while served: its body, and its header's fields with a frame's fixed part. */
+function requestBytesOf(request: RemotingCommand): number {
+  let bytes = FRAME_FIXED_BYTES + (request.body?.byteLength ?? 0) + (request.remark?.length ?? 0);
+  for (const [name, value] of Object.entries(request.extFields)) bytes += name.length + value.length;
+  return bytes;
+}
+
+/** A frame's length, header length, and the header's fixed fields (code, language, version, opaque, flag). */
+const FRAME_FIXED_BYTES = 64;
 
 export class Connection {
   readonly #decoder = new FrameDecoder();
@@ -116,12 +126,19 @@ export class Connection {
       );
       return;
     }
+    // Its bytes count against the process's budget until it is answered (a waiting pull holds only its header's).
+    const size = requestBytesOf(request);
+    if (!this.door.requestBytes.take(size)) {
+      this.#answer(request, refusal(ResponseCode.SYSTEM_BUSY, "the broker holds too many requests' bytes; retry"));
+      return;
+    }
     this.#inFlight++;
     const work = this.#serve(request)
       .catch(answerOfError)
       .then((answer) => this.#answer(request, answer))
       .finally(() => {
         this.#inFlight--;
+        this.door.requestBytes.release(size);
         this.#pending.delete(work);
       });
     this.#pending.add(work);

@@ -7,12 +7,13 @@
  * broker name and broker id; brokers served by other processes keep their registered address's host and port).
  *
  * Bounded: connections (past `maxConnections` a new one is closed at once), requests in flight and queued answer
- * bytes per connection (connection.ts), waiting pulls (pull-waits.ts) and their wait (`maxSuspendMs`).
+ * bytes per connection, the bytes of requests in flight across all of them (`requestBytes`, connection.ts), waiting
+ * pulls (pull-waits.ts) and their wait (`maxSuspendMs`).
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer } from "node:tls";
 import type { HandlerContext } from "../http/context.js";
-import type { DoorView, Scope } from "./call.js";
+import type { DoorView, RequestBytes, Scope } from "./call.js";
 import { takeChecks } from "./check-backs.js";
 import { RequestCode } from "./codes.js";
 import { Connection, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./connection.js";
@@ -41,11 +42,14 @@ export interface RemotingDoorOptions {
   maxWaitingPulls?: number | undefined;
   /** TLS for the further brokers' ports (the HTTP port's server does its own), PEM: `--tls-cert`, `--tls-key`. */
   tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
+  /** The process's budget for requests' bytes in flight (the local server's, which its HTTP door shares). */
+  requestBytes: RequestBytes;
 }
 
 export class RemotingDoor implements DoorView {
   readonly waits: PullWaits;
   readonly maxSuspendMs: number;
+  readonly requestBytes: RequestBytes;
   readonly #connections = new Set<Connection>();
   readonly #ports = new Map<string, number>();
   readonly #servers: Server[] = [];
@@ -84,6 +88,7 @@ export class RemotingDoor implements DoorView {
     const broker = options.context.broker;
     this.waits = new PullWaits(options.maxWaitingPulls ?? 4096, broker.queueLog.interest);
     this.maxSuspendMs = options.maxSuspendMs ?? 15_000;
+    this.requestBytes = options.requestBytes;
     this.#limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
     this.#maxConnections = options.maxConnections ?? 1024;
     const removeAppended = broker.queueLog.onAppended((q) => this.waits.appended(q));

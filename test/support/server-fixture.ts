@@ -101,7 +101,7 @@ export async function openBacking(mode: ServerMode): Promise<Backing> {
 /** Server options a test sets beside the mode and config (kept across restarts), e.g. `targetCaPem`. */
 export type TestServerExtra = Pick<
   LocalServerOptions,
-  "targetCaPem" | "rangeUseMs" | "loadShedding" | "background" | "registerIntervalMs"
+  "targetCaPem" | "rangeUseMs" | "loadShedding" | "background" | "registerIntervalMs" | "maxInFlightBytes"
 >;
 
 export async function startTestServer(
