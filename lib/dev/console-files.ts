@@ -51,7 +51,12 @@ export async function serveConsole(req: IncomingMessage, res: ServerResponse, di
   // Every request passes here, the API's sends too: only a target that spells the console's name is parsed (a URL's
   // path keeps letters as written, so no other target can name it), which spares each send a URL parse (5 µs).
   if (!target.includes(CONSOLE_NAME)) return false;
-  const pathname = new URL(target, "http://localhost").pathname;
+  let pathname: string;
+  try {
+    pathname = new URL(target, "http://localhost").pathname;
+  } catch {
+    return false; // not a URL (`//[console`): the API's router answers it as it answers other bad targets
+  }
   if (pathname !== CONSOLE_PATH && !pathname.startsWith(`${CONSOLE_PATH}/`)) return false;
   if (pathname === CONSOLE_PATH) {
     // Relative asset paths need the trailing slash.

@@ -181,7 +181,7 @@ async function serveRemoting(
     advertisedHost: at.advertisedHost,
     brokerPorts,
     tls: at.tls,
-    // The local server's default budget for requests' bytes in flight: a flood of connections is refused, not held.
+    // The local server's default budget for the bytes of requests being served: past it, SYSTEM_BUSY at once.
     requestBytes: new InFlightBytes(DEFAULT_MAX_IN_FLIGHT_BYTES),
   });
   try {

@@ -96,5 +96,3 @@ export function statusOfError(err: unknown): WireStatus {
   console.error("nimbus grpc: unexpected error", err);
   return status("INTERNAL_SERVER_ERROR", "internal error");
 }
-
-export const badRequest = (message: string) => new Refused("BAD_REQUEST", message);

@@ -6,6 +6,8 @@
  * its await duration); an empty answer is MESSAGE_NOT_FOUND, as RocketMQ's proxy answers it. Receives waiting
  * at once are bounded (TOO_MANY_REQUESTS past the bound); a client that goes away cancels its receive.
  */
+
+import { MAX_LONG_POLL_MS, MAX_RECEIVE_MESSAGES } from "../protocol/index.js";
 import { consumeNeeds } from "./access.js";
 import type { CallContext } from "./call-context.js";
 import { okStatus, status, statusOfError, type WireStatus } from "./codes.js";
@@ -17,8 +19,6 @@ import {
   AckMessageRequestSchema,
   ChangeInvisibleDurationRequestSchema,
   ForwardMessageToDeadLetterQueueRequestSchema,
-  MAX_LONG_POLL_MS,
-  MAX_RECEIVE_MESSAGES,
   ReceiveMessageRequestSchema,
   toMs,
 } from "./wire.js";
@@ -67,10 +67,6 @@ export class Receives {
     private readonly pop: PopPort,
     private readonly maxWaiting: number,
   ) {}
-
-  get waiting(): number {
-    return this.#waiting;
-  }
 
   /** ReceiveMessage: writes its answers on `call` and ends it, whatever happens. */
   async serve(call: GrpcCall, ctx: CallContext): Promise<void> {

@@ -51,7 +51,19 @@ interface Session {
   lastSettingsAt: number;
   /** The work under way for this session (registrations, check-backs), one at a time. */
   queue: Promise<void>;
+  /** A delivery of check-backs waits in `queue` already: the next reason to deliver joins it (at most one waits). */
+  checksQueued?: boolean;
   settingsTimer?: NodeJS.Timeout | undefined;
+}
+
+/**
+ * A newer stream of the same client id took over: the old one is no longer its client's (no Settings, no
+ * check-backs) but stays open and counted against `maxStreams` until it ends, so streams opened under one id
+ * cannot pass the bound.
+ */
+function superseded(session: Session): void {
+  clearTimeout(session.settingsTimer);
+  session.settings = undefined;
 }
 
 /** Ends `stream` with a gRPC status. */
@@ -74,7 +86,7 @@ export class TelemetrySessions {
   readonly #timer: NodeJS.Timeout;
   readonly #onCheck = (_group: string, clientId: string) => {
     const session = this.#byClient.get(clientId);
-    if (session) this.#enqueue(session, () => this.#deliverChecks(session));
+    if (session) this.#enqueueChecks(session);
   };
 
   /** `policyOf`: how a consumer group is served (the POP service's), told to its consumers in Settings. */
@@ -129,14 +141,14 @@ export class TelemetrySessions {
   /** Keeps every client with Settings live and takes the check-backs waiting for its producers. */
   refresh(): void {
     for (const session of this.#open) {
-      if (session.settings !== undefined) this.#enqueue(session, () => this.#deliverChecks(session));
+      if (session.settings !== undefined) this.#enqueueChecks(session);
     }
   }
 
   /** A Heartbeat call from `clientId`: its stream here, if any, takes its check-backs now. */
   heartbeat(clientId: string): void {
     const session = this.#byClient.get(clientId);
-    if (session?.settings !== undefined) this.#enqueue(session, () => this.#deliverChecks(session));
+    if (session?.settings !== undefined) this.#enqueueChecks(session);
   }
 
   /** The client said it is going: its stream here stops registering it (the client ends the stream next). */
@@ -180,6 +192,16 @@ export class TelemetrySessions {
     this.#departed.set(session.clientId, { settings: session.settings, at: this.#broker.now() });
   }
 
+  /** Queues a delivery of check-backs unless one waits already (a burst of reasons makes one delivery). */
+  #enqueueChecks(session: Session): void {
+    if (session.checksQueued === true) return;
+    session.checksQueued = true;
+    this.#enqueue(session, () => {
+      session.checksQueued = false;
+      return this.#deliverChecks(session);
+    });
+  }
+
   #enqueue(session: Session, work: () => Promise<void>): void {
     session.queue = session.queue.then(work).catch((err: unknown) => {
       if (this.#open.has(session)) this.#write(session, { status: statusOfError(err) });
@@ -202,11 +224,13 @@ export class TelemetrySessions {
     this.#enqueue(session, async () => {
       const settings = decodeRequest(ClientSettingsSchema, given);
       await session.ctx.authorize(heartbeatNeeds(registration(session.clientId, settings)));
+      // Its stream ended while the ACL was read: nothing of it is registered (it would stay for good).
+      if (!this.#open.has(session)) return;
       session.settings = settings;
       clearTimeout(session.settingsTimer);
       const previous = this.#byClient.get(session.clientId);
       this.#byClient.set(session.clientId, session);
-      if (previous !== undefined && previous !== session) this.#forget(previous);
+      if (previous !== undefined && previous !== session) superseded(previous);
       const group = settings.subscription?.group?.name;
       const policy = group === undefined ? DEFAULT_CONSUMER_POLICY : await this.#policyOf(group);
       // A consumer's start (the client waits for this answer) fixes its group's start on each topic it subscribes.

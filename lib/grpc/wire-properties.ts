@@ -7,6 +7,7 @@
  * and the broker's one property check (lib/broker/produce/message-checks.ts) refuses what it refuses on every door.
  */
 import { TextDecoder } from "node:util";
+import { MAX_PROPERTY_COUNT } from "../protocol/index.js";
 
 const WIRE_PROPERTIES = Symbol("user properties as sent");
 const utf8 = new TextDecoder("utf-8", { fatal: false });
@@ -91,6 +92,9 @@ export function sendRequestProperties(buf: Uint8Array): WireProperties | undefin
           else if (e.field === 2) value = text;
         }
         entries.push([key, value]);
+        // More than a message may have, which the broker's check refuses as such: the rest is not read (an entry
+        // costs 2 bytes on the wire, so a 6 MiB request could name three million of them).
+        if (entries.length > MAX_PROPERTY_COUNT) break;
       }
       out.push(entries);
     }

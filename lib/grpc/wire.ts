@@ -5,7 +5,7 @@
  * request the broker would refuse is refused here with a status, before anything is written.
  */
 import { z } from "zod";
-import { clientId, groupName, MAX_PROPERTIES_BYTES, topicName } from "../protocol/index.js";
+import { clientId, groupName, MAX_PROPERTIES_BYTES, topicName, transactionId } from "../protocol/index.js";
 
 /** Strings this adapter takes from a client that have no schema of their own: at most this long. */
 export const MAX_WIRE_STRING = 1024;
@@ -19,9 +19,6 @@ export const MAX_ACK_ENTRIES = 32;
 export const MAX_SETTINGS_TOPICS = 256;
 
 const text = z.string().max(MAX_WIRE_STRING);
-
-export const ResourceSchema = z.object({ resourceNamespace: text, name: text });
-export type Resource = z.output<typeof ResourceSchema>;
 
 /** A topic as a request names it: a Nimbus topic name (namespaces are not served). */
 export const topicResource = z.object({
@@ -102,7 +99,7 @@ export const HeartbeatRequestSchema = z.object({
 export const EndTransactionRequestSchema = z.object({
   topic: topicResource,
   messageId: text,
-  transactionId: z.string().min(1).max(128),
+  transactionId,
   resolution: z.enum(["COMMIT", "ROLLBACK"]),
   source: z.enum(["SOURCE_UNSPECIFIED", "SOURCE_CLIENT", "SOURCE_SERVER_CHECK"]),
 });
@@ -112,10 +109,6 @@ export const QueryAssignmentRequestSchema = z.object({
   group: groupResource,
   endpoints: EndpointsSchema.nullable(),
 });
-
-/** POP's bounds (lib/protocol/bounds.ts once POP is merged): a receive's batch and long polling. */
-export const MAX_RECEIVE_MESSAGES = 32;
-export const MAX_LONG_POLL_MS = 20_000;
 
 export const FilterExpressionSchema = z.object({
   type: z.enum(["FILTER_TYPE_UNSPECIFIED", "TAG", "SQL"]),

@@ -17,6 +17,7 @@ import {
   type Permission,
   subjectOf,
   topicPermission,
+  USERNAME_PATTERN,
 } from "../core/acl.js";
 import { BoundedMap } from "../core/bounded-map.js";
 import { ErrorCode, NimbusError } from "../core/errors.js";
@@ -256,6 +257,8 @@ export class RequestAuth {
     const root = this.#options.root;
     if (root && username === root.username)
       return { username, secret: root.password, userType: "Super", userStatus: "enable" };
+    // No stored user has such a name (the ACL endpoints take USERNAME_PATTERN's): unknown, no read, nothing cached.
+    if (!USERNAME_PATTERN.test(username)) return undefined;
     const cached = this.#cache.get(username);
     const ttl = this.#options.cacheMs ?? 5000;
     if (cached && now - cached.at < ttl) return cached.user;

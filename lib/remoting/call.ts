@@ -46,7 +46,6 @@ export interface Scope {
   ) => Promise<RemotingCommand>;
 }
 
-/** What the door tells its handlers. */
 /** Bytes of requests being served, shared by every connection (and by the HTTP door in the local server). */
 export interface RequestBytes {
   /** Takes `size` bytes if they fit under the budget. */
@@ -54,6 +53,7 @@ export interface RequestBytes {
   release(size: number): void;
 }
 
+/** What the door tells its handlers. */
 export interface DoorView {
   /** The process's budget for requests' bytes in flight: past it a request is refused SYSTEM_BUSY at once. */
   readonly requestBytes: RequestBytes;

@@ -101,32 +101,29 @@ export function lockBody(call: Call): { group: string; clientId: string; queues:
 }
 
 /**
- * Locks per topic, as the broker's lock service takes them; answers the queues this client holds now. Only queues
- * the topics have (a lock of a stray queue would live on), checked for every topic before the first lock is written.
+ * Locks per topic, as the broker's lock service takes them; answers the queues this client holds now. A queue its
+ * topic does not have (a topic deleted, its queues shrunk: a client keeps its old queues while its route refresh
+ * fails) is not locked and not answered, the others are: RocketMQ's client locks every queue of a broker in one
+ * request, and one stray must not leave the rest unlocked.
  */
 export async function lockBatch(call: Call): Promise<Answer> {
   const { group, clientId, queues } = lockBody(call);
-  const topics = await existingQueues(call, queues);
+  const { broker } = call.ctx;
   const locked: WireQueue[] = [];
-  for (const [topic, list] of topics) {
-    for (const r of await call.ctx.broker.locks.lock(group, topic, clientId, list))
+  for (const [topic, list] of byTopic(queues)) {
+    const present = await broker.routeCache.queuesOf(topic, list);
+    if (present.length === 0) continue;
+    for (const r of await broker.locks.lock(group, topic, clientId, present))
       if (r.locked) locked.push({ topic, brokerName: r.brokerName, queueId: r.queueId });
   }
   return success(undefined, jsonBody({ lockOKMQSet: locked }));
 }
 
+/** Unlocks every queue named, its topic's route or not: a lock of a queue since gone ends too. */
 export async function unlockBatch(call: Call): Promise<Answer> {
   const { group, clientId, queues } = lockBody(call);
-  for (const [topic, list] of await existingQueues(call, queues))
-    await call.ctx.broker.locks.unlock(group, topic, clientId, list);
+  for (const [topic, list] of byTopic(queues)) await call.ctx.broker.locks.unlock(group, topic, clientId, list);
   return success();
-}
-
-/** The queues by topic, each topic's checked against its route (as the HTTP lock requests). */
-async function existingQueues(call: Call, queues: readonly WireQueue[]): Promise<Map<string, QueueRef[]>> {
-  const topics = byTopic(queues);
-  for (const [topic, list] of topics) await call.ctx.broker.routeCache.checkQueues(topic, list);
-  return topics;
 }
 
 export function byTopic(queues: readonly WireQueue[]): Map<string, QueueRef[]> {

@@ -2,39 +2,42 @@
  * @module NotifyClientTermination after the client's Telemetry stream has already ended: a client that leaves
  * ends its stream and sends the termination together, and this server may read either first. The termination
  * still knows (from the Settings the stream carried) which producer groups to leave, so a check-back goes to a
- * producer that is still there.
+ * producer that is still there. Telemetry streams opened under one client id stay counted against the endpoint's
+ * bound until they end (the newest holds the client), so reusing an id cannot pass `maxStreams`.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { messagingService } from "../../lib/grpc/messaging-service.js";
-import { createTopic } from "../support/consumer-helpers.js";
+import { createTopic, waitUntil } from "../support/consumer-helpers.js";
 import { useGrpcServer } from "../support/grpc-fixture.js";
 import { rawClient, unaryCall } from "../support/grpc-raw.js";
 import { uniqueName } from "../support/server-fixture.js";
 
-describe("a producer that ends its Telemetry stream, then says it is terminating", () => {
+describe("a producer's Telemetry streams", () => {
   const ctx = useGrpcServer("local", {});
 
-  it("is unregistered from its topics' producer groups", async () => {
-    const topic = uniqueName("Leaving");
+  /** A topic, a raw client with `name`'s client id, and a Telemetry stream opener that sends producer Settings. */
+  async function producerOf(name: string) {
+    const topic = uniqueName(name);
     await createTopic(new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 }), topic, 1);
-    const clientId = `leaving@${process.pid}@1@test`;
+    const clientId = `${name.toLowerCase()}@${process.pid}@1@test`;
     const md = new Metadata();
     md.set("x-mq-client-id", clientId);
     const client = rawClient(ctx.endpoint, credentials.createInsecure());
     const telemetry = messagingService().Telemetry;
     assert.ok(telemetry);
-    try {
+    /** A stream whose Settings were answered. */
+    const open = async () => {
       const stream = client.makeBidiStreamRequest(
         telemetry.path,
         telemetry.requestSerialize,
         telemetry.responseDeserialize,
         md,
       );
+      stream.on("error", () => {});
       const answered = new Promise((resolve) => stream.once("data", resolve));
-      const ended = new Promise((resolve) => stream.on("status", resolve));
       stream.write({
         settings: {
           clientType: "PRODUCER",
@@ -43,6 +46,16 @@ describe("a producer that ends its Telemetry stream, then says it is terminating
         },
       });
       await answered;
+      return stream;
+    };
+    return { topic, clientId, md, client, open };
+  }
+
+  it("ended, then a termination: the producer is unregistered from its topics' groups", async () => {
+    const { topic, clientId, md, client, open } = await producerOf("Leaving");
+    try {
+      const stream = await open();
+      const ended = new Promise((resolve) => stream.on("status", resolve));
       const broker = ctx.server.context.broker;
       const producerIds = async () => (await broker.clients.producers(topic)).map((p) => p.clientId);
       assert.deepEqual(await producerIds(), [clientId]);
@@ -52,6 +65,22 @@ describe("a producer that ends its Telemetry stream, then says it is terminating
       const answer = await unaryCall(client, "NotifyClientTermination", {}, md);
       assert.equal(answer.status?.code, "OK");
       assert.deepEqual(await producerIds(), []);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("opened under one client id, each is counted against the bound until it ends, whichever holds the client", async () => {
+    const { clientId, client, open } = await producerOf("Reused");
+    const sessions = ctx.server.grpc?.sessions;
+    assert.ok(sessions);
+    const before = sessions.size;
+    try {
+      const streams = [await open(), await open(), await open()];
+      assert.equal(sessions.size, before + 3, "the streams taken over from are still counted");
+      assert.ok(sessions.settingsOf(clientId) !== undefined, "the newest stream holds the client");
+      for (const stream of streams) stream.end();
+      await waitUntil(() => sessions.size === before, "every ended stream leaves the count");
     } finally {
       client.close();
     }

@@ -1,7 +1,7 @@
 /**
  * @module QUERY_MESSAGE spoken frame by frame (test/support/remoting-raw.ts): an answer holds at most
  * MAX_PULL_ANSWER_BYTES of messages, the first whatever its size, as a pull's answer does: two 3 MiB messages under
- * one key are answered one (the client queries again past it), not as one frame of 6 MiB.
+ * one key are answered one, not as one frame of 6 MiB (RocketMQ's client does not page: the second is not returned).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";

@@ -1,7 +1,8 @@
 /**
  * The auth gate's cache of users read from the ACL store is bounded: requests signed with made-up access keys
  * (each an unknown user, cached as such) never hold more than `maxCachedUsers` entries; the one written longest
- * ago is forgotten first and read again when asked, while the newest are still answered from the cache.
+ * ago is forgotten first and read again when asked, while the newest are still answered from the cache; a key no
+ * user name can be is unknown without a read and takes no place.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -51,5 +52,15 @@ describe("the auth gate's user cache", () => {
     assert.deepEqual(reads, [], "the newest names are answered from the cache");
     await assert.rejects(gate.authenticate(signedBy("nobody-0")), unauthenticated);
     assert.deepEqual(reads, ["nobody-0"], "the oldest name was forgotten");
+  });
+
+  it("answers an access key no user can have (past 64 characters) as unknown, with no read and nothing cached", async () => {
+    reads.length = 0;
+    await assert.rejects(gate.authenticate(signedBy("k".repeat(65))), unauthenticated);
+    assert.deepEqual(reads, [], "the long key was not read");
+    // The cache holds nobody-3, nobody-4 and nobody-0, nobody-3 written longest ago: a cached long key would have
+    // pushed it out.
+    await assert.rejects(gate.authenticate(signedBy("nobody-3")), unauthenticated);
+    assert.deepEqual(reads, [], "nobody-3 is still cached: the long key took no place");
   });
 });

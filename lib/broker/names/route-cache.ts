@@ -6,6 +6,18 @@
 import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
 import type { NameServer, TopicRouteData } from "./name-server.js";
 
+/** A queue as a lock names it: its broker and its id. */
+interface QueueOnBroker {
+  brokerName: string;
+  queueId: number;
+}
+
+/** Whether the route has the queue: RocketMQ keeps max(read, write) queues on a broker. */
+function hasQueue(route: TopicRouteData, q: QueueOnBroker): boolean {
+  const qd = route.queueDatas.find((d) => d.brokerName === q.brokerName);
+  return qd !== undefined && q.queueId < Math.max(qd.readQueueNums, qd.writeQueueNums);
+}
+
 export class RouteCache {
   readonly #entries = new Map<string, { route: TopicRouteData; at: number }>();
 
@@ -32,17 +44,27 @@ export class RouteCache {
    * Throws unless `topic` has every queue of `queues` (TOPIC_NOT_EXIST for an unknown topic, PARAMETER_ILLEGAL for a
    * queue it lacks): what a queue lock names must exist, or the lock would live on.
    */
-  async checkQueues(topic: string, queues: readonly { brokerName: string; queueId: number }[]): Promise<void> {
+  async checkQueues(topic: string, queues: readonly QueueOnBroker[]): Promise<void> {
     const route = await this.get(topic);
-    for (const q of queues) {
-      const qd = route.queueDatas.find((d) => d.brokerName === q.brokerName);
-      if (!qd || q.queueId >= Math.max(qd.readQueueNums, qd.writeQueueNums)) {
-        throw new NimbusError(
-          ErrorCode.PARAMETER_ILLEGAL,
-          `topic ${topic} has no queue ${q.queueId} on broker ${q.brokerName}`,
-        );
-      }
+    const missing = queues.find((q) => !hasQueue(route, q));
+    if (missing !== undefined) {
+      throw new NimbusError(
+        ErrorCode.PARAMETER_ILLEGAL,
+        `topic ${topic} has no queue ${missing.queueId} on broker ${missing.brokerName}`,
+      );
     }
+  }
+
+  /** The queues of `queues` that `topic` has: none when the topic does not exist. */
+  async queuesOf<Q extends QueueOnBroker>(topic: string, queues: readonly Q[]): Promise<Q[]> {
+    let route: TopicRouteData;
+    try {
+      route = await this.get(topic);
+    } catch (err) {
+      if (isNimbusError(err, ErrorCode.TOPIC_NOT_EXIST)) return [];
+      throw err;
+    }
+    return queues.filter((q) => hasQueue(route, q));
   }
 
   /** Names the existing topic closest to a missing one (topic-suggestions.ts), when `suggest` is set. */
