@@ -1,7 +1,7 @@
 /**
  * @module Hostile input at the gRPC endpoint: undecodable protobuf, fields of the wrong type, oversized
- * messages, illegal names, unknown topics and methods, message types that contradict their fields, Telemetry
- * streams that never send Settings or come by the hundred. Each gets a status (never a hang, never a crash)
+ * messages, illegal names (a transaction id an end would make a key of included), unknown topics and methods,
+ * message types that contradict their fields, Telemetry streams that never send Settings or come by the hundred. Each gets a status (never a hang, never a crash)
  * and writes nothing; the endpoint keeps serving.
  */
 import assert from "node:assert/strict";
@@ -92,6 +92,26 @@ describe("hostile input at the gRPC endpoint", () => {
       const answer = await unaryCall(raw(), "SendMessage", request);
       assert.equal(answer.status?.code, code, `${what}: ${answer.status?.message}`);
       assert.ok((answer.status?.message.length ?? 0) <= 520, "a bounded message");
+    }
+    // A transaction id the HTTP end would refuse (it becomes a store key) is refused before the store is asked.
+    for (const transactionId of ["AB/CD", "A".repeat(129)]) {
+      const end = await unaryCall(
+        raw(),
+        "EndTransaction",
+        {
+          topic: { name: TOPIC },
+          messageId: "01ABCDEF0123456789ABCDEF0123456789",
+          transactionId,
+          resolution: "COMMIT",
+          source: "SOURCE_CLIENT",
+        },
+        withClientId(),
+      );
+      assert.equal(
+        end.status?.code,
+        "BAD_REQUEST",
+        `transaction id ${transactionId.slice(0, 8)}: ${end.status?.message}`,
+      );
     }
     const route = await unaryCall(raw(), "QueryRoute", { topic: { name: uniqueName("Nope") } });
     assert.equal(route.status?.code, "TOPIC_NOT_FOUND");
