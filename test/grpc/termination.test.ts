@@ -3,7 +3,8 @@
  * ends its stream and sends the termination together, and this server may read either first. The termination
  * still knows (from the Settings the stream carried) which producer groups to leave, so a check-back goes to a
  * producer that is still there. Telemetry streams opened under one client id stay counted against the endpoint's
- * bound until they end (the newest holds the client), so reusing an id cannot pass `maxStreams`.
+ * bound until they end (the newest holds the client), so reusing an id cannot pass `maxStreams`; a burst of
+ * Heartbeat calls queues one delivery of check-backs behind the one running.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -16,7 +17,8 @@ import { rawClient, unaryCall } from "../support/grpc-raw.js";
 import { uniqueName } from "../support/server-fixture.js";
 
 describe("a producer's Telemetry streams", () => {
-  const ctx = useGrpcServer("local", {});
+  // No periodic refresh: a delivery of check-backs comes only from what a test does.
+  const ctx = useGrpcServer("local", {}, { grpcTelemetry: { refreshMs: 3_600_000 } });
 
   /** A topic, a raw client with `name`'s client id, and a Telemetry stream opener that sends producer Settings. */
   async function producerOf(name: string) {
@@ -82,6 +84,46 @@ describe("a producer's Telemetry streams", () => {
       for (const stream of streams) stream.end();
       await waitUntil(() => sessions.size === before, "every ended stream leaves the count");
     } finally {
+      client.close();
+    }
+  });
+
+  it("asked for check-backs by a burst of Heartbeat calls, queues one delivery behind the one running", async () => {
+    const { client, md, open } = await producerOf("Bursting");
+    const clients = ctx.server.context.broker.clients;
+    const registered = clients.heartbeat.bind(clients);
+    let deliveries = 0;
+    let gate: Promise<void> | undefined;
+    let release = () => {};
+    const heartbeat = () => unaryCall(client, "Heartbeat", {}, md);
+    try {
+      await open();
+      // From here every registration a delivery of check-backs makes is counted; while `gate` is set it waits.
+      clients.heartbeat = async (...args) => {
+        deliveries++;
+        if (gate !== undefined) await gate;
+        return registered(...args);
+      };
+      await heartbeat();
+      await waitUntil(() => deliveries === 1, "a call's delivery");
+      await heartbeat();
+      await waitUntil(() => deliveries === 2, "the next call's delivery: one done leaves room for the next");
+      gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await heartbeat();
+      await waitUntil(() => deliveries === 3, "a delivery running, held");
+      const answers = await Promise.all(Array.from({ length: 20 }, heartbeat));
+      assert.ok(answers.every((a) => a.status?.code === "OK"));
+      release();
+      await waitUntil(() => deliveries >= 4, "the burst's delivery");
+      // A later call's delivery is queued behind whatever the burst left: it is the fifth only if the burst left one.
+      await heartbeat();
+      await waitUntil(() => deliveries >= 5, "a later call's delivery");
+      assert.equal(deliveries, 5, "the burst of 20 calls queued one delivery behind the one running");
+    } finally {
+      clients.heartbeat = registered;
+      release();
       client.close();
     }
   });
