@@ -129,7 +129,6 @@ export async function serveOn(
     lagMs: options.loadShedding?.lagMs ?? (() => loopLag.lagMs()),
   });
   const handler = createRequestHandler(ALL_ROUTES, async () => context as HandlerContext, { shedder });
-
   // Requests being answered: close() waits for them before it closes the store they use.
   const inFlight = new Set<Promise<void>>();
   const bytes = new InFlightBytes(options.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES);
@@ -239,6 +238,13 @@ export async function serveOn(
   const bus = options.bus;
   const relay = bus && ((connectionId: string, frame: ServerFrame) => bus.send({ t: "post", connectionId, frame }));
   const channel = servePushChannel(server, broker, ctx.auth, isLoopback(host), relay);
+  // A door's port is taken: nothing half-started keeps running (the remoting door's ports and sockets included).
+  const abandon = async () => {
+    loopLag.stop();
+    await remoting?.close();
+    await channel.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
   if (remotingOn) {
     const door = new RemotingDoor({
       context: ctx,
@@ -251,10 +257,8 @@ export async function serveOn(
     try {
       await door.listen(port);
     } catch (err) {
-      loopLag.stop();
       await door.close();
-      await channel.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await abandon();
       throw asPortInUse(err, "remoting", host, 0);
     }
     remoting = door;
@@ -273,13 +277,10 @@ export async function serveOn(
             advertisedHost: advertisedHost(host),
             telemetry: options.grpcTelemetry,
             pop: broker.pop,
+            requestBytes: bytes,
           });
   } catch (err) {
-    // The gRPC port is taken: nothing half-started keeps running (the remoting door's ports and sockets included).
-    loopLag.stop();
-    await remoting?.close();
-    await channel.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await abandon();
     throw asPortInUse(err, "gRPC", host, options.grpcPort ?? 0);
   }
 
@@ -395,6 +396,4 @@ export function requestAuth(storage: Storage, auth: LocalAuthOptions): RequestAu
   });
 }
 
-function logJobError(job: string) {
-  return (err: unknown) => console.error(`nimbus: ${job} failed:`, err);
-}
+const logJobError = (job: string) => (err: unknown) => console.error(`nimbus: ${job} failed:`, err);

@@ -119,7 +119,10 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
       dispatch: undefined,
       membersChanged: (group) => door?.membersChangedElsewhere(group),
     });
+  // The bytes of requests being served, both doors' (the local server's default budget): past it, refused at once.
+  const requestBytes = new InFlightBytes(DEFAULT_MAX_IN_FLIGHT_BYTES);
   const grpc = await startGrpcServer(broker, {
+    requestBytes,
     host,
     port: options.port ?? 8081,
     tls: options.tls,
@@ -140,6 +143,7 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
             advertisedHost: options.advertisedHost ?? advertisedHost(host),
             // With --tls-cert every port of the door is TLS too (never one door in clear).
             tls: options.tls,
+            requestBytes,
           },
         ).catch(async (err: unknown) => {
           await grpc.close();
@@ -169,7 +173,13 @@ export async function serveProxy(storage: Storage, options: Omit<ProxyServerOpti
 async function serveRemoting(
   context: HandlerContext,
   brokerNames: readonly string[],
-  at: { host: string; port: number; advertisedHost: string; tls: { cert: Buffer; key: Buffer } | undefined },
+  at: {
+    host: string;
+    port: number;
+    advertisedHost: string;
+    tls: { cert: Buffer; key: Buffer } | undefined;
+    requestBytes: InFlightBytes;
+  },
 ): Promise<RemotingDoor> {
   if (at.port !== 0 && at.port + brokerNames.length - 1 > 65_535)
     throw new Error(`remoting port ${at.port}: its ${brokerNames.length} brokers' ports pass 65535`);
@@ -181,8 +191,7 @@ async function serveRemoting(
     advertisedHost: at.advertisedHost,
     brokerPorts,
     tls: at.tls,
-    // The local server's default budget for the bytes of requests being served: past it, SYSTEM_BUSY at once.
-    requestBytes: new InFlightBytes(DEFAULT_MAX_IN_FLIGHT_BYTES),
+    requestBytes: at.requestBytes,
   });
   try {
     await door.listen();

@@ -13,6 +13,13 @@ import { gunzipSync, inflateSync } from "node:zlib";
 import { encodeLiteralHeaders, encodeResponseHeaders, type RequestHeaders, type ServerStream } from "./http2/index.js";
 import { type FramedMessage, MessageFrames, MessageTooLarge } from "./message-frames.js";
 
+/** Bytes of requests being served, shared with the process's other doors (the local server's budget). */
+export interface RequestBytes {
+  /** Takes `size` bytes if they fit under the budget. */
+  take(size: number): boolean;
+  release(size: number): void;
+}
+
 /** gRPC's status codes this server answers with. */
 export const GRPC_STATUS = {
   OK: 0,
@@ -99,6 +106,8 @@ export class GrpcCall extends EventEmitter {
   readonly #encoding: string;
   readonly #frames: MessageFrames;
   #heldBytes = 0;
+  /** Bytes received and counted against `budget`: a unary call's until it ends, a stream's until they are a message. */
+  #budgeted = 0;
   #ended = false;
   /** A streaming request's messages (and its end) held until a `data` listener takes them; unary: none. */
   readonly #held: unknown[] = [];
@@ -112,8 +121,10 @@ export class GrpcCall extends EventEmitter {
     codec: MethodCodec,
     maxMessageBytes: number,
     readonly streaming = false,
+    private readonly budget: RequestBytes | undefined = undefined,
   ) {
     super();
+    this.once("close", () => this.#giveBack(this.#budgeted));
     this.#flowing = !streaming;
     if (streaming) {
       const start = (event: string) => {
@@ -196,6 +207,14 @@ export class GrpcCall extends EventEmitter {
 
   #onData(chunk: Buffer): void {
     if (this.#ended) return;
+    // Only bytes received count (a message's declared length reserves nothing), as the HTTP door counts a body's.
+    if (this.budget !== undefined) {
+      if (!this.budget.take(chunk.length)) {
+        this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, "the broker holds too many requests' bytes; retry");
+        return;
+      }
+      this.#budgeted += chunk.length;
+    }
     try {
       this.#frames.push(
         chunk,
@@ -206,6 +225,14 @@ export class GrpcCall extends EventEmitter {
       if (!(err instanceof MessageTooLarge)) throw err;
       this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, err.message);
     }
+    // A stream's messages, once decoded and handed on, hold nothing of the budget: only a message still arriving does.
+    if (this.streaming && !this.#ended) this.#giveBack(this.#budgeted - this.#frames.pendingBytes);
+  }
+
+  #giveBack(bytes: number): void {
+    if (bytes <= 0 || this.budget === undefined) return;
+    this.#budgeted -= bytes;
+    this.budget.release(bytes);
   }
 
   #onMessage({ compressed, bytes }: FramedMessage): void {

@@ -19,7 +19,7 @@ import { type CallContext, callContext } from "./call-context.js";
 import { heartbeat, notifyClientTermination } from "./clients.js";
 import { Refused, status, statusOfError, type WireStatus } from "./codes.js";
 import { ackMessage, changeInvisibleDuration, forwardToDeadLetter, type PopPort, Receives } from "./consume.js";
-import { GRPC_STATUS, GrpcCall, type MethodCodec, statusOnlyHeaders } from "./grpc-call.js";
+import { GRPC_STATUS, GrpcCall, type MethodCodec, type RequestBytes, statusOnlyHeaders } from "./grpc-call.js";
 import { encodeLiteralHeaders, Http2Connection, type RequestHeaders, type ServerStream } from "./http2/index.js";
 import { messagingService, type RpcName } from "./messaging-service.js";
 import { endTransaction, sendMessage } from "./produce.js";
@@ -41,6 +41,11 @@ export interface GrpcServerOptions {
   advertisedHost?: string | undefined;
   /** Largest message accepted. Default the HTTP request limit (6 MiB: a 4 MiB body and its properties). */
   maxMessageBytes?: number | undefined;
+  /**
+   * The process's budget for the bytes of requests being served, which the HTTP and remoting doors share: a call whose
+   * bytes do not fit is ended RESOURCE_EXHAUSTED at once. Absent: each call is bounded by `maxMessageBytes` alone.
+   */
+  requestBytes?: RequestBytes | undefined;
   /** Unary calls answered at once, at most. Default 256. */
   maxInFlight?: number | undefined;
   telemetry?: Partial<TelemetryOptions> | undefined;
@@ -178,7 +183,7 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
       );
       return;
     }
-    const call = new GrpcCall(stream, headers, method.codec, maxMessageBytes, method.streaming);
+    const call = new GrpcCall(stream, headers, method.codec, maxMessageBytes, method.streaming, options.requestBytes);
     if (method.streaming) {
       method.handler(call);
       return;
