@@ -5,13 +5,13 @@
  * given back once answered. Asserted on statuses and counts, never on time.
  */
 import assert from "node:assert/strict";
-import { connect } from "node:net";
 import { describe, it } from "node:test";
 import { credentials, status as grpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
 import { useGrpcServer } from "../support/grpc-fixture.js";
 import { rawClient, unaryCall } from "../support/grpc-raw.js";
+import { halfUpload } from "../support/raw-http.js";
 import { uniqueName } from "../support/server-fixture.js";
 
 describe("the gRPC door within the process's request-bytes budget", () => {
@@ -39,14 +39,9 @@ describe("the gRPC door within the process's request-bytes budget", () => {
         },
         md,
       );
-    const upload = connect(ctx.server.port, "127.0.0.1");
-    upload.on("error", () => {});
+    const held = 40 * 1024;
+    const upload = halfUpload(ctx.server.port, topic, held);
     try {
-      const held = 40 * 1024;
-      upload.write(
-        `POST /topics/${topic}/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
-          `content-length: ${held * 2}\r\n\r\n${"x".repeat(held)}`,
-      );
       await waitUntil(() => ctx.server.inFlightBytes >= held, "the upload's bytes are held");
       const refused = await send().then(
         () => assert.fail("the send should be ended"),

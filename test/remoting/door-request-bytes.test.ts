@@ -5,11 +5,11 @@
  * stored, and every byte is given back once answered. Asserted on answers and counts, never on time.
  */
 import assert from "node:assert/strict";
-import { connect } from "node:net";
 import { describe, it } from "node:test";
 import { NimbusApi } from "../../lib/client/index.js";
 import { RequestCode, ResponseCode } from "../../lib/remoting/index.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
+import { halfUpload } from "../support/raw-http.js";
 import { RawRemoting } from "../support/remoting-raw.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
 
@@ -29,15 +29,9 @@ describe("the remoting door within the process's request-bytes budget", () => {
         extFields: { a: `${topic}P`, b: topic, e: "0", f: "0", g: String(Date.now()), h: "0", i: "" },
         body: new Uint8Array(bytes).fill(1),
       });
-    // An HTTP send whose body stops half-way: the bytes received so far are held.
-    const upload = connect(ctx.server.server.port, "127.0.0.1");
-    upload.on("error", () => {});
+    const held = 40 * 1024;
+    const upload = halfUpload(ctx.server.server.port, topic, held);
     try {
-      const held = 40 * 1024;
-      upload.write(
-        `POST /topics/${topic}/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
-          `content-length: ${held * 2}\r\n\r\n${"x".repeat(held)}`,
-      );
       await waitUntil(() => ctx.server.server.inFlightBytes >= held, "the upload's bytes are held");
       const refused = await send(32 * 1024);
       assert.equal(refused.code, ResponseCode.SYSTEM_BUSY, refused.remark);

@@ -3,6 +3,7 @@
  * the body's text and its size in bytes.
  */
 import { request } from "node:http";
+import { connect, type Socket } from "node:net";
 
 export interface RawAnswer {
   status: number;
@@ -37,4 +38,18 @@ export function rawHttp(
     r.on("error", reject);
     r.end(req.body);
   });
+}
+
+/**
+ * An HTTP send whose body stops half-way (`bytes` sent of twice as many announced), on a raw socket: the server holds
+ * what it received against its request-bytes budget until the socket is destroyed.
+ */
+export function halfUpload(port: number, topic: string, bytes: number): Socket {
+  const upload = connect(port, "127.0.0.1");
+  upload.on("error", () => {});
+  upload.write(
+    `POST /topics/${topic}/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+      `content-length: ${bytes * 2}\r\n\r\n${"x".repeat(bytes)}`,
+  );
+  return upload;
 }
