@@ -278,6 +278,7 @@ export async function serveOn(
             telemetry: options.grpcTelemetry,
             pop: broker.pop,
             requestBytes: bytes,
+            receiveMs: options.bodyTimeoutMs,
           });
   } catch (err) {
     await abandon();

@@ -20,9 +20,23 @@ export interface RequestBytes {
   release(size: number): void;
 }
 
+/** What a call's received bytes are held to: the process's budget, and the time a request has to arrive. */
+export interface ReceiveLimits {
+  budget?: RequestBytes | undefined;
+  /**
+   * A unary request must end, and a stream's message be whole, this long after its first byte came, or the call ends
+   * DEADLINE_EXCEEDED and gives its bytes back (a client that stops half-way holds nothing for long). Default 30 s.
+   */
+  receiveMs?: number | undefined;
+}
+
+/** Default of `ReceiveLimits.receiveMs`: the HTTP door's time for a body to arrive. */
+export const DEFAULT_RECEIVE_MS = 30_000;
+
 /** gRPC's status codes this server answers with. */
 export const GRPC_STATUS = {
   OK: 0,
+  DEADLINE_EXCEEDED: 4,
   INVALID_ARGUMENT: 3,
   FAILED_PRECONDITION: 9,
   RESOURCE_EXHAUSTED: 8,
@@ -108,6 +122,8 @@ export class GrpcCall extends EventEmitter {
   #heldBytes = 0;
   /** Bytes received and counted against `budget`: a unary call's until it ends, a stream's until they are a message. */
   #budgeted = 0;
+  /** Set while a request (unary) or a message (stream) is arriving: its time to be whole. */
+  #receiveTimer: NodeJS.Timeout | undefined;
   #ended = false;
   /** A streaming request's messages (and its end) held until a `data` listener takes them; unary: none. */
   readonly #held: unknown[] = [];
@@ -121,10 +137,13 @@ export class GrpcCall extends EventEmitter {
     codec: MethodCodec,
     maxMessageBytes: number,
     readonly streaming = false,
-    private readonly budget: RequestBytes | undefined = undefined,
+    private readonly limits: ReceiveLimits = {},
   ) {
     super();
-    this.once("close", () => this.#giveBack(this.#budgeted));
+    this.once("close", () => {
+      clearTimeout(this.#receiveTimer);
+      this.#giveBack(this.#budgeted);
+    });
     this.#flowing = !streaming;
     if (streaming) {
       const start = (event: string) => {
@@ -150,6 +169,7 @@ export class GrpcCall extends EventEmitter {
     this.#deadline = Number.isFinite(ms) && ms <= MAX_SERVER_DEADLINE_MS ? Date.now() + ms : Infinity;
     stream.onData = (chunk) => this.#onData(chunk);
     stream.onEnd = () => {
+      if (!this.streaming) this.#receiving(false);
       if (!this.#flowing) this.#endHeld = true;
       else if (!this.#ended) this.emit("end");
     };
@@ -208,13 +228,15 @@ export class GrpcCall extends EventEmitter {
   #onData(chunk: Buffer): void {
     if (this.#ended) return;
     // Only bytes received count (a message's declared length reserves nothing), as the HTTP door counts a body's.
-    if (this.budget !== undefined) {
-      if (!this.budget.take(chunk.length)) {
+    const budget = this.limits.budget;
+    if (budget !== undefined) {
+      if (!budget.take(chunk.length)) {
         this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, "the broker holds too many requests' bytes; retry");
         return;
       }
       this.#budgeted += chunk.length;
     }
+    if (!this.streaming) this.#receiving(true);
     try {
       this.#frames.push(
         chunk,
@@ -226,13 +248,32 @@ export class GrpcCall extends EventEmitter {
       this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, err.message);
     }
     // A stream's messages, once decoded and handed on, hold nothing of the budget: only a message still arriving does.
-    if (this.streaming && !this.#ended) this.#giveBack(this.#budgeted - this.#frames.pendingBytes);
+    if (this.streaming && !this.#ended) {
+      this.#giveBack(this.#budgeted - this.#frames.pendingBytes);
+      this.#receiving(this.#frames.pendingBytes > 0);
+    }
+  }
+
+  /** Starts the time a request or message has to be whole at its first byte (`arriving`), or stops it once whole. */
+  #receiving(arriving: boolean): void {
+    if (!arriving) {
+      clearTimeout(this.#receiveTimer);
+      this.#receiveTimer = undefined;
+      return;
+    }
+    if (this.#receiveTimer !== undefined || this.#ended) return;
+    const ms = this.limits.receiveMs ?? DEFAULT_RECEIVE_MS;
+    this.#receiveTimer = setTimeout(
+      () => this.fail(GRPC_STATUS.DEADLINE_EXCEEDED, `the request did not arrive whole within ${ms} ms`),
+      ms,
+    );
   }
 
   #giveBack(bytes: number): void {
-    if (bytes <= 0 || this.budget === undefined) return;
+    const budget = this.limits.budget;
+    if (bytes <= 0 || budget === undefined) return;
     this.#budgeted -= bytes;
-    this.budget.release(bytes);
+    budget.release(bytes);
   }
 
   #onMessage({ compressed, bytes }: FramedMessage): void {

@@ -46,6 +46,8 @@ export interface GrpcServerOptions {
    * bytes do not fit is ended RESOURCE_EXHAUSTED at once. Absent: each call is bounded by `maxMessageBytes` alone.
    */
   requestBytes?: RequestBytes | undefined;
+  /** The time a request has to arrive whole once its first byte came (`ReceiveLimits.receiveMs`). Default 30 s. */
+  receiveMs?: number | undefined;
   /** Unary calls answered at once, at most. Default 256. */
   maxInFlight?: number | undefined;
   telemetry?: Partial<TelemetryOptions> | undefined;
@@ -183,7 +185,10 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
       );
       return;
     }
-    const call = new GrpcCall(stream, headers, method.codec, maxMessageBytes, method.streaming, options.requestBytes);
+    const call = new GrpcCall(stream, headers, method.codec, maxMessageBytes, method.streaming, {
+      budget: options.requestBytes,
+      receiveMs: options.receiveMs,
+    });
     if (method.streaming) {
       method.handler(call);
       return;

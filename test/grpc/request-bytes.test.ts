@@ -2,9 +2,11 @@
  * @module The process's budget for the bytes of requests being served holds for the gRPC door too, shared with the
  * HTTP door (a local server with a 64 KiB budget): a SendMessage larger than what an HTTP upload leaves is ended
  * RESOURCE_EXHAUSTED at once and writes nothing; once the upload is gone the same send is stored, and every byte is
- * given back once answered. Asserted on statuses and counts, never on time.
+ * given back once answered; a request that stops half-way is ended DEADLINE_EXCEEDED once its time to arrive (the
+ * local server's body timeout) is up, and its bytes are given back. Asserted on statuses and counts, never on time.
  */
 import assert from "node:assert/strict";
+import { connect as connectHttp2 } from "node:http2";
 import { describe, it } from "node:test";
 import { credentials, status as grpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
@@ -57,6 +59,40 @@ describe("the gRPC door within the process's request-bytes budget", () => {
     } finally {
       upload.destroy();
       client.close();
+    }
+  });
+});
+
+describe("a gRPC request that stops half-way", () => {
+  const ctx = useGrpcServer("local", {}, { bodyTimeoutMs: 300 });
+
+  it("is ended DEADLINE_EXCEEDED once its time to arrive is up, and gives its bytes back", async () => {
+    const session = connectHttp2(`http://${ctx.endpoint}`);
+    session.on("error", () => {});
+    try {
+      const call = session.request({
+        ":method": "POST",
+        ":path": "/apache.rocketmq.v2.MessagingService/SendMessage",
+        "content-type": "application/grpc",
+        te: "trailers",
+        "x-mq-client-id": `halfway@${process.pid}@1@test`,
+      });
+      call.on("error", () => {});
+      const status = new Promise<string | undefined>((resolve) => {
+        call.on("trailers", (trailers) => resolve(String(trailers["grpc-status"])));
+        call.on("response", (headers) => {
+          if (headers["grpc-status"] !== undefined) resolve(String(headers["grpc-status"]));
+        });
+      });
+      const prefix = Buffer.alloc(5);
+      prefix.writeUInt32BE(40_000, 1); // a message of 40,000 bytes announced, half of it sent, and no end
+      call.write(Buffer.concat([prefix, Buffer.alloc(20_000, 1)]));
+      await waitUntil(() => ctx.server.inFlightBytes >= 20_000, "the half-sent request's bytes are held");
+      assert.equal(await status, String(grpcStatus.DEADLINE_EXCEEDED));
+      await waitUntil(() => ctx.server.inFlightBytes === 0, "its bytes are given back");
+      call.close();
+    } finally {
+      session.close();
     }
   });
 });
