@@ -6,6 +6,7 @@
 import { isIP } from "node:net";
 import { networkInterfaces } from "node:os";
 import { ErrorCode, NimbusError } from "../core/errors.js";
+import type { RequestBytes } from "../core/request-bytes.js";
 import { MAX_REQUEST_BYTES } from "../protocol/index.js";
 
 /** Whether `host` only ever reaches this machine. */
@@ -50,7 +51,7 @@ export const DEFAULT_MAX_IN_FLIGHT_BYTES = 4 * MAX_REQUEST_BYTES;
  * takes them as they arrive). Past the cap a request is refused with SYSTEM_BUSY, as RocketMQ answers when its
  * request queue is full, so memory stays bounded whatever clients send at once.
  */
-export class InFlightBytes {
+export class InFlightBytes implements RequestBytes {
   #used = 0;
   constructor(readonly cap: number) {}
 

@@ -10,15 +10,9 @@
  */
 import { EventEmitter } from "node:events";
 import { gunzipSync, inflateSync } from "node:zlib";
+import type { RequestBytes } from "../core/request-bytes.js";
 import { encodeLiteralHeaders, encodeResponseHeaders, type RequestHeaders, type ServerStream } from "./http2/index.js";
 import { type FramedMessage, MessageFrames, MessageTooLarge } from "./message-frames.js";
-
-/** Bytes of requests being served, shared with the process's other doors (the local server's budget). */
-export interface RequestBytes {
-  /** Takes `size` bytes if they fit under the budget. */
-  take(size: number): boolean;
-  release(size: number): void;
-}
 
 /** What a call's received bytes are held to: the process's budget, and the time a request has to arrive. */
 export interface ReceiveLimits {

@@ -13,13 +13,14 @@
 import { createServer as createPlainServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer } from "node:tls";
 import type { Broker } from "../broker/index.js";
+import type { RequestBytes } from "../core/request-bytes.js";
 import type { RequestAuth } from "../http/authorize.js";
 import { MAX_REQUEST_BYTES } from "../protocol/index.js";
 import { type CallContext, callContext } from "./call-context.js";
 import { heartbeat, notifyClientTermination } from "./clients.js";
 import { Refused, status, statusOfError, type WireStatus } from "./codes.js";
 import { ackMessage, changeInvisibleDuration, forwardToDeadLetter, type PopPort, Receives } from "./consume.js";
-import { GRPC_STATUS, GrpcCall, type MethodCodec, type RequestBytes, statusOnlyHeaders } from "./grpc-call.js";
+import { GRPC_STATUS, GrpcCall, type MethodCodec, statusOnlyHeaders } from "./grpc-call.js";
 import { encodeLiteralHeaders, Http2Connection, type RequestHeaders, type ServerStream } from "./http2/index.js";
 import { messagingService, type RpcName } from "./messaging-service.js";
 import { endTransaction, sendMessage } from "./produce.js";

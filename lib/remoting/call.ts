@@ -3,6 +3,7 @@
  * its connection's scope (the broker its port stands for, the client it heard from, its subscriptions).
  */
 import type { Permission } from "../core/acl.js";
+import type { RequestBytes } from "../core/request-bytes.js";
 import type { HandlerContext } from "../http/context.js";
 import type { HeartbeatData } from "../protocol/index.js";
 import type { Answer } from "./codes.js";
@@ -44,13 +45,6 @@ export interface Scope {
     body?: Uint8Array,
     timeoutMs?: number,
   ) => Promise<RemotingCommand>;
-}
-
-/** Bytes of requests being served, shared by every connection (and by the HTTP door in the local server). */
-export interface RequestBytes {
-  /** Takes `size` bytes if they fit under the budget. */
-  take(size: number): boolean;
-  release(size: number): void;
 }
 
 /** What the door tells its handlers. */

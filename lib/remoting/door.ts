@@ -12,8 +12,9 @@
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer } from "node:tls";
+import type { RequestBytes } from "../core/request-bytes.js";
 import type { HandlerContext } from "../http/context.js";
-import type { DoorView, RequestBytes, Scope } from "./call.js";
+import type { DoorView, Scope } from "./call.js";
 import { takeChecks } from "./check-backs.js";
 import { RequestCode } from "./codes.js";
 import { Connection, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./connection.js";
