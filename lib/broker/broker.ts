@@ -6,6 +6,7 @@ import { DEFAULT_MESSAGE_DELAY_LEVEL, parseDelayLevels } from "../core/delay-lev
 import { RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC } from "../core/names.js";
 import type { TargetNetworks } from "../core/target-address.js";
 import { MASTER_ID } from "../core/topology.js";
+import type { HeartbeatData, TransactionCheck } from "../protocol/index.js";
 import type { Storage } from "../storage/storage.js";
 import { ClientService } from "./clients/index.js";
 import {
@@ -304,6 +305,28 @@ export class Broker {
    */
   close(): Promise<void> {
     return this.queueLog.releaseRanges();
+  }
+
+  /**
+   * A client's heartbeat: a clustering consumer's group gets its retry topic before its first failure (RocketMQ does
+   * it here too) where the process `writes` (not on a slave), and a failure there does not fail the heartbeat; the
+   * client is recorded; the members of a group it joins hear of it on the push channel (docs/push-channel.md).
+   * Answers the check-backs waiting for it (producers only).
+   */
+  async heartbeat(hb: HeartbeatData, where: { writes: boolean }): Promise<TransactionCheck[]> {
+    const consumers = where.writes ? (hb.consumerDataSet ?? []) : [];
+    const clustering = consumers.filter((c) => (c.messageModel ?? "CLUSTERING") === "CLUSTERING");
+    await Promise.all(
+      clustering.map((c) =>
+        this.sendBack
+          .ensureRetryTopic(c.groupName)
+          .catch((err: unknown) => console.error(`nimbus: creating the retry topic of ${c.groupName} failed:`, err)),
+      ),
+    );
+    const joining = await this.channel.joiningGroups(hb);
+    const checks = await this.clients.heartbeat(hb);
+    await Promise.all(joining.map((g) => this.channel.groupChanged(g)));
+    return checks;
   }
 
   /** The current time of this broker (its clock, or the test's). */

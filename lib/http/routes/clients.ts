@@ -33,27 +33,8 @@ export const clientRoutes = serviceRoutes<HandlerContext>("Clients", [
   })),
 ]);
 
-/**
- * A heartbeat, whichever door it came through (this route, the remoting door's HEART_BEAT): a clustering consumer's
- * group gets its retry topic before its first failure (RocketMQ does it here too), not on a slave, which writes
- * nothing, and a failure there does not fail the heartbeat; the client is recorded; the members of a group it joins
- * hear of it on the push channel (docs/push-channel.md). Answers the check-backs waiting for it (producers only).
- */
-export async function recordHeartbeat(ctx: HandlerContext, hb: HeartbeatData): Promise<TransactionCheck[]> {
-  const { broker, role } = ctx;
-  const slave = role.kind === "broker" && role.brokerId !== MASTER_ID;
-  const clustering = slave
-    ? []
-    : (hb.consumerDataSet ?? []).filter((c) => (c.messageModel ?? "CLUSTERING") === "CLUSTERING");
-  await Promise.all(
-    clustering.map((c) =>
-      broker.sendBack
-        .ensureRetryTopic(c.groupName)
-        .catch((err: unknown) => console.error(`nimbus: creating the retry topic of ${c.groupName} failed:`, err)),
-    ),
-  );
-  const joining = await broker.channel.joiningGroups(hb);
-  const checks = await broker.clients.heartbeat(hb);
-  await Promise.all(joining.map((g) => broker.channel.groupChanged(g)));
-  return checks;
+/** A heartbeat, whichever door it came through (this route, the remoting door's HEART_BEAT): the broker's rules. */
+export function recordHeartbeat(ctx: HandlerContext, hb: HeartbeatData): Promise<TransactionCheck[]> {
+  const { role } = ctx;
+  return ctx.broker.heartbeat(hb, { writes: role.kind !== "broker" || role.brokerId === MASTER_ID });
 }
