@@ -114,7 +114,10 @@ export class GrpcCall extends EventEmitter {
   readonly #encoding: string;
   readonly #frames: MessageFrames;
   #heldBytes = 0;
-  /** Bytes received and counted against `budget`: a unary call's until it ends, a stream's until they are a message. */
+  /**
+   * Bytes received (and what compressed ones inflated by) counted against `budget`: a unary call's until it ends, a
+   * stream's until they are a message handed on.
+   */
   #budgeted = 0;
   /** Set while a request (unary) or a message (stream) is arriving: its time to be whole. */
   #receiveTimer: NodeJS.Timeout | undefined;
@@ -147,6 +150,9 @@ export class GrpcCall extends EventEmitter {
         queueMicrotask(() => {
           this.#flowing = true;
           for (const message of this.#held.splice(0)) if (!this.#ended) this.emit("data", message);
+          // Handed on: the held messages' bytes (counted until now) are given back.
+          this.#heldBytes = 0;
+          if (!this.#ended) this.#giveBack(this.#budgeted - this.#frames.pendingBytes);
           if (this.#endHeld && !this.#ended) this.emit("end");
         });
       };
@@ -222,13 +228,9 @@ export class GrpcCall extends EventEmitter {
   #onData(chunk: Buffer): void {
     if (this.#ended) return;
     // Only bytes received count (a message's declared length reserves nothing), as the HTTP door counts a body's.
-    const budget = this.limits.budget;
-    if (budget !== undefined) {
-      if (!budget.take(chunk.length)) {
-        this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, "the broker holds too many requests' bytes; retry");
-        return;
-      }
-      this.#budgeted += chunk.length;
+    if (!this.#take(chunk.length)) {
+      this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, "the broker holds too many requests' bytes; retry");
+      return;
     }
     if (!this.streaming) this.#receiving(true);
     try {
@@ -241,9 +243,10 @@ export class GrpcCall extends EventEmitter {
       if (!(err instanceof MessageTooLarge)) throw err;
       this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, err.message);
     }
-    // A stream's messages, once decoded and handed on, hold nothing of the budget: only a message still arriving does.
+    // A stream's messages, once decoded and handed on, hold nothing of the budget: only a message still arriving
+    // does, and those held until the handler listens.
     if (this.streaming && !this.#ended) {
-      this.#giveBack(this.#budgeted - this.#frames.pendingBytes);
+      this.#giveBack(this.#budgeted - this.#frames.pendingBytes - this.#heldBytes);
       this.#receiving(this.#frames.pendingBytes > 0);
     }
   }
@@ -263,6 +266,15 @@ export class GrpcCall extends EventEmitter {
     );
   }
 
+  /** Counts `bytes` more against the budget (always room without one); false when they do not fit. */
+  #take(bytes: number): boolean {
+    const budget = this.limits.budget;
+    if (budget === undefined) return true;
+    if (!budget.take(bytes)) return false;
+    this.#budgeted += bytes;
+    return true;
+  }
+
   #giveBack(bytes: number): void {
     const budget = this.limits.budget;
     if (bytes <= 0 || budget === undefined) return;
@@ -271,10 +283,11 @@ export class GrpcCall extends EventEmitter {
   }
 
   #onMessage({ compressed, bytes }: FramedMessage): void {
-    const message = this.#decode(compressed, bytes);
-    if (message === undefined) return;
+    const decoded = this.#decode(compressed, bytes);
+    if (decoded === undefined) return;
+    const { message, size } = decoded;
     if (!this.#flowing) {
-      this.#heldBytes += bytes.length;
+      this.#heldBytes += size;
       if (this.#held.length >= MAX_HELD_MESSAGES || this.#heldBytes > MAX_HELD_BYTES) {
         this.fail(
           GRPC_STATUS.RESOURCE_EXHAUSTED,
@@ -288,8 +301,11 @@ export class GrpcCall extends EventEmitter {
     else this.fail(GRPC_STATUS.INTERNAL, "a unary call carried more than one request message");
   }
 
-  /** A request message decoded, or undefined after failing the call. */
-  #decode(compressed: boolean, bytes: Buffer): unknown {
+  /**
+   * A request message decoded, with its size (inflated, when it came compressed), or undefined after failing the
+   * call. What a compressed message inflates by counts against the budget too, as the bytes it now holds.
+   */
+  #decode(compressed: boolean, bytes: Buffer): { message: unknown; size: number } | undefined {
     let plain = bytes;
     if (compressed) {
       const options = { maxOutputLength: this.#maxMessageBytes };
@@ -308,8 +324,13 @@ export class GrpcCall extends EventEmitter {
         return undefined;
       }
     }
+    const inflatedBy = plain.length - bytes.length;
+    if (inflatedBy > 0 && !this.#take(inflatedBy)) {
+      this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, "the broker holds too many requests' bytes; retry");
+      return undefined;
+    }
     try {
-      return this.#codec.requestDeserialize(plain);
+      return { message: this.#codec.requestDeserialize(plain), size: plain.length };
     } catch {
       this.fail(GRPC_STATUS.INTERNAL, "Error deserializing request");
       return undefined;

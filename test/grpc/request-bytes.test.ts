@@ -2,7 +2,8 @@
  * @module The process's budget for the bytes of requests being served holds for the gRPC door too, shared with the
  * HTTP door (a local server with a 64 KiB budget): a SendMessage larger than what an HTTP upload leaves is ended
  * RESOURCE_EXHAUSTED at once and writes nothing; once the upload is gone the same send is stored, and every byte is
- * given back once answered; a request that stops half-way is ended DEADLINE_EXCEEDED once its time to arrive (the
+ * given back once answered; a gzip-compressed send counts what it inflates to, so a few KiB that inflate past the
+ * budget's room are ended RESOURCE_EXHAUSTED and write nothing; a request that stops half-way is ended DEADLINE_EXCEEDED once its time to arrive (the
  * local server's body timeout) is up, and its bytes are given back. Asserted on statuses and counts, never on time.
  */
 import assert from "node:assert/strict";
@@ -58,6 +59,49 @@ describe("the gRPC door within the process's request-bytes budget", () => {
       await waitUntil(() => ctx.server.inFlightBytes === 0, "the answered send's bytes are given back");
     } finally {
       upload.destroy();
+      client.close();
+    }
+  });
+});
+
+describe("a gzip-compressed gRPC request within the budget", () => {
+  const ctx = useGrpcServer("local", {}, { maxInFlightBytes: 64 * 1024 });
+
+  it("counts what it inflates to: a few KiB of gzip that inflate past the budget are ended, writing nothing", async () => {
+    const api = new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 });
+    const topic = uniqueName("GrpcGzipBudgeted");
+    await createTopic(api, topic, 1, ["broker-a"]);
+    // grpc-js compresses every request message with gzip (flag 1, grpc-encoding: gzip), as a client may.
+    const client = rawClient(ctx.endpoint, credentials.createInsecure(), { "grpc.default_compression_algorithm": 2 });
+    const md = new Metadata();
+    md.set("x-mq-client-id", `gzip@${process.pid}@1@test`);
+    const send = (bodyBytes: number) =>
+      unaryCall(
+        client,
+        "SendMessage",
+        {
+          messages: [
+            {
+              topic: { name: topic },
+              body: Buffer.alloc(bodyBytes),
+              systemProperties: { messageId: "01ABCDEF0123456789ABCDEF0123456790", messageType: "NORMAL" },
+            },
+          ],
+        },
+        md,
+      );
+    try {
+      const refused = await send(256 * 1024).then(
+        () => assert.fail("the send should be ended"),
+        (err: ServiceError) => err,
+      );
+      assert.equal(refused.code, grpcStatus.RESOURCE_EXHAUSTED, refused.details);
+      assert.equal((await api.topicStatus(topic))[0]?.maxOffset, 0, "the refused send wrote nothing");
+      await waitUntil(() => ctx.server.inFlightBytes === 0, "its bytes are given back");
+      assert.equal((await send(16 * 1024)).status?.code, "OK", "a compressed send within the budget is served");
+      assert.equal((await api.topicStatus(topic))[0]?.maxOffset, 1);
+      await waitUntil(() => ctx.server.inFlightBytes === 0, "the answered send's bytes are given back");
+    } finally {
       client.close();
     }
   });

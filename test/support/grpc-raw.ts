@@ -4,6 +4,7 @@
  */
 import {
   type ChannelCredentials,
+  type ChannelOptions,
   type Client,
   Metadata,
   makeGenericClientConstructor,
@@ -16,9 +17,9 @@ export interface RawAnswer {
   [field: string]: unknown;
 }
 
-export function rawClient(endpoint: string, creds: ChannelCredentials): Client {
+export function rawClient(endpoint: string, creds: ChannelCredentials, options: ChannelOptions = {}): Client {
   const Ctor = makeGenericClientConstructor(messagingService(), "MessagingService");
-  return new Ctor(endpoint, creds, { "grpc.max_send_message_length": 64 * 1024 * 1024 });
+  return new Ctor(endpoint, creds, { "grpc.max_send_message_length": 64 * 1024 * 1024, ...options });
 }
 
 /** A unary call of `rpc` with `request` (an object the service's codec encodes), answered or failed with a gRPC status. */
