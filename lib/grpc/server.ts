@@ -15,7 +15,7 @@ import { createServer as createTlsServer } from "node:tls";
 import type { Broker } from "../broker/index.js";
 import type { RequestBytes } from "../core/request-bytes.js";
 import type { RequestAuth } from "../http/authorize.js";
-import { MAX_REQUEST_BYTES } from "../protocol/index.js";
+import { MAX_RECEIVE_MESSAGES, MAX_REQUEST_BYTES } from "../protocol/index.js";
 import { type CallContext, callContext } from "./call-context.js";
 import { heartbeat, notifyClientTermination } from "./clients.js";
 import { Refused, status, statusOfError, type WireStatus } from "./codes.js";
@@ -87,6 +87,12 @@ const KEEPALIVE_MS = 60_000;
 const KEEPALIVE_TIMEOUT_MS = 20_000;
 /** Connections open at once, at most. */
 const MAX_CONNECTIONS = 10_000;
+/**
+ * Answer bytes a connection may have waiting for its client's windows: past it, the connection is dropped. Above
+ * the largest answer a call may make (a receive of MAX_RECEIVE_MESSAGES messages of at most MAX_REQUEST_BYTES each),
+ * so a client that reads slowly is served; one that keeps asking without reading is not.
+ */
+const MAX_PENDING_ANSWER_BYTES = MAX_RECEIVE_MESSAGES * MAX_REQUEST_BYTES + 32 * 1024 * 1024;
 
 export async function startGrpcServer(broker: Broker, options: GrpcServerOptions): Promise<GrpcServer> {
   const host = options.host ?? "127.0.0.1";
@@ -211,6 +217,7 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
       streamWindow: 1024 * 1024,
       keepaliveMs: KEEPALIVE_MS,
       keepaliveTimeoutMs: KEEPALIVE_TIMEOUT_MS,
+      maxPendingBytes: MAX_PENDING_ANSWER_BYTES,
     });
     connections.add(connection);
     connection.onClosed(() => connections.delete(connection));

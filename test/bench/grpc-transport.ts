@@ -110,6 +110,7 @@ async function ownTransport(): Promise<number> {
         streamWindow: 1 << 20,
         keepaliveMs: 0,
         keepaliveTimeoutMs: 0,
+        maxPendingBytes: 32 << 20,
       },
     );
   });

@@ -53,7 +53,11 @@ describe("HPACK", () => {
 });
 
 /** A server of bare connections: each stream is given to `handle`. */
-async function serve(handle: (stream: ServerStream, headers: RequestHeaders) => void, streams = 100) {
+async function serve(
+  handle: (stream: ServerStream, headers: RequestHeaders) => void,
+  streams = 100,
+  maxPendingBytes = 32 * 1024 * 1024,
+) {
   const connections: Http2Connection[] = [];
   const paused = { times: 0 };
   const server: Server = createServer((socket) => {
@@ -65,6 +69,7 @@ async function serve(handle: (stream: ServerStream, headers: RequestHeaders) => 
         streamWindow: 64 * 1024,
         keepaliveMs: 0,
         keepaliveTimeoutMs: 0,
+        maxPendingBytes,
       }),
     );
   });
@@ -189,6 +194,35 @@ async function rawExchange(
   socket.destroy();
   return { frames: parseFrames(Buffer.concat(received)), closed };
 }
+
+describe("an HTTP/2 connection whose client asks but does not read", () => {
+  let server: Awaited<ReturnType<typeof serve>>;
+  before(async () => {
+    server = await serve(echo(8), 100, 64 * 1024);
+  });
+  after(() => server.close());
+
+  it("holds answers for the client's windows up to its bound, and drops the connection past it", async () => {
+    // A window of 0: no DATA may be sent, so every answer's bytes wait on the server.
+    const client = connectHttp2(`http://127.0.0.1:${server.port}`, { settings: { initialWindowSize: 0 } });
+    client.on("error", () => {});
+    const closed = once(client, "close");
+    const ask = (bytes: number) => {
+      const request = client.request({ ":method": "POST", ":path": "/echo" });
+      request.on("error", () => {});
+      request.end(Buffer.alloc(bytes, 1));
+      return once(request, "response");
+    };
+    try {
+      await ask(4 * 1024); // 32 KiB of answer waiting: within the 64 KiB bound
+      assert.equal(client.closed || client.destroyed, false, "the connection stays while within the bound");
+      void ask(8 * 1024).catch(() => {}); // 64 KiB more: past it
+      await closed;
+    } finally {
+      client.destroy();
+    }
+  });
+});
 
 describe("an HTTP/2 connection against hand-made frames", () => {
   let server: Awaited<ReturnType<typeof serve>>;

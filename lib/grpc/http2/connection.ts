@@ -4,7 +4,8 @@
  * socket's bytes; the answers of one event-loop turn leave in one write; one object per stream (`ServerStream`).
  *
  * Bounded: `maxConcurrentStreams` streams (more: REFUSED_STREAM), header blocks of `maxHeaderBlockBytes` (more:
- * ENHANCE_YOUR_CALM), frames of 16 KiB, windows as RFC 9113 caps them. A protocol error ends it with GOAWAY.
+ * ENHANCE_YOUR_CALM), frames of 16 KiB, windows as RFC 9113 caps them, answers waiting for the client's windows
+ * (`maxPendingBytes`, past it the connection is dropped). A protocol error ends it with GOAWAY.
  */
 import type { Duplex } from "node:stream";
 import { FrameReader } from "./frame-reader.js";
@@ -51,6 +52,8 @@ export class Http2Connection implements StreamOwner {
   #sendWindow = DEFAULT_WINDOW;
   #receiveWindow: number;
   #receivedUnacknowledged = 0;
+  /** DATA bytes of every stream waiting for window. */
+  #pendingBytes = 0;
   #goingAway = false;
   #ended = false;
   readonly #keepalive: Keepalive;
@@ -101,9 +104,11 @@ export class Http2Connection implements StreamOwner {
   }
 
   sendData(stream: ServerStream, payload: Buffer): void {
-    if (payload.length === 0) return;
+    if (payload.length === 0 || this.#ended) return;
     stream.pending.push(payload);
+    this.#pendingBytes += payload.length;
     this.#drain(stream);
+    if (this.#pendingBytes > this.#options.maxPendingBytes) this.destroy();
   }
 
   sendTrailers(stream: ServerStream, block: Buffer): void {
@@ -136,6 +141,7 @@ export class Http2Connection implements StreamOwner {
       else stream.pending[0] = head.subarray(allowed);
       this.#sendWindow -= chunk.length;
       stream.sendWindow -= chunk.length;
+      this.#pendingBytes -= chunk.length;
       this.#writer.frame(FRAME.DATA, 0, stream.id, chunk);
     }
     this.#blocked.delete(stream);
@@ -157,6 +163,7 @@ export class Http2Connection implements StreamOwner {
   #close(stream: ServerStream): void {
     if (stream.closed) return;
     stream.closed = true;
+    for (const payload of stream.pending.splice(0)) this.#pendingBytes -= payload.length;
     this.#streams.delete(stream.id);
     this.#blocked.delete(stream);
     this.#endIfIdle();
@@ -178,6 +185,7 @@ export class Http2Connection implements StreamOwner {
     const open = [...this.#streams.values()];
     this.#streams.clear();
     this.#blocked.clear();
+    this.#pendingBytes = 0;
     for (const stream of open) {
       stream.closed = true;
       stream.onReset();

@@ -24,6 +24,11 @@ export interface ConnectionOptions {
   keepaliveMs: number;
   /** A ping unanswered this long drops the connection. */
   keepaliveTimeoutMs: number;
+  /**
+   * Answer bytes waiting for the client's windows, across its streams, at most: past it the connection is dropped
+   * (a client that asks but does not read).
+   */
+  maxPendingBytes: number;
 }
 
 export type StreamListener = (stream: ServerStream, headers: RequestHeaders) => void;
