@@ -253,6 +253,7 @@ export async function serveOn(
       brokerPorts: options.remotingBrokerPorts,
       tls: options.tls,
       requestBytes: bytes,
+      receiveMs: options.bodyTimeoutMs,
     });
     try {
       await door.listen(port);
@@ -285,9 +286,8 @@ export async function serveOn(
     throw asPortInUse(err, "gRPC", host, options.grpcPort ?? 0);
   }
 
-  // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts,
-  // sample-lag.ts), on timers:
-  // every process registers what it serves; the name server (or the all-in-one process) runs the others.
+  // The scheduled handlers' jobs (functions/register-brokers.ts, retention.ts, transaction-check.ts, sample-lag.ts),
+  // on timers: every process registers what it serves; the name server (or the all-in-one process) runs the others.
   // One run of a job at a time (a run longer than its period is not started twice), and close() waits for
   // the runs in flight before it closes the store.
   await broker.registerBrokers();

@@ -2,7 +2,7 @@
  * @module One client connection: frames in, one handler call per request (concurrently, as RocketMQ's broker
  * runs them), each answer written with the request's opaque id and serialization; oneway requests get none.
  * Bounded: requests in flight per connection and their bytes across the process (past either, SYSTEM_BUSY at
- * once), answer bytes queued for a client that does not read (past it the connection is closed). A frame that does
+ * once; a frame still arriving holds its bytes too, and has 30 s to be whole), answer bytes queued for a client that does not read (past it the connection is closed). A frame that does
  * not decode closes the connection without an answer: nothing after it can be trusted to be a frame.
  */
 import type { Socket } from "node:net";
@@ -31,6 +31,11 @@ const SERVER_VERSION = 453;
 
 export interface ConnectionLimits {
   maxInFlight: number;
+  /**
+   * A frame must be whole this long after its first byte came, or the connection is closed (its bytes, held of the
+   * process's budget meanwhile, given back): the local server's body timeout, 30 s by default.
+   */
+  receiveMs: number;
   /** A connection silent both ways this long is closed (RocketMQ's channel idle time: 120 s). */
   idleMs: number;
   /** Answer bytes waiting for a client that does not read, at most. */
@@ -39,6 +44,7 @@ export interface ConnectionLimits {
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   maxInFlight: 256,
+  receiveMs: 30_000,
   idleMs: 120_000,
   maxQueuedBytes: 2 * MAX_FRAME_BYTES,
 };
@@ -61,6 +67,10 @@ export class Connection {
   readonly done: Promise<void>;
   readonly #pending = new Set<Promise<void>>();
   readonly #calls = new ClientCalls();
+  /** Bytes of a frame still arriving, counted against the process's budget (whole frames count per request). */
+  #partialBytes = 0;
+  /** Set while a frame is arriving: its time to be whole. */
+  #receiveTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly socket: Socket,
@@ -82,6 +92,7 @@ export class Connection {
     socket.once("close", () => {
       this.#abort.abort();
       this.#calls.close();
+      this.#holdPartial(0);
     });
     socket.on("error", () => socket.destroy());
     // The HTTP server keeps half-open sockets; a remoting client that ends its side is gone.
@@ -108,6 +119,9 @@ export class Connection {
       this.socket.destroy();
       return;
     }
+    // A frame that came whole counts as its request from here on (#dispatch), no longer as bytes arriving; and its
+    // time to arrive ends: the next frame's starts at its first byte.
+    if (frames.length > 0) this.#holdPartial(0);
     for (const frame of frames) {
       if (isResponse(frame)) {
         // The answer to one of the door's calls; a stray answer is dropped.
@@ -116,6 +130,31 @@ export class Connection {
       }
       this.#dispatch(frame);
     }
+    if (this.#holdPartial(this.#decoder.buffered)) return;
+    // No room in the budget for the rest of a frame still arriving: it is refused as a whole one would be (by its
+    // header's opaque id) and the rest of it discarded as it comes; without its header, the connection is closed.
+    const refused = this.#decoder.dropPartial();
+    this.#holdPartial(0);
+    if (refused === undefined) this.socket.destroy();
+    else if (!isResponse(refused))
+      this.#answer(refused, refusal(ResponseCode.SYSTEM_BUSY, "the broker holds too many requests' bytes; retry"));
+  }
+
+  /**
+   * Holds `bytes` of a frame still arriving against the process's budget (giving back what it held past them), with
+   * its time to be whole running while any are held; false when more do not fit (nothing more is taken then).
+   */
+  #holdPartial(bytes: number): boolean {
+    const more = bytes - this.#partialBytes;
+    if (more > 0 && !this.door.requestBytes.take(more)) return false;
+    if (more < 0) this.door.requestBytes.release(-more);
+    this.#partialBytes = bytes;
+    if (bytes === 0) {
+      clearTimeout(this.#receiveTimer);
+      this.#receiveTimer = undefined;
+    } else if (this.#receiveTimer === undefined && !this.socket.destroyed)
+      this.#receiveTimer = setTimeout(() => this.socket.destroy(), this.limits.receiveMs);
+    return true;
   }
 
   #dispatch(request: RemotingCommand): void {

@@ -45,6 +45,8 @@ export interface RemotingDoorOptions {
   tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
   /** The process's budget for requests' bytes in flight (the local server's, which its HTTP door shares). */
   requestBytes: RequestBytes;
+  /** A frame's time to be whole from its first byte (`ConnectionLimits.receiveMs`): the local server's body timeout. */
+  receiveMs?: number | undefined;
 }
 
 export class RemotingDoor implements DoorView {
@@ -91,6 +93,7 @@ export class RemotingDoor implements DoorView {
     this.maxSuspendMs = options.maxSuspendMs ?? 15_000;
     this.requestBytes = options.requestBytes;
     this.#limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+    if (options.receiveMs !== undefined) this.#limits.receiveMs = options.receiveMs;
     this.#maxConnections = options.maxConnections ?? 1024;
     const removeAppended = broker.queueLog.onAppended((q) => this.waits.appended(q));
     broker.clients.checkListeners.add(this.#onCheck);

@@ -63,6 +63,8 @@ export const isOneway = (c: Pick<RemotingCommand, "flag">) => (c.flag & ONEWAY_F
 export class FrameDecoder {
   #chunks: Buffer[] = [];
   #buffered = 0;
+  /** Bytes of a dropped frame still to come, discarded as they arrive. */
+  #skip = 0;
 
   /** `maxFrameBytes`: the longest frame accepted (a client reading answers passes MAX_FRAME_BYTES). */
   constructor(private readonly maxFrameBytes = MAX_REQUEST_FRAME_BYTES) {}
@@ -71,7 +73,14 @@ export class FrameDecoder {
     return this.#buffered;
   }
 
-  push(chunk: Buffer): RemotingCommand[] {
+  push(received: Buffer): RemotingCommand[] {
+    let chunk = received;
+    if (this.#skip > 0) {
+      const skipped = Math.min(this.#skip, chunk.byteLength);
+      this.#skip -= skipped;
+      chunk = chunk.subarray(skipped);
+      if (chunk.byteLength === 0) return [];
+    }
     this.#chunks.push(chunk);
     this.#buffered += chunk.byteLength;
     const frames: RemotingCommand[] = [];
@@ -84,6 +93,29 @@ export class FrameDecoder {
       frames.push(decodeFrame(frame.subarray(4)));
     }
     return frames;
+  }
+
+  /**
+   * Gives up the frame still arriving: what is buffered of it is let go and the rest of it is discarded as it
+   * arrives. Answers its header (to refuse it by its opaque id), or undefined when its header has not all arrived,
+   * or does not decode (then nothing after it can be read as frames: the caller closes the connection).
+   */
+  dropPartial(): RemotingCommand | undefined {
+    if (this.#buffered < 8) return undefined;
+    const head = this.#peek(8);
+    const length = head.readUInt32BE(0);
+    const headerLength = head.readUInt32BE(4) & 0xffffff;
+    if (this.#buffered < 8 + headerLength) return undefined;
+    let header: RemotingCommand;
+    try {
+      header = decodeFrame(this.#peek(8 + headerLength).subarray(4, 8 + headerLength));
+    } catch {
+      return undefined;
+    }
+    this.#skip = 4 + length - this.#buffered;
+    this.#chunks = [];
+    this.#buffered = 0;
+    return header;
   }
 
   #peek(n: number): Buffer {

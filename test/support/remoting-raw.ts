@@ -74,22 +74,33 @@ export class RawRemoting {
   }
 
   request(r: RawRequest): Promise<RemotingCommand> {
+    const { answer, frame } = this.#frame(r);
+    this.socket.write(frame);
+    return answer;
+  }
+
+  /** Writes the first `sent` bytes of a request's frame; `finish` writes the rest. */
+  partialRequest(r: RawRequest, sent: number): { answer: Promise<RemotingCommand>; finish(): void } {
+    const { answer, frame } = this.#frame(r);
+    this.socket.write(frame.subarray(0, sent));
+    return { answer, finish: () => this.socket.write(frame.subarray(sent)) };
+  }
+
+  #frame(r: RawRequest): { answer: Promise<RemotingCommand>; frame: Buffer } {
     const opaque = ++this.#opaque;
-    const answered = new Promise<RemotingCommand>((resolve) => this.#waiting.set(opaque, resolve));
-    this.socket.write(
-      encodeFrame({
-        code: r.code,
-        language: "JAVA",
-        version: 453,
-        opaque,
-        flag: r.oneway ? ONEWAY_FLAG : 0,
-        remark: undefined,
-        extFields: r.extFields ?? {},
-        serializeType: r.binary ? SERIALIZE_ROCKETMQ : SERIALIZE_JSON,
-        body: r.body,
-      }),
-    );
-    return answered;
+    const answer = new Promise<RemotingCommand>((resolve) => this.#waiting.set(opaque, resolve));
+    const frame = encodeFrame({
+      code: r.code,
+      language: "JAVA",
+      version: 453,
+      opaque,
+      flag: r.oneway ? ONEWAY_FLAG : 0,
+      remark: undefined,
+      extFields: r.extFields ?? {},
+      serializeType: r.binary ? SERIALIZE_ROCKETMQ : SERIALIZE_JSON,
+      body: r.body,
+    });
+    return { answer, frame };
   }
 
   write(bytes: Uint8Array): void {

@@ -101,7 +101,13 @@ export async function openBacking(mode: ServerMode): Promise<Backing> {
 /** Server options a test sets beside the mode and config (kept across restarts), e.g. `targetCaPem`. */
 export type TestServerExtra = Pick<
   LocalServerOptions,
-  "targetCaPem" | "rangeUseMs" | "loadShedding" | "background" | "registerIntervalMs" | "maxInFlightBytes"
+  | "targetCaPem"
+  | "rangeUseMs"
+  | "loadShedding"
+  | "background"
+  | "registerIntervalMs"
+  | "maxInFlightBytes"
+  | "bodyTimeoutMs"
 >;
 
 export async function startTestServer(
