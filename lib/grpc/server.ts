@@ -88,9 +88,9 @@ const KEEPALIVE_TIMEOUT_MS = 20_000;
 /** Connections open at once, at most. */
 const MAX_CONNECTIONS = 10_000;
 /**
- * Answer bytes a connection may have waiting for its client's windows: past it, the connection is dropped. Above
- * the largest answer a call may make (a receive of MAX_RECEIVE_MESSAGES messages of at most MAX_REQUEST_BYTES each),
- * so a client that reads slowly is served; one that keeps asking without reading is not.
+ * Answer bytes a connection's client may leave untaken: a stream whose answer goes past it is reset. Above the
+ * largest answer a call may make (a receive of MAX_RECEIVE_MESSAGES messages of at most MAX_REQUEST_BYTES each),
+ * so one such answer to a client that reads slowly is served; a client that keeps asking without reading is not.
  */
 const MAX_PENDING_ANSWER_BYTES = MAX_RECEIVE_MESSAGES * MAX_REQUEST_BYTES + 32 * 1024 * 1024;
 

@@ -4,8 +4,9 @@
  * socket's bytes; the answers of one event-loop turn leave in one write; one object per stream (`ServerStream`).
  *
  * Bounded: `maxConcurrentStreams` streams (more: REFUSED_STREAM), header blocks of `maxHeaderBlockBytes` (more:
- * ENHANCE_YOUR_CALM), frames of 16 KiB, windows as RFC 9113 caps them, answers waiting for the client's windows
- * (`maxPendingBytes`, past it the connection is dropped). A protocol error ends it with GOAWAY.
+ * ENHANCE_YOUR_CALM), frames of 16 KiB, windows as RFC 9113 caps them, answer bytes the client has not taken
+ * (`maxPendingBytes`: a stream whose answer goes past it is reset ENHANCE_YOUR_CALM). A protocol error ends it
+ * with GOAWAY.
  */
 import type { Duplex } from "node:stream";
 import { FrameReader } from "./frame-reader.js";
@@ -108,7 +109,10 @@ export class Http2Connection implements StreamOwner {
     stream.pending.push(payload);
     this.#pendingBytes += payload.length;
     this.#drain(stream);
-    if (this.#pendingBytes > this.#options.maxPendingBytes) this.destroy();
+    // What the client has not taken: waiting for its windows, or sent into a socket it does not read (a client
+    // may open its windows to 2^31-1). Past the bound, the stream adding to it is reset and its call cancelled.
+    if (this.#pendingBytes + this.#writer.unsentBytes > this.#options.maxPendingBytes)
+      this.#streamError(stream, H2_ERROR.ENHANCE_YOUR_CALM);
   }
 
   sendTrailers(stream: ServerStream, block: Buffer): void {

@@ -11,6 +11,7 @@ const HIGH_WATER = 1024 * 1024;
 
 export class FrameWriter {
   #output: Buffer[] = [];
+  #outputBytes = 0;
   #scheduled = false;
   #closed = false;
 
@@ -20,6 +21,7 @@ export class FrameWriter {
     if (this.#closed) return;
     this.#output.push(frameHeader(payload.length, type, flags, streamId));
     if (payload.length > 0) this.#output.push(payload);
+    this.#outputBytes += 9 + payload.length;
     if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(() => this.flush());
@@ -32,6 +34,7 @@ export class FrameWriter {
     const out = this.#output;
     if (out.length === 0 || this.#closed) return;
     this.#output = [];
+    this.#outputBytes = 0;
     this.socket.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out));
     if (this.socket.writableLength > HIGH_WATER && !this.socket.isPaused()) {
       this.socket.pause();
@@ -39,9 +42,15 @@ export class FrameWriter {
     }
   }
 
+  /** Bytes framed and not yet taken by the client: gathered for this turn's write, or waiting in the socket. */
+  get unsentBytes(): number {
+    return this.#outputBytes + this.socket.writableLength;
+  }
+
   /** Nothing more is written. */
   close(): void {
     this.#closed = true;
     this.#output = [];
+    this.#outputBytes = 0;
   }
 }

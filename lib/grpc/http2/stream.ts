@@ -25,8 +25,9 @@ export interface ConnectionOptions {
   /** A ping unanswered this long drops the connection. */
   keepaliveTimeoutMs: number;
   /**
-   * Answer bytes waiting for the client's windows, across its streams, at most: past it the connection is dropped
-   * (a client that asks but does not read).
+   * Answer bytes the client has not taken, across its streams (waiting for its windows, or in a socket it does not
+   * read), at most: a stream whose answer goes past it is reset ENHANCE_YOUR_CALM (a client that asks but does not
+   * read).
    */
   maxPendingBytes: number;
 }
