@@ -132,12 +132,18 @@ export class Connection {
     }
     if (this.#holdPartial(this.#decoder.buffered)) return;
     // No room in the budget for the rest of a frame still arriving: it is refused as a whole one would be (by its
-    // header's opaque id) and the rest of it discarded as it comes; without its header, the connection is closed.
+    // header's opaque id) and the rest of it discarded as it comes. Until its header is in (at most 256 KiB, and
+    // what one read brings past it), its bytes wait beside the budget; a header that cannot be one closes the
+    // connection.
     const refused = this.#decoder.dropPartial();
+    if (refused === "header-incomplete") {
+      this.#arriving(true);
+      return;
+    }
     this.#holdPartial(0);
     if (refused === undefined) this.socket.destroy();
-    else if (!isResponse(refused))
-      this.#answer(refused, refusal(ResponseCode.SYSTEM_BUSY, "the broker holds too many requests' bytes; retry"));
+    else if (isResponse(refused)) this.#calls.abandon(refused.opaque, "its answer did not fit the broker's budget");
+    else this.#answer(refused, refusal(ResponseCode.SYSTEM_BUSY, "the broker holds too many requests' bytes; retry"));
   }
 
   /**
@@ -149,12 +155,17 @@ export class Connection {
     if (more > 0 && !this.door.requestBytes.take(more)) return false;
     if (more < 0) this.door.requestBytes.release(-more);
     this.#partialBytes = bytes;
-    if (bytes === 0) {
+    this.#arriving(bytes > 0);
+    return true;
+  }
+
+  /** Starts a frame's time to be whole at its first byte (`arriving`), or stops it once whole. */
+  #arriving(arriving: boolean): void {
+    if (!arriving) {
       clearTimeout(this.#receiveTimer);
       this.#receiveTimer = undefined;
     } else if (this.#receiveTimer === undefined && !this.socket.destroyed)
       this.#receiveTimer = setTimeout(() => this.socket.destroy(), this.limits.receiveMs);
-    return true;
   }
 
   #dispatch(request: RemotingCommand): void {

@@ -97,15 +97,17 @@ export class FrameDecoder {
 
   /**
    * Gives up the frame still arriving: what is buffered of it is let go and the rest of it is discarded as it
-   * arrives. Answers its header (to refuse it by its opaque id), or undefined when its header has not all arrived,
-   * or does not decode (then nothing after it can be read as frames: the caller closes the connection).
+   * arrives. Answers its header (to refuse it by its opaque id); "header-incomplete" (nothing given up) while its
+   * header has not all arrived; undefined when the header cannot be one (then nothing after it can be read as
+   * frames: the caller closes the connection).
    */
-  dropPartial(): RemotingCommand | undefined {
-    if (this.#buffered < 8) return undefined;
+  dropPartial(): RemotingCommand | "header-incomplete" | undefined {
+    if (this.#buffered < 8) return "header-incomplete";
     const head = this.#peek(8);
     const length = head.readUInt32BE(0);
     const headerLength = head.readUInt32BE(4) & 0xffffff;
-    if (this.#buffered < 8 + headerLength) return undefined;
+    if (headerLength > MAX_HEADER_BYTES || 4 + headerLength > length) return undefined;
+    if (this.#buffered < 8 + headerLength) return "header-incomplete";
     let header: RemotingCommand;
     try {
       header = decodeFrame(this.#peek(8 + headerLength).subarray(4, 8 + headerLength));

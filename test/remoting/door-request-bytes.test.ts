@@ -92,6 +92,45 @@ describe("a remoting frame still arriving, within the budget", () => {
   });
 });
 
+describe("a remoting frame whose header comes split while the budget is full", () => {
+  const ctx = useTestServer("local", undefined, { maxInFlightBytes: BUDGET });
+  const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 });
+
+  it("is refused SYSTEM_BUSY once its header is in, and the connection serves on", async () => {
+    const topic = uniqueName("SplitHeader");
+    await createTopic(api(), topic, 1, ["broker-a"]);
+    const c = await RawRemoting.open(ctx.server.server.port);
+    const upload = halfUpload(ctx.server.server.port, topic, BUDGET);
+    const send = (bytes: number) => ({
+      code: RequestCode.SEND_MESSAGE_V2,
+      extFields: { a: `${topic}P`, b: topic, e: "0", f: "0", g: String(Date.now()), h: "0", i: "" },
+      body: new Uint8Array(bytes).fill(4),
+    });
+    try {
+      await waitUntil(() => ctx.server.server.inFlightBytes === BUDGET, "the upload holds all the budget");
+      // 6 bytes first (the frame's length and part of its header length): not even they fit, and the frame cannot
+      // be refused before its header is in. The rest a moment later, most likely a read of its own (when both
+      // come in one read, the header is whole at once; the decoder's unit test covers the split itself).
+      const split = c.partialRequest(send(8 * 1024), 6);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      split.finish();
+      const refused = await Promise.race([
+        split.answer,
+        c.closed.then(() => assert.fail("the connection was closed instead of the frame refused")),
+      ]);
+      assert.equal(refused.code, ResponseCode.SYSTEM_BUSY, refused.remark);
+      upload.destroy();
+      await waitUntil(() => ctx.server.server.inFlightBytes === 0, "the upload's bytes are given back");
+      const stored = await c.request(send(1024));
+      assert.equal(stored.code, ResponseCode.SUCCESS, `the connection serves on: ${stored.remark}`);
+      assert.equal((await api().topicStatus(topic))[0]?.maxOffset, 1, "the refused frame wrote nothing");
+    } finally {
+      upload.destroy();
+      c.close();
+    }
+  });
+});
+
 describe("a remoting frame that stops half-way", () => {
   const ctx = useTestServer("local", undefined, { bodyTimeoutMs: 300 });
 
