@@ -56,6 +56,12 @@ function requestBytesOf(request: RemotingCommand): number {
   return bytes;
 }
 
+/**
+ * The longest header a frame refused while arriving may wait for (beside the budget) to be answered SYSTEM_BUSY:
+ * a send's, with its 32 KiB of properties, fits.
+ */
+const REFUSED_HEADER_BYTES = 64 * 1024;
+
 /** A frame's length, header length, and the header's fixed fields (code, language, version, opaque, flag). */
 const FRAME_FIXED_BYTES = 64;
 
@@ -132,10 +138,10 @@ export class Connection {
     }
     if (this.#holdPartial(this.#decoder.buffered)) return;
     // No room in the budget for the rest of a frame still arriving: it is refused as a whole one would be (by its
-    // header's opaque id) and the rest of it discarded as it comes. Until its header is in (at most 256 KiB, and
-    // what one read brings past it), its bytes wait beside the budget; a header that cannot be one closes the
+    // header's opaque id) and the rest of it discarded as it comes. Until its header is in, at most
+    // REFUSED_HEADER_BYTES of it wait beside the budget; a longer header, or one that cannot be one, closes the
     // connection.
-    const refused = this.#decoder.dropPartial();
+    const refused = this.#decoder.dropPartial(REFUSED_HEADER_BYTES);
     if (refused === "header-incomplete") {
       this.#arriving(true);
       return;

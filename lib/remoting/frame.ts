@@ -98,15 +98,15 @@ export class FrameDecoder {
   /**
    * Gives up the frame still arriving: what is buffered of it is let go and the rest of it is discarded as it
    * arrives. Answers its header (to refuse it by its opaque id); "header-incomplete" (nothing given up) while its
-   * header has not all arrived; undefined when the header cannot be one (then nothing after it can be read as
-   * frames: the caller closes the connection).
+   * header has not all arrived; undefined when the header cannot be one, or is longer than `maxHeaderBytes` (then
+   * nothing after it can be read as frames: the caller closes the connection).
    */
-  dropPartial(): RemotingCommand | "header-incomplete" | undefined {
+  dropPartial(maxHeaderBytes = MAX_HEADER_BYTES): RemotingCommand | "header-incomplete" | undefined {
     if (this.#buffered < 8) return "header-incomplete";
     const head = this.#peek(8);
     const length = head.readUInt32BE(0);
     const headerLength = head.readUInt32BE(4) & 0xffffff;
-    if (headerLength > MAX_HEADER_BYTES || 4 + headerLength > length) return undefined;
+    if (headerLength > Math.min(maxHeaderBytes, MAX_HEADER_BYTES) || 4 + headerLength > length) return undefined;
     if (this.#buffered < 8 + headerLength) return "header-incomplete";
     let header: RemotingCommand;
     try {

@@ -63,6 +63,26 @@ describe("a remoting frame given up while it arrives", () => {
     assert.deepEqual(opaques(decoder.push(third.subarray(100))), [3]);
   });
 
+  it("answers undefined for a header longer than the caller waits for, before it has all come", () => {
+    const decoder = new FrameDecoder();
+    const long = encodeFrame({
+      code: 310,
+      language: "JAVA",
+      version: 453,
+      opaque: 9,
+      flag: 0,
+      remark: undefined,
+      extFields: { b: "SomeTopic", i: "p".repeat(70 * 1024) },
+      serializeType: SERIALIZE_JSON,
+      body: new Uint8Array(10),
+    });
+    decoder.push(long.subarray(0, 1000));
+    assert.equal(decoder.dropPartial(64 * 1024), undefined, "a 70 KiB header is not waited for");
+    const patient = new FrameDecoder();
+    patient.push(long.subarray(0, 1000));
+    assert.equal(patient.dropPartial(), "header-incomplete", "up to 256 KiB by default");
+  });
+
   it("answers undefined for a header that cannot be one (the door closes the connection)", () => {
     const decoder = new FrameDecoder();
     const bad = Buffer.alloc(16);

@@ -4,9 +4,8 @@
  * socket's bytes; the answers of one event-loop turn leave in one write; one object per stream (`ServerStream`).
  *
  * Bounded: `maxConcurrentStreams` streams (more: REFUSED_STREAM), header blocks of `maxHeaderBlockBytes` (more:
- * ENHANCE_YOUR_CALM), frames of 16 KiB, windows as RFC 9113 caps them, answer bytes the client has not taken
- * (`maxPendingBytes`: a stream whose answer goes past it is reset ENHANCE_YOUR_CALM). A protocol error ends it
- * with GOAWAY.
+ * ENHANCE_YOUR_CALM), frames of 16 KiB, windows as RFC 9113 caps them, answers the client has not taken
+ * (`maxPendingBytes`, see `sendData`). A protocol error ends it with GOAWAY.
  */
 import type { Duplex } from "node:stream";
 import { FrameReader } from "./frame-reader.js";
@@ -35,6 +34,8 @@ import {
 } from "./stream.js";
 
 const EMPTY = Buffer.alloc(0);
+/** A DATA payload this small may pass `maxPendingBytes` by an eighth of it (`sendData`). */
+const SMALL_PAYLOAD_BYTES = 65_536;
 
 export class Http2Connection implements StreamOwner {
   readonly #socket: Duplex;
@@ -53,8 +54,7 @@ export class Http2Connection implements StreamOwner {
   #sendWindow = DEFAULT_WINDOW;
   #receiveWindow: number;
   #receivedUnacknowledged = 0;
-  /** DATA bytes of every stream waiting for window. */
-  #pendingBytes = 0;
+  #pendingBytes = 0; // DATA bytes of every stream waiting for window
   #goingAway = false;
   #ended = false;
   readonly #keepalive: Keepalive;
@@ -106,13 +106,17 @@ export class Http2Connection implements StreamOwner {
 
   sendData(stream: ServerStream, payload: Buffer): void {
     if (payload.length === 0 || this.#ended) return;
+    // Untaken: waiting for windows or in an unread socket (windows may be 2^31-1). A payload past the bound is not
+    // queued; its stream is reset, its call cancelled. A small one has an eighth more (an ack's answer, a Telemetry
+    // command, while a large answer drains), so the client's other calls go on.
+    const bound = this.#options.maxPendingBytes * (payload.length <= SMALL_PAYLOAD_BYTES ? 9 / 8 : 1);
+    if (this.#pendingBytes + this.#writer.unsentBytes + payload.length > bound) {
+      this.#streamError(stream, H2_ERROR.ENHANCE_YOUR_CALM);
+      return;
+    }
     stream.pending.push(payload);
     this.#pendingBytes += payload.length;
     this.#drain(stream);
-    // What the client has not taken: waiting for its windows, or sent into a socket it does not read (a client
-    // may open its windows to 2^31-1). Past the bound, the stream adding to it is reset and its call cancelled.
-    if (this.#pendingBytes + this.#writer.unsentBytes > this.#options.maxPendingBytes)
-      this.#streamError(stream, H2_ERROR.ENHANCE_YOUR_CALM);
   }
 
   sendTrailers(stream: ServerStream, block: Buffer): void {
