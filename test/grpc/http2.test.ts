@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { connect as connectHttp2 } from "node:http2";
-import { type AddressInfo, connect as connectTcp, createServer, type Server, type Socket } from "node:net";
+import { connect as connectTcp, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { CLIENT_PREFACE, FLAG, FRAME, frameHeader, H2_ERROR, words } from "../../lib/grpc/http2/frames.js";
 import { encodeLiteralHeaders, encodeResponseHeaders, HpackDecoder } from "../../lib/grpc/http2/hpack.js";
-import { Http2Connection, type RequestHeaders, type ServerStream } from "../../lib/grpc/http2/index.js";
+import { echo, parseFrames, type RawFrame, serve } from "../support/http2-server.js";
 
 describe("HPACK", () => {
   it("decodes RFC 7541 C.4's three requests (Huffman strings, one dynamic table)", () => {
@@ -51,55 +51,6 @@ describe("HPACK", () => {
     assert.equal(decoder.tableSize, 0);
   });
 });
-
-/** A server of bare connections: each stream is given to `handle`. */
-async function serve(
-  handle: (stream: ServerStream, headers: RequestHeaders) => void,
-  streams = 100,
-  maxPendingBytes = 32 * 1024 * 1024,
-) {
-  const connections: Http2Connection[] = [];
-  const paused = { times: 0 };
-  const server: Server = createServer((socket) => {
-    socket.on("pause", () => paused.times++);
-    connections.push(
-      new Http2Connection(socket, handle, {
-        maxConcurrentStreams: streams,
-        maxHeaderBlockBytes: 64 * 1024,
-        streamWindow: 64 * 1024,
-        keepaliveMs: 0,
-        keepaliveTimeoutMs: 0,
-        maxPendingBytes,
-      }),
-    );
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const port = (server.address() as AddressInfo).port;
-  return {
-    port,
-    paused,
-    close: async () => {
-      for (const c of connections) c.destroy();
-      server.close();
-      await once(server, "close");
-    },
-  };
-}
-
-/** Answers each request with its body repeated `times`, after reading all of it, with a trailer. */
-const echo =
-  (times: number) =>
-  (stream: ServerStream, headers: RequestHeaders): void => {
-    const parts: Buffer[] = [];
-    stream.onData = (chunk) => parts.push(Buffer.from(chunk));
-    stream.onEnd = () => {
-      const body = Buffer.concat(parts);
-      stream.respond(encodeResponseHeaders([["x-path", headers.get(":path")?.[0] ?? ""]]));
-      for (let i = 0; i < times; i++) stream.write(body);
-      stream.end(encodeLiteralHeaders([["x-bytes", String(body.length * times)]]));
-    };
-  };
 
 describe("an HTTP/2 connection with Node's client", () => {
   let server: Awaited<ReturnType<typeof serve>>;
@@ -151,25 +102,6 @@ describe("an HTTP/2 connection with Node's client", () => {
   });
 });
 
-interface RawFrame {
-  type: number;
-  flags: number;
-  stream: number;
-  payload: Buffer;
-}
-
-function parseFrames(bytes: Buffer): RawFrame[] {
-  const out: RawFrame[] = [];
-  for (let at = 0; at + 9 <= bytes.length; ) {
-    const length = bytes.readUIntBE(at, 3);
-    if (at + 9 + length > bytes.length) break;
-    const [type = 0, flags = 0] = [bytes[at + 3], bytes[at + 4]];
-    out.push({ type, flags, stream: bytes.readUInt32BE(at + 5), payload: bytes.subarray(at + 9, at + 9 + length) });
-    at += 9 + length;
-  }
-  return out;
-}
-
 /**
  * A raw client: sends `frames` after the preface and a SETTINGS; returns the frames the server sent once `until`
  * holds of them or the server closed the connection (the test's timeout guards).
@@ -194,104 +126,6 @@ async function rawExchange(
   socket.destroy();
   return { frames: parseFrames(Buffer.concat(received)), closed };
 }
-
-describe("an HTTP/2 connection whose client asks but does not read", () => {
-  const BOUND = 64 * 1024;
-  let server: Awaited<ReturnType<typeof serve>>;
-  /** Answers 1 MiB to every request, in the turn after it ended; counts the answers written (or cut short). */
-  const answered = { times: 0 };
-  let bigServer: Awaited<ReturnType<typeof serve>>;
-  before(async () => {
-    server = await serve(echo(8), 100, BOUND);
-    bigServer = await serve(
-      (stream) => {
-        stream.onEnd = () =>
-          setImmediate(() => {
-            stream.respond(encodeResponseHeaders([]));
-            stream.write(Buffer.alloc(1024 * 1024));
-            stream.end(encodeLiteralHeaders([["x-done", "1"]]));
-            answered.times++;
-          });
-      },
-      100,
-      4 * 1024 * 1024,
-    );
-  });
-  after(async () => {
-    await server.close();
-    await bigServer.close();
-  });
-
-  it("holds answers for a closed window up to its bound; the stream that goes past it is reset, the rest served", async () => {
-    // A window of 0: no DATA may be sent, so every answer's bytes wait on the server.
-    const client = connectHttp2(`http://127.0.0.1:${server.port}`, { settings: { initialWindowSize: 0 } });
-    client.on("error", () => {});
-    const ask = (bytes: number) => {
-      const request = client.request({ ":method": "POST", ":path": "/echo" });
-      request.on("error", () => {});
-      request.end(Buffer.alloc(bytes, 1));
-      return request;
-    };
-    try {
-      const within = ask(4 * 1024); // 32 KiB of answer waiting: within the 64 KiB bound
-      await once(within, "response");
-      const past = ask(8 * 1024); // 64 KiB more: past it
-      await new Promise((resolve) => past.on("close", resolve));
-      assert.equal(past.rstCode, H2_ERROR.ENHANCE_YOUR_CALM);
-      assert.equal(within.closed, false, "the stream within the bound still waits for its window");
-      assert.equal(client.closed || client.destroyed, false, "the connection stays");
-    } finally {
-      client.destroy();
-    }
-  });
-
-  it("counts what waits in a socket the client does not read, when its windows are wide open", async () => {
-    const socket = connectTcp(bigServer.port, "127.0.0.1");
-    socket.on("error", () => {});
-    await once(socket, "connect");
-    socket.pause(); // never read until every answer was made
-    const wide = 2 ** 31 - 1;
-    const settings = Buffer.alloc(6);
-    settings.writeUInt16BE(4, 0); // SETTINGS_INITIAL_WINDOW_SIZE
-    settings.writeUInt32BE(wide, 2);
-    const request = encodeLiteralHeaders([
-      [":method", "POST"],
-      [":path", "/big"],
-    ]);
-    const streams = 40; // 40 MiB of answers: more than the socket buffers hold, ten times the 4 MiB bound
-    socket.write(
-      Buffer.concat([
-        CLIENT_PREFACE,
-        frameHeader(6, FRAME.SETTINGS, 0, 0),
-        settings,
-        frameHeader(4, FRAME.WINDOW_UPDATE, 0, 0),
-        words(wide - 65_535),
-        ...Array.from({ length: streams }, (_, i) => [
-          frameHeader(request.length, FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 2 * i + 1),
-          request,
-        ]).flat(),
-      ]),
-    );
-    while (answered.times < streams) await new Promise((r) => setTimeout(r, 10));
-    // Frames counted as they arrive: resets for the bound, trailers (END_STREAM) for answers served whole.
-    let [resets, done] = [0, 0];
-    let tail = Buffer.alloc(0);
-    socket.on("data", (c: Buffer) => {
-      tail = Buffer.concat([tail, c]);
-      const frames = parseFrames(tail);
-      for (const f of frames) {
-        if (f.type === FRAME.RST_STREAM && f.payload.readUInt32BE(0) === H2_ERROR.ENHANCE_YOUR_CALM) resets++;
-        if (f.type === FRAME.HEADERS && (f.flags & FLAG.END_STREAM) !== 0) done++;
-      }
-      tail = tail.subarray(frames.reduce((n, f) => n + 9 + f.payload.length, 0));
-    });
-    socket.resume();
-    while (resets + done < streams) await once(socket, "data");
-    assert.ok(resets > 0, "answers past the bound were not queued, their streams reset");
-    assert.ok(done > 0, "answers within it were served");
-    socket.destroy();
-  });
-});
 
 describe("an HTTP/2 connection against hand-made frames", () => {
   let server: Awaited<ReturnType<typeof serve>>;
