@@ -9,3 +9,6 @@ export interface RequestBytes {
   take(size: number): boolean;
   release(size: number): void;
 }
+
+/** What every door says when a request does not fit the budget (SYSTEM_BUSY, RESOURCE_EXHAUSTED). */
+export const OVER_BUDGET = "the broker holds too many requests' bytes; retry";

@@ -10,7 +10,7 @@
  */
 import { EventEmitter } from "node:events";
 import { gunzipSync, inflateSync } from "node:zlib";
-import type { RequestBytes } from "../core/request-bytes.js";
+import { OVER_BUDGET, type RequestBytes } from "../core/request-bytes.js";
 import { encodeLiteralHeaders, encodeResponseHeaders, type RequestHeaders, type ServerStream } from "./http2/index.js";
 import { type FramedMessage, MessageFrames, MessageTooLarge } from "./message-frames.js";
 
@@ -229,7 +229,7 @@ export class GrpcCall extends EventEmitter {
     if (this.#ended) return;
     // Only bytes received count (a message's declared length reserves nothing), as the HTTP door counts a body's.
     if (!this.#take(chunk.length)) {
-      this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, "the broker holds too many requests' bytes; retry");
+      this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, OVER_BUDGET);
       return;
     }
     if (!this.streaming) this.#receiving(true);
@@ -326,7 +326,7 @@ export class GrpcCall extends EventEmitter {
     }
     const inflatedBy = plain.length - bytes.length;
     if (inflatedBy > 0 && !this.#take(inflatedBy)) {
-      this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, "the broker holds too many requests' bytes; retry");
+      this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, OVER_BUDGET);
       return undefined;
     }
     try {

@@ -2,10 +2,12 @@
  * @module One client connection: frames in, one handler call per request (concurrently, as RocketMQ's broker
  * runs them), each answer written with the request's opaque id and serialization; oneway requests get none.
  * Bounded: requests in flight per connection and their bytes across the process (past either, SYSTEM_BUSY at
- * once; a frame still arriving holds its bytes too, and has 30 s to be whole), answer bytes queued for a client that does not read (past it the connection is closed). A frame that does
- * not decode closes the connection without an answer: nothing after it can be trusted to be a frame.
+ * once; a frame still arriving holds its bytes too, and has 30 s to be whole), answer bytes queued for a client
+ * that does not read (past it the connection is closed). A frame that does not decode closes the connection
+ * without an answer: nothing after it can be trusted to be a frame.
  */
 import type { Socket } from "node:net";
+import { OVER_BUDGET } from "../core/request-bytes.js";
 import type { HandlerContext } from "../http/context.js";
 import { ACCESS } from "./access.js";
 import type { Call, DoorView, Scope } from "./call.js";
@@ -149,7 +151,7 @@ export class Connection {
     this.#holdPartial(0);
     if (refused === undefined) this.socket.destroy();
     else if (isResponse(refused)) this.#calls.abandon(refused.opaque, "its answer did not fit the broker's budget");
-    else this.#answer(refused, refusal(ResponseCode.SYSTEM_BUSY, "the broker holds too many requests' bytes; retry"));
+    else this.#answer(refused, refusal(ResponseCode.SYSTEM_BUSY, OVER_BUDGET));
   }
 
   /**
@@ -185,7 +187,7 @@ export class Connection {
     // Its bytes count against the process's budget until it is answered (a waiting pull holds only its header's).
     const size = requestBytesOf(request);
     if (!this.door.requestBytes.take(size)) {
-      this.#answer(request, refusal(ResponseCode.SYSTEM_BUSY, "the broker holds too many requests' bytes; retry"));
+      this.#answer(request, refusal(ResponseCode.SYSTEM_BUSY, OVER_BUDGET));
       return;
     }
     this.#inFlight++;
