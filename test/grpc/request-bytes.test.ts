@@ -9,13 +9,22 @@
 import assert from "node:assert/strict";
 import { connect as connectHttp2 } from "node:http2";
 import { describe, it } from "node:test";
-import { credentials, status as grpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { type Client, credentials, status as grpcStatus, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
 import { useGrpcServer } from "../support/grpc-fixture.js";
 import { rawClient, unaryCall } from "../support/grpc-raw.js";
 import { halfUpload } from "../support/raw-http.js";
 import { uniqueName } from "../support/server-fixture.js";
+
+/** A SendMessage of one message with `body` to `topic`. */
+const sendMessage = (client: Client, md: Metadata, topic: string, body: Buffer, messageId: string) =>
+  unaryCall(
+    client,
+    "SendMessage",
+    { messages: [{ topic: { name: topic }, body, systemProperties: { messageId, messageType: "NORMAL" } }] },
+    md,
+  );
 
 describe("the gRPC door within the process's request-bytes budget", () => {
   const ctx = useGrpcServer("local", {}, { maxInFlightBytes: 64 * 1024 });
@@ -27,21 +36,7 @@ describe("the gRPC door within the process's request-bytes budget", () => {
     const client = rawClient(ctx.endpoint, credentials.createInsecure());
     const md = new Metadata();
     md.set("x-mq-client-id", `budget@${process.pid}@1@test`);
-    const send = () =>
-      unaryCall(
-        client,
-        "SendMessage",
-        {
-          messages: [
-            {
-              topic: { name: topic },
-              body: Buffer.alloc(32 * 1024, 1),
-              systemProperties: { messageId: "01ABCDEF0123456789ABCDEF0123456789", messageType: "NORMAL" },
-            },
-          ],
-        },
-        md,
-      );
+    const send = () => sendMessage(client, md, topic, Buffer.alloc(32 * 1024, 1), "01ABCDEF0123456789ABCDEF0123456789");
     const held = 40 * 1024;
     const upload = halfUpload(ctx.server.port, topic, held);
     try {
@@ -76,20 +71,7 @@ describe("a gzip-compressed gRPC request within the budget", () => {
     const md = new Metadata();
     md.set("x-mq-client-id", `gzip@${process.pid}@1@test`);
     const send = (bodyBytes: number) =>
-      unaryCall(
-        client,
-        "SendMessage",
-        {
-          messages: [
-            {
-              topic: { name: topic },
-              body: Buffer.alloc(bodyBytes),
-              systemProperties: { messageId: "01ABCDEF0123456789ABCDEF0123456790", messageType: "NORMAL" },
-            },
-          ],
-        },
-        md,
-      );
+      sendMessage(client, md, topic, Buffer.alloc(bodyBytes), "01ABCDEF0123456789ABCDEF0123456790");
     try {
       const refused = await send(256 * 1024).then(
         () => assert.fail("the send should be ended"),

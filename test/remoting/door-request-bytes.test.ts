@@ -18,6 +18,13 @@ import { uniqueName, useTestServer } from "../support/server-fixture.js";
 
 const BUDGET = 64 * 1024;
 
+/** A SEND_MESSAGE_V2 of `bytes` to `topic`. */
+const sendOf = (topic: string, bytes: number) => ({
+  code: RequestCode.SEND_MESSAGE_V2,
+  extFields: { a: `${topic}P`, b: topic, e: "0", f: "0", g: String(Date.now()), h: "0", i: "" },
+  body: new Uint8Array(bytes).fill(1),
+});
+
 describe("the remoting door within the process's request-bytes budget", () => {
   const ctx = useTestServer("local", undefined, { maxInFlightBytes: BUDGET });
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 });
@@ -26,12 +33,7 @@ describe("the remoting door within the process's request-bytes budget", () => {
     const topic = uniqueName("Budgeted");
     await createTopic(api(), topic, 1, ["broker-a"]);
     const c = await RawRemoting.open(ctx.server.server.port);
-    const send = (bytes: number) =>
-      c.request({
-        code: RequestCode.SEND_MESSAGE_V2,
-        extFields: { a: `${topic}P`, b: topic, e: "0", f: "0", g: String(Date.now()), h: "0", i: "" },
-        body: new Uint8Array(bytes).fill(1),
-      });
+    const send = (bytes: number) => c.request(sendOf(topic, bytes));
     const held = 40 * 1024;
     const upload = halfUpload(ctx.server.server.port, topic, held);
     try {
@@ -55,11 +57,6 @@ describe("the remoting door within the process's request-bytes budget", () => {
 describe("a remoting frame still arriving, within the budget", () => {
   const ctx = useTestServer("local", undefined, { maxInFlightBytes: BUDGET });
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 });
-  const sendOf = (topic: string, bytes: number) => ({
-    code: RequestCode.SEND_MESSAGE_V2,
-    extFields: { a: `${topic}P`, b: topic, e: "0", f: "0", g: String(Date.now()), h: "0", i: "" },
-    body: new Uint8Array(bytes).fill(2),
-  });
 
   it("holds its bytes; one whose rest does not fit is refused by its header, and its rest discarded", async () => {
     const topic = uniqueName("Arriving");
@@ -101,11 +98,7 @@ describe("a remoting frame whose header comes split while the budget is full", (
     await createTopic(api(), topic, 1, ["broker-a"]);
     const c = await RawRemoting.open(ctx.server.server.port);
     const upload = halfUpload(ctx.server.server.port, topic, BUDGET);
-    const send = (bytes: number) => ({
-      code: RequestCode.SEND_MESSAGE_V2,
-      extFields: { a: `${topic}P`, b: topic, e: "0", f: "0", g: String(Date.now()), h: "0", i: "" },
-      body: new Uint8Array(bytes).fill(4),
-    });
+    const send = (bytes: number) => sendOf(topic, bytes);
     try {
       await waitUntil(() => ctx.server.server.inFlightBytes === BUDGET, "the upload holds all the budget");
       // 6 bytes first (the frame's length and part of its header length): not even they fit, and the frame cannot
