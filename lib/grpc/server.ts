@@ -14,6 +14,7 @@ import { createServer as createPlainServer, type Server, type Socket } from "nod
 import { createServer as createTlsServer } from "node:tls";
 import type { Broker } from "../broker/index.js";
 import type { RequestBytes } from "../core/request-bytes.js";
+import type { UntakenAnswers } from "../core/untaken-answers.js";
 import type { RequestAuth } from "../http/authorize.js";
 import { MAX_RECEIVE_MESSAGES, MAX_REQUEST_BYTES } from "../protocol/index.js";
 import { type CallContext, callContext } from "./call-context.js";
@@ -49,6 +50,11 @@ export interface GrpcServerOptions {
   requestBytes?: RequestBytes | undefined;
   /** The time a request has to arrive whole once its first byte came (`ReceiveLimits.receiveMs`). Default 30 s. */
   receiveMs?: number | undefined;
+  /**
+   * The bytes of answers clients have not taken, bounded across the process's connections (and its remoting door's):
+   * an answer past it has its stream reset. Default the process's ledger (lib/core/untaken-answers.ts).
+   */
+  untakenAnswers?: UntakenAnswers | undefined;
   /** Unary calls answered at once, at most. Default 256. */
   maxInFlight?: number | undefined;
   telemetry?: Partial<TelemetryOptions> | undefined;
@@ -218,6 +224,7 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
       keepaliveMs: KEEPALIVE_MS,
       keepaliveTimeoutMs: KEEPALIVE_TIMEOUT_MS,
       maxPendingBytes: MAX_PENDING_ANSWER_BYTES,
+      untakenAnswers: options.untakenAnswers,
     });
     connections.add(connection);
     connection.onClosed(() => connections.delete(connection));

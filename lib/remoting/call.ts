@@ -4,6 +4,7 @@
  */
 import type { Permission } from "../core/acl.js";
 import type { RequestBytes } from "../core/request-bytes.js";
+import type { UntakenAnswers } from "../core/untaken-answers.js";
 import type { HandlerContext } from "../http/context.js";
 import type { HeartbeatData } from "../protocol/index.js";
 import type { Answer } from "./codes.js";
@@ -51,6 +52,8 @@ export interface Scope {
 export interface DoorView {
   /** The process's budget for requests' bytes in flight: past it a request is refused SYSTEM_BUSY at once. */
   readonly requestBytes: RequestBytes;
+  /** The process's untaken answers: past their bound an answer is SYSTEM_BUSY in its place. */
+  readonly untakenAnswers: UntakenAnswers;
   /** The address a client should call for a broker (its master or a slave), given the one it registered. */
   addressOf(brokerName: string, brokerId: number, registered: string): string;
   readonly waits: PullWaits;

@@ -8,6 +8,7 @@
  */
 import type { Socket } from "node:net";
 import { OVER_BUDGET } from "../core/request-bytes.js";
+import { type AnswerShare, UNTAKEN_ANSWERS_FULL } from "../core/untaken-answers.js";
 import type { HandlerContext } from "../http/context.js";
 import { ACCESS } from "./access.js";
 import type { Call, DoorView, Scope } from "./call.js";
@@ -64,6 +65,21 @@ function requestBytesOf(request: RemotingCommand): number {
  */
 const REFUSED_HEADER_BYTES = 64 * 1024;
 
+/** The frame answering `request` with `answer`, in the request's serialization. */
+function answerFrame(request: RemotingCommand, answer: Answer): Buffer {
+  return encodeFrame({
+    code: answer.code,
+    language: "JAVA",
+    version: SERVER_VERSION,
+    opaque: request.opaque,
+    flag: RESPONSE_FLAG,
+    remark: answer.remark,
+    extFields: answer.extFields ?? {},
+    serializeType: request.serializeType,
+    body: answer.body,
+  });
+}
+
 /** A frame's length, header length, and the header's fixed fields (code, language, version, opaque, flag). */
 const FRAME_FIXED_BYTES = 64;
 
@@ -79,6 +95,8 @@ export class Connection {
   #partialBytes = 0;
   /** Set while a frame is arriving: its time to be whole. */
   #receiveTimer: NodeJS.Timeout | undefined;
+  /** This connection's part of the process's untaken answers: the bytes waiting in its socket. */
+  readonly #answers: AnswerShare;
 
   constructor(
     private readonly socket: Socket,
@@ -96,11 +114,13 @@ export class Connection {
       notify: (code, extFields, body) => this.notify(code, extFields, body),
       call: (code, extFields, body, timeoutMs) => this.call(code, extFields, body, timeoutMs),
     };
+    this.#answers = door.untakenAnswers.share();
     this.done = new Promise((resolve) => socket.once("close", () => resolve()));
     socket.once("close", () => {
       this.#abort.abort();
       this.#calls.close();
       this.#holdPartial(0);
+      this.#answers.release();
     });
     socket.on("error", () => socket.destroy());
     // The HTTP server keeps half-open sockets; a remoting client that ends its side is gone.
@@ -228,35 +248,25 @@ export class Connection {
     if (isOneway(request) || this.socket.destroyed) return;
     let frame: Buffer;
     try {
-      frame = encodeFrame({
-        code: answer.code,
-        language: "JAVA",
-        version: SERVER_VERSION,
-        opaque: request.opaque,
-        flag: RESPONSE_FLAG,
-        remark: answer.remark,
-        extFields: answer.extFields ?? {},
-        serializeType: request.serializeType,
-        body: answer.body,
-      });
+      frame = answerFrame(request, answer);
       if (frame.byteLength - 4 > MAX_FRAME_BYTES) throw new Error(`an answer of ${frame.byteLength} bytes`);
     } catch (err) {
       console.error("nimbus remoting: an answer could not be encoded", err);
-      frame = encodeFrame({
-        code: ResponseCode.SYSTEM_ERROR,
-        language: "JAVA",
-        version: SERVER_VERSION,
-        opaque: request.opaque,
-        flag: RESPONSE_FLAG,
-        remark: "the answer could not be encoded",
-        extFields: {},
-        serializeType: request.serializeType,
-        body: undefined,
-      });
+      frame = answerFrame(request, refusal(ResponseCode.SYSTEM_ERROR, "the answer could not be encoded"));
     }
     if (this.socket.writableLength + frame.byteLength > this.limits.maxQueuedBytes) {
       this.socket.destroy();
       return;
+    }
+    // Past the process's bound (clients of this door or of the gRPC door not taking their answers): SYSTEM_BUSY in
+    // its place, which a small answer's room lets through; when even that does not fit, the connection is closed.
+    this.#countUntaken();
+    if (!this.#answers.fits(frame.byteLength)) {
+      frame = answerFrame(request, refusal(ResponseCode.SYSTEM_BUSY, UNTAKEN_ANSWERS_FULL));
+      if (!this.#answers.fits(frame.byteLength)) {
+        this.socket.destroy();
+        return;
+      }
     }
     this.#write(frame);
   }
@@ -272,14 +282,19 @@ export class Connection {
       this.socket.cork();
       process.nextTick(this.#uncork);
     }
-    this.socket.write(frame);
+    this.socket.write(frame, this.#countUntaken);
+    this.#countUntaken();
   }
 
   #corked = false;
   readonly #uncork = () => {
     this.#corked = false;
     this.socket.uncork();
+    this.#countUntaken();
   };
+
+  /** Sets this connection's share of the process's untaken answers: what waits in its socket (none once closed). */
+  readonly #countUntaken = () => this.#answers.set(this.socket.destroyed ? 0 : this.socket.writableLength);
 
   /** A oneway request to the client; dropped when the connection is gone or its client does not read. */
   notify(code: number, extFields: Record<string, string>, body?: Uint8Array): void {
@@ -325,6 +340,8 @@ export class Connection {
       body,
     });
     if (this.socket.writableLength + frame.byteLength > this.limits.maxQueuedBytes) return false;
+    this.#countUntaken();
+    if (!this.#answers.fits(frame.byteLength)) return false;
     this.#write(frame);
     return true;
   }

@@ -13,6 +13,7 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer } from "node:tls";
 import type { RequestBytes } from "../core/request-bytes.js";
+import { PROCESS_UNTAKEN_ANSWERS, type UntakenAnswers } from "../core/untaken-answers.js";
 import type { HandlerContext } from "../http/context.js";
 import type { DoorView, Scope } from "./call.js";
 import { takeChecks } from "./check-backs.js";
@@ -47,12 +48,15 @@ export interface RemotingDoorOptions {
   requestBytes: RequestBytes;
   /** A frame's time to be whole from its first byte (`ConnectionLimits.receiveMs`): the local server's body timeout. */
   receiveMs?: number | undefined;
+  /** Answers clients have not taken, bounded across the process (default: its ledger, the gRPC door's too). */
+  untakenAnswers?: UntakenAnswers | undefined;
 }
 
 export class RemotingDoor implements DoorView {
   readonly waits: PullWaits;
   readonly maxSuspendMs: number;
   readonly requestBytes: RequestBytes;
+  readonly untakenAnswers: UntakenAnswers;
   readonly #connections = new Set<Connection>();
   readonly #ports = new Map<string, number>();
   readonly #servers: Server[] = [];
@@ -92,6 +96,7 @@ export class RemotingDoor implements DoorView {
     this.waits = new PullWaits(options.maxWaitingPulls ?? 4096, broker.queueLog.interest);
     this.maxSuspendMs = options.maxSuspendMs ?? 15_000;
     this.requestBytes = options.requestBytes;
+    this.untakenAnswers = options.untakenAnswers ?? PROCESS_UNTAKEN_ANSWERS;
     this.#limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
     if (options.receiveMs !== undefined) this.#limits.receiveMs = options.receiveMs;
     this.#maxConnections = options.maxConnections ?? 1024;

@@ -9,8 +9,10 @@ import { once } from "node:events";
 import { connect as connectHttp2 } from "node:http2";
 import { connect as connectTcp } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { UntakenAnswers } from "../../lib/core/untaken-answers.js";
 import { CLIENT_PREFACE, FLAG, FRAME, frameHeader, H2_ERROR, words } from "../../lib/grpc/http2/frames.js";
 import { encodeLiteralHeaders, encodeResponseHeaders } from "../../lib/grpc/http2/hpack.js";
+import { waitUntil } from "../support/consumer-helpers.js";
 import { echo, parseFrames, serve } from "../support/http2-server.js";
 
 describe("an HTTP/2 connection whose client asks but does not read", () => {
@@ -19,6 +21,8 @@ describe("an HTTP/2 connection whose client asks but does not read", () => {
   /** Answers 1 MiB to every request, in the turn after it ended; counts the answers written (or cut short). */
   const answered = { times: 0 };
   let bigServer: Awaited<ReturnType<typeof serve>>;
+  /** The big server's own ledger of untaken answers (a bound far above the connection's: only the connection's acts). */
+  const bigLedger = new UntakenAnswers(1024 * 1024 * 1024);
   before(async () => {
     server = await serve(echo(8), 100, BOUND);
     bigServer = await serve(
@@ -33,6 +37,7 @@ describe("an HTTP/2 connection whose client asks but does not read", () => {
       },
       100,
       4 * 1024 * 1024,
+      bigLedger,
     );
   });
   after(async () => {
@@ -91,14 +96,22 @@ describe("an HTTP/2 connection whose client asks but does not read", () => {
       ]),
     );
     while (answered.times < streams) await new Promise((r) => setTimeout(r, 10));
+    // Checked before it is queued: an answer past the bound adds nothing to what the connection holds.
+    assert.ok(bigLedger.held <= 4 * 1024 * 1024 + 64 * 1024, `${bigLedger.held} bytes held untaken`);
     // Frames counted as they arrive: resets for the bound, trailers (END_STREAM) for answers served whole.
     let [resets, done] = [0, 0];
+    const reset = new Set<number>();
+    const dataOf = new Map<number, number>();
     let tail = Buffer.alloc(0);
     socket.on("data", (c: Buffer) => {
       tail = Buffer.concat([tail, c]);
       const frames = parseFrames(tail);
       for (const f of frames) {
-        if (f.type === FRAME.RST_STREAM && f.payload.readUInt32BE(0) === H2_ERROR.ENHANCE_YOUR_CALM) resets++;
+        if (f.type === FRAME.RST_STREAM && f.payload.readUInt32BE(0) === H2_ERROR.ENHANCE_YOUR_CALM) {
+          resets++;
+          reset.add(f.stream);
+        }
+        if (f.type === FRAME.DATA) dataOf.set(f.stream, (dataOf.get(f.stream) ?? 0) + f.payload.length);
         if (f.type === FRAME.HEADERS && (f.flags & FLAG.END_STREAM) !== 0) done++;
       }
       tail = tail.subarray(frames.reduce((n, f) => n + 9 + f.payload.length, 0));
@@ -107,6 +120,8 @@ describe("an HTTP/2 connection whose client asks but does not read", () => {
     while (resets + done < streams) await once(socket, "data");
     assert.ok(resets > 0, "answers past the bound were not queued, their streams reset");
     assert.ok(done > 0, "answers within it were served");
+    for (const id of reset) assert.equal(dataOf.get(id) ?? 0, 0, `reset stream ${id} got none of its answer`);
     socket.destroy();
+    await waitUntil(() => bigLedger.held === 0, "the closed connection's share is given back");
   });
 });

@@ -4,6 +4,7 @@
  */
 import { once } from "node:events";
 import { type AddressInfo, createServer, type Server } from "node:net";
+import type { UntakenAnswers } from "../../lib/core/untaken-answers.js";
 import { encodeLiteralHeaders, encodeResponseHeaders } from "../../lib/grpc/http2/hpack.js";
 import { Http2Connection, type RequestHeaders, type ServerStream } from "../../lib/grpc/http2/index.js";
 
@@ -12,6 +13,7 @@ export async function serve(
   handle: (stream: ServerStream, headers: RequestHeaders) => void,
   streams = 100,
   maxPendingBytes = 32 * 1024 * 1024,
+  untakenAnswers?: UntakenAnswers,
 ) {
   const connections: Http2Connection[] = [];
   const paused = { times: 0 };
@@ -25,6 +27,7 @@ export async function serve(
         keepaliveMs: 0,
         keepaliveTimeoutMs: 0,
         maxPendingBytes,
+        untakenAnswers,
       }),
     );
   });

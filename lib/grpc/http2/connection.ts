@@ -5,9 +5,10 @@
  *
  * Bounded: `maxConcurrentStreams` streams (more: REFUSED_STREAM), header blocks of `maxHeaderBlockBytes` (more:
  * ENHANCE_YOUR_CALM), frames of 16 KiB, windows as RFC 9113 caps them, answers the client has not taken
- * (`maxPendingBytes`, see `sendData`). A protocol error ends it with GOAWAY.
+ * (`maxPendingBytes`, and across connections `untakenAnswers`; see `sendData`). A protocol error ends it with GOAWAY.
  */
 import type { Duplex } from "node:stream";
+import { type AnswerShare, PROCESS_UNTAKEN_ANSWERS, roomFor } from "../../core/untaken-answers.js";
 import { FrameReader } from "./frame-reader.js";
 import { FrameWriter } from "./frame-writer.js";
 import {
@@ -20,22 +21,15 @@ import {
   MAX_WINDOW,
   readSettings,
   serverSettings,
+  windowIncrement,
   words,
 } from "./frames.js";
-import { type HeaderBlock, HeaderBlocks, unpadded } from "./header-blocks.js";
+import { decodeHeaders, type HeaderBlock, HeaderBlocks, unpadded } from "./header-blocks.js";
 import { CompressionError, HpackDecoder } from "./hpack.js";
 import { Keepalive } from "./keepalive.js";
-import {
-  type ConnectionOptions,
-  type RequestHeaders,
-  ServerStream,
-  type StreamListener,
-  type StreamOwner,
-} from "./stream.js";
+import { type ConnectionOptions, ServerStream, type StreamListener, type StreamOwner } from "./stream.js";
 
 const EMPTY = Buffer.alloc(0);
-/** A DATA payload this small may pass `maxPendingBytes` by an eighth of it (`sendData`). */
-const SMALL_PAYLOAD_BYTES = 65_536;
 
 export class Http2Connection implements StreamOwner {
   readonly #socket: Duplex;
@@ -47,6 +41,8 @@ export class Http2Connection implements StreamOwner {
   readonly #blocked = new Set<ServerStream>();
   readonly #reader = new FrameReader((type, flags, streamId, payload) => this.#onFrame(type, flags, streamId, payload));
   readonly #writer: FrameWriter;
+  /** This connection's part of the process's untaken answers: its pending DATA and its unsent bytes. */
+  readonly #answers: AnswerShare;
   readonly #headerBlocks: HeaderBlocks;
   #lastStreamId = 0;
   #peerInitialWindow = DEFAULT_WINDOW;
@@ -64,7 +60,8 @@ export class Http2Connection implements StreamOwner {
     this.#socket = socket;
     this.#onStream = onStream;
     this.#options = options;
-    this.#writer = new FrameWriter(socket);
+    this.#answers = (options.untakenAnswers ?? PROCESS_UNTAKEN_ANSWERS).share();
+    this.#writer = new FrameWriter(socket, () => this.#countUntaken());
     this.#headerBlocks = new HeaderBlocks(options.maxHeaderBlockBytes);
     this.#receiveWindow = options.streamWindow * 16;
     this.#writer.frame(FRAME.SETTINGS, 0, 0, serverSettings(options));
@@ -106,17 +103,19 @@ export class Http2Connection implements StreamOwner {
 
   sendData(stream: ServerStream, payload: Buffer): void {
     if (payload.length === 0 || this.#ended) return;
-    // Untaken: waiting for windows or in an unread socket (windows may be 2^31-1). A payload past the bound is not
-    // queued; its stream is reset, its call cancelled. A small one has an eighth more (an ack's answer, a Telemetry
-    // command, while a large answer drains), so the client's other calls go on.
-    const bound = this.#options.maxPendingBytes * (payload.length <= SMALL_PAYLOAD_BYTES ? 9 / 8 : 1);
-    if (this.#pendingBytes + this.#writer.unsentBytes + payload.length > bound) {
+    // Untaken: waiting for windows or in an unread socket (windows may be 2^31-1), this connection's and the
+    // process's. A payload past either bound is not queued; its stream is reset, its call cancelled. A small one has
+    // an eighth more (an ack's answer, a Telemetry command, while a large answer drains), so other calls go on.
+    const untaken = this.#countUntaken();
+    const size = payload.length;
+    if (untaken + size > roomFor(this.#options.maxPendingBytes, size) || !this.#answers.fits(size)) {
       this.#streamError(stream, H2_ERROR.ENHANCE_YOUR_CALM);
       return;
     }
     stream.pending.push(payload);
-    this.#pendingBytes += payload.length;
+    this.#pendingBytes += size;
     this.#drain(stream);
+    this.#countUntaken();
   }
 
   sendTrailers(stream: ServerStream, block: Buffer): void {
@@ -133,6 +132,13 @@ export class Http2Connection implements StreamOwner {
     this.#writer.frame(FRAME.RST_STREAM, 0, stream.id, words(code));
     stream.localEnded = true;
     this.#close(stream);
+  }
+
+  /** This connection's untaken answer bytes, set as its share of the process's (none once it has ended). */
+  #countUntaken(): number {
+    const untaken = this.#ended ? 0 : this.#pendingBytes + this.#writer.unsentBytes;
+    this.#answers.set(untaken);
+    return untaken;
   }
 
   /** Sends what `stream` has waiting, as far as both windows allow; then its trailers, if they wait. */
@@ -172,6 +178,7 @@ export class Http2Connection implements StreamOwner {
     if (stream.closed) return;
     stream.closed = true;
     for (const payload of stream.pending.splice(0)) this.#pendingBytes -= payload.length;
+    this.#countUntaken();
     this.#streams.delete(stream.id);
     this.#blocked.delete(stream);
     this.#endIfIdle();
@@ -193,7 +200,7 @@ export class Http2Connection implements StreamOwner {
     const open = [...this.#streams.values()];
     this.#streams.clear();
     this.#blocked.clear();
-    this.#pendingBytes = 0;
+    this.#answers.release();
     for (const stream of open) {
       stream.closed = true;
       stream.onReset();
@@ -265,13 +272,7 @@ export class Http2Connection implements StreamOwner {
 
   #onHeaderBlock(block: HeaderBlock | undefined): void {
     if (block === undefined) return;
-    const headers: RequestHeaders = new Map();
-    // Decoded whatever becomes of the stream: the dynamic table must follow the client's.
-    this.#decoder.decode(block.block, (n, v) => {
-      const values = headers.get(n);
-      if (values === undefined) headers.set(n, [v]);
-      else values.push(v);
-    });
+    const headers = decodeHeaders(this.#decoder, block.block);
     const endStream = (block.flags & FLAG.END_STREAM) !== 0;
     const existing = this.#streams.get(block.id);
     if (existing !== undefined) {
@@ -379,8 +380,7 @@ export class Http2Connection implements StreamOwner {
   }
 
   #onWindowUpdate(streamId: number, payload: Buffer): void {
-    if (payload.length !== 4) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "WINDOW_UPDATE is 4 bytes");
-    const increment = payload.readUInt32BE(0) & 0x7fffffff;
+    const increment = windowIncrement(payload);
     if (streamId === 0) {
       if (increment === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "a WINDOW_UPDATE of 0");
       this.#sendWindow += increment;

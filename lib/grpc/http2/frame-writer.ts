@@ -15,7 +15,16 @@ export class FrameWriter {
   #scheduled = false;
   #closed = false;
 
-  constructor(private readonly socket: Duplex) {}
+  /**
+   * `onUnsentChanged`: called once a write has left for the socket and again when the socket has taken it, so an
+   * owner counting `unsentBytes` (the process's untaken answers) keeps its count current.
+   */
+  constructor(
+    private readonly socket: Duplex,
+    private readonly onUnsentChanged: () => void = () => {},
+  ) {}
+
+  readonly #written = () => this.onUnsentChanged();
 
   frame(type: number, flags: number, streamId: number, payload: Buffer): void {
     if (this.#closed) return;
@@ -35,7 +44,8 @@ export class FrameWriter {
     if (out.length === 0 || this.#closed) return;
     this.#output = [];
     this.#outputBytes = 0;
-    this.socket.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out));
+    this.socket.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out), this.#written);
+    this.onUnsentChanged();
     if (this.socket.writableLength > HIGH_WATER && !this.socket.isPaused()) {
       this.socket.pause();
       this.socket.once("drain", () => this.socket.resume());

@@ -89,6 +89,12 @@ export function settingsPayload(settings: readonly (readonly [number, number])[]
   return out;
 }
 
+/** A WINDOW_UPDATE's increment (RFC 9113 §6.9); a payload not of 4 bytes is a connection error. */
+export function windowIncrement(payload: Buffer): number {
+  if (payload.length !== 4) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "WINDOW_UPDATE is 4 bytes");
+  return payload.readUInt32BE(0) & 0x7fffffff;
+}
+
 /** What a client's SETTINGS change for a server: the window of its streams, the largest frame it takes. */
 export function readSettings(payload: Buffer): { initialWindow?: number; maxFrame?: number } {
   if (payload.length % 6 !== 0) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "SETTINGS of a wrong length");

@@ -3,6 +3,8 @@
  * §6.10), padding and priority fields dropped, bounded by `maxBytes`. Nothing else may come between them.
  */
 import { ConnectionError, FLAG, H2_ERROR } from "./frames.js";
+import type { HpackDecoder } from "./hpack.js";
+import type { RequestHeaders } from "./stream.js";
 
 /** A complete header block: its stream, the HEADERS frame's flags, the block's bytes. */
 export interface HeaderBlock {
@@ -22,6 +24,17 @@ export function unpadded(flags: number, payload: Buffer, priorityBytes: number):
   start += priorityBytes;
   if (end < start) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "a frame's padding is longer than it");
   return payload.subarray(start, end);
+}
+
+/** A block's headers, each name with its values in order; decoded whatever becomes of its stream (the table follows). */
+export function decodeHeaders(decoder: HpackDecoder, block: Buffer): RequestHeaders {
+  const headers: RequestHeaders = new Map();
+  decoder.decode(block, (name, value) => {
+    const values = headers.get(name);
+    if (values === undefined) headers.set(name, [value]);
+    else values.push(value);
+  });
+  return headers;
 }
 
 export class HeaderBlocks {

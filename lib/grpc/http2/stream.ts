@@ -2,6 +2,7 @@
  * @module One HTTP/2 stream of a server connection: what the request side calls back with, and what the
  * response side sends, through the connection that owns it (flow control, framing, its end).
  */
+import type { UntakenAnswers } from "../../core/untaken-answers.js";
 
 /** What a stream asks of its connection. */
 export interface StreamOwner {
@@ -30,6 +31,8 @@ export interface ConnectionOptions {
    * read).
    */
   maxPendingBytes: number;
+  /** The process's ledger of untaken answers, bounding them across connections (default: the process's own). */
+  untakenAnswers?: UntakenAnswers | undefined;
 }
 
 export type StreamListener = (stream: ServerStream, headers: RequestHeaders) => void;

@@ -1,0 +1,73 @@
+/**
+ * @module The bytes of answers a process has written that their clients have not taken yet, across every connection
+ * of its gRPC and remoting doors: answers waiting for a client's HTTP/2 windows, and answers in sockets their
+ * clients do not read. Each door bounds them per connection; this bounds their sum, so that many connections each
+ * within their own bound cannot hold the process's memory. Past it, an answer is not queued: the gRPC door resets
+ * its stream, the remoting door answers SYSTEM_BUSY in its place (docs/grpc.md, docs/remoting.md).
+ */
+
+/** Untaken answer bytes a process holds at most, by default: above one connection's bound (224 MiB on gRPC). */
+export const DEFAULT_MAX_UNTAKEN_ANSWER_BYTES = 512 * 1024 * 1024;
+
+/** What the remoting door answers in place of an answer past the process's bound (SYSTEM_BUSY). */
+export const UNTAKEN_ANSWERS_FULL = "the broker holds too many answers its clients have not taken; retry";
+
+/** An answer at most this long may pass a bound by an eighth of it (see `roomFor`). */
+export const SMALL_ANSWER_BYTES = 65_536;
+
+/**
+ * The bound an answer of `bytes` is held to: `max`, or an eighth more for a small one (an ack's answer, a
+ * Telemetry command, a SYSTEM_BUSY), so that a large answer still draining does not cut a client's other calls short.
+ */
+export function roomFor(max: number, bytes: number): number {
+  return bytes <= SMALL_ANSWER_BYTES ? max * (9 / 8) : max;
+}
+
+/** The process's ledger: each connection keeps its own share of it current. */
+export class UntakenAnswers {
+  #held = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  /** Untaken answer bytes of every connection, as each last counted its own. */
+  get held(): number {
+    return this.#held;
+  }
+
+  /** A connection's share, zero until it counts. */
+  share(): AnswerShare {
+    return new AnswerShare((delta) => {
+      this.#held += delta;
+    }, this);
+  }
+}
+
+/** One connection's part of the ledger: set to what it holds untaken whenever that changes, released when it ends. */
+export class AnswerShare {
+  #counted = 0;
+
+  constructor(
+    private readonly move: (delta: number) => void,
+    private readonly ledger: UntakenAnswers,
+  ) {}
+
+  /** The connection now holds `bytes` untaken. */
+  set(bytes: number): void {
+    if (bytes === this.#counted) return;
+    this.move(bytes - this.#counted);
+    this.#counted = bytes;
+  }
+
+  /** Whether `bytes` more fit under the process's bound (`roomFor`), the connection's share counted as last set. */
+  fits(bytes: number): boolean {
+    return this.ledger.held + bytes <= roomFor(this.ledger.maxBytes, bytes);
+  }
+
+  /** The connection is gone: its share is given back. */
+  release(): void {
+    this.set(0);
+  }
+}
+
+/** The ledger of this process's doors, unless a server is given its own. */
+export const PROCESS_UNTAKEN_ANSWERS = new UntakenAnswers(DEFAULT_MAX_UNTAKEN_ANSWER_BYTES);
