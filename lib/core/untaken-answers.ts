@@ -2,14 +2,15 @@
  * @module The bytes of answers a process has written that their clients have not taken yet, across every connection
  * of its gRPC and remoting doors: answers waiting for a client's HTTP/2 windows, and answers in sockets their
  * clients do not read. Each door bounds them per connection; this bounds their sum, so that many connections each
- * within their own bound cannot hold the process's memory. Past it, an answer is not queued: the gRPC door resets
- * its stream, the remoting door answers SYSTEM_BUSY in its place (docs/grpc.md, docs/remoting.md).
+ * within their own bound cannot hold the process's memory. Past it, new requests are refused at once (before any
+ * work), and an answer past it is not queued: the gRPC door resets its stream, the remoting door answers SYSTEM_BUSY
+ * in place of a large one (docs/grpc.md, docs/remoting.md).
  */
 
 /** Untaken answer bytes a process holds at most, by default: above one connection's bound (224 MiB on gRPC). */
 export const DEFAULT_MAX_UNTAKEN_ANSWER_BYTES = 512 * 1024 * 1024;
 
-/** What the remoting door answers in place of an answer past the process's bound (SYSTEM_BUSY). */
+/** What a request refused for the process's untaken answers is told (SYSTEM_BUSY, RESOURCE_EXHAUSTED). */
 export const UNTAKEN_ANSWERS_FULL = "the broker holds too many answers its clients have not taken; retry";
 
 /** An answer at most this long may pass a bound by an eighth of it (see `roomFor`). */
@@ -51,11 +52,18 @@ export class AnswerShare {
     private readonly ledger: UntakenAnswers,
   ) {}
 
-  /** The connection now holds `bytes` untaken. */
-  set(bytes: number): void {
-    if (bytes === this.#counted) return;
-    this.move(bytes - this.#counted);
-    this.#counted = bytes;
+  /** The connection now holds `bytes` untaken; returns them. */
+  set(bytes: number): number {
+    if (bytes !== this.#counted) {
+      this.move(bytes - this.#counted);
+      this.#counted = bytes;
+    }
+    return bytes;
+  }
+
+  /** Whether the process's untaken answers are past its bound: new requests are refused until they are not. */
+  full(): boolean {
+    return this.ledger.held > this.ledger.maxBytes;
   }
 
   /** Whether `bytes` more fit under the process's bound (`roomFor`), the connection's share counted as last set. */

@@ -14,7 +14,7 @@ import { createServer as createPlainServer, type Server, type Socket } from "nod
 import { createServer as createTlsServer } from "node:tls";
 import type { Broker } from "../broker/index.js";
 import type { RequestBytes } from "../core/request-bytes.js";
-import type { UntakenAnswers } from "../core/untaken-answers.js";
+import { UNTAKEN_ANSWERS_FULL, type UntakenAnswers } from "../core/untaken-answers.js";
 import type { RequestAuth } from "../http/authorize.js";
 import { MAX_RECEIVE_MESSAGES, MAX_REQUEST_BYTES } from "../protocol/index.js";
 import { type CallContext, callContext } from "./call-context.js";
@@ -196,6 +196,12 @@ export async function startGrpcServer(broker: Broker, options: GrpcServerOptions
         statusOnlyHeaders(GRPC_STATUS.UNIMPLEMENTED, `The server does not implement the method ${path.slice(0, 200)}`),
         true,
       );
+      return;
+    }
+    // Answers not taken past the connection's bound or the process's: refused before any work, so nothing is done
+    // whose answer would then be reset.
+    if (stream.answersFull) {
+      stream.respond(statusOnlyHeaders(GRPC_STATUS.RESOURCE_EXHAUSTED, UNTAKEN_ANSWERS_FULL), true);
       return;
     }
     const call = new GrpcCall(stream, headers, method.codec, maxMessageBytes, method.streaming, {

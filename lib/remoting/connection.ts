@@ -3,12 +3,13 @@
  * runs them), each answer written with the request's opaque id and serialization; oneway requests get none.
  * Bounded: requests in flight per connection and their bytes across the process (past either, SYSTEM_BUSY at
  * once; a frame still arriving holds its bytes too, and has 30 s to be whole), answer bytes queued for a client
- * that does not read (past it the connection is closed). A frame that does not decode closes the connection
+ * that does not read (past it the connection is closed), and across the process's connections (past it, new
+ * requests and large answers are SYSTEM_BUSY, the door's own requests to clients not sent). A frame that does not decode closes the connection
  * without an answer: nothing after it can be trusted to be a frame.
  */
 import type { Socket } from "node:net";
 import { OVER_BUDGET } from "../core/request-bytes.js";
-import { type AnswerShare, UNTAKEN_ANSWERS_FULL } from "../core/untaken-answers.js";
+import { type AnswerShare, SMALL_ANSWER_BYTES, UNTAKEN_ANSWERS_FULL } from "../core/untaken-answers.js";
 import type { HandlerContext } from "../http/context.js";
 import { ACCESS } from "./access.js";
 import type { Call, DoorView, Scope } from "./call.js";
@@ -204,6 +205,11 @@ export class Connection {
       );
       return;
     }
+    // Answers not taken past the process's bound: refused before any work (its answer is small and goes).
+    if (this.#answers.full()) {
+      this.#answer(request, refusal(ResponseCode.SYSTEM_BUSY, UNTAKEN_ANSWERS_FULL));
+      return;
+    }
     // Its bytes count against the process's budget until it is answered (a waiting pull holds only its header's).
     const size = requestBytesOf(request);
     if (!this.door.requestBytes.take(size)) {
@@ -258,16 +264,12 @@ export class Connection {
       this.socket.destroy();
       return;
     }
-    // Past the process's bound (clients of this door or of the gRPC door not taking their answers): SYSTEM_BUSY in
-    // its place, which a small answer's room lets through; when even that does not fit, the connection is closed.
+    // Past the process's bound (clients of this door or of the gRPC door not taking their answers), a large answer (a
+    // pull's, a query's: reads) is not queued, SYSTEM_BUSY goes in its place. A small one goes: its request was taken
+    // while there was room (#dispatch), so these are bounded by the requests in flight.
     this.#countUntaken();
-    if (!this.#answers.fits(frame.byteLength)) {
+    if (frame.byteLength > SMALL_ANSWER_BYTES && !this.#answers.fits(frame.byteLength))
       frame = answerFrame(request, refusal(ResponseCode.SYSTEM_BUSY, UNTAKEN_ANSWERS_FULL));
-      if (!this.#answers.fits(frame.byteLength)) {
-        this.socket.destroy();
-        return;
-      }
-    }
     this.#write(frame);
   }
 

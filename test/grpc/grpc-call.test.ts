@@ -38,6 +38,9 @@ class RecordingOwner implements StreamOwner {
   resetStream(stream: ServerStream): void {
     stream.closed = true;
   }
+  answersFull(): boolean {
+    return false;
+  }
 }
 
 const textCodec: MethodCodec = {

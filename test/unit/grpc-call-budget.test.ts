@@ -29,6 +29,7 @@ function recordedStream(): { stream: ServerStream; status: () => string | undefi
     sendData: () => {},
     sendTrailers: (_s, block) => read(block),
     resetStream: () => {},
+    answersFull: () => false,
   };
   return { stream: new ServerStream(1, owner, 65_535, 65_535), status: () => status };
 }

@@ -1,7 +1,7 @@
 /**
  * @module The process's ledger of untaken answers (lib/core/untaken-answers.ts): connections' shares add up, a share
- * set again replaces what it counted, a closed connection's is given back, and an answer fits the bound, or an eighth
- * more when it is small.
+ * set again replaces what it counted, a closed connection's is given back, an answer fits the bound, or an eighth
+ * more when it is small, and the ledger is full once past the bound.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -30,6 +30,9 @@ describe("the untaken answers' ledger", () => {
     share.set(1_000_000);
     assert.equal(share.fits(SMALL_ANSWER_BYTES), true, "a small answer past the bound, within an eighth more");
     assert.equal(share.fits(SMALL_ANSWER_BYTES + 1), false, "a larger one is held to the bound");
+    assert.equal(share.full(), false, "at the bound, not past it");
+    share.set(1_000_001);
+    assert.equal(share.full(), true, "past it: new requests are refused");
     share.set(1_125_000);
     assert.equal(share.fits(1), false, "past the eighth more, nothing fits");
     assert.equal(roomFor(800, 64), 900);

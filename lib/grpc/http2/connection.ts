@@ -37,8 +37,7 @@ export class Http2Connection implements StreamOwner {
   readonly #onStream: StreamListener;
   readonly #decoder = new HpackDecoder();
   readonly #streams = new Map<number, ServerStream>();
-  /** Streams with DATA waiting for window. */
-  readonly #blocked = new Set<ServerStream>();
+  readonly #blocked = new Set<ServerStream>(); // streams with DATA waiting for window
   readonly #reader = new FrameReader((type, flags, streamId, payload) => this.#onFrame(type, flags, streamId, payload));
   readonly #writer: FrameWriter;
   /** This connection's part of the process's untaken answers: its pending DATA and its unsent bytes. */
@@ -103,9 +102,8 @@ export class Http2Connection implements StreamOwner {
 
   sendData(stream: ServerStream, payload: Buffer): void {
     if (payload.length === 0 || this.#ended) return;
-    // Untaken: waiting for windows or in an unread socket (windows may be 2^31-1), this connection's and the
-    // process's. A payload past either bound is not queued; its stream is reset, its call cancelled. A small one has
-    // an eighth more (an ack's answer, a Telemetry command, while a large answer drains), so other calls go on.
+    // Untaken: waiting for windows or in an unread socket (windows may be 2^31-1), the connection's and the process's.
+    // Past either, a payload is not queued, its stream reset; a small one has an eighth more (roomFor).
     const untaken = this.#countUntaken();
     const size = payload.length;
     if (untaken + size > roomFor(this.#options.maxPendingBytes, size) || !this.#answers.fits(size)) {
@@ -136,9 +134,11 @@ export class Http2Connection implements StreamOwner {
 
   /** This connection's untaken answer bytes, set as its share of the process's (none once it has ended). */
   #countUntaken(): number {
-    const untaken = this.#ended ? 0 : this.#pendingBytes + this.#writer.unsentBytes;
-    this.#answers.set(untaken);
-    return untaken;
+    return this.#answers.set(this.#ended ? 0 : this.#pendingBytes + this.#writer.unsentBytes);
+  }
+
+  answersFull(): boolean {
+    return this.#countUntaken() > this.#options.maxPendingBytes || this.#answers.full();
   }
 
   /** Sends what `stream` has waiting, as far as both windows allow; then its trailers, if they wait. */

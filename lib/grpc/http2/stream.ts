@@ -10,6 +10,8 @@ export interface StreamOwner {
   sendData(stream: ServerStream, payload: Buffer): void;
   sendTrailers(stream: ServerStream, block: Buffer): void;
   resetStream(stream: ServerStream, code: number): void;
+  /** Whether answers the client has not taken are past the connection's bound or the process's. */
+  answersFull(): boolean;
 }
 
 /** The request's headers, each name (lower case, as HTTP/2 sends them) with its values in order. */
@@ -92,6 +94,11 @@ export class ServerStream {
   end(trailers: Buffer): void {
     if (this.localEnded) return;
     this.owner.sendTrailers(this, trailers);
+  }
+
+  /** Whether answers not taken are past the connection's bound or the process's: a new call is refused. */
+  get answersFull(): boolean {
+    return this.owner.answersFull();
   }
 
   /** Abandons the stream with RST_STREAM `code`. */
