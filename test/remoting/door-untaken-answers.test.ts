@@ -15,7 +15,7 @@ import { NimbusApi } from "../../lib/client/index.js";
 import { PROCESS_UNTAKEN_ANSWERS, UNTAKEN_ANSWERS_FULL } from "../../lib/core/untaken-answers.js";
 import { type RemotingCommand, RequestCode, ResponseCode } from "../../lib/remoting/index.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
-import { RawRemoting, type RawRequest } from "../support/remoting-raw.js";
+import { consumerHeartbeat, RawRemoting, type RawRequest } from "../support/remoting-raw.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
 
 const MESSAGES = 20;
@@ -50,26 +50,6 @@ const pullOf = (topic: string): RawRequest => ({
     subVersion: "0",
     expressionType: "TAG",
   },
-});
-
-/** A HEART_BEAT registering `clientId` as a clustering consumer of `group` on `topic`. */
-const joinOf = (clientId: string, group: string, topic: string): RawRequest => ({
-  code: RequestCode.HEART_BEAT,
-  body: Buffer.from(
-    JSON.stringify({
-      clientID: clientId,
-      producerDataSet: [],
-      consumerDataSet: [
-        {
-          groupName: group,
-          consumeType: "CONSUME_PASSIVELY",
-          messageModel: "CLUSTERING",
-          consumeFromWhere: "CONSUME_FROM_LAST_OFFSET",
-          subscriptionDataSet: [{ topic, subString: "*", expressionType: "TAG" }],
-        },
-      ],
-    }),
-  ),
 });
 
 const notices = (c: RawRemoting) => c.calls.filter((f) => f.code === RequestCode.NOTIFY_CONSUMER_IDS_CHANGED).length;
@@ -124,9 +104,9 @@ describe("the remoting door within the process's bound on untaken answers", () =
     const leavesLater = await RawRemoting.open(ctx.server.server.port);
     try {
       for (const [i, c] of [stays, leaves, leavesLater].entries())
-        assert.equal((await ask(c, joinOf(`${topic}@${i}`, group, topic))).code, ResponseCode.SUCCESS);
+        assert.equal((await ask(c, consumerHeartbeat(`${topic}@${i}`, group, topic))).code, ResponseCode.SUCCESS);
       // The same heartbeat again changes no member; the notices of the joins came before its answer.
-      assert.equal((await ask(stays, joinOf(`${topic}@0`, group, topic))).code, ResponseCode.SUCCESS);
+      assert.equal((await ask(stays, consumerHeartbeat(`${topic}@0`, group, topic))).code, ResponseCode.SUCCESS);
       const heard = notices(stays);
       assert.ok(heard > 0, "the first consumer heard the others join");
 
@@ -134,7 +114,7 @@ describe("the remoting door within the process's bound on untaken answers", () =
       leaves.close();
       await waitUntil(async () => (await api().consumerIds(group)).length === 2, "the leaving consumer is gone");
       // Any notice to it was written before the answer to this request, on the same connection.
-      assert.equal((await ask(stays, joinOf(`${topic}@0`, group, topic))).code, ResponseCode.SYSTEM_BUSY);
+      assert.equal((await ask(stays, consumerHeartbeat(`${topic}@0`, group, topic))).code, ResponseCode.SYSTEM_BUSY);
       assert.equal(notices(stays), heard, "no notice was sent past the bound");
 
       others.release();

@@ -17,7 +17,7 @@ import { RequestCode } from "../../lib/remoting/index.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
 import { type DevWorkers, startDevWorkers } from "../support/dev-workers.js";
 import { remotingClientUnavailable, startRemotingClient } from "../support/remoting-java.js";
-import { RawRemoting } from "../support/remoting-raw.js";
+import { consumerHeartbeat, RawRemoting } from "../support/remoting-raw.js";
 import { uniqueName } from "../support/server-fixture.js";
 
 /** The process part of a message id (UNIQ_KEY: 4 bytes of IP, then 2 of pid), as hex. */
@@ -61,20 +61,7 @@ async function workerOf(c: RawRemoting, api: NimbusApi, topic: string): Promise<
 
 /** Registers `clientId` as a clustering consumer of `group` on the connection; resolves on the answer. */
 async function join(c: RawRemoting, clientId: string, group: string, topic: string): Promise<void> {
-  const heartbeat = {
-    clientID: clientId,
-    producerDataSet: [],
-    consumerDataSet: [
-      {
-        groupName: group,
-        consumeType: "CONSUME_PASSIVELY",
-        messageModel: "CLUSTERING",
-        consumeFromWhere: "CONSUME_FROM_LAST_OFFSET",
-        subscriptionDataSet: [{ topic, subString: "*", expressionType: "TAG" }],
-      },
-    ],
-  };
-  const answer = await c.request({ code: RequestCode.HEART_BEAT, body: Buffer.from(JSON.stringify(heartbeat)) });
+  const answer = await c.request(consumerHeartbeat(clientId, group, topic));
   assert.equal(answer.code, 0, answer.remark);
 }
 

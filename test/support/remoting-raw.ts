@@ -12,6 +12,7 @@ import {
   ONEWAY_FLAG,
   RESPONSE_FLAG,
   type RemotingCommand,
+  RequestCode,
   SERIALIZE_JSON,
   SERIALIZE_ROCKETMQ,
 } from "../../lib/remoting/index.js";
@@ -114,3 +115,23 @@ export class RawRemoting {
 
 export const json = (c: RemotingCommand): unknown =>
   c.body === undefined ? undefined : JSON.parse(Buffer.from(c.body).toString("utf8"));
+
+/** A HEART_BEAT registering `clientId` as a clustering consumer of `group` on `topic` (every tag). */
+export const consumerHeartbeat = (clientId: string, group: string, topic: string): RawRequest => ({
+  code: RequestCode.HEART_BEAT,
+  body: Buffer.from(
+    JSON.stringify({
+      clientID: clientId,
+      producerDataSet: [],
+      consumerDataSet: [
+        {
+          groupName: group,
+          consumeType: "CONSUME_PASSIVELY",
+          messageModel: "CLUSTERING",
+          consumeFromWhere: "CONSUME_FROM_LAST_OFFSET",
+          subscriptionDataSet: [{ topic, subString: "*", expressionType: "TAG" }],
+        },
+      ],
+    }),
+  ),
+});
