@@ -35,11 +35,19 @@ export class UntakenAnswers {
     return this.#held;
   }
 
-  /** A connection's share, zero until it counts. */
-  share(): AnswerShare {
-    return new AnswerShare((delta) => {
-      this.#held += delta;
-    }, this);
+  /**
+   * A connection's share, zero until it counts; `onStall` is called when the connection's untaken answers stay at or
+   * above their level for `stallMs` (StallWatch), unless it is absent.
+   */
+  share(onStall?: () => void, stallMs = DEFAULT_ANSWER_STALL_MS): AnswerShare {
+    const watch = onStall === undefined ? undefined : new StallWatch(stallMs, onStall);
+    return new AnswerShare(
+      (delta) => {
+        this.#held += delta;
+      },
+      this,
+      watch,
+    );
   }
 }
 
@@ -50,6 +58,7 @@ export class AnswerShare {
   constructor(
     private readonly move: (delta: number) => void,
     private readonly ledger: UntakenAnswers,
+    private readonly stall: StallWatch | undefined,
   ) {}
 
   /** The connection now holds `bytes` untaken; returns them. */
@@ -58,6 +67,7 @@ export class AnswerShare {
       this.move(bytes - this.#counted);
       this.#counted = bytes;
     }
+    this.stall?.update(bytes);
     return bytes;
   }
 
@@ -74,6 +84,46 @@ export class AnswerShare {
   /** The connection is gone: its share is given back. */
   release(): void {
     this.set(0);
+  }
+}
+
+/**
+ * How long a connection's untaken answers may stay at or above their level before it is closed: a client that takes
+ * nothing (a window of 0, a socket it does not read) holds its share of the bound for at most this long.
+ */
+export const DEFAULT_ANSWER_STALL_MS = 60_000;
+
+/**
+ * Watches a connection's untaken answers as its writes leave and are taken: once they are above 0, they must fall
+ * below the level they had (or to 0) within `ms`, or `onStall` is called (the connection is closed). A client taking
+ * its answers, however slowly, keeps lowering the level; one that takes nothing does not. No timer while nothing waits.
+ */
+export class StallWatch {
+  #timer: NodeJS.Timeout | undefined;
+  #level = 0;
+
+  constructor(
+    private readonly ms: number,
+    private readonly onStall: () => void,
+  ) {}
+
+  /** The connection holds `bytes` untaken now. */
+  update(bytes: number): void {
+    if (bytes === 0) {
+      this.stop();
+      return;
+    }
+    if (this.#timer !== undefined && bytes >= this.#level) return;
+    // Armed, or armed again from now at the lower level (a new timer: `refresh` is not one Node's mock timers keep).
+    clearTimeout(this.#timer);
+    this.#level = bytes;
+    this.#timer = setTimeout(this.onStall, this.ms);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 }
 

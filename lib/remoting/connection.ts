@@ -3,13 +3,19 @@
  * runs them), each answer written with the request's opaque id and serialization; oneway requests get none.
  * Bounded: requests in flight per connection and their bytes across the process (past either, SYSTEM_BUSY at
  * once; a frame still arriving holds its bytes too, and has 30 s to be whole), answer bytes queued for a client
- * that does not read (past it the connection is closed), and across the process's connections (past it, new
- * requests and large answers are SYSTEM_BUSY, the door's own requests to clients not sent). A frame that does not decode closes the connection
- * without an answer: nothing after it can be trusted to be a frame.
+ * that does not read (past 1 MiB it is not read, past 32 MiB or 60 s without taking any the connection is closed),
+ * and across the process's connections (past it, new requests and large answers are SYSTEM_BUSY, the door's own
+ * requests to clients not sent). A frame that does not decode closes the connection without an answer: nothing
+ * after it can be trusted to be a frame.
  */
 import type { Socket } from "node:net";
 import { OVER_BUDGET } from "../core/request-bytes.js";
-import { type AnswerShare, SMALL_ANSWER_BYTES, UNTAKEN_ANSWERS_FULL } from "../core/untaken-answers.js";
+import {
+  type AnswerShare,
+  DEFAULT_ANSWER_STALL_MS,
+  SMALL_ANSWER_BYTES,
+  UNTAKEN_ANSWERS_FULL,
+} from "../core/untaken-answers.js";
 import type { HandlerContext } from "../http/context.js";
 import { ACCESS } from "./access.js";
 import type { Call, DoorView, Scope } from "./call.js";
@@ -44,6 +50,8 @@ export interface ConnectionLimits {
   idleMs: number;
   /** Answer bytes waiting for a client that does not read, at most. */
   maxQueuedBytes: number;
+  /** A connection whose unread answers do not fall below their level this long is closed (StallWatch). */
+  stallMs: number;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
@@ -51,6 +59,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   receiveMs: 30_000,
   idleMs: 120_000,
   maxQueuedBytes: 2 * MAX_FRAME_BYTES,
+  stallMs: DEFAULT_ANSWER_STALL_MS,
 };
 
 /** What a request holds while served: its body, and its header's fields with a frame's fixed part. */
@@ -80,6 +89,9 @@ function answerFrame(request: RemotingCommand, answer: Answer): Buffer {
     body: answer.body,
   });
 }
+
+/** Answer bytes waiting for a client past which its connection is not read until they drain. */
+const READ_PAUSE_BYTES = 1024 * 1024;
 
 /** A frame's length, header length, and the header's fixed fields (code, language, version, opaque, flag). */
 const FRAME_FIXED_BYTES = 64;
@@ -115,7 +127,7 @@ export class Connection {
       notify: (code, extFields, body) => this.notify(code, extFields, body),
       call: (code, extFields, body, timeoutMs) => this.call(code, extFields, body, timeoutMs),
     };
-    this.#answers = door.untakenAnswers.share();
+    this.#answers = door.untakenAnswers.share(() => socket.destroy(), limits.stallMs);
     this.done = new Promise((resolve) => socket.once("close", () => resolve()));
     socket.once("close", () => {
       this.#abort.abort();
@@ -293,6 +305,12 @@ export class Connection {
     this.#corked = false;
     this.socket.uncork();
     this.#countUntaken();
+    // A client leaving over 1 MiB unread is not read meanwhile (its requests wait in the kernel), so the refusals and
+    // small answers that go whatever the process's bound stay bounded per connection.
+    if (this.socket.writableLength > READ_PAUSE_BYTES && !this.socket.isPaused()) {
+      this.socket.pause();
+      this.socket.once("drain", () => this.socket.resume());
+    }
   };
 
   /** Sets this connection's share of the process's untaken answers: what waits in its socket (none once closed). */
@@ -312,7 +330,8 @@ export class Connection {
   ): Promise<RemotingCommand> {
     const opaque = this.#nextOpaque();
     const answer = this.#calls.expect(opaque, timeoutMs);
-    if (!this.#request(code, extFields, body, 0, opaque)) this.#calls.abandon(opaque, "the client does not read");
+    const unsent = this.#request(code, extFields, body, 0, opaque);
+    if (unsent !== undefined) this.#calls.abandon(opaque, unsent);
     return answer;
   }
 
@@ -321,15 +340,15 @@ export class Connection {
     return this.#opaque;
   }
 
-  /** Writes a request frame to the client; false when the connection is gone or its client does not read. */
+  /** Writes a request frame to the client; else says why not (the connection gone, clients not reading). */
   #request(
     code: number,
     extFields: Record<string, string>,
     body: Uint8Array | undefined,
     flag: number,
     opaque = this.#nextOpaque(),
-  ): boolean {
-    if (this.socket.destroyed) return false;
+  ): string | undefined {
+    if (this.socket.destroyed) return "the connection is closed";
     const frame = encodeFrame({
       code,
       language: "JAVA",
@@ -341,11 +360,11 @@ export class Connection {
       serializeType: SERIALIZE_JSON,
       body,
     });
-    if (this.socket.writableLength + frame.byteLength > this.limits.maxQueuedBytes) return false;
+    if (this.socket.writableLength + frame.byteLength > this.limits.maxQueuedBytes) return "the client does not read";
     this.#countUntaken();
-    if (!this.#answers.fits(frame.byteLength)) return false;
+    if (!this.#answers.fits(frame.byteLength)) return UNTAKEN_ANSWERS_FULL;
     this.#write(frame);
-    return true;
+    return undefined;
   }
 
   close(): void {

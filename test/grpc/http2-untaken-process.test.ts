@@ -1,8 +1,9 @@
 /**
  * @module The bounds on answers the gRPC door's clients leave untaken (lib/grpc/http2/connection.ts `sendData`,
  * lib/core/untaken-answers.ts): a small answer has an eighth more room than a connection's bound, and the sum over
- * the process's connections is bounded too, a connection's share given back when it closes. Clients at a window of
- * 0 (Node's HTTP/2 client), so every answer's DATA waits on the server. Paths, not timings.
+ * the process's connections is bounded too, a connection's share given back when it closes; a connection whose client
+ * takes none of its answers for the stall time is closed. Clients at a window of 0 (Node's HTTP/2 client), so every
+ * answer's DATA waits on the server. Paths, not timings.
  */
 import assert from "node:assert/strict";
 import { type ClientHttp2Session, connect } from "node:http2";
@@ -103,5 +104,46 @@ describe("untaken answers across the process's connections", () => {
       second.destroy();
     }
     await waitUntil(() => ledger.held === 0, "every share is given back");
+  });
+});
+
+describe("untaken answers that are not taken", () => {
+  const ledger = new UntakenAnswers(1024 * 1024 * 1024);
+  let server: Awaited<ReturnType<typeof serve>>;
+  before(async () => {
+    server = await serve(sized, 100, 1024 * KiB, ledger, 200);
+  });
+  after(() => server.close());
+
+  it("closes a connection whose client takes none of its answers for the stall time, not one that takes them", async () => {
+    const taking = connect(`http://127.0.0.1:${server.port}`);
+    taking.on("error", () => {});
+    const stalled = windowless(server.port);
+    const read = (bytes: number) =>
+      new Promise<number>((resolve, reject) => {
+        const request = taking.request({ ":method": "POST", ":path": `/${bytes}` });
+        let got = 0;
+        request.on("data", (chunk: Buffer) => {
+          got += chunk.length;
+        });
+        request.on("end", () => resolve(got));
+        request.on("error", reject);
+        request.end();
+      });
+    try {
+      assert.equal(await read(100 * KiB), 100 * KiB);
+      let closed = false;
+      stalled.on("close", () => {
+        closed = true;
+      });
+      ask(stalled, 100 * KiB);
+      await waitUntil(() => closed, "the connection that takes nothing is closed");
+      await waitUntil(() => ledger.held === 0, "its share is given back");
+      assert.equal(await read(100 * KiB), 100 * KiB, "the connection that took its answers is served on");
+      assert.equal(taking.closed || taking.destroyed, false);
+    } finally {
+      taking.destroy();
+      stalled.destroy();
+    }
   });
 });

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { roomFor, SMALL_ANSWER_BYTES, UntakenAnswers } from "../../lib/core/untaken-answers.js";
+import { roomFor, SMALL_ANSWER_BYTES, StallWatch, UntakenAnswers } from "../../lib/core/untaken-answers.js";
 
 describe("the untaken answers' ledger", () => {
   it("sums its shares, each replacing what it counted before, and takes a released one out", () => {
@@ -37,5 +37,43 @@ describe("the untaken answers' ledger", () => {
     assert.equal(share.fits(1), false, "past the eighth more, nothing fits");
     assert.equal(roomFor(800, 64), 900);
     assert.equal(roomFor(800, SMALL_ANSWER_BYTES + 1), 800);
+  });
+});
+
+describe("the stall watch of a connection's untaken answers", () => {
+  it("calls its stall when they stay at or above their level, never while they keep falling or are 0", (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout"] });
+    let stalls = 0;
+    const watch = new StallWatch(1000, () => stalls++);
+    watch.update(0);
+    t.mock.timers.tick(5000);
+    assert.equal(stalls, 0, "nothing waits: no timer");
+    watch.update(500);
+    t.mock.timers.tick(900);
+    watch.update(400); // taken: 100 bytes less
+    t.mock.timers.tick(900);
+    watch.update(450); // a new answer, none taken since: still due 1000 ms after the 400
+    t.mock.timers.tick(50);
+    watch.update(0); // all taken
+    t.mock.timers.tick(5000);
+    assert.equal(stalls, 0, "falling or drained, never stalled");
+    watch.update(300);
+    t.mock.timers.tick(600);
+    watch.update(300); // nothing taken
+    t.mock.timers.tick(400);
+    assert.equal(stalls, 1, "nothing taken for the whole time: stalled");
+  });
+
+  it("stalls a share's connection through the ledger, and a released share no more", (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout"] });
+    let stalls = 0;
+    const share = new UntakenAnswers(1_000_000).share(() => stalls++, 1000);
+    share.set(100);
+    share.release();
+    t.mock.timers.tick(5000);
+    assert.equal(stalls, 0);
+    share.set(100);
+    t.mock.timers.tick(1000);
+    assert.equal(stalls, 1);
   });
 });

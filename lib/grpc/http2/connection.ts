@@ -59,7 +59,7 @@ export class Http2Connection implements StreamOwner {
     this.#socket = socket;
     this.#onStream = onStream;
     this.#options = options;
-    this.#answers = (options.untakenAnswers ?? PROCESS_UNTAKEN_ANSWERS).share();
+    this.#answers = (options.untakenAnswers ?? PROCESS_UNTAKEN_ANSWERS).share(() => this.destroy(), options.stallMs);
     this.#writer = new FrameWriter(socket, () => this.#countUntaken());
     this.#headerBlocks = new HeaderBlocks(options.maxHeaderBlockBytes);
     this.#receiveWindow = options.streamWindow * 16;

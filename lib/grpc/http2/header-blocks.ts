@@ -26,7 +26,7 @@ export function unpadded(flags: number, payload: Buffer, priorityBytes: number):
   return payload.subarray(start, end);
 }
 
-/** A block's headers, each name with its values in order; decoded whatever becomes of its stream (the table follows). */
+/** A block's headers, each name with its values in order; decoded whatever becomes of its stream (tables follow). */
 export function decodeHeaders(decoder: HpackDecoder, block: Buffer): RequestHeaders {
   const headers: RequestHeaders = new Map();
   decoder.decode(block, (name, value) => {
