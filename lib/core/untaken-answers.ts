@@ -67,8 +67,16 @@ export class AnswerShare {
       this.move(bytes - this.#counted);
       this.#counted = bytes;
     }
-    this.stall?.update(bytes);
     return bytes;
+  }
+
+  /**
+   * As `set`, where the bytes wait on the client (a write has left for the socket or been taken, or DATA waits for
+   * its window): the stall watch follows these counts only, so a turn's answers still gathered arm no timer.
+   */
+  settled(bytes: number): number {
+    this.stall?.update(bytes);
+    return this.set(bytes);
   }
 
   /** Whether the process's untaken answers are past its bound: new requests are refused until they are not. */
@@ -83,7 +91,7 @@ export class AnswerShare {
 
   /** The connection is gone: its share is given back. */
   release(): void {
-    this.set(0);
+    this.settled(0);
   }
 }
 

@@ -296,7 +296,7 @@ export class Connection {
       this.socket.cork();
       process.nextTick(this.#uncork);
     }
-    this.socket.write(frame, this.#countUntaken);
+    this.socket.write(frame, this.#countTaken);
     this.#countUntaken();
   }
 
@@ -304,7 +304,7 @@ export class Connection {
   readonly #uncork = () => {
     this.#corked = false;
     this.socket.uncork();
-    this.#countUntaken();
+    this.#countTaken();
     // A client leaving over 1 MiB unread is not read meanwhile (its requests wait in the kernel), so the refusals and
     // small answers that go whatever the process's bound stay bounded per connection.
     if (this.socket.writableLength > READ_PAUSE_BYTES && !this.socket.isPaused()) {
@@ -315,6 +315,8 @@ export class Connection {
 
   /** Sets this connection's share of the process's untaken answers: what waits in its socket (none once closed). */
   readonly #countUntaken = () => this.#answers.set(this.socket.destroyed ? 0 : this.socket.writableLength);
+  /** The same once the socket has its writes (uncorked, or taken): the stall watch follows these counts. */
+  readonly #countTaken = () => this.#answers.settled(this.socket.destroyed ? 0 : this.socket.writableLength);
 
   /** A oneway request to the client; dropped when the connection is gone or its client does not read. */
   notify(code: number, extFields: Record<string, string>, body?: Uint8Array): void {

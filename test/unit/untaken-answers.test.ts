@@ -64,15 +64,18 @@ describe("the stall watch of a connection's untaken answers", () => {
     assert.equal(stalls, 1, "nothing taken for the whole time: stalled");
   });
 
-  it("stalls a share's connection through the ledger, and a released share no more", (t) => {
+  it("stalls a share's connection on its settled counts, and a released share no more", (t) => {
     t.mock.timers.enable({ apis: ["setTimeout"] });
     let stalls = 0;
     const share = new UntakenAnswers(1_000_000).share(() => stalls++, 1000);
-    share.set(100);
-    share.release();
+    share.set(100); // gathered, not yet written: no timer
     t.mock.timers.tick(5000);
     assert.equal(stalls, 0);
-    share.set(100);
+    share.settled(100);
+    share.release();
+    t.mock.timers.tick(5000);
+    assert.equal(stalls, 0, "a released share stalls no more");
+    share.settled(100);
     t.mock.timers.tick(1000);
     assert.equal(stalls, 1);
   });

@@ -29,8 +29,6 @@ import { CompressionError, HpackDecoder } from "./hpack.js";
 import { Keepalive } from "./keepalive.js";
 import { type ConnectionOptions, ServerStream, type StreamListener, type StreamOwner } from "./stream.js";
 
-const EMPTY = Buffer.alloc(0);
-
 export class Http2Connection implements StreamOwner {
   readonly #socket: Duplex;
   readonly #options: ConnectionOptions;
@@ -60,7 +58,7 @@ export class Http2Connection implements StreamOwner {
     this.#onStream = onStream;
     this.#options = options;
     this.#answers = (options.untakenAnswers ?? PROCESS_UNTAKEN_ANSWERS).share(() => this.destroy(), options.stallMs);
-    this.#writer = new FrameWriter(socket, () => this.#countUntaken());
+    this.#writer = new FrameWriter(socket, () => this.#countUntaken(true));
     this.#headerBlocks = new HeaderBlocks(options.maxHeaderBlockBytes);
     this.#receiveWindow = options.streamWindow * 16;
     this.#writer.frame(FRAME.SETTINGS, 0, 0, serverSettings(options));
@@ -113,7 +111,7 @@ export class Http2Connection implements StreamOwner {
     stream.pending.push(payload);
     this.#pendingBytes += size;
     this.#drain(stream);
-    this.#countUntaken();
+    this.#countUntaken(stream.pending.length > 0);
   }
 
   sendTrailers(stream: ServerStream, block: Buffer): void {
@@ -132,9 +130,10 @@ export class Http2Connection implements StreamOwner {
     this.#close(stream);
   }
 
-  /** This connection's untaken answer bytes, set as its share of the process's (none once it has ended). */
-  #countUntaken(): number {
-    return this.#answers.set(this.#ended ? 0 : this.#pendingBytes + this.#writer.unsentBytes);
+  /** This connection's untaken answer bytes, its share of the process's (none once ended); `settled`: AnswerShare's. */
+  #countUntaken(settled = false): number {
+    const bytes = this.#ended ? 0 : this.#pendingBytes + this.#writer.unsentBytes;
+    return settled ? this.#answers.settled(bytes) : this.#answers.set(bytes);
   }
 
   answersFull(): boolean {
@@ -375,7 +374,7 @@ export class Http2Connection implements StreamOwner {
       }
     }
     if (maxFrame !== undefined) this.#peerMaxFrame = maxFrame;
-    this.#writer.frame(FRAME.SETTINGS, FLAG.ACK, 0, EMPTY);
+    this.#writer.frame(FRAME.SETTINGS, FLAG.ACK, 0, Buffer.alloc(0));
     for (const stream of [...this.#blocked]) this.#drain(stream);
   }
 
