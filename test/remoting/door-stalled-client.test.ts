@@ -14,7 +14,7 @@ import { UntakenAnswers } from "../../lib/core/untaken-answers.js";
 import { InFlightBytes } from "../../lib/dev/server-guard.js";
 import { RemotingDoor, RequestCode, ResponseCode } from "../../lib/remoting/index.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
-import { RawRemoting, type RawRequest } from "../support/remoting-raw.js";
+import { pullFromStart, RawRemoting } from "../support/remoting-raw.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
 
 const MESSAGE_BYTES = 256 * 1024;
@@ -54,21 +54,7 @@ describe("a remoting client that asks but does not read", () => {
   it("stops reading it past 1 MiB unread, closes it when it takes none for the stall time, serves a reader on", async () => {
     const topic = uniqueName("Stalled");
     await createTopic(new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 }), topic, 1, ["broker-a"]);
-    const pull: RawRequest = {
-      code: RequestCode.PULL_MESSAGE,
-      extFields: {
-        consumerGroup: `${topic}G`,
-        topic,
-        queueId: "0",
-        queueOffset: "0",
-        maxMsgNums: "32",
-        sysFlag: String(0x4),
-        commitOffset: "0",
-        subscription: "*",
-        subVersion: "0",
-        expressionType: "TAG",
-      },
-    };
+    const pull = pullFromStart(topic);
     const reader = await RawRemoting.open(port);
     const stalled = await RawRemoting.open(port);
     try {

@@ -15,7 +15,7 @@ import { NimbusApi } from "../../lib/client/index.js";
 import { PROCESS_UNTAKEN_ANSWERS, UNTAKEN_ANSWERS_FULL } from "../../lib/core/untaken-answers.js";
 import { type RemotingCommand, RequestCode, ResponseCode } from "../../lib/remoting/index.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
-import { consumerHeartbeat, RawRemoting, type RawRequest } from "../support/remoting-raw.js";
+import { consumerHeartbeat, pullFromStart, RawRemoting, type RawRequest } from "../support/remoting-raw.js";
 import { uniqueName, useTestServer } from "../support/server-fixture.js";
 
 const MESSAGES = 20;
@@ -36,22 +36,6 @@ const sendOf = (topic: string, i: number): RawRequest => ({
   body: new Uint8Array(MESSAGE_BYTES).fill(i),
 });
 
-const pullOf = (topic: string): RawRequest => ({
-  code: RequestCode.PULL_MESSAGE,
-  extFields: {
-    consumerGroup: `${topic}G`,
-    topic,
-    queueId: "0",
-    queueOffset: "0",
-    maxMsgNums: "32",
-    sysFlag: String(0x4),
-    commitOffset: "0",
-    subscription: "*",
-    subVersion: "0",
-    expressionType: "TAG",
-  },
-});
-
 const notices = (c: RawRemoting) => c.calls.filter((f) => f.code === RequestCode.NOTIFY_CONSUMER_IDS_CHANGED).length;
 
 describe("the remoting door within the process's bound on untaken answers", () => {
@@ -65,12 +49,12 @@ describe("the remoting door within the process's bound on untaken answers", () =
     const c = await RawRemoting.open(ctx.server.server.port);
     try {
       for (let i = 0; i < MESSAGES; i++) assert.equal((await ask(c, sendOf(topic, i))).code, ResponseCode.SUCCESS);
-      const served = await ask(c, pullOf(topic));
+      const served = await ask(c, pullFromStart(topic));
       assert.equal(served.code, ResponseCode.SUCCESS, served.remark);
       assert.equal(served.extFields.nextBeginOffset, String(MESSAGES));
 
       others.set(ledger.maxBytes - 32 * 1024);
-      const busy = await ask(c, pullOf(topic));
+      const busy = await ask(c, pullFromStart(topic));
       assert.deepEqual(
         [busy.code, busy.remark, busy.body],
         [ResponseCode.SYSTEM_BUSY, UNTAKEN_ANSWERS_FULL, undefined],
@@ -84,7 +68,7 @@ describe("the remoting door within the process's bound on untaken answers", () =
       assert.equal((await api().topicStatus(topic))[0]?.maxOffset, MESSAGES + 1, "the refused send wrote nothing");
 
       others.release();
-      const again = await ask(c, pullOf(topic));
+      const again = await ask(c, pullFromStart(topic));
       assert.equal(again.code, ResponseCode.SUCCESS, again.remark);
       assert.equal(again.extFields.nextBeginOffset, String(MESSAGES + 1));
     } finally {

@@ -135,3 +135,20 @@ export const consumerHeartbeat = (clientId: string, group: string, topic: string
     }),
   ),
 });
+
+/** A PULL_MESSAGE of up to 32 messages of queue 0 of `topic` from its first offset, for `${topic}G`, every tag. */
+export const pullFromStart = (topic: string): RawRequest => ({
+  code: RequestCode.PULL_MESSAGE,
+  extFields: {
+    consumerGroup: `${topic}G`,
+    topic,
+    queueId: "0",
+    queueOffset: "0",
+    maxMsgNums: "32",
+    sysFlag: String(0x4),
+    commitOffset: "0",
+    subscription: "*",
+    subVersion: "0",
+    expressionType: "TAG",
+  },
+});
