@@ -3,8 +3,8 @@
  * of its gRPC and remoting doors: answers waiting for a client's HTTP/2 windows, and answers in sockets their
  * clients do not read. Each door bounds them per connection; this bounds their sum, so that many connections each
  * within their own bound cannot hold the process's memory. Past it, new requests are refused at once (before any
- * work), and an answer past it is not queued: the gRPC door resets its stream, the remoting door answers SYSTEM_BUSY
- * in place of a large one (docs/grpc.md, docs/remoting.md).
+ * work) and the largest holder is closed, and an answer past it is not queued: the gRPC door resets its stream, the
+ * remoting door answers SYSTEM_BUSY in place of a large one (docs/grpc.md, docs/remoting.md).
  */
 
 /** Untaken answer bytes a process holds at most, by default: above one connection's bound (224 MiB on gRPC). */
@@ -27,6 +27,7 @@ export function roomFor(max: number, bytes: number): number {
 /** The process's ledger: each connection keeps its own share of it current. */
 export class UntakenAnswers {
   #held = 0;
+  readonly #shares = new Set<AnswerShare>();
 
   constructor(readonly maxBytes: number) {}
 
@@ -35,31 +36,57 @@ export class UntakenAnswers {
     return this.#held;
   }
 
-  /**
-   * A connection's share, zero until it counts; `onStall` is called when the connection's untaken answers stay at or
-   * above their level for `stallMs` (StallWatch), unless it is absent.
-   */
-  share(onStall?: () => void, stallMs = DEFAULT_ANSWER_STALL_MS): AnswerShare {
-    const watch = onStall === undefined ? undefined : new StallWatch(stallMs, onStall);
-    return new AnswerShare(
+  /** A connection's share, zero until it counts; `shed` closes the connection (`shedLargest`). */
+  share(shed?: () => void): AnswerShare {
+    const share = new AnswerShare(
       (delta) => {
         this.#held += delta;
       },
       this,
-      watch,
+      shed,
+      () => this.#shares.delete(share),
     );
+    this.#shares.add(share);
+    return share;
+  }
+
+  /**
+   * Past the bound, the connection holding the largest share is closed, when that share is at least an eighth of the
+   * bound (a client taking nothing, not one of many) and no connection is being closed for it already: a few clients
+   * that take nothing cannot keep every client's new requests refused. O(connections), only past the bound.
+   */
+  shedLargest(): void {
+    let largest: AnswerShare | undefined;
+    for (const share of this.#shares) {
+      if (share.shedding) return;
+      if (share.closable && share.counted >= this.maxBytes / 8 && share.counted > (largest?.counted ?? 0))
+        largest = share;
+    }
+    largest?.shed();
   }
 }
 
 /** One connection's part of the ledger: set to what it holds untaken whenever that changes, released when it ends. */
 export class AnswerShare {
   #counted = 0;
+  /** Its connection is being closed to give its share back (`UntakenAnswers.shedLargest`). */
+  shedding = false;
 
   constructor(
     private readonly move: (delta: number) => void,
     private readonly ledger: UntakenAnswers,
-    private readonly stall: StallWatch | undefined,
+    private readonly close: (() => void) | undefined,
+    private readonly forget: () => void,
   ) {}
+
+  get counted(): number {
+    return this.#counted;
+  }
+
+  /** Whether the ledger can close its connection. */
+  get closable(): boolean {
+    return this.close !== undefined;
+  }
 
   /** The connection now holds `bytes` untaken; returns them. */
   set(bytes: number): number {
@@ -70,68 +97,32 @@ export class AnswerShare {
     return bytes;
   }
 
-  /**
-   * As `set`, where the bytes wait on the client (a write has left for the socket or been taken, or DATA waits for
-   * its window): the stall watch follows these counts only, so a turn's answers still gathered arm no timer.
-   */
-  settled(bytes: number): number {
-    this.stall?.update(bytes);
-    return this.set(bytes);
-  }
-
-  /** Whether the process's untaken answers are past its bound: new requests are refused until they are not. */
-  full(): boolean {
-    return this.ledger.held > this.ledger.maxBytes;
-  }
-
   /** Whether `bytes` more fit under the process's bound (`roomFor`), the connection's share counted as last set. */
   fits(bytes: number): boolean {
     return this.ledger.held + bytes <= roomFor(this.ledger.maxBytes, bytes);
   }
 
+  /**
+   * Whether the process's untaken answers are past its bound: new requests are refused until they are not, and the
+   * largest holder is closed (`shedLargest`).
+   */
+  full(): boolean {
+    if (this.ledger.held <= this.ledger.maxBytes) return false;
+    this.ledger.shedLargest();
+    return true;
+  }
+
+  /** Closes the connection for the ledger (once; a share without a way to close it is left). */
+  shed(): void {
+    if (this.close === undefined || this.shedding) return;
+    this.shedding = true;
+    this.close();
+  }
+
   /** The connection is gone: its share is given back. */
   release(): void {
-    this.settled(0);
-  }
-}
-
-/**
- * How long a connection's untaken answers may stay at or above their level before it is closed: a client that takes
- * nothing (a window of 0, a socket it does not read) holds its share of the bound for at most this long.
- */
-export const DEFAULT_ANSWER_STALL_MS = 60_000;
-
-/**
- * Watches a connection's untaken answers as its writes leave and are taken: once they are above 0, they must fall
- * below the level they had (or to 0) within `ms`, or `onStall` is called (the connection is closed). A client taking
- * its answers, however slowly, keeps lowering the level; one that takes nothing does not. No timer while nothing waits.
- */
-export class StallWatch {
-  #timer: NodeJS.Timeout | undefined;
-  #level = 0;
-
-  constructor(
-    private readonly ms: number,
-    private readonly onStall: () => void,
-  ) {}
-
-  /** The connection holds `bytes` untaken now. */
-  update(bytes: number): void {
-    if (bytes === 0) {
-      this.stop();
-      return;
-    }
-    if (this.#timer !== undefined && bytes >= this.#level) return;
-    // Armed, or armed again from now at the lower level (a new timer: `refresh` is not one Node's mock timers keep).
-    clearTimeout(this.#timer);
-    this.#level = bytes;
-    this.#timer = setTimeout(this.onStall, this.ms);
-    this.#timer.unref();
-  }
-
-  stop(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.set(0);
+    this.forget();
   }
 }
 

@@ -3,19 +3,14 @@
  * runs them), each answer written with the request's opaque id and serialization; oneway requests get none.
  * Bounded: requests in flight per connection and their bytes across the process (past either, SYSTEM_BUSY at
  * once; a frame still arriving holds its bytes too, and has 30 s to be whole), answer bytes queued for a client
- * that does not read (past 1 MiB it is not read, past 32 MiB or 60 s without taking any the connection is closed),
- * and across the process's connections (past it, new requests and large answers are SYSTEM_BUSY, the door's own
- * requests to clients not sent). A frame that does not decode closes the connection without an answer: nothing
+ * that does not read (past 1 MiB it is not read until they drain, past 32 MiB the connection is closed), and across
+ * the process's connections (past it, new requests and large answers are SYSTEM_BUSY, the door's own requests to
+ * clients not sent, the largest holder closed). A frame that does not decode closes the connection without an answer: nothing
  * after it can be trusted to be a frame.
  */
 import type { Socket } from "node:net";
 import { OVER_BUDGET } from "../core/request-bytes.js";
-import {
-  type AnswerShare,
-  DEFAULT_ANSWER_STALL_MS,
-  SMALL_ANSWER_BYTES,
-  UNTAKEN_ANSWERS_FULL,
-} from "../core/untaken-answers.js";
+import { type AnswerShare, SMALL_ANSWER_BYTES, UNTAKEN_ANSWERS_FULL } from "../core/untaken-answers.js";
 import type { HandlerContext } from "../http/context.js";
 import { ACCESS } from "./access.js";
 import type { Call, DoorView, Scope } from "./call.js";
@@ -50,8 +45,6 @@ export interface ConnectionLimits {
   idleMs: number;
   /** Answer bytes waiting for a client that does not read, at most. */
   maxQueuedBytes: number;
-  /** A connection whose unread answers do not fall below their level this long is closed (StallWatch). */
-  stallMs: number;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
@@ -59,7 +52,6 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   receiveMs: 30_000,
   idleMs: 120_000,
   maxQueuedBytes: 2 * MAX_FRAME_BYTES,
-  stallMs: DEFAULT_ANSWER_STALL_MS,
 };
 
 /** What a request holds while served: its body, and its header's fields with a frame's fixed part. */
@@ -127,7 +119,7 @@ export class Connection {
       notify: (code, extFields, body) => this.notify(code, extFields, body),
       call: (code, extFields, body, timeoutMs) => this.call(code, extFields, body, timeoutMs),
     };
-    this.#answers = door.untakenAnswers.share(() => socket.destroy(), limits.stallMs);
+    this.#answers = door.untakenAnswers.share(() => socket.destroy());
     this.done = new Promise((resolve) => socket.once("close", () => resolve()));
     socket.once("close", () => {
       this.#abort.abort();
@@ -296,7 +288,7 @@ export class Connection {
       this.socket.cork();
       process.nextTick(this.#uncork);
     }
-    this.socket.write(frame, this.#countTaken);
+    this.socket.write(frame, this.#countUntaken);
     this.#countUntaken();
   }
 
@@ -304,19 +296,22 @@ export class Connection {
   readonly #uncork = () => {
     this.#corked = false;
     this.socket.uncork();
-    this.#countTaken();
-    // A client leaving over 1 MiB unread is not read meanwhile (its requests wait in the kernel), so the refusals and
-    // small answers that go whatever the process's bound stay bounded per connection.
+    this.#countUntaken();
+    // A client leaving over 1 MiB unread is not read meanwhile (its requests wait in the kernel; a frame arriving has
+    // its time to be whole stopped meanwhile, the door not reading it), so what goes whatever the process's bound (the
+    // refusals, small answers) is answered no faster than the client takes it.
     if (this.socket.writableLength > READ_PAUSE_BYTES && !this.socket.isPaused()) {
       this.socket.pause();
-      this.socket.once("drain", () => this.socket.resume());
+      this.#arriving(false);
+      this.socket.once("drain", () => {
+        this.socket.resume();
+        this.#arriving(this.#partialBytes > 0);
+      });
     }
   };
 
   /** Sets this connection's share of the process's untaken answers: what waits in its socket (none once closed). */
   readonly #countUntaken = () => this.#answers.set(this.socket.destroyed ? 0 : this.socket.writableLength);
-  /** The same once the socket has its writes (uncorked, or taken): the stall watch follows these counts. */
-  readonly #countTaken = () => this.#answers.settled(this.socket.destroyed ? 0 : this.socket.writableLength);
 
   /** A oneway request to the client; dropped when the connection is gone or its client does not read. */
   notify(code: number, extFields: Record<string, string>, body?: Uint8Array): void {

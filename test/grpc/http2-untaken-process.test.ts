@@ -1,9 +1,9 @@
 /**
  * @module The bounds on answers the gRPC door's clients leave untaken (lib/grpc/http2/connection.ts `sendData`,
  * lib/core/untaken-answers.ts): a small answer has an eighth more room than a connection's bound, and the sum over
- * the process's connections is bounded too, a connection's share given back when it closes; a connection whose client
- * takes none of its answers for the stall time is closed. Clients at a window of 0 (Node's HTTP/2 client), so every
- * answer's DATA waits on the server. Paths, not timings.
+ * the process's connections is bounded too, a connection's share given back when it closes; past it, a new call is
+ * refused and the connection holding the largest share closed. Clients at a window of 0 (Node's HTTP/2 client), so
+ * every answer's DATA waits on the server. Paths, not timings.
  */
 import assert from "node:assert/strict";
 import { type ClientHttp2Session, connect } from "node:http2";
@@ -107,43 +107,65 @@ describe("untaken answers across the process's connections", () => {
   });
 });
 
-describe("untaken answers that are not taken", () => {
-  const ledger = new UntakenAnswers(1024 * 1024 * 1024);
+describe("untaken answers past the process's bound", () => {
+  const ledger = new UntakenAnswers(384 * KiB);
   let server: Awaited<ReturnType<typeof serve>>;
+  /** As the gRPC server admits a call: refused at once while answers not taken are past a bound. */
+  const admitted = (stream: ServerStream, headers: RequestHeaders) => {
+    if (stream.answersFull)
+      stream.respond(
+        encodeLiteralHeaders([
+          [":status", "200"],
+          ["x-refused", "1"],
+        ]),
+        true,
+      );
+    else sized(stream, headers);
+  };
   before(async () => {
-    server = await serve(sized, 100, 1024 * KiB, ledger, 200);
+    server = await serve(admitted, 100, 1024 * KiB, ledger);
   });
   after(() => server.close());
 
-  it("closes a connection whose client takes none of its answers for the stall time, not one that takes them", async () => {
+  it("closes the connection holding the largest share once a call is refused, and serves calls again", async () => {
+    const hog = windowless(server.port);
+    const other = windowless(server.port);
     const taking = connect(`http://127.0.0.1:${server.port}`);
     taking.on("error", () => {});
-    const stalled = windowless(server.port);
-    const read = (bytes: number) =>
-      new Promise<number>((resolve, reject) => {
+    const call = (bytes: number) =>
+      new Promise<{ refused: boolean; got: number }>((resolve, reject) => {
         const request = taking.request({ ":method": "POST", ":path": `/${bytes}` });
-        let got = 0;
+        let [refused, got] = [false, 0];
+        request.on("response", (h) => {
+          refused = h["x-refused"] === "1";
+        });
         request.on("data", (chunk: Buffer) => {
           got += chunk.length;
         });
-        request.on("end", () => resolve(got));
+        request.on("end", () => resolve({ refused, got }));
         request.on("error", reject);
         request.end();
       });
+    let hogClosed = false;
+    hog.on("close", () => {
+      hogClosed = true;
+    });
     try {
-      assert.equal(await read(100 * KiB), 100 * KiB);
-      let closed = false;
-      stalled.on("close", () => {
-        closed = true;
-      });
-      ask(stalled, 100 * KiB);
-      await waitUntil(() => closed, "the connection that takes nothing is closed");
-      await waitUntil(() => ledger.held === 0, "its share is given back");
-      assert.equal(await read(100 * KiB), 100 * KiB, "the connection that took its answers is served on");
-      assert.equal(taking.closed || taking.destroyed, false);
+      ask(hog, 300 * KiB);
+      await waitUntil(() => ledger.held >= 300 * KiB, "the hog holds its answer");
+      for (let i = 1; i <= 3; i++) {
+        ask(other, 40 * KiB); // small: an eighth more room, so the process passes its 384 KiB
+        await waitUntil(() => ledger.held >= (300 + 40 * i) * KiB, "the other's small answer is held");
+      }
+      assert.deepEqual(await call(1), { refused: true, got: 0 }, "past the bound: refused before any work");
+      await waitUntil(() => hogClosed, "the connection holding the largest share is closed");
+      await waitUntil(() => ledger.held <= 120 * KiB + 1024, "its share is given back");
+      assert.deepEqual(await call(100 * KiB), { refused: false, got: 100 * KiB }, "calls are served again");
+      assert.equal(other.closed || other.destroyed, false, "the smaller holder stays");
     } finally {
+      hog.destroy();
+      other.destroy();
       taking.destroy();
-      stalled.destroy();
     }
   });
 });

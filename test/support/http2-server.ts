@@ -14,7 +14,6 @@ export async function serve(
   streams = 100,
   maxPendingBytes = 32 * 1024 * 1024,
   untakenAnswers?: UntakenAnswers,
-  stallMs?: number,
 ) {
   const connections: Http2Connection[] = [];
   const paused = { times: 0 };
@@ -29,7 +28,6 @@ export async function serve(
         keepaliveTimeoutMs: 0,
         maxPendingBytes,
         untakenAnswers,
-        stallMs,
       }),
     );
   });

@@ -1,11 +1,11 @@
 /**
  * @module The process's ledger of untaken answers (lib/core/untaken-answers.ts): connections' shares add up, a share
  * set again replaces what it counted, a closed connection's is given back, an answer fits the bound, or an eighth
- * more when it is small, and the ledger is full once past the bound.
+ * more when it is small, and the ledger is full once past the bound, when the largest holder is closed.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { roomFor, SMALL_ANSWER_BYTES, StallWatch, UntakenAnswers } from "../../lib/core/untaken-answers.js";
+import { roomFor, SMALL_ANSWER_BYTES, UntakenAnswers } from "../../lib/core/untaken-answers.js";
 
 describe("the untaken answers' ledger", () => {
   it("sums its shares, each replacing what it counted before, and takes a released one out", () => {
@@ -40,43 +40,44 @@ describe("the untaken answers' ledger", () => {
   });
 });
 
-describe("the stall watch of a connection's untaken answers", () => {
-  it("calls its stall when they stay at or above their level, never while they keep falling or are 0", (t) => {
-    t.mock.timers.enable({ apis: ["setTimeout"] });
-    let stalls = 0;
-    const watch = new StallWatch(1000, () => stalls++);
-    watch.update(0);
-    t.mock.timers.tick(5000);
-    assert.equal(stalls, 0, "nothing waits: no timer");
-    watch.update(500);
-    t.mock.timers.tick(900);
-    watch.update(400); // taken: 100 bytes less
-    t.mock.timers.tick(900);
-    watch.update(450); // a new answer, none taken since: still due 1000 ms after the 400
-    t.mock.timers.tick(50);
-    watch.update(0); // all taken
-    t.mock.timers.tick(5000);
-    assert.equal(stalls, 0, "falling or drained, never stalled");
-    watch.update(300);
-    t.mock.timers.tick(600);
-    watch.update(300); // nothing taken
-    t.mock.timers.tick(400);
-    assert.equal(stalls, 1, "nothing taken for the whole time: stalled");
+describe("the ledger past its bound", () => {
+  it("closes the connection holding the largest share of an eighth or more, one at a time", () => {
+    const ledger = new UntakenAnswers(400);
+    const closed: string[] = [];
+    const share = (name: string, bytes: number) => {
+      const s = ledger.share(() => closed.push(name));
+      s.set(bytes);
+      return s;
+    };
+    const small = share("small", 40); // under an eighth (50): never closed for the ledger
+    const large = share("large", 300);
+    const mid = share("mid", 70);
+    assert.equal(small.full(), true, "470 held: past 400");
+    assert.deepEqual(closed, ["large"]);
+    assert.equal(mid.full(), true, "still past it while the large one closes");
+    assert.deepEqual(closed, ["large"], "one at a time");
+    large.release();
+    assert.equal(mid.full(), false, "110 held");
+    mid.set(370);
+    assert.equal(small.full(), true);
+    assert.deepEqual(closed, ["large", "mid"]);
+    mid.release();
+    small.set(420);
+    assert.equal(small.full(), true);
+    assert.deepEqual(closed, ["large", "mid", "small"], "alone past the bound, it is the largest");
   });
 
-  it("stalls a share's connection on its settled counts, and a released share no more", (t) => {
-    t.mock.timers.enable({ apis: ["setTimeout"] });
-    let stalls = 0;
-    const share = new UntakenAnswers(1_000_000).share(() => stalls++, 1000);
-    share.set(100); // gathered, not yet written: no timer
-    t.mock.timers.tick(5000);
-    assert.equal(stalls, 0);
-    share.settled(100);
-    share.release();
-    t.mock.timers.tick(5000);
-    assert.equal(stalls, 0, "a released share stalls no more");
-    share.settled(100);
-    t.mock.timers.tick(1000);
-    assert.equal(stalls, 1);
+  it("leaves a share that cannot close its connection, and forgets released ones", () => {
+    const ledger = new UntakenAnswers(400);
+    const others = ledger.share(); // no way to close it
+    others.set(500);
+    const closed: string[] = [];
+    const own = ledger.share(() => closed.push("own"));
+    own.set(60);
+    assert.equal(own.full(), true);
+    assert.deepEqual(closed, ["own"], "the largest that can be closed");
+    own.release();
+    others.release();
+    assert.equal(ledger.held, 0);
   });
 });

@@ -57,8 +57,8 @@ export class Http2Connection implements StreamOwner {
     this.#socket = socket;
     this.#onStream = onStream;
     this.#options = options;
-    this.#answers = (options.untakenAnswers ?? PROCESS_UNTAKEN_ANSWERS).share(() => this.destroy(), options.stallMs);
-    this.#writer = new FrameWriter(socket, () => this.#countUntaken(true));
+    this.#answers = (options.untakenAnswers ?? PROCESS_UNTAKEN_ANSWERS).share(() => this.destroy());
+    this.#writer = new FrameWriter(socket, () => this.#countUntaken());
     this.#headerBlocks = new HeaderBlocks(options.maxHeaderBlockBytes);
     this.#receiveWindow = options.streamWindow * 16;
     this.#writer.frame(FRAME.SETTINGS, 0, 0, serverSettings(options));
@@ -111,7 +111,7 @@ export class Http2Connection implements StreamOwner {
     stream.pending.push(payload);
     this.#pendingBytes += size;
     this.#drain(stream);
-    this.#countUntaken(stream.pending.length > 0);
+    this.#countUntaken();
   }
 
   sendTrailers(stream: ServerStream, block: Buffer): void {
@@ -130,10 +130,9 @@ export class Http2Connection implements StreamOwner {
     this.#close(stream);
   }
 
-  /** This connection's untaken answer bytes, its share of the process's (none once ended); `settled`: AnswerShare's. */
-  #countUntaken(settled = false): number {
-    const bytes = this.#ended ? 0 : this.#pendingBytes + this.#writer.unsentBytes;
-    return settled ? this.#answers.settled(bytes) : this.#answers.set(bytes);
+  /** This connection's untaken answer bytes, set as its share of the process's (none once it has ended). */
+  #countUntaken(): number {
+    return this.#answers.set(this.#ended ? 0 : this.#pendingBytes + this.#writer.unsentBytes);
   }
 
   answersFull(): boolean {

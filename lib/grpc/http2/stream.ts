@@ -35,8 +35,6 @@ export interface ConnectionOptions {
   maxPendingBytes: number;
   /** The process's ledger of untaken answers, bounding them across connections (default: the process's own). */
   untakenAnswers?: UntakenAnswers | undefined;
-  /** A connection whose untaken answers do not fall below their level this long is closed. Default 60 s. */
-  stallMs?: number | undefined;
 }
 
 export type StreamListener = (stream: ServerStream, headers: RequestHeaders) => void;
