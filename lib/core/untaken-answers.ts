@@ -29,7 +29,12 @@ export class UntakenAnswers {
   #held = 0;
   readonly #shares = new Set<AnswerShare>();
 
-  constructor(readonly maxBytes: number) {}
+  /** The least share whose connection is closed past the bound: an eighth of the bound, at most 1 MiB. */
+  readonly minShedBytes: number;
+
+  constructor(readonly maxBytes: number) {
+    this.minShedBytes = Math.min(maxBytes / 8, 1024 * 1024);
+  }
 
   /** Untaken answer bytes of every connection, as each last counted its own. */
   get held(): number {
@@ -51,15 +56,15 @@ export class UntakenAnswers {
   }
 
   /**
-   * Past the bound, the connection holding the largest share is closed, when that share is at least an eighth of the
-   * bound (a client taking nothing, not one of many) and no connection is being closed for it already: a few clients
-   * that take nothing cannot keep every client's new requests refused. O(connections), only past the bound.
+   * Past the bound, the connection holding the largest share is closed, when that share is at least `minShedBytes`
+   * and no connection is being closed for it already: clients that take nothing cannot keep every client's new
+   * requests refused, one closed after another while the bound is passed. O(connections), only past the bound.
    */
   shedLargest(): void {
     let largest: AnswerShare | undefined;
     for (const share of this.#shares) {
       if (share.shedding) return;
-      if (share.closable && share.counted >= this.maxBytes / 8 && share.counted > (largest?.counted ?? 0))
+      if (share.closable && share.counted >= this.minShedBytes && share.counted > (largest?.counted ?? 0))
         largest = share;
     }
     largest?.shed();

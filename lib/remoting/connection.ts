@@ -297,16 +297,12 @@ export class Connection {
     this.#corked = false;
     this.socket.uncork();
     this.#countUntaken();
-    // A client leaving over 1 MiB unread is not read meanwhile (its requests wait in the kernel; a frame arriving has
-    // its time to be whole stopped meanwhile, the door not reading it), so what goes whatever the process's bound (the
-    // refusals, small answers) is answered no faster than the client takes it.
+    // A client leaving over 1 MiB unread is not read meanwhile (its requests wait in the kernel), so what goes
+    // whatever the process's bound (the refusals, small answers) is answered no faster than the client takes it. A
+    // frame arriving keeps its 30 s to be whole: its bytes are held of the budget meanwhile.
     if (this.socket.writableLength > READ_PAUSE_BYTES && !this.socket.isPaused()) {
       this.socket.pause();
-      this.#arriving(false);
-      this.socket.once("drain", () => {
-        this.socket.resume();
-        this.#arriving(this.#partialBytes > 0);
-      });
+      this.socket.once("drain", () => this.socket.resume());
     }
   };
 

@@ -49,7 +49,7 @@ describe("the ledger past its bound", () => {
       s.set(bytes);
       return s;
     };
-    const small = share("small", 40); // under an eighth (50): never closed for the ledger
+    const small = share("small", 40); // under minShedBytes (an eighth: 50): not closed for the ledger
     const large = share("large", 300);
     const mid = share("mid", 70);
     assert.equal(small.full(), true, "470 held: past 400");
@@ -76,7 +76,12 @@ describe("the ledger past its bound", () => {
     own.set(60);
     assert.equal(own.full(), true);
     assert.deepEqual(closed, ["own"], "the largest that can be closed");
-    own.release();
+    own.release(); // forgotten: no longer a connection being closed, which would hold off the next
+    const third = ledger.share(() => closed.push("third"));
+    third.set(60);
+    assert.equal(third.full(), true);
+    assert.deepEqual(closed, ["own", "third"]);
+    third.release();
     others.release();
     assert.equal(ledger.held, 0);
   });
