@@ -43,16 +43,19 @@ export class UntakenAnswers {
 
   /** A connection's share, zero until it counts; `shed` closes the connection (`shedLargest`). */
   share(shed?: () => void): AnswerShare {
-    const share = new AnswerShare(
-      (delta) => {
-        this.#held += delta;
-      },
-      this,
-      shed,
-      () => this.#shares.delete(share),
-    );
+    const share = new AnswerShare(this, shed);
     this.#shares.add(share);
     return share;
+  }
+
+  /** A share's count moved by `delta` (AnswerShare.set). */
+  moved(delta: number): void {
+    this.#held += delta;
+  }
+
+  /** A share's connection is gone (AnswerShare.release). */
+  forget(share: AnswerShare): void {
+    this.#shares.delete(share);
   }
 
   /**
@@ -78,10 +81,8 @@ export class AnswerShare {
   shedding = false;
 
   constructor(
-    private readonly move: (delta: number) => void,
     private readonly ledger: UntakenAnswers,
     private readonly close: (() => void) | undefined,
-    private readonly forget: () => void,
   ) {}
 
   get counted(): number {
@@ -96,7 +97,7 @@ export class AnswerShare {
   /** The connection now holds `bytes` untaken; returns them. */
   set(bytes: number): number {
     if (bytes !== this.#counted) {
-      this.move(bytes - this.#counted);
+      this.ledger.moved(bytes - this.#counted);
       this.#counted = bytes;
     }
     return bytes;
@@ -127,7 +128,7 @@ export class AnswerShare {
   /** The connection is gone: its share is given back. */
   release(): void {
     this.set(0);
-    this.forget();
+    this.ledger.forget(this);
   }
 }
 

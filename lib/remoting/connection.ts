@@ -5,8 +5,8 @@
  * once; a frame still arriving holds its bytes too, and has 30 s to be whole), answer bytes queued for a client
  * that does not read (past 1 MiB it is not read until they drain, past 32 MiB the connection is closed), and across
  * the process's connections (past it, new requests and large answers are SYSTEM_BUSY, the door's own requests to
- * clients not sent, the largest holder closed). A frame that does not decode closes the connection without an answer: nothing
- * after it can be trusted to be a frame.
+ * clients not sent, the largest holder closed). A frame that does not decode closes the connection without an
+ * answer: nothing after it can be trusted to be a frame.
  */
 import type { Socket } from "node:net";
 import { OVER_BUDGET } from "../core/request-bytes.js";

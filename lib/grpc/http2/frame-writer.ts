@@ -24,8 +24,6 @@ export class FrameWriter {
     private readonly onUnsentChanged: () => void = () => {},
   ) {}
 
-  readonly #written = () => this.onUnsentChanged();
-
   frame(type: number, flags: number, streamId: number, payload: Buffer): void {
     if (this.#closed) return;
     this.#output.push(frameHeader(payload.length, type, flags, streamId));
@@ -44,7 +42,7 @@ export class FrameWriter {
     if (out.length === 0 || this.#closed) return;
     this.#output = [];
     this.#outputBytes = 0;
-    this.socket.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out), this.#written);
+    this.socket.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out), this.onUnsentChanged);
     this.onUnsentChanged();
     if (this.socket.writableLength > HIGH_WATER && !this.socket.isPaused()) {
       this.socket.pause();
