@@ -243,7 +243,10 @@ export async function serveOn(
     loopLag.stop();
     await remoting?.close();
     await channel.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    sniffing?.closeUndecided();
+    server.closeAllConnections();
+    await closed;
   };
   if (remotingOn) {
     const door = new RemotingDoor({
@@ -356,6 +359,8 @@ export async function serveOn(
       await channel.close();
       // No new connection; the requests already in the handlers finish before the store closes.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // A connection not yet given to HTTP or remoting is closed now (it would reach HTTP after closeAllConnections).
+      sniffing?.closeUndecided();
       server.closeIdleConnections();
       await Promise.all(inFlight);
       // A sweep a request started may outlive that request's answer.

@@ -244,7 +244,8 @@ export class RemotingDoor implements DoorView {
 
   /** Takes a connection (its first bytes already read, when a sniffing server handed it over). */
   accept(socket: Socket, brokerName?: string, first?: Buffer): void {
-    if (this.#connections.size >= this.#maxConnections) {
+    // A closing door takes no connection: close() waits only for the ones it found.
+    if (this.#closing || this.#connections.size >= this.#maxConnections) {
       socket.destroy();
       return;
     }

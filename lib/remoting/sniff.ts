@@ -6,7 +6,9 @@
  * done after the TLS handshake, on the decrypted stream (`secureConnection`): RocketMQ's clients with
  * `tls.enable` open TLS first, then send frames, so one port serves HTTPS and remoting over TLS. Bounded:
  * connections waiting for their first byte (past `MAX_UNDECIDED_CONNECTIONS` the one waiting longest is closed)
- * and their wait.
+ * and their wait. A server that has stopped listening takes no connection: one still waiting for its first byte
+ * is closed, never handed to either protocol (HTTP's `closeAllConnections` has already run by then, so a client
+ * that kept using it held the server's close open without end).
  */
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
@@ -25,6 +27,8 @@ export const MAX_UNDECIDED_CONNECTIONS = 2048;
 export interface Sniffing {
   /** Connections waiting for their first byte now. */
   readonly undecided: number;
+  /** Closes the connections waiting for their first byte (the server is closing: neither protocol gets them). */
+  closeUndecided(): void;
 }
 
 type ConnectionListener = (socket: Socket) => void;
@@ -60,6 +64,10 @@ export function sniffRemoting(
       socket.off("readable", onReadable);
       socket.off("end", onEnd);
       clearTimeout(timer);
+      if (!server.listening) {
+        socket.destroy();
+        return;
+      }
       if (first !== undefined && first.byteLength > 0 && first[0] === 0) {
         if (!remoting(socket, first)) socket.destroy();
         socket.resume();
@@ -84,6 +92,10 @@ export function sniffRemoting(
   return {
     get undecided() {
       return undecided.size;
+    },
+    closeUndecided() {
+      for (const socket of undecided) socket.destroy();
+      undecided.clear();
     },
   };
 }
