@@ -14,7 +14,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
 import { BROKER_TABLES } from "../broker/store/index.js";
 import { readTargetCa } from "../broker/subscriptions/index.js";
 import { createBroker } from "../config/create-broker.js";
@@ -22,13 +21,13 @@ import { awsRetryOptions, type NimbusConfig, parseNimbusConfig } from "../config
 import { newMessageId } from "../core/message-id-node.js";
 import { DEFAULT_PERM } from "../core/perm-name.js";
 import { type GrpcServer, startGrpcServer } from "../grpc/index.js";
-import { RequestAuth } from "../http/authorize.js";
 import type { HandlerContext, ServerRole } from "../http/context.js";
 import { LoadShedder } from "../http/load-shedder.js";
 import { LoopLag } from "../http/loop-lag.js";
-import { DurableNonces } from "../http/replay-guard.js";
 import { RemotingDoor, sniffRemoting } from "../remoting/index.js";
+import { requestAuth } from "./local-auth.js";
 import { startLocalDispatch } from "./local-dispatch.js";
+import type { LocalServer, LocalServerOptions, StorageChoice } from "./local-server-options.js";
 import { loadMasterKey } from "./master-key.js";
 import { asPortInUse } from "./port-in-use.js";
 import { wireBus } from "./process-bus.js";
@@ -59,8 +58,6 @@ import {
 
 export type { LocalAuthOptions, LocalServer, LocalServerOptions, StorageChoice } from "./local-server-options.js";
 export type { ServerRole };
-
-import type { LocalAuthOptions, LocalServer, LocalServerOptions, StorageChoice } from "./local-server-options.js";
 
 /** Opens the store; on the AWS adapters with the config's DynamoDB throttle retry (`dynamoThrottleRetry`), if any. */
 export async function openStorage(choice: StorageChoice, config?: NimbusConfig): Promise<Storage> {
@@ -134,7 +131,16 @@ export async function serveOn(
   const bytes = new InFlightBytes(options.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES);
   const consoleDir = consoleBuildDir();
   const answerTimeoutMs = options.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
+  // Set once close() starts: a request arriving after it (on a connection kept alive) is refused at once and its
+  // connection closed, so close() waits for the requests it found and none that need the store after it.
+  let stopping = false;
   const serve = (req: IncomingMessage, res: ServerResponse) => {
+    if (stopping) {
+      res.shouldKeepAlive = false;
+      writeAnswer(res, busyAnswer("the server is stopping"));
+      req.resume();
+      return;
+    }
     // Overloaded: a write or pull refused on arrival is answered at once, in the turn its headers were parsed,
     // before anything else of it is looked at (its origin, its path, its signature, its body): refusing the excess
     // costs the broker as little as it can, and nothing of it is read or written. Reads (GET, HEAD) never wait here;
@@ -350,6 +356,7 @@ export async function serveOn(
     sniffing,
     dispatch,
     async close() {
+      stopping = true;
       for (const t of timers) clearInterval(t);
       loopLag.stop();
       await dispatch?.close();
@@ -357,9 +364,8 @@ export async function serveOn(
       await remoting?.close();
       await Promise.all(running.values());
       await channel.close();
-      // No new connection; the requests already in the handlers finish before the store closes.
+      // No new connection (none waiting for its first byte either); the requests in the handlers finish first.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // A connection not yet given to HTTP or remoting is closed now (it would reach HTTP after closeAllConnections).
       sniffing?.closeUndecided();
       server.closeIdleConnections();
       await Promise.all(inFlight);
@@ -390,16 +396,5 @@ export const DEFAULT_ANSWER_TIMEOUT_MS = 30_000;
 /** Whether a request's target is `POST /send`'s path (with or without a query): the requests the loop's lag may refuse. */
 const isSendRequest = (url: string | undefined): boolean =>
   url === endpoints.send.path || url?.startsWith(`${endpoints.send.path}?`) === true;
-
-/** The auth gate of a local process: its users in the store's ACL table, their secrets sealed with the master key. */
-export function requestAuth(storage: Storage, auth: LocalAuthOptions): RequestAuth {
-  return new RequestAuth({
-    store: new AclStore(storage.table(ACL_TABLE), new AesGcmSealer(auth.masterKey)),
-    nonces: new DurableNonces(storage.table(ACL_TABLE)),
-    root: auth.root,
-    cacheMs: auth.cacheMs,
-    replay: auth.replay,
-  });
-}
 
 const logJobError = (job: string) => (err: unknown) => console.error(`nimbus: ${job} failed:`, err);

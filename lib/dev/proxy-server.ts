@@ -20,7 +20,8 @@ import { type GrpcServer, startGrpcServer, type TelemetryOptions } from "../grpc
 import type { HandlerContext } from "../http/context.js";
 import { RemotingDoor } from "../remoting/index.js";
 import type { Storage } from "../storage/storage.js";
-import { type LocalAuthOptions, openStorage, requestAuth, type StorageChoice } from "./local-server.js";
+import { requestAuth } from "./local-auth.js";
+import { type LocalAuthOptions, openStorage, type StorageChoice } from "./local-server.js";
 import { asPortInUse } from "./port-in-use.js";
 import { type ProcessBus, wireBus } from "./process-bus.js";
 import { advertisedHost, checkOpenBinding, DEFAULT_MAX_IN_FLIGHT_BYTES, InFlightBytes } from "./server-guard.js";

@@ -70,14 +70,15 @@ export function servePushChannel(
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path !== CHANNEL_PATH) {
-      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
+      refuseUpgrade(socket, "HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
       return;
     }
     socket.on("error", () => socket.destroy());
     const decided = authorizeChannel(req, auth, boundToLoopback).then((decision) => {
       if (!decision.ok) {
         const body = JSON.stringify({ code: decision.code, message: decision.message });
-        socket.end(
+        refuseUpgrade(
+          socket,
           `HTTP/1.1 ${decision.status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
         );
         return;
@@ -134,4 +135,13 @@ export function servePushChannel(
       broker.channel.close();
     },
   };
+}
+
+/**
+ * Answers an upgrade refused and closes its socket once the answer is written: the socket has left HTTP's
+ * connections, so the server's close cannot reach it, and a client that never closes its side would hold it.
+ */
+function refuseUpgrade(socket: Duplex, answer: string): void {
+  socket.once("finish", () => socket.destroy());
+  socket.end(answer);
 }

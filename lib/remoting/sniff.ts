@@ -25,10 +25,13 @@ export const MAX_UNDECIDED_CONNECTIONS = 2048;
 
 /** What a sniffing server tells of its connections not yet given to either protocol. */
 export interface Sniffing {
-  /** Connections waiting for their first byte now. */
+  /** Connections waiting for their first byte now (on an HTTPS server, and those still in their TLS handshake). */
   readonly undecided: number;
-  /** Closes the connections waiting for their first byte (the server is closing: neither protocol gets them). */
-  closeUndecided(): void;
+  /**
+   * Closes the connections waiting for their first byte, and on an HTTPS server those still in their TLS handshake
+   * (the server is closing: neither protocol gets them). Answers how many it closed.
+   */
+  closeUndecided(): number;
 }
 
 type ConnectionListener = (socket: Socket) => void;
@@ -49,7 +52,27 @@ export function sniffRemoting(
   const toHttp = (socket: Socket) => {
     for (const listener of listeners) listener.call(server, socket);
   };
+  // On an HTTPS server, the connections still in their TLS handshake, by their peer's address (the decrypted
+  // connection has the same): closed with the undecided ones, so a stalled handshake does not hold the server's
+  // close for TLS's handshake timeout (120 s). As many at most as undecided connections, the oldest closed first.
+  const handshaking = new Map<string, Socket>();
+  const peerOf = (socket: Socket) => `${socket.remoteAddress}|${socket.remotePort}`;
+  if (event === "secureConnection") {
+    server.on("connection", (raw: Socket) => {
+      const [oldest] = handshaking;
+      if (oldest !== undefined && handshaking.size >= MAX_UNDECIDED_CONNECTIONS) {
+        handshaking.delete(oldest[0]);
+        oldest[1].destroy();
+      }
+      const peer = peerOf(raw);
+      handshaking.set(peer, raw);
+      raw.once("close", () => {
+        if (handshaking.get(peer) === raw) handshaking.delete(peer);
+      });
+    });
+  }
   server.on(event, (socket: Socket) => {
+    handshaking.delete(peerOf(socket));
     if (undecided.size >= MAX_UNDECIDED_CONNECTIONS) {
       const [oldest] = undecided;
       undecided.delete(oldest as Socket);
@@ -91,11 +114,14 @@ export function sniffRemoting(
   });
   return {
     get undecided() {
-      return undecided.size;
+      return undecided.size + handshaking.size;
     },
     closeUndecided() {
-      for (const socket of undecided) socket.destroy();
+      const closing = [...undecided, ...handshaking.values()];
       undecided.clear();
+      handshaking.clear();
+      for (const socket of closing) socket.destroy();
+      return closing.length;
     },
   };
 }
