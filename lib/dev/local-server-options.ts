@@ -54,6 +54,8 @@ export interface LocalServerOptions {
   bodyTimeoutMs?: number | undefined;
   /** Time a client has to read an answer while it reads nothing; a client silent longer is dropped. Default 30 s. */
   answerTimeoutMs?: number | undefined;
+  /** Time a new connection may send nothing before it goes to HTTP (which times it out), with the remoting door on. */
+  firstByteTimeoutMs?: number | undefined;
   /** How often the local timer job moves due delayed messages. Default the config's timerSweepIntervalMs. */
   delayedDeliveryIntervalMs?: number;
   /**

@@ -209,7 +209,7 @@ export async function serveOn(
           remoting.accept(socket, undefined, first);
           return true;
         },
-        options.tls ? "secureConnection" : "connection",
+        { event: options.tls ? "secureConnection" : "connection", firstByteTimeoutMs: options.firstByteTimeoutMs },
       );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -68,12 +68,13 @@ export function servePushChannel(
   broker.channel.attach(gateway);
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // HTTP's own error listener is gone from an upgrade's socket: a client's reset must not be an uncaught error.
+    socket.on("error", () => socket.destroy());
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path !== CHANNEL_PATH) {
       refuseUpgrade(socket, "HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
       return;
     }
-    socket.on("error", () => socket.destroy());
     const decided = authorizeChannel(req, auth, boundToLoopback).then((decision) => {
       if (!decision.ok) {
         const body = JSON.stringify({ code: decision.code, message: decision.message });

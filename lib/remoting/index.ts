@@ -16,5 +16,5 @@ export {
   SERIALIZE_ROCKETMQ,
 } from "./frame.js";
 export { MAX_PULL_ANSWER_BYTES } from "./pull.js";
-export { MAX_UNDECIDED_CONNECTIONS, type Sniffing, sniffRemoting } from "./sniff.js";
+export { MAX_UNDECIDED_CONNECTIONS, type Sniffing, type SniffOptions, sniffRemoting } from "./sniff.js";
 export { decodeBatch, parseProperties, propertiesString } from "./wire-message.js";

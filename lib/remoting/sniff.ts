@@ -36,16 +36,25 @@ export interface Sniffing {
 
 type ConnectionListener = (socket: Socket) => void;
 
+/** How a server's connections are looked at. */
+export interface SniffOptions {
+  /** "secureConnection" for an HTTPS server (its HTTP handling listens there, on the decrypted connections). */
+  event?: "connection" | "secureConnection" | undefined;
+  /** How long a new connection may stay silent before it goes to HTTP (default 10 s). */
+  firstByteTimeoutMs?: number | undefined;
+}
+
 /**
  * Puts `remoting` in front of `server`'s connection handling: a connection whose first byte is 0 is given to it
- * (`remoting` answers false when it cannot take connections now: the connection is closed). `event` is
- * "secureConnection" for an HTTPS server (its HTTP handling listens there, on the decrypted connections).
+ * (`remoting` answers false when it cannot take connections now: the connection is closed).
  */
 export function sniffRemoting(
   server: Server,
   remoting: (socket: Socket, first: Buffer) => boolean,
-  event: "connection" | "secureConnection" = "connection",
+  options: SniffOptions = {},
 ): Sniffing {
+  const event = options.event ?? "connection";
+  const firstByteTimeoutMs = options.firstByteTimeoutMs ?? FIRST_BYTE_TIMEOUT_MS;
   const undecided = new Set<Socket>();
   const listeners = server.listeners(event) as ConnectionListener[];
   server.removeAllListeners(event);
@@ -54,16 +63,13 @@ export function sniffRemoting(
   };
   // On an HTTPS server, the connections still in their TLS handshake, by their peer's address (the decrypted
   // connection has the same): closed with the undecided ones, so a stalled handshake does not hold the server's
-  // close for TLS's handshake timeout (120 s). As many at most as undecided connections, the oldest closed first.
+  // close for TLS's handshake timeout (120 s). At most MAX_UNDECIDED_CONNECTIONS are tracked; one past it is not
+  // (never closed to make room: it is served as any other), and at close waits for that timeout.
   const handshaking = new Map<string, Socket>();
   const peerOf = (socket: Socket) => `${socket.remoteAddress}|${socket.remotePort}`;
   if (event === "secureConnection") {
     server.on("connection", (raw: Socket) => {
-      const [oldest] = handshaking;
-      if (oldest !== undefined && handshaking.size >= MAX_UNDECIDED_CONNECTIONS) {
-        handshaking.delete(oldest[0]);
-        oldest[1].destroy();
-      }
+      if (handshaking.size >= MAX_UNDECIDED_CONNECTIONS) return;
       const peer = peerOf(raw);
       handshaking.set(peer, raw);
       raw.once("close", () => {
@@ -104,7 +110,7 @@ export function sniffRemoting(
       if (first !== null) decide(first);
     };
     const onEnd = () => decide(undefined);
-    const timer = setTimeout(() => decide(undefined), FIRST_BYTE_TIMEOUT_MS);
+    const timer = setTimeout(() => decide(undefined), firstByteTimeoutMs);
     socket.on("readable", onReadable);
     socket.once("end", onEnd);
     socket.once("close", () => {

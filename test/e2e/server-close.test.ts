@@ -92,7 +92,8 @@ describe("a local server's close with clients connected", () => {
   });
 
   it("the local server's close itself ends a connection that has sent nothing yet", async () => {
-    const srv = await startTestServer("local");
+    // The sniffer's own wait for a first byte cannot run out first, however slow the machine.
+    const srv = await startTestServer("local", undefined, { firstByteTimeoutMs: 3_600_000 });
     const silent = await rawConnection(srv.server.port);
     try {
       const sniffing = srv.server.sniffing;
@@ -129,7 +130,12 @@ describe("a local server's close with clients connected", () => {
       startSend(first);
       startSend(second);
       await waitUntil(() => srv.server.inFlightBytes >= 2 * half, "both sends' first halves held");
+      const sniffing = srv.server.sniffing;
+      assert.ok(sniffing !== undefined);
+      const closeUndecided = mock.method(sniffing, "closeUndecided");
       const closing = srv.close();
+      // Once close has stopped listening and closed the idle connections (the same turn), both sends still busy.
+      await waitUntil(() => closeUndecided.mock.callCount() === 1, "close past its listening port");
       first.socket.write(body.slice(half));
       await waitUntil(() => first.received().includes("SEND_OK"), "the first send answered");
       // The same connection, kept alive, asks again while close waits for the second send.
@@ -162,14 +168,14 @@ describe("a local server's close with clients connected", () => {
       tls: { cert: testCertificate.cert, key: testCertificate.key },
     });
     const handshaking = await rawConnection(server.port);
-    let closed = false;
+    let closing: Promise<void> | undefined;
     try {
       const sniffing = server.sniffing;
       assert.ok(sniffing !== undefined);
       await waitUntil(() => sniffing.undecided === 1, "the connection in its TLS handshake");
       const closeUndecided = mock.method(sniffing, "closeUndecided");
-      await within(server.close(), "the server's close");
-      closed = true;
+      closing = server.close();
+      await within(closing, "the server's close");
       await within(handshaking.closed, "the connection closed");
       assert.deepEqual(
         closeUndecided.mock.calls.map((c) => c.result),
@@ -177,8 +183,7 @@ describe("a local server's close with clients connected", () => {
       );
     } finally {
       handshaking.socket.destroy();
-      if (!closed) await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await (closing ?? server.close()).finally(() => rmSync(dataDir, { recursive: true, force: true }));
     }
   });
 

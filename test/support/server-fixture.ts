@@ -108,6 +108,7 @@ export type TestServerExtra = Pick<
   | "registerIntervalMs"
   | "maxInFlightBytes"
   | "bodyTimeoutMs"
+  | "firstByteTimeoutMs"
 >;
 
 export async function startTestServer(
