@@ -1,7 +1,4 @@
-/**
- * @module The auth gate of a local process (`nimbus dev`, `nimbus proxy`): its users in the store's ACL table, their
- * secrets sealed with the master key.
- */
+/** @module The auth gate of a local process (`nimbus dev`, `nimbus proxy`). */
 import { ACL_TABLE, AclStore, AesGcmSealer } from "../broker/security/index.js";
 import { RequestAuth } from "../http/authorize.js";
 import { DurableNonces } from "../http/replay-guard.js";

@@ -78,7 +78,7 @@ export function sniffRemoting(
     });
   }
   server.on(event, (socket: Socket) => {
-    handshaking.delete(peerOf(socket));
+    if (handshaking.size > 0) handshaking.delete(peerOf(socket));
     if (undecided.size >= MAX_UNDECIDED_CONNECTIONS) {
       const [oldest] = undecided;
       undecided.delete(oldest as Socket);
