@@ -9,7 +9,8 @@
  * `--overload-client`, fetch or go), and `--factor` (2) times it offered open loop from the same client, while this
  * process probes `GET /health` every 20 ms. Per row: OK, SYSTEM_BUSY, other answers and
  * connection errors, answer times from each send's scheduled start (OK p50/p99, refusals' p99 and max, all
- * answers' p99), the client's own start lag, each side's CPU. Each row has a broker of its own, warmed up first
+ * answers' p99), the client's own start lag, each side's CPU (cores, and µs per request with the cores the offered
+ * rate needs at those costs: cpu-budget.ts). Each row has a broker of its own, warmed up first
  * (WARM_UP_SENDS from this process). `--auth`: `nimbus dev --auth`, every request signed
  * (the fetch client only). `--flush sync|async`.
  */
@@ -21,6 +22,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type NimbusCredentials, signNimbusRequest } from "../../lib/core/request-signing.js";
 import { type BrokerProcess, startBrokerProcess } from "./broker-process.js";
+import { type CpuBudget, cpuBudget, describeCpuBudget } from "./cpu-budget.js";
 import { percentile } from "./stats.js";
 
 export interface PlainHttpOptions {
@@ -71,6 +73,8 @@ export interface PlainHttpRow {
   healthMaxMs?: number | undefined;
   clientCores: number;
   brokerCores: number;
+  /** Each side's CPU per request, and the cores the offered rate needs at those costs (cpu-budget.ts). */
+  cpu: CpuBudget;
   load: [number, number];
 }
 
@@ -189,10 +193,11 @@ async function probeHealth(url: string, stop: Promise<unknown>): Promise<number[
 
 function toRow(name: string, offeredPerSec: number, r: ClientResult, brokerCpu: number, load0: number): PlainHttpRow {
   const answers = [...r.okMs, ...r.busyMs].sort((a, b) => a - b);
+  const offered = r.ok + r.busy + r.other + r.errors;
   return {
     row: name,
     offeredPerSec,
-    offered: r.ok + r.busy + r.other + r.errors,
+    offered,
     ok: r.ok,
     busy: r.busy,
     other: r.other,
@@ -210,6 +215,7 @@ function toRow(name: string, offeredPerSec: number, r: ClientResult, brokerCpu: 
     busyWhy: r.busyWhy ?? {},
     clientCores: r.cpuSeconds / r.seconds,
     brokerCores: brokerCpu / r.seconds,
+    cpu: cpuBudget(offeredPerSec, offered, r.cpuSeconds, brokerCpu, os.availableParallelism()),
     load: [load0, os.loadavg()[0] ?? 0],
   };
 }
@@ -350,6 +356,7 @@ export function formatPlainHttp(o: PlainHttpOptions, rows: readonly PlainHttpRow
       `${r.row}: OK p99 from the call ${f(r.okCallP99Ms, 1)} ms; refusals by reason: ${why.length > 0 ? why.join(", ") : "none"}`,
     );
   }
+  for (const r of rows) lines.push(describeCpuBudget(r.row, r.offeredPerSec, r.cpu));
   for (const r of rows) {
     if (r.capacityPerSec === undefined) continue;
     lines.push(
