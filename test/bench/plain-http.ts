@@ -9,8 +9,8 @@
  * `--overload-client`, fetch or go), and `--factor` (2) times it offered open loop from the same client, while this
  * process probes `GET /health` every 20 ms. Per row: OK, SYSTEM_BUSY, other answers and
  * connection errors, answer times from each send's scheduled start (OK p50/p99, refusals' p99 and max, all
- * answers' p99), the client's own start lag, each side's CPU (cores, and µs per request with the cores the offered
- * rate needs at those costs: cpu-budget.ts). Each row has a broker of its own, warmed up first
+ * answers' p99), the client's own start lag, each side's CPU (cores, and µs per request with, at a fixed rate, the
+ * cores that rate needs at those costs: cpu-budget.ts). Each row has a broker of its own, warmed up first
  * (WARM_UP_SENDS from this process). `--auth`: `nimbus dev --auth`, every request signed
  * (the fetch client only). `--flush sync|async`.
  */
@@ -215,7 +215,14 @@ function toRow(name: string, offeredPerSec: number, r: ClientResult, brokerCpu: 
     busyWhy: r.busyWhy ?? {},
     clientCores: r.cpuSeconds / r.seconds,
     brokerCores: brokerCpu / r.seconds,
-    cpu: cpuBudget(offeredPerSec, offered, r.cpuSeconds, brokerCpu, os.availableParallelism()),
+    cpu: cpuBudget({
+      offeredPerSec,
+      requestsSent: offered,
+      requestsAnswered: r.ok + r.busy + r.other,
+      clientCpuSeconds: r.cpuSeconds,
+      brokerCpuSeconds: brokerCpu,
+      cores: os.availableParallelism(),
+    }),
     load: [load0, os.loadavg()[0] ?? 0],
   };
 }
@@ -356,7 +363,7 @@ export function formatPlainHttp(o: PlainHttpOptions, rows: readonly PlainHttpRow
       `${r.row}: OK p99 from the call ${f(r.okCallP99Ms, 1)} ms; refusals by reason: ${why.length > 0 ? why.join(", ") : "none"}`,
     );
   }
-  for (const r of rows) lines.push(describeCpuBudget(r.row, r.offeredPerSec, r.cpu));
+  for (const r of rows) lines.push(describeCpuBudget(r.row, r.offeredPerSec, r.cpu, r.capacityPerSec === undefined));
   for (const r of rows) {
     if (r.capacityPerSec === undefined) continue;
     lines.push(
