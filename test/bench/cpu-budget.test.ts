@@ -15,7 +15,7 @@ describe("the plain-http bench's CPU budget", () => {
     assert.equal(budget.clientCoresNeeded, 1.2);
     assert.equal(budget.coresNeeded, 2);
     assert.equal(
-      describeCpuBudget("fetch", 2000, budget),
+      describeCpuBudget("fetch", budget),
       "fetch: CPU per request: client 600 µs, broker 400 µs; at these costs 2,000/s needs 1.20 cores for the client " +
         "alone, 2.00 with the broker, of the machine's 2 cores",
     );
@@ -25,7 +25,7 @@ describe("the plain-http bench's CPU budget", () => {
     const budget = cpuBudget({ ...sent, requestsAnswered: 40_000, clientCpuSeconds: 32, brokerCpuSeconds: 24 });
     assert.equal(budget.coresNeeded, 2.8);
     assert.match(
-      describeCpuBudget("fetch", 2000, budget),
+      describeCpuBudget("fetch", budget),
       /1\.60 cores for the client alone, 2\.80 with the broker, of the machine's 2 cores: more than it has/,
     );
   });
@@ -33,7 +33,7 @@ describe("the plain-http bench's CPU budget", () => {
   it("gives the costs only, with no cores, when asked (the overload row)", () => {
     const budget = cpuBudget({ ...sent, requestsAnswered: 40_000, clientCpuSeconds: 32, brokerCpuSeconds: 24 });
     assert.equal(
-      describeCpuBudget("go at 2× capacity", 9000, budget, false),
+      describeCpuBudget("go at 2× capacity", budget, false),
       "go at 2× capacity: CPU per request: client 800 µs, broker 600 µs",
     );
   });
@@ -47,10 +47,7 @@ describe("the plain-http bench's CPU budget", () => {
       brokerCpuSeconds: 1,
     });
     assert.ok(Number.isNaN(budget.clientUsPerRequest) && Number.isNaN(budget.coresNeeded));
-    assert.equal(
-      describeCpuBudget("go", 2000, budget),
-      "go: CPU per request: client –, broker –; nothing sent or answered",
-    );
+    assert.equal(describeCpuBudget("go", budget), "go: CPU per request: client –, broker –; nothing sent or answered");
   });
 
   it("is printed per row by the suite: the cores for a row at the fixed rate, the costs only for the overload row", () => {

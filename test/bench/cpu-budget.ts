@@ -22,6 +22,8 @@ export interface CpuBudgetInput {
 }
 
 export interface CpuBudget {
+  /** The rate the client was asked to keep, which the cores below are for. */
+  offeredPerSec: number;
   /** The client's CPU per request it sent (µs), its process's start included. */
   clientUsPerRequest: number;
   /** The broker's CPU per request it answered (µs), over the client's run. */
@@ -39,6 +41,7 @@ export function cpuBudget(input: CpuBudgetInput): CpuBudget {
   const clientUsPerRequest = perRequest(input.clientCpuSeconds, input.requestsSent);
   const brokerUsPerRequest = perRequest(input.brokerCpuSeconds, input.requestsAnswered);
   return {
+    offeredPerSec: input.offeredPerSec,
     clientUsPerRequest,
     brokerUsPerRequest,
     clientCoresNeeded: (clientUsPerRequest * input.offeredPerSec) / 1e6,
@@ -52,13 +55,13 @@ export function cpuBudget(input: CpuBudgetInput): CpuBudget {
  * (the overload row, whose rate is a multiple of the capacity by design and whose broker cost mixes answers with
  * refusals): the costs only.
  */
-export function describeCpuBudget(rowName: string, offeredPerSec: number, budget: CpuBudget, withCores = true): string {
+export function describeCpuBudget(rowName: string, budget: CpuBudget, withCores = true): string {
   const formatMicros = (n: number) => (Number.isNaN(n) ? "–" : `${Math.round(n).toLocaleString("en-US")} µs`);
   const client = formatMicros(budget.clientUsPerRequest);
   const head = `${rowName}: CPU per request: client ${client}, broker ${formatMicros(budget.brokerUsPerRequest)}`;
   if (Number.isNaN(budget.coresNeeded)) return `${head}; nothing sent or answered`;
   if (!withCores) return head;
-  const rate = offeredPerSec.toLocaleString("en-US");
+  const rate = budget.offeredPerSec.toLocaleString("en-US");
   const needs = `at these costs ${rate}/s needs ${budget.clientCoresNeeded.toFixed(2)} cores for the client alone`;
   const together = `${budget.coresNeeded.toFixed(2)} with the broker, of the machine's ${budget.cores} cores`;
   const over = budget.coresNeeded > budget.cores ? ": more than it has, so the rate cannot be kept" : "";

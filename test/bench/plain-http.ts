@@ -363,7 +363,7 @@ export function formatPlainHttp(o: PlainHttpOptions, rows: readonly PlainHttpRow
       `${r.row}: OK p99 from the call ${f(r.okCallP99Ms, 1)} ms; refusals by reason: ${why.length > 0 ? why.join(", ") : "none"}`,
     );
   }
-  for (const r of rows) lines.push(describeCpuBudget(r.row, r.offeredPerSec, r.cpu, r.capacityPerSec === undefined));
+  for (const r of rows) lines.push(describeCpuBudget(r.row, r.cpu, r.capacityPerSec === undefined));
   for (const r of rows) {
     if (r.capacityPerSec === undefined) continue;
     lines.push(
