@@ -3,11 +3,19 @@
  * `InFlightBytes`, lib/dev/server-guard.ts, is the one budget its HTTP, remoting and gRPC doors share).
  */
 
-/** Bytes of requests being served: taken as they arrive, given back once the request is answered. */
+/**
+ * Bytes of requests being served: taken as they arrive, given back once the request is answered. Of them, the bytes
+ * of requests still arriving (a body, frame or message not yet whole) may hold only a share of the budget, so clients
+ * that send slowly, or stop half-way, cannot take the room of the requests that arrive whole.
+ */
 export interface RequestBytes {
   /** Takes `size` bytes if they fit under the budget. */
   take(size: number): boolean;
   release(size: number): void;
+  /** Counts `size` bytes already taken as still arriving, if the share for arriving bytes has room (else nothing). */
+  markArriving(size: number): boolean;
+  /** `size` bytes counted as arriving no longer are (their request is whole, or given up: release them then). */
+  settleArriving(size: number): void;
 }
 
 /** What every door says when a request does not fit the budget (SYSTEM_BUSY, RESOURCE_EXHAUSTED). */

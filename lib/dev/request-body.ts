@@ -3,7 +3,8 @@
  * a signed server checks the signature headers before it reads a byte (the body's hash is in the signed
  * `x-amz-content-sha256`, compared once the body is read); only bytes actually received count against the
  * in-flight cap (a declared Content-Length reserves nothing), so one connection holds at most one request's
- * bytes; and a body that does not arrive within the read timeout is dropped with its connection.
+ * bytes; until the body is whole they count as arriving, which may hold only half the cap (a body that comes in
+ * one piece never does); and a body that does not arrive within the read timeout is dropped with its connection.
  */
 import type { IncomingMessage } from "node:http";
 import { ErrorCode, NimbusError } from "../core/errors.js";
@@ -49,10 +50,19 @@ export async function readHeldBody(req: IncomingMessage, options: BodyReadOption
     req.destroy(new NimbusError(ErrorCode.PARAMETER_ILLEGAL, "the request body did not arrive in time"));
   }, options.timeoutMs);
   const chunks: Buffer[] = [];
+  // The declared length, when there is one: the chunk that reaches it makes the body whole.
+  const declared = req.headers["transfer-encoding"] === undefined ? Number(req.headers["content-length"]) : Number.NaN;
   let held = 0;
+  /** Of `held`, the bytes counted as arriving (the body not whole yet). */
+  let arriving = 0;
   let size = 0;
   let busy = false;
+  const settle = () => {
+    bytes.settleArriving(arriving);
+    arriving = 0;
+  };
   const drop = () => {
+    settle();
     bytes.release(held);
     held = 0;
     chunks.length = 0;
@@ -62,12 +72,17 @@ export async function readHeldBody(req: IncomingMessage, options: BodyReadOption
       const buf = chunk as Buffer;
       size += buf.byteLength;
       if (busy || size > MAX_REQUEST_BYTES) continue;
-      if (!bytes.take(buf.byteLength)) {
+      const whole = size === declared;
+      const taken = bytes.take(buf.byteLength);
+      if (!taken || (!whole && !bytes.markArriving(buf.byteLength))) {
+        if (taken) bytes.release(buf.byteLength);
         busy = true;
         drop();
         continue;
       }
       held += buf.byteLength;
+      if (whole) settle();
+      else arriving += buf.byteLength;
       chunks.push(buf);
     }
   } catch (err) {
@@ -76,10 +91,12 @@ export async function readHeldBody(req: IncomingMessage, options: BodyReadOption
   } finally {
     clearTimeout(timer);
   }
+  settle();
   if (busy)
     throw new NimbusError(
       ErrorCode.SYSTEM_BUSY,
-      `the server is reading ${bytes.used} bytes of requests already (cap ${bytes.cap}); retry later`,
+      `the server is reading ${bytes.used} bytes of requests already (cap ${bytes.cap}; of requests still arriving, cap ` +
+        `${bytes.arrivingCap}); retry later`,
     );
   if (size > MAX_REQUEST_BYTES) {
     drop();

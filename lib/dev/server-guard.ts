@@ -49,14 +49,36 @@ export const DEFAULT_MAX_IN_FLIGHT_BYTES = 4 * MAX_REQUEST_BYTES;
 /**
  * Request bytes in flight: the bytes of request bodies received and not yet answered (lib/dev/request-body.ts
  * takes them as they arrive). Past the cap a request is refused with SYSTEM_BUSY, as RocketMQ answers when its
- * request queue is full, so memory stays bounded whatever clients send at once.
+ * request queue is full, so memory stays bounded whatever clients send at once. The bytes of requests still arriving
+ * hold at most half the cap (`arrivingCap`): clients trickling large requests, or stopping half-way, leave the other
+ * half to requests that come whole.
  */
 export class InFlightBytes implements RequestBytes {
   #used = 0;
-  constructor(readonly cap: number) {}
+  #arriving = 0;
+  /** The most the bytes of requests still arriving may hold. */
+  readonly arrivingCap: number;
+  constructor(readonly cap: number) {
+    this.arrivingCap = Math.floor(cap / 2);
+  }
 
   get used(): number {
     return this.#used;
+  }
+
+  /** Of `used`, the bytes of requests still arriving. */
+  get arriving(): number {
+    return this.#arriving;
+  }
+
+  markArriving(size: number): boolean {
+    if (this.#arriving + size > this.arrivingCap) return false;
+    this.#arriving += size;
+    return true;
+  }
+
+  settleArriving(size: number): void {
+    this.#arriving -= size;
   }
 
   /** Takes `size` bytes if they fit under the cap. */

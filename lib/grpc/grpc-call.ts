@@ -119,9 +119,16 @@ export class GrpcCall extends EventEmitter {
    * stream's until they are a message handed on.
    */
   #budgeted = 0;
+  /**
+   * Of `#budgeted`, the bytes counted as still arriving, in the budget's share for them: a unary call's until the
+   * client ends it (its handler runs then), a stream's message until it is whole.
+   */
+  #arriving = 0;
   /** Set while a request (unary) or a message (stream) is arriving: its time to be whole. */
   #receiveTimer: NodeJS.Timeout | undefined;
   #ended = false;
+  /** The client ended its side (END_STREAM): a unary request is whole. */
+  #clientEnded = false;
   /** A streaming request's messages (and its end) held until a `data` listener takes them; unary: none. */
   readonly #held: unknown[] = [];
   #flowing: boolean;
@@ -139,6 +146,7 @@ export class GrpcCall extends EventEmitter {
     super();
     this.once("close", () => {
       clearTimeout(this.#receiveTimer);
+      this.#countArriving(0);
       this.#giveBack(this.#budgeted);
     });
     this.#flowing = !streaming;
@@ -169,7 +177,11 @@ export class GrpcCall extends EventEmitter {
     this.#deadline = Number.isFinite(ms) && ms <= MAX_SERVER_DEADLINE_MS ? Date.now() + ms : Infinity;
     stream.onData = (chunk) => this.#onData(chunk);
     stream.onEnd = () => {
-      if (!this.streaming) this.#receiving(false);
+      this.#clientEnded = true;
+      if (!this.streaming) {
+        this.#receiving(false);
+        this.#countArriving(0);
+      }
       if (!this.#flowing) this.#endHeld = true;
       else if (!this.#ended) this.emit("end");
     };
@@ -232,7 +244,12 @@ export class GrpcCall extends EventEmitter {
       this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, OVER_BUDGET);
       return;
     }
-    if (!this.streaming) this.#receiving(true);
+    if (!this.streaming) {
+      this.#receiving(true);
+      // A unary request is whole at the client's end, often in the same read as its last bytes: only one still
+      // arriving once that read is handled must fit the share of arriving bytes.
+      if (!this.#countArriving(this.#budgeted)) queueMicrotask(() => this.#overArrivingShare());
+    }
     try {
       this.#frames.push(
         chunk,
@@ -246,9 +263,33 @@ export class GrpcCall extends EventEmitter {
     // A stream's messages, once decoded and handed on, hold nothing of the budget: only a message still arriving
     // does, and those held until the handler listens.
     if (this.streaming && !this.#ended) {
+      if (!this.#countArriving(this.#frames.pendingBytes)) {
+        this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, OVER_BUDGET);
+        return;
+      }
       this.#giveBack(this.#budgeted - this.#frames.pendingBytes - this.#heldBytes);
       this.#receiving(this.#frames.pendingBytes > 0);
     }
+  }
+
+  /**
+   * Counts `bytes` of the call as still arriving (in the budget's share for them, what it counted before given back
+   * to the share); false, counting nothing more, when they do not fit.
+   */
+  #countArriving(bytes: number): boolean {
+    const budget = this.limits.budget;
+    if (budget === undefined) return true;
+    const more = bytes - this.#arriving;
+    if (more > 0 && !budget.markArriving(more)) return false;
+    if (more < 0) budget.settleArriving(-more);
+    this.#arriving = bytes;
+    return true;
+  }
+
+  /** A unary request still arriving after the read that brought bytes the arriving share had no room for. */
+  #overArrivingShare(): void {
+    if (this.#ended || this.#clientEnded) return;
+    if (!this.#countArriving(this.#budgeted)) this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, OVER_BUDGET);
   }
 
   /** Starts the time a request or message has to be whole at its first byte (`arriving`), or stops it once whole. */

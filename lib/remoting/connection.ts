@@ -180,13 +180,24 @@ export class Connection {
   }
 
   /**
-   * Holds `bytes` of a frame still arriving against the process's budget (giving back what it held past them), with
-   * its time to be whole running while any are held; false when more do not fit (nothing more is taken then).
+   * Holds `bytes` of a frame still arriving against the process's budget, as arriving bytes (their share of it), giving
+   * back what it held past them, with its time to be whole running while any are held; false when more do not fit
+   * (nothing more is taken then).
    */
   #holdPartial(bytes: number): boolean {
+    const budget = this.door.requestBytes;
     const more = bytes - this.#partialBytes;
-    if (more > 0 && !this.door.requestBytes.take(more)) return false;
-    if (more < 0) this.door.requestBytes.release(-more);
+    if (more > 0) {
+      if (!budget.take(more)) return false;
+      if (!budget.markArriving(more)) {
+        budget.release(more);
+        return false;
+      }
+    }
+    if (more < 0) {
+      budget.settleArriving(-more);
+      budget.release(-more);
+    }
     this.#partialBytes = bytes;
     this.#arriving(bytes > 0);
     return true;

@@ -1,6 +1,7 @@
 /**
  * @module Anonymous and slow uploads cannot hold the local server's memory: a
- * declared Content-Length reserves nothing, only bytes received count; a body that stalls is dropped with its
+ * declared Content-Length reserves nothing, only bytes received count; bodies still arriving hold at most half the
+ * cap, so stalled ones leave the rest to requests that come whole; a body that stalls is dropped with its
  * connection after the body timeout; with auth on, an unsigned request is refused from its headers, before
  * a byte of its body is read, and a signed one whose body is not the signed hash is refused after.
  */
@@ -8,12 +9,20 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { type ClientRequest, type IncomingMessage, request } from "node:http";
 import { after, before, describe, it } from "node:test";
+import { NimbusApi } from "../../lib/client/index.js";
 import { signNimbusRequest } from "../../lib/core/request-signing.js";
 import type { LocalServer } from "../../lib/dev/local-server.js";
 import { api, b64, ok } from "../support/http.js";
 import { type QuietServer, startQuietServer } from "../support/quiet-server.js";
 
 const ROOT = { accessKey: "root", secretKey: "root-secret-123" };
+/** An answer's body as text. */
+async function text(answer: IncomingMessage): Promise<string> {
+  let body = "";
+  for await (const chunk of answer) body += String(chunk);
+  return body;
+}
+
 const until = async (done: () => boolean) => {
   while (!done()) await new Promise((resolve) => setTimeout(resolve, 10));
 };
@@ -50,6 +59,41 @@ describe("request bodies: bytes received, not declared", () => {
     await Promise.all(uploads.map((u) => u.closed));
     await until(() => server.inFlightBytes === 0);
     for (const u of uploads) u.req.destroy();
+  });
+});
+
+describe("request bodies still arriving: half the cap at most", () => {
+  let quiet: QuietServer;
+  let server: LocalServer;
+  before(async () => {
+    quiet = await startQuietServer("local", { maxInFlightBytes: 1024 * 1024 });
+    server = quiet.server;
+    ok(await api(server.url).put("/topics/H", {}));
+  });
+  after(async () => quiet.close());
+
+  it("stalled uploads holding the arriving half refuse one more still arriving, and a whole send is served", async () => {
+    // Two uploads of 256 KiB still arriving: the whole share of arriving bytes (512 KiB of the 1 MiB cap).
+    const uploads = [0, 1].map(() => stalled(server.url, 300 * 1024, "x".repeat(256 * 1024)));
+    await until(() => server.inFlightBytes === 512 * 1024);
+    // A body of 400 KiB comes in reads of at most 64 KiB: the first does not fit the share (the cap has room), and
+    // the request is answered 503 once all of it is sent.
+    const third = stalled(server.url, 400 * 1024, "x".repeat(200 * 1024));
+    third.req.end("x".repeat(200 * 1024));
+    const refused = await third.answered;
+    assert.equal(refused.statusCode, 503);
+    const answer = JSON.parse(await text(refused)) as { code: string };
+    assert.equal(answer.code, "SYSTEM_BUSY");
+    // A send whose body comes whole is served beside them, past the share and within the cap.
+    ok(await api(server.url).post("/send", { topic: "H", messages: [{ body: b64("whole") }] }));
+    const status = await new NimbusApi({ endpoints: server.url, timeoutMs: 10_000 }).topicStatus("H");
+    assert.equal(
+      status.reduce((n, q) => n + q.maxOffset, 0),
+      1,
+      "the refused upload wrote nothing",
+    );
+    for (const u of uploads) u.req.destroy();
+    await until(() => server.inFlightBytes === 0);
   });
 });
 

@@ -2,9 +2,10 @@
  * @module The process's budget for requests' bytes in flight holds for the remoting door too, shared with the HTTP
  * door (a local server with a 64 KiB budget): a remoting send larger than what is left is refused SYSTEM_BUSY at once
  * and writes nothing, while an HTTP upload holds part of the budget; once that upload is gone the same send is
- * stored, and every byte is given back once answered. A frame still arriving holds its bytes too: one whose rest
- * does not fit is refused SYSTEM_BUSY by its header's opaque id and the rest of it discarded as it comes (the
- * connection reads on), and one that is not whole within its time to arrive (the local server's body timeout)
+ * stored, and every byte is given back once answered. A frame still arriving holds its bytes too, in the share of the
+ * budget for requests still arriving (half of it): one whose rest does not fit that share is refused SYSTEM_BUSY by its
+ * header's opaque id and the rest of it discarded as it comes (the connection reads on), while a frame that comes
+ * whole is served past the share; one that is not whole within its time to arrive (the local server's body timeout)
  * closes its connection and gives its bytes back. Asserted on answers and counts, never on time.
  */
 import assert from "node:assert/strict";
@@ -34,16 +35,17 @@ describe("the remoting door within the process's request-bytes budget", () => {
     await createTopic(api(), topic, 1, ["broker-a"]);
     const c = await RawRemoting.open(ctx.server.server.port);
     const send = (bytes: number) => c.request(sendOf(topic, bytes));
-    const held = 40 * 1024;
+    // Within the share of arriving bytes (32 KiB); with the send's 36 KiB, past the budget.
+    const held = 30 * 1024;
     const upload = halfUpload(ctx.server.server.port, topic, held);
     try {
       await waitUntil(() => ctx.server.server.inFlightBytes >= held, "the upload's bytes are held");
-      const refused = await send(32 * 1024);
+      const refused = await send(36 * 1024);
       assert.equal(refused.code, ResponseCode.SYSTEM_BUSY, refused.remark);
       assert.equal((await api().topicStatus(topic))[0]?.maxOffset, 0, "the refused send wrote nothing");
       upload.destroy();
       await waitUntil(() => ctx.server.server.inFlightBytes === 0, "the upload's bytes are given back");
-      const stored = await send(32 * 1024);
+      const stored = await send(36 * 1024);
       assert.equal(stored.code, ResponseCode.SUCCESS, stored.remark);
       assert.equal((await api().topicStatus(topic))[0]?.maxOffset, 1);
       await waitUntil(() => ctx.server.server.inFlightBytes === 0, "the answered send's bytes are given back");
@@ -58,24 +60,26 @@ describe("a remoting frame still arriving, within the budget", () => {
   const ctx = useTestServer("local", undefined, { maxInFlightBytes: BUDGET });
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 });
 
-  it("holds its bytes; one whose rest does not fit is refused by its header, and its rest discarded", async () => {
+  it("holds its bytes in the arriving share; one past it is refused by its header, one that comes whole is served", async () => {
     const topic = uniqueName("Arriving");
     await createTopic(api(), topic, 1, ["broker-a"]);
     const first = await RawRemoting.open(ctx.server.server.port);
     const second = await RawRemoting.open(ctx.server.server.port);
     try {
-      // 40 of 48 KiB: once whole it counts as its request alone (counted twice it would not fit the 64 KiB).
-      const arriving = first.partialRequest(sendOf(topic, 48 * 1024), 40 * 1024);
-      await waitUntil(() => ctx.server.server.inFlightBytes >= 40 * 1024, "the first frame's bytes are held");
-      const refused = second.partialRequest(sendOf(topic, 60 * 1024), 30 * 1024);
+      // 31 of 31.5 KiB, within the 32 KiB share of arriving bytes; whole, it counts as its request alone.
+      const arriving = first.partialRequest(sendOf(topic, 31 * 1024 + 512), 31 * 1024);
+      await waitUntil(() => ctx.server.server.inFlightBytes >= 31 * 1024, "the first frame's bytes are held");
+      // 2 KiB more of a frame still arriving pass the share (not the 64 KiB budget): refused by its header.
+      const refused = second.partialRequest(sendOf(topic, 8 * 1024), 2 * 1024);
       const busy = await refused.answer;
       assert.equal(busy.code, ResponseCode.SYSTEM_BUSY, busy.remark);
       refused.finish();
-      const small = await second.request(sendOf(topic, 1024));
+      // A 2 KiB frame written at once comes whole: it is served past the share, within the budget.
+      const small = await second.request(sendOf(topic, 2 * 1024));
       assert.equal(
         small.code,
         ResponseCode.SUCCESS,
-        `the connection reads on after the discarded rest: ${small.remark}`,
+        `a whole frame is served, the connection reading on after the discarded rest: ${small.remark}`,
       );
       arriving.finish();
       const stored = await arriving.answer;
@@ -89,7 +93,7 @@ describe("a remoting frame still arriving, within the budget", () => {
   });
 });
 
-describe("a remoting frame whose header comes split while the budget is full", () => {
+describe("a remoting frame whose header comes split while the arriving share is full", () => {
   const ctx = useTestServer("local", undefined, { maxInFlightBytes: BUDGET });
   const api = () => new NimbusApi({ endpoints: ctx.server.url, timeoutMs: 10_000 });
 
@@ -97,21 +101,24 @@ describe("a remoting frame whose header comes split while the budget is full", (
     const topic = uniqueName("SplitHeader");
     await createTopic(api(), topic, 1, ["broker-a"]);
     const c = await RawRemoting.open(ctx.server.server.port);
-    const upload = halfUpload(ctx.server.server.port, topic, BUDGET);
+    // An upload still arriving holds the whole share of arriving bytes (half the budget).
+    const upload = halfUpload(ctx.server.server.port, topic, BUDGET / 2);
     const send = (bytes: number) => sendOf(topic, bytes);
     try {
-      await waitUntil(() => ctx.server.server.inFlightBytes === BUDGET, "the upload holds all the budget");
+      await waitUntil(() => ctx.server.server.inFlightBytes === BUDGET / 2, "the upload holds the arriving share");
       // 6 bytes first (the frame's length and part of its header length): not even they fit, and the frame cannot
-      // be refused before its header is in. The rest a moment later, most likely a read of its own (when both
-      // come in one read, the header is whole at once; the decoder's unit test covers the split itself).
+      // be refused before its header is in. Its header and part of its body a moment later, most likely a read of
+      // their own (when all come in one read, the header is whole at once; the decoder's unit test covers the split
+      // itself): still arriving, the frame is refused by its header; its rest, sent after, is discarded.
       const split = c.partialRequest(send(8 * 1024), 6);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      split.finish();
+      split.more(4 * 1024);
       const refused = await Promise.race([
         split.answer,
         c.closed.then(() => assert.fail("the connection was closed instead of the frame refused")),
       ]);
       assert.equal(refused.code, ResponseCode.SYSTEM_BUSY, refused.remark);
+      split.finish();
       upload.destroy();
       await waitUntil(() => ctx.server.server.inFlightBytes === 0, "the upload's bytes are given back");
       const stored = await c.request(send(1024));

@@ -81,10 +81,19 @@ export class RawRemoting {
   }
 
   /** Writes the first `sent` bytes of a request's frame; `finish` writes the rest. */
-  partialRequest(r: RawRequest, sent: number): { answer: Promise<RemotingCommand>; finish(): void } {
+  partialRequest(
+    r: RawRequest,
+    sent: number,
+  ): { answer: Promise<RemotingCommand>; more(upTo: number): void; finish(): void } {
     const { answer, frame } = this.#frame(r);
+    let at = sent;
     this.socket.write(frame.subarray(0, sent));
-    return { answer, finish: () => this.socket.write(frame.subarray(sent)) };
+    /** Writes the frame's bytes from where it stopped up to `upTo` (its end: all of it). */
+    const upTo = (end: number) => {
+      this.socket.write(frame.subarray(at, end));
+      at = end;
+    };
+    return { answer, more: upTo, finish: () => upTo(frame.length) };
   }
 
   #frame(r: RawRequest): { answer: Promise<RemotingCommand>; frame: Buffer } {

@@ -2,7 +2,9 @@
  * What a gRPC call holds of the process's request-bytes budget (lib/grpc/grpc-call.ts), beyond the bytes on the
  * wire: a streaming call's messages that arrived before its handler listens stay counted until they are handed on
  * (they are held in memory meanwhile), and a compressed message counts what it inflates to, so a few KiB of gzip
- * cannot hold MiBs outside the budget. The call is driven through its HTTP/2 stream's callbacks, as the
+ * cannot hold MiBs outside the budget; a request or message still arriving holds its bytes in the budget's share for
+ * arriving bytes, a unary request until the client ends it, checked once the read that brought it is handled (the
+ * last bytes and the end often come together). The call is driven through its HTTP/2 stream's callbacks, as the
  * connection drives it; the stream's answers are recorded.
  */
 import assert from "node:assert/strict";
@@ -108,4 +110,49 @@ describe("a gRPC call's share of the request-bytes budget", () => {
     assert.equal(budget.used, 0);
     call.end();
   });
+
+  it("does not hold a unary request whose end comes in the read of its last bytes to the arriving share", async () => {
+    const budget = arrivingShareFull();
+    const { stream, status } = recordedStream();
+    const call = new GrpcCall(stream, new Map(), bytesCodec, MAX_MESSAGE, false, { budget });
+    stream.onData(framed(Buffer.alloc(1000, 1)));
+    stream.onEnd();
+    await Promise.resolve();
+    assert.equal(status(), undefined, "not ended");
+    assert.equal((call.request as Buffer).length, 1000);
+    assert.equal(budget.used, 32 * 1024 + 1005, "whole, it counts in the budget past the share");
+    call.end();
+    assert.equal(budget.used, 32 * 1024);
+    assert.equal(budget.arriving, 32 * 1024, "the share is as it was");
+  });
+
+  it("ends RESOURCE_EXHAUSTED a unary request still arriving past the share once its read is handled", async () => {
+    const budget = arrivingShareFull();
+    const { stream, status } = recordedStream();
+    const call = new GrpcCall(stream, new Map(), bytesCodec, MAX_MESSAGE, false, { budget });
+    stream.onData(framed(Buffer.alloc(1000, 1)).subarray(0, 600));
+    assert.equal(status(), undefined, "not before the read is handled");
+    await Promise.resolve();
+    assert.equal(status(), String(GRPC_STATUS.RESOURCE_EXHAUSTED));
+    assert.equal(call.request, undefined, "nothing reaches the handler");
+    assert.equal(budget.used, 32 * 1024, "its bytes are given back");
+    assert.equal(budget.arriving, 32 * 1024);
+  });
+
+  it("ends RESOURCE_EXHAUSTED at once a stream's message still arriving past the share", () => {
+    const budget = arrivingShareFull();
+    const { stream, status } = recordedStream();
+    new GrpcCall(stream, new Map(), bytesCodec, MAX_MESSAGE, true, { budget });
+    stream.onData(framed(Buffer.alloc(1000, 1)).subarray(0, 600));
+    assert.equal(status(), String(GRPC_STATUS.RESOURCE_EXHAUSTED));
+    assert.equal(budget.used, 32 * 1024, "its bytes are given back");
+    assert.equal(budget.arriving, 32 * 1024);
+  });
 });
+
+/** A 64 KiB budget whose share of arriving bytes (half) other requests hold whole. */
+function arrivingShareFull(): InFlightBytes {
+  const budget = new InFlightBytes(64 * 1024);
+  assert.ok(budget.take(32 * 1024) && budget.markArriving(32 * 1024));
+  return budget;
+}
