@@ -13,6 +13,7 @@ import type { AwsStorageOptions } from "../storage/aws/index.js";
 import type { FlushMode } from "../storage/local/index.js";
 import type { Storage } from "../storage/storage.js";
 import type { ProcessBus } from "./process-bus.js";
+import type { InFlightBytes } from "./server-guard.js";
 
 export type StorageChoice =
   | { kind: "local"; dataDir: string; flush?: FlushMode }
@@ -105,6 +106,8 @@ export interface LocalServer {
   readonly channelSockets: () => number;
   /** Request bytes admitted and not yet answered (see `maxInFlightBytes`). */
   readonly inFlightBytes: number;
+  /** The budget of those bytes, with its share for requests still arriving. */
+  readonly requestBytes: InFlightBytes;
   /** The request path's load shedder (its counts of running, waiting and refused requests). */
   readonly shedder: LoadShedder;
   /** The gRPC endpoint, when `grpcPort` was given. */

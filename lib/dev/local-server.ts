@@ -141,10 +141,9 @@ export async function serveOn(
       req.resume();
       return;
     }
-    // Overloaded: a write or pull refused on arrival is answered at once, in the turn its headers were parsed,
-    // before anything else of it is looked at (its origin, its path, its signature, its body): refusing the excess
-    // costs the broker as little as it can, and nothing of it is read or written. Reads (GET, HEAD) never wait here;
-    // the loop's lag refuses sends only.
+    // Overloaded: a write or pull refused on arrival is answered at once, in the turn its headers were parsed, before
+    // its origin, path, signature or body are looked at: refusing the excess costs as little as it can, and nothing of
+    // it is read or written. Reads (GET, HEAD) never wait here; the loop's lag refuses sends only.
     const refused =
       req.method === "GET" || req.method === "HEAD" ? undefined : shedder.arrivalRefusal(isSendRequest(req.url));
     if (refused !== undefined) {
@@ -350,6 +349,7 @@ export async function serveOn(
     get inFlightBytes() {
       return bytes.used;
     },
+    requestBytes: bytes,
     shedder,
     grpc,
     remoting,

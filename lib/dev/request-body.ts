@@ -3,8 +3,9 @@
  * a signed server checks the signature headers before it reads a byte (the body's hash is in the signed
  * `x-amz-content-sha256`, compared once the body is read); only bytes actually received count against the
  * in-flight cap (a declared Content-Length reserves nothing), so one connection holds at most one request's
- * bytes; until the body is whole they count as arriving, which may hold only half the cap (a body that comes in
- * one piece never does); and a body that does not arrive within the read timeout is dropped with its connection.
+ * bytes; until the body is whole they count as arriving, which may hold only half the cap (a body whose end is read
+ * with its first bytes never does); and a body that does not arrive within the read timeout is dropped with its
+ * connection.
  */
 import type { IncomingMessage } from "node:http";
 import { ErrorCode, NimbusError } from "../core/errors.js";
@@ -72,7 +73,8 @@ export async function readHeldBody(req: IncomingMessage, options: BodyReadOption
       const buf = chunk as Buffer;
       size += buf.byteLength;
       if (busy || size > MAX_REQUEST_BYTES) continue;
-      const whole = size === declared;
+      // Whole: the declared length reached, or the rest of the body already read (its end parsed with this read).
+      const whole = size === declared || req.complete;
       const taken = bytes.take(buf.byteLength);
       if (!taken || (!whole && !bytes.markArriving(buf.byteLength))) {
         if (taken) bytes.release(buf.byteLength);

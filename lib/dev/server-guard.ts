@@ -8,6 +8,7 @@ import { networkInterfaces } from "node:os";
 import { ErrorCode, NimbusError } from "../core/errors.js";
 import type { RequestBytes } from "../core/request-bytes.js";
 import { MAX_REQUEST_BYTES } from "../protocol/index.js";
+import { MAX_REQUEST_FRAME_BYTES } from "../remoting/index.js";
 
 /** Whether `host` only ever reaches this machine. */
 export function isLoopback(host: string): boolean {
@@ -43,6 +44,9 @@ export function advertisedHost(host: string): string {
   return "127.0.0.1";
 }
 
+/** The largest request any door takes: a remoting frame (8 MiB); an HTTP body or a gRPC message is at most 6 MiB. */
+export const LARGEST_REQUEST_BYTES = Math.max(MAX_REQUEST_BYTES, MAX_REQUEST_FRAME_BYTES);
+
 /** Default cap of request bytes being read or answered at once: 4 maximal requests (24 MiB). */
 export const DEFAULT_MAX_IN_FLIGHT_BYTES = 4 * MAX_REQUEST_BYTES;
 
@@ -56,10 +60,17 @@ export const DEFAULT_MAX_IN_FLIGHT_BYTES = 4 * MAX_REQUEST_BYTES;
 export class InFlightBytes implements RequestBytes {
   #used = 0;
   #arriving = 0;
-  /** The most the bytes of requests still arriving may hold. */
+  /**
+   * The most the bytes of requests still arriving may hold: half the cap, and never less than the largest request
+   * (`largestRequest`) when the cap holds one, so that any request may still come in pieces on an idle server.
+   */
   readonly arrivingCap: number;
-  constructor(readonly cap: number) {
-    this.arrivingCap = Math.floor(cap / 2);
+  constructor(
+    readonly cap: number,
+    largestRequest = LARGEST_REQUEST_BYTES,
+  ) {
+    const half = Math.floor(cap / 2);
+    this.arrivingCap = cap >= largestRequest ? Math.max(half, largestRequest) : half;
   }
 
   get used(): number {

@@ -120,8 +120,8 @@ export class GrpcCall extends EventEmitter {
    */
   #budgeted = 0;
   /**
-   * Of `#budgeted`, the bytes counted as still arriving, in the budget's share for them: a unary call's until the
-   * client ends it (its handler runs then), a stream's message until it is whole.
+   * Of `#budgeted`, the bytes counted as still arriving, in the budget's share for them: a unary call's from the end of
+   * a read that did not end it until the client ends it (its handler runs then), a stream's message until it is whole.
    */
   #arriving = 0;
   /** Set while a request (unary) or a message (stream) is arriving: its time to be whole. */
@@ -129,6 +129,8 @@ export class GrpcCall extends EventEmitter {
   #ended = false;
   /** The client ended its side (END_STREAM): a unary request is whole. */
   #clientEnded = false;
+  /** A unary request's bytes came in the read being handled: whether it is still arriving is checked after it. */
+  #arrivingCheckDue = false;
   /** A streaming request's messages (and its end) held until a `data` listener takes them; unary: none. */
   readonly #held: unknown[] = [];
   #flowing: boolean;
@@ -246,9 +248,12 @@ export class GrpcCall extends EventEmitter {
     }
     if (!this.streaming) {
       this.#receiving(true);
-      // A unary request is whole at the client's end, often in the same read as its last bytes: only one still
-      // arriving once that read is handled must fit the share of arriving bytes.
-      if (!this.#countArriving(this.#budgeted)) queueMicrotask(() => this.#overArrivingShare());
+      // A unary request is whole at the client's end, often in the same read as its last bytes: it counts as arriving
+      // only if it is still arriving once that read is handled (one check per read).
+      if (!this.#arrivingCheckDue) {
+        this.#arrivingCheckDue = true;
+        queueMicrotask(() => this.#checkArriving());
+      }
     }
     try {
       this.#frames.push(
@@ -286,8 +291,9 @@ export class GrpcCall extends EventEmitter {
     return true;
   }
 
-  /** A unary request still arriving after the read that brought bytes the arriving share had no room for. */
-  #overArrivingShare(): void {
+  /** A unary request still arriving once the read that brought its bytes is handled: in the share, or ended. */
+  #checkArriving(): void {
+    this.#arrivingCheckDue = false;
     if (this.#ended || this.#clientEnded) return;
     if (!this.#countArriving(this.#budgeted)) this.fail(GRPC_STATUS.RESOURCE_EXHAUSTED, OVER_BUDGET);
   }

@@ -218,7 +218,7 @@ describe("hostile input", () => {
     assert.equal(await res.text(), "");
   });
 
-  it("caps request bytes in flight: past the cap a request's body is dropped unread and it gets 503 SYSTEM_BUSY", async () => {
+  it("caps request bytes still arriving: past their share a request's body is dropped unread, 503 SYSTEM_BUSY", async () => {
     // A request that has sent 500 KiB of its 1000 KiB body holds 500 KiB of the 1 MiB cap, nearly all of the half
     // that bodies still arriving may hold: a 200 KiB body, which comes in several reads, does not fit beside it.
     const held = request(`${server.url}/send`, {

@@ -58,6 +58,7 @@ describe("request bodies: bytes received, not declared", () => {
     // Their bodies never come: each is dropped with its connection, and their bytes go back.
     await Promise.all(uploads.map((u) => u.closed));
     await until(() => server.inFlightBytes === 0);
+    assert.equal(server.requestBytes.arriving, 0, "the dropped bodies count as arriving no more");
     for (const u of uploads) u.req.destroy();
   });
 });
@@ -94,6 +95,7 @@ describe("request bodies still arriving: half the cap at most", () => {
     );
     for (const u of uploads) u.req.destroy();
     await until(() => server.inFlightBytes === 0);
+    assert.equal(server.requestBytes.arriving, 0, "nothing counts as arriving");
   });
 });
 

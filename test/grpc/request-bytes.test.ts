@@ -151,6 +151,7 @@ describe("a gRPC request while requests still arriving hold their share of the b
       assert.equal((await api.topicStatus(topic))[0]?.maxOffset, 1, "only the whole send was stored");
       upload.destroy();
       await waitUntil(() => ctx.server.inFlightBytes === 0, "every byte is given back");
+      assert.equal(ctx.server.requestBytes.arriving, 0, "nothing counts as arriving");
     } finally {
       upload.destroy();
       session.close();
@@ -172,6 +173,7 @@ describe("a gRPC request that stops half-way", () => {
       await waitUntil(() => ctx.server.inFlightBytes >= 20_000, "the half-sent request's bytes are held");
       assert.equal(await status, String(grpcStatus.DEADLINE_EXCEEDED));
       await waitUntil(() => ctx.server.inFlightBytes === 0, "its bytes are given back");
+      assert.equal(ctx.server.requestBytes.arriving, 0, "nothing counts as arriving");
       call.close();
     } finally {
       session.close();

@@ -126,6 +126,23 @@ describe("a gRPC call's share of the request-bytes budget", () => {
     assert.equal(budget.arriving, 32 * 1024, "the share is as it was");
   });
 
+  it("counts a unary request's bytes as arriving once the read that brought them is handled", async () => {
+    const budget = new InFlightBytes(64 * 1024);
+    const { stream, status } = recordedStream();
+    const call = new GrpcCall(stream, new Map(), bytesCodec, MAX_MESSAGE, false, { budget });
+    stream.onData(framed(Buffer.alloc(1000, 1)).subarray(0, 600));
+    assert.equal(budget.arriving, 0, "not while the read is handled");
+    await Promise.resolve();
+    assert.equal(budget.arriving, 600, "still arriving after it");
+    stream.onData(framed(Buffer.alloc(1000, 1)).subarray(600));
+    stream.onEnd();
+    await Promise.resolve();
+    assert.equal(budget.arriving, 0, "whole at the client's end");
+    assert.equal(status(), undefined);
+    call.end();
+    assert.equal(budget.used, 0);
+  });
+
   it("ends RESOURCE_EXHAUSTED a unary request still arriving past the share once its read is handled", async () => {
     const budget = arrivingShareFull();
     const { stream, status } = recordedStream();

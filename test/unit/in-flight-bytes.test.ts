@@ -1,6 +1,7 @@
 /**
  * The local server's budget for request bytes in flight (lib/dev/server-guard.ts): bytes of requests still arriving
- * hold at most half of it, bytes of whole requests the rest; marking and settling arriving bytes moves them between
+ * hold at most half of it (never less than the largest request, when the cap holds one), bytes of whole requests the
+ * rest; marking and settling arriving bytes moves them between
  * the two without taking or giving back any.
  */
 import assert from "node:assert/strict";
@@ -31,5 +32,13 @@ describe("InFlightBytes", () => {
     budget.settleArriving(300);
     budget.release(800);
     assert.equal(budget.used, 0);
+  });
+
+  it("keeps the arriving share at least the largest request when the cap holds one", () => {
+    assert.equal(new InFlightBytes(1000, 600).arrivingCap, 600, "a 600-byte request may still come in pieces");
+    assert.equal(new InFlightBytes(1000, 400).arrivingCap, 500, "half the cap holds it already");
+    assert.equal(new InFlightBytes(500, 600).arrivingCap, 250, "a cap that cannot hold it keeps its half");
+    assert.equal(new InFlightBytes(24 * 1024 * 1024).arrivingCap, 12 * 1024 * 1024, "the default cap's half");
+    assert.equal(new InFlightBytes(10 * 1024 * 1024).arrivingCap, 8 * 1024 * 1024, "a remoting frame's 8 MiB");
   });
 });
