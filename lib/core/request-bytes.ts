@@ -9,9 +9,10 @@
  * that send slowly, or stop half-way, cannot take the room of the requests that arrive whole.
  */
 export interface RequestBytes {
-  /** Takes `size` bytes if they fit under the budget. */
-  take(size: number): boolean;
-  release(size: number): void;
+  /** Takes `size` bytes if they fit under the budget (and, `arriving`, its share for requests still arriving). */
+  take(size: number, arriving?: boolean): boolean;
+  /** Gives back `size` bytes taken (`arriving`: counted as still arriving). */
+  release(size: number, arriving?: boolean): void;
   /** Counts `size` bytes already taken as still arriving, if the share for arriving bytes has room (else nothing). */
   markArriving(size: number): boolean;
   /** `size` bytes counted as arriving no longer are (their request is whole, or given up: release them then). */

@@ -75,9 +75,7 @@ export async function readHeldBody(req: IncomingMessage, options: BodyReadOption
       if (busy || size > MAX_REQUEST_BYTES) continue;
       // Whole: the declared length reached, or the rest of the body already read (its end parsed with this read).
       const whole = size === declared || req.complete;
-      const taken = bytes.take(buf.byteLength);
-      if (!taken || (!whole && !bytes.markArriving(buf.byteLength))) {
-        if (taken) bytes.release(buf.byteLength);
+      if (!bytes.take(buf.byteLength, !whole)) {
         busy = true;
         drop();
         continue;

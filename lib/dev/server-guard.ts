@@ -92,9 +92,9 @@ export class InFlightBytes implements RequestBytes {
     this.#arriving -= size;
   }
 
-  /** Takes `size` bytes if they fit under the cap. */
-  take(size: number): boolean {
-    if (this.#used + size > this.cap) return false;
+  /** Takes `size` bytes if they fit under the cap (and, `arriving`, the share for requests still arriving). */
+  take(size: number, arriving = false): boolean {
+    if (this.#used + size > this.cap || (arriving && !this.markArriving(size))) return false;
     this.#used += size;
     return true;
   }
@@ -104,7 +104,8 @@ export class InFlightBytes implements RequestBytes {
     this.#used += size;
   }
 
-  release(size: number): void {
+  release(size: number, arriving = false): void {
+    if (arriving) this.settleArriving(size);
     this.#used -= size;
   }
 }

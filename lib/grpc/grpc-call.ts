@@ -250,7 +250,7 @@ export class GrpcCall extends EventEmitter {
       this.#receiving(true);
       // A unary request is whole at the client's end, often in the same read as its last bytes: it counts as arriving
       // only if it is still arriving once that read is handled (one check per read).
-      if (!this.#arrivingCheckDue) {
+      if (!this.#arrivingCheckDue && this.limits.budget !== undefined) {
         this.#arrivingCheckDue = true;
         queueMicrotask(() => this.#checkArriving());
       }

@@ -185,19 +185,9 @@ export class Connection {
    * (nothing more is taken then).
    */
   #holdPartial(bytes: number): boolean {
-    const budget = this.door.requestBytes;
     const more = bytes - this.#partialBytes;
-    if (more > 0) {
-      if (!budget.take(more)) return false;
-      if (!budget.markArriving(more)) {
-        budget.release(more);
-        return false;
-      }
-    }
-    if (more < 0) {
-      budget.settleArriving(-more);
-      budget.release(-more);
-    }
+    if (more > 0 && !this.door.requestBytes.take(more, true)) return false;
+    if (more < 0) this.door.requestBytes.release(-more, true);
     this.#partialBytes = bytes;
     this.#arriving(bytes > 0);
     return true;
