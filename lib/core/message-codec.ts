@@ -33,26 +33,25 @@
  * Decoding checks everything and never returns what the encoder did not write: a bad magic or version,
  * a truncated batch, a length past the end, a count that does not match the records, bytes after the
  * last record, a CRC mismatch, fields that do not fill their record exactly, invalid UTF-8, a repeated
- * property name or an out-of-range number all throw `DATA_CORRUPTED`, saying what and where.
+ * property name or an out-of-range number all throw `DATA_CORRUPTED`, saying what and where. The decoder is in
+ * message-decode.ts: `decodeBatch` decodes every record; `BatchRecords` checks the batch's frame (header, lengths,
+ * count, end) at once and a record's CRC and fields when that record is read.
  *
  * Decoded bodies are **views** into the input (plain `Uint8Array`s on the same `ArrayBuffer`, never
  * copies): cheap, but they change if the caller overwrites the input; `body.slice()` to keep one apart.
  * Strings are always copies.
  */
+import { BATCH_HEADER_SIZE, BATCH_MAGIC, BATCH_VERSION, corrupted, RECORD_OVERHEAD, TWO_32 } from "./batch-format.js";
 import { crc32c } from "./crc32c.js";
 import { ErrorCode, NimbusError } from "./errors.js";
 import type { MessageRecord } from "./message.js";
 
-const BATCH_MAGIC = [0x4e, 0x4d, 0x42, 0x54] as const; // "NMBT"
-export const BATCH_VERSION = 1;
-export const BATCH_HEADER_SIZE = 9;
-export const RECORD_OVERHEAD = 34;
+export { BATCH_HEADER_SIZE, BATCH_VERSION, RECORD_OVERHEAD } from "./batch-format.js";
+export { BatchRecords, decodeBatch } from "./message-decode.js";
+
 const MAX_U16 = 0xffff;
 const MAX_U32 = 0xffffffff;
 const MAX_I32 = 0x7fffffff;
-const TWO_32 = 0x1_0000_0000;
-
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The exact size `encodeBatch(messages)` will have. Validates as `encodeBatch` does. */
 export function encodedSize(messages: readonly MessageRecord[]): number {
@@ -83,35 +82,6 @@ export function encodeBatch(messages: readonly MessageRecord[]): Uint8Array {
     throw new NimbusError(ErrorCode.MESSAGE_ILLEGAL, `messages changed while being encoded (${pos} != ${size} bytes)`);
   }
   return out;
-}
-
-/** Decodes and checks a whole batch; see the module comment for what throws `DATA_CORRUPTED`. */
-export function decodeBatch(bytes: Uint8Array): MessageRecord[] {
-  if (!(bytes instanceof Uint8Array)) throw corrupted("batch is not a Uint8Array");
-  const len = bytes.length;
-  if (len < BATCH_HEADER_SIZE) {
-    throw corrupted(`batch of ${len} bytes is shorter than its ${BATCH_HEADER_SIZE}-byte header`);
-  }
-  for (let i = 0; i < BATCH_MAGIC.length; i++) {
-    if (bytes[i] !== BATCH_MAGIC[i]) throw corrupted(`batch has a wrong magic at bytes 0-3: ${hex(bytes, 0, 4)}`);
-  }
-  if (bytes[4] !== BATCH_VERSION) {
-    throw corrupted(`batch version ${bytes[4]} at byte 4 is not one this decoder reads (${BATCH_VERSION})`);
-  }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, len);
-  const count = view.getUint32(5, true);
-  if (count > (len - BATCH_HEADER_SIZE) / RECORD_OVERHEAD) {
-    throw corrupted(`batch header declares ${count} messages, more than its ${len} bytes can hold`);
-  }
-  const messages: MessageRecord[] = [];
-  let pos = BATCH_HEADER_SIZE;
-  for (let i = 0; i < count; i++) {
-    const reader = new RecordReader(bytes, view, i, pos);
-    messages.push(reader.read());
-    pos = reader.recordEnd;
-  }
-  if (pos !== len) throw corrupted(`batch has ${len - pos} bytes after its last message (${count}), at byte ${pos}`);
-  return messages;
 }
 
 /**
@@ -262,132 +232,4 @@ function writeRecord(m: MessageRecord, out: Uint8Array, view: DataView, start: n
   view.setUint32(start, pos + 4 - start, true);
   view.setUint32(pos, crc32c(out.subarray(start, pos)), true);
   return pos + 4;
-}
-
-// ---------------------------------------------------------------------------------------------- decode
-
-function corrupted(message: string): NimbusError {
-  return new NimbusError(ErrorCode.DATA_CORRUPTED, message);
-}
-
-function hex(bytes: Uint8Array, from: number, to: number): string {
-  return Array.from(bytes.subarray(from, to), (b) => b.toString(16).padStart(2, "0")).join(" ");
-}
-
-function fieldName(label: string, index: number): string {
-  return index < 0 ? label : `${label} ${index}`;
-}
-
-/** Reads one record: checks its length and CRC first, then parses its fields within its bounds. */
-class RecordReader {
-  /** Where the record's CRC starts: the fields must end exactly here. */
-  private readonly fieldsEnd: number;
-  readonly recordEnd: number;
-  private pos: number;
-  private readonly bytes: Uint8Array;
-  private readonly view: DataView;
-  private readonly index: number;
-  private readonly start: number;
-
-  constructor(bytes: Uint8Array, view: DataView, index: number, start: number) {
-    this.bytes = bytes;
-    this.view = view;
-    this.index = index;
-    this.start = start;
-    const left = bytes.length - start;
-    if (left < RECORD_OVERHEAD) {
-      throw this.fail(`only ${left} bytes are left, less than a record's minimum of ${RECORD_OVERHEAD}`);
-    }
-    const length = view.getUint32(start, true);
-    if (length < RECORD_OVERHEAD) {
-      throw this.fail(`record length ${length} is less than the minimum of ${RECORD_OVERHEAD}`);
-    }
-    if (length > left) throw this.fail(`record length ${length} runs past the end of the batch (${left} bytes left)`);
-    this.recordEnd = start + length;
-    this.fieldsEnd = this.recordEnd - 4;
-    this.pos = start + 4;
-  }
-
-  private fail(problem: string): NimbusError {
-    return corrupted(`message ${this.index} (record at byte ${this.start}): ${problem}`);
-  }
-
-  read(): MessageRecord {
-    const { view } = this;
-    const stored = view.getUint32(this.fieldsEnd, true);
-    const actual = crc32c(this.bytes.subarray(this.start, this.fieldsEnd));
-    if (stored !== actual) {
-      throw this.fail(`CRC32C mismatch: stored ${stored.toString(16)}, computed ${actual.toString(16)}`);
-    }
-
-    // The fixed fields fit: a record is at least RECORD_OVERHEAD bytes.
-    const bornTimestamp = view.getInt32(this.pos + 4, true) * TWO_32 + view.getUint32(this.pos, true);
-    if (!Number.isSafeInteger(bornTimestamp)) throw this.fail("bornTimestamp is outside the safe integer range");
-    const flag = view.getInt32(this.pos + 8, true);
-    const reconsumeTimes = view.getInt32(this.pos + 12, true);
-    if (reconsumeTimes < 0) throw this.fail(`reconsumeTimes is negative (${reconsumeTimes})`);
-    this.pos += 16;
-
-    const tags = this.text("tags");
-    const keys: string[] = [];
-    for (let k = 0, n = this.u16("key count"); k < n; k++) keys.push(this.text("key", k));
-    const properties: Record<string, string> = {};
-    for (let p = 0, n = this.u16("property count"); p < n; p++) {
-      const name = this.text("property name", p);
-      if (Object.hasOwn(properties, name)) throw this.fail(`property ${JSON.stringify(name)} appears twice`);
-      const value = this.text("property value", p);
-      // Assigning "__proto__" would set the prototype: define it as a plain entry instead.
-      if (name === "__proto__") {
-        Object.defineProperty(properties, name, { value, enumerable: true, writable: true, configurable: true });
-      } else {
-        properties[name] = value;
-      }
-    }
-    const bodyLength = this.u32("body length");
-    this.need(bodyLength, "body");
-    const body = new Uint8Array(this.bytes.buffer, this.bytes.byteOffset + this.pos, bodyLength);
-    this.pos += bodyLength;
-    if (this.pos !== this.fieldsEnd) {
-      throw this.fail(`fields end at byte ${this.pos}, but the record's CRC is at byte ${this.fieldsEnd}`);
-    }
-    return { bornTimestamp, flag, tags, keys, properties, body, reconsumeTimes };
-  }
-
-  /** Throws unless `n` more bytes of fields are left; `label` and `index` name the field in the error. */
-  private need(n: number, label: string, index = -1, part = ""): void {
-    if (n > this.fieldsEnd - this.pos) {
-      const what = fieldName(label, index) + part;
-      throw this.fail(`${what} (${n} bytes at byte ${this.pos}) runs past the record's end at byte ${this.fieldsEnd}`);
-    }
-  }
-
-  private u16(what: string): number {
-    this.need(2, what);
-    const value = this.view.getUint16(this.pos, true);
-    this.pos += 2;
-    return value;
-  }
-
-  private u32(what: string): number {
-    this.need(4, what);
-    const value = this.view.getUint32(this.pos, true);
-    this.pos += 4;
-    return value;
-  }
-
-  /** A u16-prefixed UTF-8 string; `label` and `index` (of a key or property) name it in errors. */
-  private text(label: string, index = -1): string {
-    this.need(2, label, index, " length");
-    const n = this.view.getUint16(this.pos, true);
-    this.pos += 2;
-    if (n === 0) return "";
-    this.need(n, label, index);
-    const at = this.pos;
-    this.pos += n;
-    try {
-      return utf8.decode(this.bytes.subarray(at, at + n));
-    } catch {
-      throw this.fail(`${fieldName(label, index)} (${n} bytes at byte ${at}) is not valid UTF-8`);
-    }
-  }
 }

@@ -10,6 +10,7 @@ import { QueueLog } from "../../lib/broker/queue-log/queue-log.js";
 import { OBJECT_REPLICATION_GRACE_MS } from "../../lib/broker/queue-log/read.js";
 import { ErrorCode } from "../../lib/core/errors.js";
 import type { MessageRecord } from "../../lib/core/message.js";
+import { encodeBatch } from "../../lib/core/message-codec.js";
 import { diffCounts } from "../../lib/storage/request-counter.js";
 import type { Storage } from "../../lib/storage/storage.js";
 import type { OpenFixture } from "../support/storage-fixture.js";
@@ -296,6 +297,26 @@ export function queueLogContract(label: string, open: OpenFixture): void {
         .table(QUEUE_INDEX_TABLE)
         .put({ pk: queuePk(q), sk: 1, n: 1, t: 1, d: new Uint8Array([1, 2, 3, 4, 5]) });
       await assert.rejects(log.read(q, 1), { code: ErrorCode.DATA_CORRUPTED });
+    });
+
+    it("parses a batch's records only as far as a read goes: a bad CRC past it is found by the read that reaches it", async () => {
+      const log = new QueueLog(storage());
+      const q = freshQueue();
+      await log.append(q, [record("fine")]);
+      const bytes = encodeBatch([record("c1"), record("c2"), record("c3")]);
+      // The last byte of the third record's body (its CRC32C follows): that record no longer checks.
+      bytes[bytes.length - 5] = (bytes[bytes.length - 5] as number) ^ 0xff;
+      await storage()
+        .table(QUEUE_INDEX_TABLE)
+        .put({ pk: queuePk(q), sk: 1, n: 3, t: 1, d: bytes });
+      const head = await log.read(q, 1, { maxMessages: 2 });
+      assert.deepEqual(
+        head.messages.map((m) => new TextDecoder().decode(m.body)),
+        ["c1", "c2"],
+      );
+      assert.equal(head.nextBeginOffset, 3);
+      await assert.rejects(log.read(q, 2), { code: ErrorCode.DATA_CORRUPTED });
+      await assert.rejects(log.read(q, 3), { code: ErrorCode.DATA_CORRUPTED });
     });
 
     it("20 concurrent appenders x 50 batches: offsets disjoint and gap-free, every message read back once", async () => {

@@ -1,13 +1,14 @@
 /**
  * @module Reading a queue by offset, as RocketMQ's pull does: find the batch that holds the offset, read
- * forward along the chain, fetch payloads (inline, or ranged object reads in parallel), decode, skip what
- * is below the offset, filter, and stop at `maxMessages`. Filtered-out messages are skipped for good:
- * `nextBeginOffset` moves past them.
+ * forward along the chain, fetch payloads (inline, or ranged object reads in parallel), check each batch's frame,
+ * decode its records from the offset on (those below it are never parsed), filter, and stop at `maxMessages` (the
+ * rest of the batch is not parsed either). Filtered-out messages are skipped for good: `nextBeginOffset` moves past
+ * them.
  */
 
 import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
 import type { MessageRecord } from "../../core/message.js";
-import { decodeBatch } from "../../core/message-codec.js";
+import { BatchRecords } from "../../core/message-codec.js";
 import { DEFAULT_PULL_MESSAGES, MAX_PULL_MESSAGES, type PullStatus } from "../../protocol/index.js";
 import type { ObjectStore } from "../../storage/object-store.js";
 import type { Item } from "../../storage/table.js";
@@ -222,15 +223,16 @@ export async function readQueue(
           nextBeginOffset = end(entry);
           continue;
         }
-        const records = decodeBatch(batchBytes);
-        if (records.length !== entry.count) {
+        // Its frame checked whole; a record is decoded (its CRC and fields checked) only when the read reaches it.
+        const records = new BatchRecords(batchBytes);
+        if (records.count !== entry.count) {
           throw new NimbusError(
             ErrorCode.DATA_CORRUPTED,
-            `batch ${pk}@${entry.start} holds ${records.length} messages, index says ${entry.count}`,
+            `batch ${pk}@${entry.start} holds ${records.count} messages, index says ${entry.count}`,
           );
         }
-        for (let j = Math.max(0, nextBeginOffset - entry.start); j < records.length; j++) {
-          const record = records[j] as MessageRecord;
+        for (let j = Math.max(0, nextBeginOffset - entry.start); j < records.count; j++) {
+          const record = records.record(j);
           const matches = !options.filter || options.filter(record);
           // The answer must fit a Lambda response (6 MB, bodies travel as base64): stop before a message that
           // would overflow it, but always hand out at least one, so a queue never sticks.
