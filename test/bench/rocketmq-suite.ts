@@ -66,6 +66,11 @@ export interface PhaseFigure {
   clientCpuUsPerMsg?: number | undefined;
   /** The part of `clientCpuUsPerMsg` its JIT compiler threads spent (at least: jitCpuSeconds). */
   clientJitUsPerMsg?: number | undefined;
+  /**
+   * From the phase's start to its first message (ms), when the phase starts a consumer: the push consumer's start-up
+   * (its rebalance, its offsets) is inside the phase's time. Absent for the other phases.
+   */
+  firstMessageMs?: number | undefined;
   /** How long the client waited before the phase for its JIT compilers to be idle (0 with `--no-jit-settle`). */
   jitWaitMs?: number | undefined;
 }
@@ -142,7 +147,9 @@ export async function runBenchClient(
       .split("\n")
       .filter((l) => l.startsWith("RESULT "))
       .map((l, i) => {
-        const [, phase = "", messages = "0", seconds = "0", p50 = "0", p99 = "0", errors = "0"] = l.trim().split(/\s+/);
+        const [, phase = "", messages = "0", seconds = "0", p50 = "0", p99 = "0", errors = "0", first = "-1"] = l
+          .trim()
+          .split(/\s+/);
         return {
           phase: client === "grpc" ? phase : `${client} ${phase}`,
           messages: Number(messages),
@@ -155,6 +162,7 @@ export async function runBenchClient(
           clientCpuUsPerMsg: perMessageUs(phaseCpu[i], "client", messages),
           clientJitUsPerMsg: perMessageUs(phaseCpu[i], "jit", messages),
           jitWaitMs: phaseCpu[i]?.waitedMs,
+          ...(Number(first) >= 0 && { firstMessageMs: Number(first) }),
         };
       });
   } finally {
@@ -279,6 +287,15 @@ export async function runRocketMQSuite(o: RocketMQSuiteOptions): Promise<BrokerR
   return runs;
 }
 
+/**
+ * A consume phase's rate from its first message to its last: its messages over its time less the consumer's start-up
+ * (`firstMessageMs`); the phase's own rate when it has none.
+ */
+export function steadyRate(p: PhaseFigure): number {
+  if (p.firstMessageMs === undefined) return p.msgPerSec;
+  return p.messages / Math.max(1e-3, p.seconds - p.firstMessageMs / 1000);
+}
+
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -319,6 +336,35 @@ export function formatRocketMQ(runs: readonly BrokerRun[]): string {
     const [r, n] = [of("rocketmq", phase), of("nimbus", phase)];
     const client = (xs: PhaseFigure[]) => `${cpu(xs, "client")} (${cpu(xs, "jit")})`;
     lines.push(`| ${phase} | ${cpu(r, "server")} | ${cpu(n, "server")} | ${client(r)} | ${client(n)} |`);
+  }
+  const started = phases.filter((phase) =>
+    runs.some((r) => r.phases.some((p) => p.phase === phase && p.firstMessageMs !== undefined)),
+  );
+  if (started.length > 0) {
+    lines.push(
+      "",
+      "| phase | first message after (ms): RocketMQ | Nimbus | msg/s from the first message: RocketMQ | Nimbus | Nimbus / RocketMQ |",
+      "|---|---:|---:|---:|---:|---:|",
+    );
+    for (const phase of started) {
+      const [r, n] = [of("rocketmq", phase), of("nimbus", phase)];
+      const firstMs = (xs: PhaseFigure[]) =>
+        xs.flatMap((x) => (x.firstMessageMs === undefined ? [] : [x.firstMessageMs]));
+      const steady = (xs: PhaseFigure[]) => median(xs.map(steadyRate));
+      const ratio = r.length === 0 || n.length === 0 ? "—" : `${fmt(steady(n) / Math.max(1e-9, steady(r)), 2)}×`;
+      const cell = (xs: PhaseFigure[], f: (ys: PhaseFigure[]) => string) => (xs.length === 0 ? "—" : f(xs));
+      lines.push(
+        `| ${phase} | ${cell(r, (xs) =>
+          firstMs(xs)
+            .map((v) => fmt(v))
+            .join(", "),
+        )} | ${cell(n, (xs) =>
+          firstMs(xs)
+            .map((v) => fmt(v))
+            .join(", "),
+        )} | ${cell(r, (xs) => fmt(steady(xs)))} | ${cell(n, (xs) => fmt(steady(xs)))} | ${ratio} |`,
+      );
+    }
   }
   const cores = (broker: BrokerRun["broker"]) =>
     median(runs.filter((r) => r.broker === broker).map((r) => r.serverCores));
