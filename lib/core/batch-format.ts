@@ -1,6 +1,6 @@
 /**
- * @module The queue log's binary batch format's constants, shared by its encoder (message-codec.ts, where the format
- * is laid out) and its decoder (message-decode.ts).
+ * @module The queue log's binary batch format's constants and its DATA_CORRUPTED error, shared by its encoder
+ * (message-codec.ts, where the format is laid out) and its decoder (message-decode.ts).
  */
 import { ErrorCode, NimbusError } from "./errors.js";
 

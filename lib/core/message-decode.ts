@@ -1,9 +1,9 @@
 /**
  * @module Decoding the queue log's binary batches (the format is laid out in message-codec.ts). `decodeBatch`
- * decodes every record. `BatchRecords` checks a batch's frame whole when it is made (header, every record's length,
- * the count, nothing after the last record) and decodes a record only when asked, its CRC and fields checked then:
- * a read that hands out part of a batch (a pull that starts inside it, or stops before its end) parses that part
- * only. Anything that does not hold throws `DATA_CORRUPTED`, saying what and where.
+ * decodes every record, in byte order. `BatchRecords` checks a batch's frame whole when it is made (header, every
+ * record's length, the count, nothing after the last record) and decodes a record only when asked, its CRC and
+ * fields checked then: a read that hands out part of a batch (a pull that starts inside it, or stops before its end)
+ * parses that part only. Anything that does not hold throws `DATA_CORRUPTED`, saying what and where.
  */
 import { BATCH_HEADER_SIZE, BATCH_MAGIC, BATCH_VERSION, corrupted, RECORD_OVERHEAD, TWO_32 } from "./batch-format.js";
 import { crc32c } from "./crc32c.js";
@@ -39,29 +39,14 @@ export class BatchRecords {
   readonly #records: RecordReader[] = [];
 
   constructor(bytes: Uint8Array) {
-    if (!(bytes instanceof Uint8Array)) throw corrupted("batch is not a Uint8Array");
-    const len = bytes.length;
-    if (len < BATCH_HEADER_SIZE) {
-      throw corrupted(`batch of ${len} bytes is shorter than its ${BATCH_HEADER_SIZE}-byte header`);
-    }
-    for (let i = 0; i < BATCH_MAGIC.length; i++) {
-      if (bytes[i] !== BATCH_MAGIC[i]) throw corrupted(`batch has a wrong magic at bytes 0-3: ${hex(bytes, 0, 4)}`);
-    }
-    if (bytes[4] !== BATCH_VERSION) {
-      throw corrupted(`batch version ${bytes[4]} at byte 4 is not one this decoder reads (${BATCH_VERSION})`);
-    }
-    const view = new DataView(bytes.buffer, bytes.byteOffset, len);
-    const count = view.getUint32(5, true);
-    if (count > (len - BATCH_HEADER_SIZE) / RECORD_OVERHEAD) {
-      throw corrupted(`batch header declares ${count} messages, more than its ${len} bytes can hold`);
-    }
+    const { view, count } = batchHeader(bytes);
     let pos = BATCH_HEADER_SIZE;
     for (let i = 0; i < count; i++) {
       const record = new RecordReader(bytes, view, i, pos);
       this.#records.push(record);
       pos = record.recordEnd;
     }
-    if (pos !== len) throw corrupted(`batch has ${len - pos} bytes after its last message (${count}), at byte ${pos}`);
+    checkBatchEnd(bytes, pos, count);
     this.count = count;
   }
 
@@ -73,12 +58,48 @@ export class BatchRecords {
   }
 }
 
-/** Decodes and checks a whole batch; see the module comment for what throws `DATA_CORRUPTED`. */
+/**
+ * Decodes and checks a whole batch, record after record (so the first fault in byte order is the one reported); see
+ * the module comment of message-codec.ts for what throws `DATA_CORRUPTED`.
+ */
 export function decodeBatch(bytes: Uint8Array): MessageRecord[] {
-  const batch = new BatchRecords(bytes);
+  const { view, count } = batchHeader(bytes);
   const messages: MessageRecord[] = [];
-  for (let i = 0; i < batch.count; i++) messages.push(batch.record(i));
+  let pos = BATCH_HEADER_SIZE;
+  for (let i = 0; i < count; i++) {
+    const record = new RecordReader(bytes, view, i, pos);
+    messages.push(record.read());
+    pos = record.recordEnd;
+  }
+  checkBatchEnd(bytes, pos, count);
   return messages;
+}
+
+/** A batch's header checked (magic, version, a count its bytes can hold): a view of the batch and its count. */
+function batchHeader(bytes: Uint8Array): { view: DataView; count: number } {
+  if (!(bytes instanceof Uint8Array)) throw corrupted("batch is not a Uint8Array");
+  const len = bytes.length;
+  if (len < BATCH_HEADER_SIZE) {
+    throw corrupted(`batch of ${len} bytes is shorter than its ${BATCH_HEADER_SIZE}-byte header`);
+  }
+  for (let i = 0; i < BATCH_MAGIC.length; i++) {
+    if (bytes[i] !== BATCH_MAGIC[i]) throw corrupted(`batch has a wrong magic at bytes 0-3: ${hex(bytes, 0, 4)}`);
+  }
+  if (bytes[4] !== BATCH_VERSION) {
+    throw corrupted(`batch version ${bytes[4]} at byte 4 is not one this decoder reads (${BATCH_VERSION})`);
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, len);
+  const count = view.getUint32(5, true);
+  if (count > (len - BATCH_HEADER_SIZE) / RECORD_OVERHEAD) {
+    throw corrupted(`batch header declares ${count} messages, more than its ${len} bytes can hold`);
+  }
+  return { view, count };
+}
+
+/** Throws unless the last record (of `count`) ended at `pos`, the batch's end. */
+function checkBatchEnd(bytes: Uint8Array, pos: number, count: number): void {
+  const len = bytes.length;
+  if (pos !== len) throw corrupted(`batch has ${len - pos} bytes after its last message (${count}), at byte ${pos}`);
 }
 
 function hex(bytes: Uint8Array, from: number, to: number): string {

@@ -288,12 +288,14 @@ export async function runRocketMQSuite(o: RocketMQSuiteOptions): Promise<BrokerR
 }
 
 /**
- * A consume phase's rate from its first message to its last: its messages over its time less the consumer's start-up
- * (`firstMessageMs`); the phase's own rate when it has none.
+ * A consume phase's rate from its first message to the end of the phase (when the client saw every message): its
+ * messages over its time less the consumer's start-up (`firstMessageMs`). The phase's own rate when it has no first
+ * message, or when what is left of the phase is under 50 ms (its figures are rounded: the difference means nothing).
  */
 export function steadyRate(p: PhaseFigure): number {
   if (p.firstMessageMs === undefined) return p.msgPerSec;
-  return p.messages / Math.max(1e-3, p.seconds - p.firstMessageMs / 1000);
+  const seconds = p.seconds - p.firstMessageMs / 1000;
+  return seconds < 0.05 ? p.msgPerSec : p.messages / seconds;
 }
 
 const fmt = (n: number, digits = 0) =>

@@ -25,8 +25,7 @@ describe("BatchRecords: a batch's frame checked at once, its records decoded whe
     const bytes = encodeBatch(messages);
     const records = new BatchRecords(bytes);
     assert.equal(records.count, 3);
-    const whole = decodeBatch(bytes);
-    for (const i of [2, 0, 1, 2]) assert.deepEqual(records.record(i), whole[i]);
+    for (const i of [2, 0, 1, 2]) assert.deepEqual(records.record(i), messages[i]);
     assert.throws(() => records.record(3), RangeError);
   });
 
@@ -41,6 +40,17 @@ describe("BatchRecords: a batch's frame checked at once, its records decoded whe
     assert.throws(() => decodeBatch(bytes), isCorrupted(/message 1 .*CRC32C mismatch/));
   });
 
+  it("decodeBatch reports the first fault in byte order: a record length made shorter fails that record's CRC", () => {
+    const [first, second] = messages.map((m) => record(fields(m)));
+    const shorter = (first as Uint8Array).slice();
+    const view = new DataView(shorter.buffer);
+    view.setUint32(0, view.getUint32(0, true) - 4, true);
+    const bytes = batch([shorter, second as Uint8Array]);
+    assert.throws(() => decodeBatch(bytes), isCorrupted(/^message 0 \(record at byte 9\): CRC32C mismatch/));
+    // The frame walk finds the next record's start inside the first one: refused when made.
+    assert.throws(() => new BatchRecords(bytes), isCorrupted(/^message 1 /));
+  });
+
   it("refuses a frame that does not hold when it is made, whatever is read after", () => {
     const bytes = encodeBatch(messages);
     const longer = new Uint8Array(bytes.length + 1);
@@ -53,7 +63,21 @@ describe("BatchRecords: a batch's frame checked at once, its records decoded whe
   it("reads short ASCII text, longer text and any Unicode alike", () => {
     const long = "x".repeat(65);
     const edge = "y".repeat(64);
-    const texts = ["", "a", edge, long, "ü", "日本語のタグ", "emoji 🎉", `${edge}é`];
+    // 62 ASCII bytes and a 2-byte "é": 64 bytes, so the short path starts and meets a byte past ASCII at the end.
+    const endsPastAscii = `${"z".repeat(62)}é`;
+    const texts = [
+      "",
+      "a",
+      "\u0000",
+      "\u007f",
+      "nul\u0000in",
+      edge,
+      long,
+      "ü",
+      "日本語のタグ",
+      "emoji 🎉",
+      endsPastAscii,
+    ];
     const one = message({
       tags: texts.join("|"),
       keys: texts,

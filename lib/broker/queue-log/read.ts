@@ -2,8 +2,8 @@
  * @module Reading a queue by offset, as RocketMQ's pull does: find the batch that holds the offset, read
  * forward along the chain, fetch payloads (inline, or ranged object reads in parallel), check each batch's frame,
  * decode its records from the offset on (those below it are never parsed), filter, and stop at `maxMessages` (the
- * rest of the batch is not parsed either). Filtered-out messages are skipped for good: `nextBeginOffset` moves past
- * them.
+ * records after the one it stops at are not parsed either). Filtered-out messages are skipped for good:
+ * `nextBeginOffset` moves past them.
  */
 
 import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";

@@ -26,7 +26,8 @@ import org.apache.rocketmq.client.apis.producer.Producer;
  * SimpleConsumer receiving batches of 32 and acking each message (a batch's acks in flight together), until every
  * message the phases sent is acked;
  * its group is started before the first send). Each phase prints one line:
- * {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors>}. With {@code -Dnimbus.bench.warmup=N},
+ * {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors> <first ms>} (PhaseReport).
+ * With {@code -Dnimbus.bench.warmup=N},
  * each phase first runs N messages of its own shape unmeasured (the consume phase receives and acks its first N),
  * so that the client's JIT compiles that shape's code before the phase is timed, not during it.
  *

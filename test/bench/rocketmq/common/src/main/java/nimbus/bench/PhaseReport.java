@@ -1,6 +1,7 @@
 package nimbus.bench;
 
 import java.util.Arrays;
+import java.util.Locale;
 
 /**
  * A phase's result line, shared by the bench's programs: {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms>
@@ -19,7 +20,8 @@ final class PhaseReport {
     double p50 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.50)] / 1e6;
     double p99 = sorted.length == 0 ? 0 : sorted[(int) Math.floor((sorted.length - 1) * 0.99)] / 1e6;
     double first = firstNanos < 0 ? -1 : firstNanos / 1e6;
-    System.out.printf("RESULT %s %d %.3f %.2f %.2f %d %.1f%n", phase, n, nanos / 1e9, p50, p99, errors, first);
+    // Locale.ROOT: a decimal point whatever the machine's locale (the suite parses the numbers).
+    System.out.printf(Locale.ROOT, "RESULT %s %d %.3f %.2f %.2f %d %.1f%n", phase, n, nanos / 1e9, p50, p99, errors, first);
     System.out.flush();
   }
 }

@@ -23,7 +23,8 @@ import org.apache.rocketmq.common.message.MessageExt;
  * The proxy-cost bench's remoting client (test/bench/proxy-cost-remoting.ts): RocketMQ's classic client 4.9.8
  * through {@code nimbus proxy --remoting-port}, phase by phase, each started by a line on stdin so the caller can
  * count the storage requests of that phase alone: it prints {@code READY <phase>}, waits for a line, runs the
- * phase and prints {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors>}. Phases: {@code sync}
+ * phase and prints {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors> <first ms>} (PhaseReport).
+ * Phases: {@code sync}
  * (one send at a time), {@code async} (up to {@code inFlight} sends at once, one producer), {@code consume} (a
  * clustering DefaultMQPushConsumer from the first offset until every message sent, warm-up included, arrived).
  *

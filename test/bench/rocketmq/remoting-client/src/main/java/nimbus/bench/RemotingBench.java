@@ -22,7 +22,9 @@ import org.apache.rocketmq.common.message.MessageExt;
  * One broker's phases with RocketMQ's classic remoting client 4.9.8, the same for Apache RocketMQ and Nimbus:
  * {@code sync} (one thread, one send at a time), {@code async} (64 sends in flight), {@code consume} (a clustering
  * DefaultMQPushConsumer from the first offset until every message the phases sent arrived; latency is store to
- * consume). Each phase prints {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors>}. With
+ * consume). Each phase prints
+ * {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors> <first ms>} (PhaseReport).
+ * With
  * {@code -Dnimbus.bench.warmup=N}, each phase first runs N messages of its own shape unmeasured (the consume phase's
  * warm-up is a second group reading N of the topic's messages), so that the client's JIT compiles that shape's code
  * before the phase is timed, not during it.
