@@ -310,6 +310,9 @@ export function formatRocketMQ(runs: readonly BrokerRun[]): string {
   };
   const of = (broker: BrokerRun["broker"], phase: string) =>
     runs.filter((r) => r.broker === broker).flatMap((r) => r.phases.filter((p) => p.phase === phase));
+  /** Nimbus's rate over RocketMQ's, each broker's `rate` of its rounds; "—" when a broker has no figures. */
+  const ratioCell = (r: PhaseFigure[], n: PhaseFigure[], rate: (xs: PhaseFigure[]) => number) =>
+    r.length === 0 || n.length === 0 ? "—" : `${fmt(rate(n) / Math.max(1e-9, rate(r)), 2)}×`;
   const lines = [
     "| phase | Apache RocketMQ 5.3.3 msg/s (p50 / p99 ms) | Nimbus msg/s (p50 / p99 ms) | Nimbus / RocketMQ |",
     "|---|---:|---:|---:|",
@@ -318,9 +321,8 @@ export function formatRocketMQ(runs: readonly BrokerRun[]): string {
     const [r, n] = [of("rocketmq", phase), of("nimbus", phase)];
     const cell = (xs: PhaseFigure[]) =>
       `${fmt(median(xs.map((x) => x.msgPerSec)))} (${fmt(median(xs.map((x) => x.p50Ms)), 1)} / ${fmt(median(xs.map((x) => x.p99Ms)), 1)})`;
-    const ratio = median(n.map((x) => x.msgPerSec)) / Math.max(1e-9, median(r.map((x) => x.msgPerSec)));
-    const ratioCell = r.length === 0 || n.length === 0 ? "—" : `${fmt(ratio, 2)}×`;
-    lines.push(`| ${phase} | ${r.length === 0 ? "—" : cell(r)} | ${n.length === 0 ? "—" : cell(n)} | ${ratioCell} |`);
+    const ratio = ratioCell(r, n, (xs) => median(xs.map((x) => x.msgPerSec)));
+    lines.push(`| ${phase} | ${r.length === 0 ? "—" : cell(r)} | ${n.length === 0 ? "—" : cell(n)} | ${ratio} |`);
   }
   const cpu = (xs: PhaseFigure[], side: "server" | "client" | "jit") => {
     const us = xs.flatMap((x) => {
@@ -350,22 +352,14 @@ export function formatRocketMQ(runs: readonly BrokerRun[]): string {
     );
     for (const phase of started) {
       const [r, n] = [of("rocketmq", phase), of("nimbus", phase)];
-      const firstMs = (xs: PhaseFigure[]) =>
-        xs.flatMap((x) => (x.firstMessageMs === undefined ? [] : [x.firstMessageMs]));
+      // Each round's first message, in round order.
+      const first = (xs: PhaseFigure[]) =>
+        xs.length === 0
+          ? "—"
+          : xs.flatMap((x) => (x.firstMessageMs === undefined ? [] : [fmt(x.firstMessageMs)])).join(", ");
       const steady = (xs: PhaseFigure[]) => median(xs.map(steadyRate));
-      const ratio = r.length === 0 || n.length === 0 ? "—" : `${fmt(steady(n) / Math.max(1e-9, steady(r)), 2)}×`;
-      const cell = (xs: PhaseFigure[], f: (ys: PhaseFigure[]) => string) => (xs.length === 0 ? "—" : f(xs));
-      lines.push(
-        `| ${phase} | ${cell(r, (xs) =>
-          firstMs(xs)
-            .map((v) => fmt(v))
-            .join(", "),
-        )} | ${cell(n, (xs) =>
-          firstMs(xs)
-            .map((v) => fmt(v))
-            .join(", "),
-        )} | ${cell(r, (xs) => fmt(steady(xs)))} | ${cell(n, (xs) => fmt(steady(xs)))} | ${ratio} |`,
-      );
+      const rate = (xs: PhaseFigure[]) => (xs.length === 0 ? "—" : fmt(steady(xs)));
+      lines.push(`| ${phase} | ${first(r)} | ${first(n)} | ${rate(r)} | ${rate(n)} | ${ratioCell(r, n, steady)} |`);
     }
   }
   const cores = (broker: BrokerRun["broker"]) =>
