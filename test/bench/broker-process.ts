@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { FlushMode } from "../../lib/storage/local/index.js";
-import { procTreeCpuSeconds } from "./stats.js";
+import { procTree, procTreeCpuSeconds } from "./stats.js";
 
 export interface BrokerProcess {
   url: string;
@@ -15,6 +15,8 @@ export interface BrokerProcess {
   pid: number;
   /** CPU seconds the broker process and its workers used so far (user + system, /proc). */
   cpuSeconds(): number;
+  /** The broker's process and its workers' (the primary first). */
+  pids(): number[];
   stop(): Promise<void>;
 }
 
@@ -23,6 +25,8 @@ export interface BrokerProcessOptions {
   flush?: FlushMode | undefined;
   /** Runs the broker under `node --cpu-prof`; it writes its profile in this folder when stopped. */
   cpuProfileDir?: string | undefined;
+  /** More of node's own options for the broker's processes (e.g. `--perf-basic-prof`). */
+  nodeArgs?: readonly string[] | undefined;
   /** Serve gRPC too, on a free port (default off). */
   grpc?: boolean | undefined;
   /** `--workers N` (default: the CLI's, one per core). */
@@ -36,6 +40,7 @@ const START_TIMEOUT_MS = 90_000;
 export async function startBrokerProcess(o: BrokerProcessOptions): Promise<BrokerProcess> {
   const args = [
     ...(o.cpuProfileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", o.cpuProfileDir]),
+    ...(o.nodeArgs ?? []),
     "--import",
     "tsx",
     "lib/cli/main.ts",
@@ -63,7 +68,8 @@ export async function startBrokerProcess(o: BrokerProcessOptions): Promise<Broke
   try {
     const { url, grpcEndpoint } = await listening(child, o.grpc === true);
     await untilHealthy(url);
-    return { url, grpcEndpoint, pid: child.pid ?? 0, cpuSeconds: () => procTreeCpuSeconds(child.pid ?? 0), stop };
+    const pid = child.pid ?? 0;
+    return { url, grpcEndpoint, pid, cpuSeconds: () => procTreeCpuSeconds(pid), pids: () => procTree(pid), stop };
   } catch (err) {
     await stop();
     throw err;

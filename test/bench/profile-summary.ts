@@ -58,6 +58,7 @@ export const PROFILE_PARTS = [
   "gRPC framing (grpc-js, HTTP/2)",
   "protobuf decode/encode",
   "gRPC door (lib/grpc)",
+  "remoting door (lib/remoting)",
   "HTTP door (lib/http, functions, local server)",
   "broker services (lib/broker)",
   "store (lib/storage, SQLite, AWS SDK)",
@@ -70,7 +71,7 @@ export const PROFILE_PARTS = [
 export type ProfilePart = (typeof PROFILE_PARTS)[number];
 
 /** The part of the path a frame belongs to, from its script's URL (undefined: idle, not busy). */
-function partOf(frame: { functionName: string; url: string }): ProfilePart | undefined {
+export function partOf(frame: { functionName: string; url: string }): ProfilePart | undefined {
   const { functionName: name, url } = frame;
   if (name === "(idle)" || name === "(root)") return undefined;
   if (name === "(garbage collector)") return "garbage collection";
@@ -81,6 +82,7 @@ function partOf(frame: { functionName: string; url: string }): ProfilePart | und
   if (url.includes("node_modules/protobufjs") || url.includes("node_modules/@protobufjs"))
     return "protobuf decode/encode";
   if (url.includes("/lib/grpc/")) return "gRPC door (lib/grpc)";
+  if (url.includes("/lib/remoting/")) return "remoting door (lib/remoting)";
   if (
     url.includes("/lib/http/") ||
     url.includes("/functions/") ||

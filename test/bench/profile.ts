@@ -12,6 +12,11 @@
  * - `--door remoting`: the classic remoting client 4.9.8 (test/bench/rocketmq/remoting-client), the same phases
  *   (`consume`: a push consumer pulling 32 at a time).
  * `--workers N` (default 1, so one profile holds the whole server); `KEEP_PROFILE` keeps the `.cpuprofile` files.
+ * `--sampler perf`: Linux `perf` instead of V8's sampler (perf-record.ts): the server runs under `node
+ * --perf-basic-prof`, and only its time on a core is counted (V8's sampler also charges a thread for the turns the
+ * OS gave the client on a shared machine). With the Java clients it samples the measured phase only (from its START
+ * line to its RESULT line: consume without the sends before it) and divides by that phase's messages; each phase
+ * first runs `--warmup` (5,000, as the rocketmq suite) messages of its own shape, not sampled.
  * See docs/benchmarks.md ("Where the time goes, per door").
  */
 
@@ -22,10 +27,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { NimbusCredentials } from "../../lib/core/request-signing.js";
-import { startBrokerProcess } from "./broker-process.js";
+import { type BrokerProcess, startBrokerProcess } from "./broker-process.js";
+import { PERF_HZ, type PerfRecording, perfAvailable, startPerfRecord } from "./perf-record.js";
+import { formatPerfByPart, type PerfSample, perfByPart } from "./perf-samples.js";
 import { createTopic, runPlainClient } from "./plain-http.js";
 import { type CpuProfile, formatByPart, profileByPart, summarizeProfile } from "./profile-summary.js";
-import { runBenchClient } from "./rocketmq-suite.js";
+import { type PhaseFigure, runBenchClient } from "./rocketmq-suite.js";
 
 const { values } = parseArgs({
   options: {
@@ -38,11 +45,16 @@ const { values } = parseArgs({
     client: { type: "string", default: "sdk" },
     rate: { type: "string", default: "1000" },
     auth: { type: "boolean", default: false },
+    sampler: { type: "string", default: "v8" },
+    warmup: { type: "string" },
   },
 });
-const door = values.door;
-if (door !== "http" && door !== "grpc" && door !== "remoting")
-  throw new Error(`--door must be http, grpc or remoting, got ${door}`);
+const sampler = values.sampler;
+if (sampler !== "v8" && sampler !== "perf") throw new Error(`--sampler must be v8 or perf, got ${sampler}`);
+const DOORS = ["http", "grpc", "remoting"] as const;
+const parsedDoor = DOORS.find((d) => d === values.door);
+if (parsedDoor === undefined) throw new Error(`--door must be http, grpc or remoting, got ${values.door}`);
+const door: (typeof DOORS)[number] = parsedDoor;
 const PHASES = ["sync", "async", "consume"] as const;
 const parsedPhase = PHASES.find((p) => p === values.phase);
 if (parsedPhase === undefined) throw new Error(`--phase must be sync, async or consume, got ${values.phase}`);
@@ -83,10 +95,18 @@ async function loadHttp(url: string, topic: string): Promise<number> {
   return sent;
 }
 
-/** RocketMQ's gRPC (or remoting) Java client's phase against `endpoint`; the messages of the measured phase. */
-async function loadJava(endpoint: string, topic: string, client: "grpc" | "remoting"): Promise<number> {
+/**
+ * RocketMQ's gRPC (or remoting) Java client's phase against `endpoint`; its figures, the measured phase's last.
+ * `onPhaseLine` hears each phase's START and RESULT lines.
+ */
+async function loadJava(
+  endpoint: string,
+  topic: string,
+  client: "grpc" | "remoting",
+  onPhaseLine?: (line: "START" | "RESULT") => void,
+): Promise<PhaseFigure[]> {
   const messages = Number(values.messages);
-  // consume receives what the phases before it sent: send them first (async), measure the whole run.
+  // consume receives what the phases before it sent: send them first (async).
   const phases: (typeof PHASES)[number][] = phase === "consume" ? ["async", "consume"] : [phase];
   const figures = await runBenchClient(
     endpoint,
@@ -98,47 +118,97 @@ async function loadJava(endpoint: string, topic: string, client: "grpc" | "remot
       bodyBytes: 1024,
       queues: 4,
       phases,
-      // The profile spans the whole load: a wait before each phase would only add idle samples to it.
-      jitSettle: false,
+      // V8's profile spans the whole load: a wait or a warm-up before each phase would only be mixed into it.
+      jitSettle: sampler === "perf",
+      warmup: Number(values.warmup ?? (sampler === "perf" ? 5000 : 0)),
     },
     client,
+    undefined,
+    onPhaseLine,
   );
   for (const f of figures)
     console.log(
       `${client} ${f.phase}: ${f.messages} messages, ${Math.round(f.msgPerSec)} msg/s, p50 ${f.p50Ms} ms, p99 ${f.p99Ms} ms`,
     );
-  return figures.reduce((n, f) => n + f.messages, 0);
+  return figures;
+}
+
+/**
+ * `perf` for the load: over the measured phase with the Java clients (started at the phase's START line, stopped at
+ * its RESULT), over the whole load with HTTP. Answers the samples and the messages they are divided by.
+ */
+async function loadUnderPerf(broker: BrokerProcess, topic: string, file: string): Promise<[PerfSample[], number]> {
+  if (door === "http") {
+    const recording = startPerfRecord(broker.pids(), file);
+    const sent = await loadHttp(broker.url, topic).catch(async (err: unknown) => {
+      await recording.stop().catch(() => []);
+      throw err;
+    });
+    return [await recording.stop(), sent];
+  }
+  const phases = phase === "consume" ? 2 : 1;
+  let starts = 0;
+  let recording: PerfRecording | undefined;
+  let stopped: Promise<PerfSample[]> | undefined;
+  const onPhaseLine = (line: "START" | "RESULT") => {
+    if (line === "START" && ++starts === phases) recording = startPerfRecord(broker.pids(), file);
+    else if (line === "RESULT" && recording !== undefined && stopped === undefined) stopped = recording.stop();
+  };
+  const endpoint = door === "grpc" ? (broker.grpcEndpoint ?? "") : new URL(broker.url).host;
+  const figures = await loadJava(endpoint, topic, door, onPhaseLine).finally(() => {
+    if (recording !== undefined && stopped === undefined) stopped = recording.stop();
+  });
+  const measured = figures.at(-1);
+  if (stopped === undefined || measured === undefined) throw new Error("the client printed no measured phase");
+  return [await stopped, measured.messages];
 }
 
 async function main(): Promise<void> {
+  if (sampler === "perf") {
+    const why = perfAvailable();
+    if (why !== undefined) throw new Error(`--sampler perf: ${why}`);
+  }
   const dir = await mkdtemp(join(tmpdir(), "nimbus-profile-"));
   const broker = await startBrokerProcess({
     dataDir: join(dir, "data"),
-    cpuProfileDir: join(dir, "prof"),
+    ...(sampler === "v8"
+      ? { cpuProfileDir: join(dir, "prof") }
+      : // Code that does not move keeps the address its map entry gives (V8 does not log moves to the map file).
+        { nodeArgs: ["--perf-basic-prof", "--no-compact-code-space"] }),
     grpc: door === "grpc",
     workers: Number(values.workers),
     rootPassword: credentials?.secretKey,
   });
+  const pids = broker.pids();
   let messages = 0;
   let window = { fromUs: 0, toUs: 0 };
+  let samples: PerfSample[] = [];
   try {
     const topic = `Profile${Date.now().toString(36)}`;
     await createTopic(broker.url, topic, credentials, { brokerNames: ["broker-a"] });
     const fromUs = monotonicUs();
     const cpu0 = broker.cpuSeconds();
-    messages =
-      door === "http"
-        ? await loadHttp(broker.url, topic)
-        : door === "grpc"
-          ? await loadJava(broker.grpcEndpoint ?? "", topic, "grpc")
-          : await loadJava(new URL(broker.url).host, topic, "remoting");
+    if (sampler === "perf") [samples, messages] = await loadUnderPerf(broker, topic, join(dir, "perf.data"));
+    else
+      messages =
+        door === "http"
+          ? await loadHttp(broker.url, topic)
+          : (await loadJava(door === "grpc" ? (broker.grpcEndpoint ?? "") : new URL(broker.url).host, topic, door))
+              .map((f) => f.messages)
+              .reduce((a, b) => a + b, 0);
     window = { fromUs, toUs: monotonicUs() };
     const cpu = broker.cpuSeconds() - cpu0;
-    console.log(
-      `server CPU (/proc, profiler included): ${cpu.toFixed(2)} s, ${Math.round((cpu * 1e6) / messages)} µs per message`,
-    );
+    console.log(`server CPU (/proc, the whole load, profiler included): ${cpu.toFixed(2)} s`);
   } finally {
     await broker.stop();
+    for (const pid of pids) await rm(`/tmp/perf-${pid}.map`, { force: true });
+  }
+  if (sampler === "perf") {
+    console.log(`${samples.length} perf samples at ${PERF_HZ}/s of CPU time, ${messages} messages`);
+    console.log(formatPerfByPart(perfByPart(samples, PERF_HZ), messages, 25));
+    if (process.env.KEEP_PROFILE === undefined) await rm(dir, { recursive: true, force: true });
+    else console.log(`perf.data kept in ${dir} (its JavaScript names are gone with the map files)`);
+    return;
   }
   const files = (await readdir(join(dir, "prof"))).filter((f) => f.endsWith(".cpuprofile"));
   if (files.length === 0) throw new Error("the server wrote no profile");

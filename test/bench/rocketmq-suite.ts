@@ -86,6 +86,7 @@ export interface BrokerRun {
 /**
  * Runs a client's Java program against `endpoint` (the gRPC endpoint, or the remoting client's name server); its
  * RESULT lines as figures, each phase named with the client (`remoting async`) unless it is the gRPC one.
+ * `onPhaseLine` hears each phase's START (its measured part begins) and RESULT (it ended), in order.
  */
 export async function runBenchClient(
   endpoint: string,
@@ -94,6 +95,7 @@ export async function runBenchClient(
   o: RocketMQSuiteOptions,
   client: BenchClient = "grpc",
   serverCpuSeconds?: () => number,
+  onPhaseLine?: (line: "START" | "RESULT") => void,
 ): Promise<PhaseFigure[]> {
   const program = PROGRAMS[client];
   const cp = classPath(buildModule(program.module));
@@ -130,9 +132,11 @@ export async function runBenchClient(
       for (const line of lines) {
         if (line.startsWith("START ")) {
           started = { at: cpuNow(), waitedMs: Number(line.trim().split(/\s+/)[2] ?? 0) };
+          onPhaseLine?.("START");
         } else if (line.startsWith("RESULT ")) {
           phaseCpu.push(started && { start: started.at, end: cpuNow(), waitedMs: started.waitedMs });
           started = undefined;
+          onPhaseLine?.("RESULT");
         }
       }
       out += text;

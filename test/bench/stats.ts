@@ -137,8 +137,8 @@ function parentPids(): Map<number, number> {
   return parents;
 }
 
-/** CPU seconds used so far by `pid` and every live process below it (a `--workers` server's workers). */
-export function procTreeCpuSeconds(pid: number): number {
+/** `pid` and every live process below it (a `--workers` server's workers), `pid` first. */
+export function procTree(pid: number): number[] {
   const parents = parentPids();
   const tree = new Set([pid]);
   for (let grew = true; grew; ) {
@@ -149,7 +149,12 @@ export function procTreeCpuSeconds(pid: number): number {
         grew = true;
       }
   }
+  return [...tree];
+}
+
+/** CPU seconds used so far by `pid` and every live process below it (a `--workers` server's workers). */
+export function procTreeCpuSeconds(pid: number): number {
   let sum = 0;
-  for (const p of tree) sum += procCpuSeconds(p);
+  for (const p of procTree(pid)) sum += procCpuSeconds(p);
   return sum;
 }
