@@ -39,9 +39,11 @@ export function startPerfRecord(pids: readonly number[], file: string): PerfReco
   child.stderr?.on("data", (text: string) => {
     stderr = (stderr + text).slice(-2000);
   });
-  const exited = new Promise<string>((resolve) =>
-    child.once("exit", (code, signal) => resolve(signal ?? `code ${code}`)),
-  );
+  const exited = new Promise<string>((resolve) => {
+    child.once("exit", (code, signal) => resolve(signal ?? `code ${code}`));
+    // Not started at all (no `perf` on the PATH): no exit event follows.
+    child.once("error", (err) => resolve(`not started: ${err.message}`));
+  });
   return {
     async stop() {
       child.kill("SIGINT");

@@ -26,8 +26,8 @@ import org.apache.rocketmq.common.message.MessageExt;
  * {@code RESULT <phase> <messages> <seconds> <p50 ms> <p99 ms> <errors> <first ms>} (PhaseReport).
  * With
  * {@code -Dnimbus.bench.warmup=N}, each phase first runs N messages of its own shape unmeasured (the consume phase's
- * warm-up is a second group reading N of the topic's messages), so that the client's JIT compiles that shape's code
- * before the phase is timed, not during it.
+ * warm-up is a second group reading every message the phases sent, Warmup.beforePushConsume), so that the client's
+ * JIT compiles that shape's code before the phase is timed, not during it.
  *
  * <pre>  RemotingBench &lt;namesrv&gt; &lt;topic&gt; &lt;group&gt; &lt;messages per phase&gt; &lt;body bytes&gt; &lt;phase&gt;...</pre>
  */
@@ -67,7 +67,7 @@ public final class RemotingBench {
     }
     producer.shutdown();
     if (phases.contains("consume")) {
-      int warmup = Warmup.beforeConsume(sent, messages);
+      int warmup = Warmup.beforePushConsume(sent);
       if (warmup > 0) consume(namesrv, topic, group + "_warmup", warmup, false);
       JitSettle.settle("consume");
       consume(namesrv, topic, group, sent, true);
