@@ -157,6 +157,8 @@ async function loadUnderPerf(broker: BrokerProcess, topic: string, file: string)
   const endpoint = door === "grpc" ? (broker.grpcEndpoint ?? "") : new URL(broker.url).host;
   const figures = await loadJava(endpoint, topic, door, onPhaseLine).finally(() => {
     if (recording !== undefined && stopped === undefined) stopped = recording.stop();
+    // When the client failed, its error is the one reported: a failure to stop perf too is not left unhandled.
+    stopped?.catch(() => undefined);
   });
   const measured = figures.at(-1);
   if (stopped === undefined || measured === undefined) throw new Error("the client printed no measured phase");
