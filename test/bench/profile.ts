@@ -171,6 +171,17 @@ async function main(): Promise<void> {
     if (why !== undefined) throw new Error(`--sampler perf: ${why}`);
   }
   const dir = await mkdtemp(join(tmpdir(), "nimbus-profile-"));
+  try {
+    await profileInto(dir);
+  } finally {
+    // A failed run leaves nothing behind either; `KEEP_PROFILE` keeps the folder (the profiles, or perf.data).
+    if (process.env.KEEP_PROFILE === undefined) await rm(dir, { recursive: true, force: true });
+    else console.log(`kept in ${dir}`);
+  }
+}
+
+/** Starts the server with its data and profiles in `dir`, loads it, stops it and prints the profile. */
+async function profileInto(dir: string): Promise<void> {
   const broker = await startBrokerProcess({
     dataDir: join(dir, "data"),
     ...(sampler === "v8"
@@ -208,8 +219,6 @@ async function main(): Promise<void> {
   if (sampler === "perf") {
     console.log(`${samples.length} perf samples at ${PERF_HZ}/s of CPU time, ${messages} messages`);
     console.log(formatPerfByPart(perfByPart(samples, PERF_HZ), messages, 25));
-    if (process.env.KEEP_PROFILE === undefined) await rm(dir, { recursive: true, force: true });
-    else console.log(`perf.data kept in ${dir} (its JavaScript names are gone with the map files)`);
     return;
   }
   const files = (await readdir(join(dir, "prof"))).filter((f) => f.endsWith(".cpuprofile"));
@@ -220,8 +229,6 @@ async function main(): Promise<void> {
   console.log(`${files.length} process profile(s); the load's span only (the Java client's start-up included)`);
   console.log(formatByPart(profileByPart(profiles, window), messages));
   for (const profile of profiles) console.log(`\n${summarizeProfile(profile, 15)}`);
-  if (process.env.KEEP_PROFILE === undefined) await rm(dir, { recursive: true, force: true });
-  else console.log(`profiles kept in ${dir}`);
 }
 
 main().catch((err: unknown) => {
