@@ -24,16 +24,18 @@ export interface PerfFrame {
 export interface PerfSample {
   pid: number;
   tid: number;
+  /** When it was taken, µs on the monotonic clock (`perf record -k mono`: `process.hrtime`'s), if printed. */
+  atUs: number | undefined;
   /** Innermost first. */
   frames: PerfFrame[];
 }
 
-/** A sample's header: `comm pid/tid` (the command may hold spaces). */
-const HEADER = /^\S.*?\s(\d+)\/(\d+)\s*$/;
+/** A sample's header: `comm pid/tid`, then `seconds.micros:` when the time is printed (the command may hold spaces). */
+const HEADER = /^\S.*?\s(\d+)\/(\d+)(?:\s+(\d+)\.(\d{6}):)?\s*$/;
 /** A stack line: the address, the symbol (may hold spaces and parentheses), the DSO in parentheses at the end. */
 const FRAME = /^\s+[0-9a-f]+\s+(.*?)\s+\(([^()]*)\)\s*$/;
 
-/** The samples of a `perf script -F comm,pid,tid,ip,sym,dso` text (others' lines are skipped). */
+/** The samples of a `perf script -F comm,pid,tid[,time],ip,sym,dso` text (others' lines are skipped). */
 export function parsePerfScript(text: string): PerfSample[] {
   const samples: PerfSample[] = [];
   let current: PerfSample | undefined;
@@ -43,8 +45,9 @@ export function parsePerfScript(text: string): PerfSample[] {
       continue;
     }
     const header = HEADER.exec(line);
-    if (header && !/^\s/.test(line)) {
-      current = { pid: Number(header[1]), tid: Number(header[2]), frames: [] };
+    if (header) {
+      const atUs = header[3] === undefined ? undefined : Number(header[3]) * 1e6 + Number(header[4]);
+      current = { pid: Number(header[1]), tid: Number(header[2]), atUs, frames: [] };
       samples.push(current);
       continue;
     }
@@ -54,8 +57,11 @@ export function parsePerfScript(text: string): PerfSample[] {
   return samples;
 }
 
-/** A JIT-compiled function as `--perf-basic-prof` names it: `JS:*name url:line:column` (`*` optimized, `^`, `~`). */
-const JS_FRAME = /^(?:JS|LazyCompile|Function):[*^~+-]?(\S*)\s+(\S+?)(?::\d+:\d+)?$/;
+/**
+ * A JIT-compiled function as `--perf-basic-prof` names it: `JS:*name url:line:column` (`*` optimized, `^`, `~`). The
+ * name may hold spaces (`get size`), the URL not, and is empty for a script with none (`JS:^ :3:17`).
+ */
+const JS_FRAME = /^(?:JS|LazyCompile|Function):[*^~+-]?(.*) (\S*?)(?::\d+:\d+)?$/;
 
 /** The function and script of a JavaScript frame, or undefined for native code. */
 export function jsFrame(frame: PerfFrame): { functionName: string; url: string } | undefined {
@@ -101,16 +107,28 @@ export interface PerfByPart {
   top: [string, number][];
   /** CPU µs of the main threads in the kernel (system calls, waking other threads, scheduling), whatever the part. */
   kernel: number;
+  /** The samples counted (within the window). */
+  samples: number;
 }
 
-/** Counts `samples` taken at `hz` samples per second of a thread's CPU time. */
-export function perfByPart(samples: readonly PerfSample[], hz: number): PerfByPart {
+/** A span of the monotonic clock in µs (`process.hrtime.bigint() / 1000n`): the samples counted. */
+export interface PerfWindow {
+  fromUs: number;
+  toUs: number;
+}
+
+/** Counts `samples` taken at `hz` samples per second of a thread's CPU time, those within `window` if given. */
+export function perfByPart(samples: readonly PerfSample[], hz: number, window?: PerfWindow): PerfByPart {
   const us = 1e6 / hz;
   const parts = new Map<ProfilePart, number>();
   const helpers = new Map<string, number>();
   const self = new Map<string, number>();
   let kernel = 0;
+  let counted = 0;
   for (const sample of samples) {
+    const at = sample.atUs;
+    if (window !== undefined && (at === undefined || at < window.fromUs || at > window.toUs)) continue;
+    counted++;
     if (sample.tid !== sample.pid) {
       const kind = helperKind(sample);
       helpers.set(kind, (helpers.get(kind) ?? 0) + us);
@@ -122,12 +140,12 @@ export function perfByPart(samples: readonly PerfSample[], hz: number): PerfByPa
     if (inner?.dso === "[kernel.kallsyms]") kernel += us;
     const js = inner && jsFrame(inner);
     const where = js
-      ? `${js.functionName || "(anonymous)"} ${js.url.replace(/^.*\/(node_modules\/|lib\/|test\/)/, "$1")}`
+      ? `${js.functionName || "(anonymous)"} ${js.url.replace(/^.*\/(node_modules\/|lib\/|test\/)/, "$1")}`.trim()
       : `${inner?.symbol ?? "?"} (${inner?.dso.split("/").pop() ?? "?"})`;
     self.set(where, (self.get(where) ?? 0) + us);
   }
   const top = [...self.entries()].sort((a, b) => b[1] - a[1]);
-  return { parts, helpers, top, kernel };
+  return { parts, helpers, top, kernel, samples: counted };
 }
 
 /** The report: main threads' µs per message by part, other threads' by kind, the top `topN` frames. */

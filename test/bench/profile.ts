@@ -16,7 +16,8 @@
  * --perf-basic-prof`, and only its time on a core is counted (V8's sampler also charges a thread for the turns the
  * OS gave the client on a shared machine). With the Java clients it samples the measured phase only (from its START
  * line to its RESULT line: consume without the sends before it) and divides by that phase's messages; each phase
- * first runs `--warmup` (5,000, as the rocketmq suite) messages of its own shape, not sampled.
+ * first runs a warm-up, not sampled: `--warmup` (5,000, as the rocketmq suite) messages of its own shape, and for the
+ * push consume a second group reading every message sent.
  * See docs/benchmarks.md ("Where the time goes, per door").
  */
 
@@ -29,7 +30,7 @@ import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { NimbusCredentials } from "../../lib/core/request-signing.js";
 import { type BrokerProcess, startBrokerProcess } from "./broker-process.js";
 import { PERF_HZ, type PerfRecording, perfAvailable, startPerfRecord } from "./perf-record.js";
-import { formatPerfByPart, type PerfSample, perfByPart } from "./perf-samples.js";
+import { formatPerfByPart, type PerfWindow, perfByPart } from "./perf-samples.js";
 import { createTopic, runPlainClient } from "./plain-http.js";
 import { type CpuProfile, formatByPart, profileByPart, summarizeProfile } from "./profile-summary.js";
 import { type PhaseFigure, runBenchClient } from "./rocketmq-suite.js";
@@ -51,6 +52,9 @@ const { values } = parseArgs({
 });
 const sampler = values.sampler;
 if (sampler !== "v8" && sampler !== "perf") throw new Error(`--sampler must be v8 or perf, got ${sampler}`);
+/** Messages of each phase's shape run first, unmeasured: 5,000 (as the suite) when only the phase is sampled. */
+const warmup = Number(values.warmup ?? (sampler === "perf" ? 5000 : 0));
+if (!Number.isInteger(warmup) || warmup < 0) throw new Error(`--warmup must be a whole number, got ${values.warmup}`);
 const DOORS = ["http", "grpc", "remoting"] as const;
 const parsedDoor = DOORS.find((d) => d === values.door);
 if (parsedDoor === undefined) throw new Error(`--door must be http, grpc or remoting, got ${values.door}`);
@@ -120,7 +124,7 @@ async function loadJava(
       phases,
       // V8's profile spans the whole load: a wait or a warm-up before each phase would only be mixed into it.
       jitSettle: sampler === "perf",
-      warmup: Number(values.warmup ?? (sampler === "perf" ? 5000 : 0)),
+      warmup,
     },
     client,
     undefined,
@@ -133,36 +137,46 @@ async function loadJava(
   return figures;
 }
 
+/** What `perf` recorded over the load, the span of it counted, and the messages its samples are divided by. */
+interface PerfLoad {
+  recording: PerfRecording;
+  /** The measured phase (Java clients), or undefined: the whole recording (HTTP). */
+  window: PerfWindow | undefined;
+  messages: number;
+}
+
 /**
- * `perf` for the load: over the measured phase with the Java clients (started at the phase's START line, stopped at
- * its RESULT), over the whole load with HTTP. Answers the samples and the messages they are divided by.
+ * `perf` over the whole load (attaching takes a while: started at the phase's START line it missed most of a short
+ * phase), counting with the Java clients only the measured phase's samples, from its START line to its RESULT line.
+ * The samples are read once the server has stopped (`samples`).
  */
-async function loadUnderPerf(broker: BrokerProcess, topic: string, file: string): Promise<[PerfSample[], number]> {
-  if (door === "http") {
-    const recording = startPerfRecord(broker.pids(), file);
-    const sent = await loadHttp(broker.url, topic).catch(async (err: unknown) => {
-      await recording.stop().catch(() => []);
-      throw err;
-    });
-    return [await recording.stop(), sent];
+async function loadUnderPerf(broker: BrokerProcess, topic: string, file: string): Promise<PerfLoad> {
+  const recording = startPerfRecord(broker.pids(), file);
+  let messages: number;
+  let window: PerfWindow | undefined;
+  try {
+    if (door === "http") messages = await loadHttp(broker.url, topic);
+    else {
+      const phases = phase === "consume" ? 2 : 1;
+      let starts = 0;
+      let fromUs: number | undefined;
+      const onPhaseLine = (line: "START" | "RESULT") => {
+        if (line === "START" && ++starts === phases) fromUs = monotonicUs();
+        else if (line === "RESULT" && fromUs !== undefined && window === undefined)
+          window = { fromUs, toUs: monotonicUs() };
+      };
+      const endpoint = door === "grpc" ? (broker.grpcEndpoint ?? "") : new URL(broker.url).host;
+      const measured = (await loadJava(endpoint, topic, door, onPhaseLine)).at(-1);
+      if (window === undefined || measured === undefined) throw new Error("the client printed no measured phase");
+      messages = measured.messages;
+    }
+  } catch (err) {
+    // The client's error is the one reported; perf is stopped before the server is.
+    await recording.stop().catch(() => undefined);
+    throw err;
   }
-  const phases = phase === "consume" ? 2 : 1;
-  let starts = 0;
-  let recording: PerfRecording | undefined;
-  let stopped: Promise<PerfSample[]> | undefined;
-  const onPhaseLine = (line: "START" | "RESULT") => {
-    if (line === "START" && ++starts === phases) recording = startPerfRecord(broker.pids(), file);
-    else if (line === "RESULT" && recording !== undefined && stopped === undefined) stopped = recording.stop();
-  };
-  const endpoint = door === "grpc" ? (broker.grpcEndpoint ?? "") : new URL(broker.url).host;
-  const figures = await loadJava(endpoint, topic, door, onPhaseLine).finally(() => {
-    if (recording !== undefined && stopped === undefined) stopped = recording.stop();
-    // When the client failed, its error is the one reported: a failure to stop perf too is not left unhandled.
-    stopped?.catch(() => undefined);
-  });
-  const measured = figures.at(-1);
-  if (stopped === undefined || measured === undefined) throw new Error("the client printed no measured phase");
-  return [await stopped, measured.messages];
+  await recording.stop();
+  return { recording, window, messages };
 }
 
 async function main(): Promise<void> {
@@ -195,14 +209,16 @@ async function profileInto(dir: string): Promise<void> {
   const pids = broker.pids();
   let messages = 0;
   let window = { fromUs: 0, toUs: 0 };
-  let samples: PerfSample[] = [];
+  let perf: PerfLoad | undefined;
   try {
     const topic = `Profile${Date.now().toString(36)}`;
     await createTopic(broker.url, topic, credentials, { brokerNames: ["broker-a"] });
     const fromUs = monotonicUs();
     const cpu0 = broker.cpuSeconds();
-    if (sampler === "perf") [samples, messages] = await loadUnderPerf(broker, topic, join(dir, "perf.data"));
-    else
+    if (sampler === "perf") {
+      perf = await loadUnderPerf(broker, topic, join(dir, "perf.data"));
+      messages = perf.messages;
+    } else
       messages =
         door === "http"
           ? await loadHttp(broker.url, topic)
@@ -214,11 +230,17 @@ async function profileInto(dir: string): Promise<void> {
     console.log(`server CPU (/proc, the whole load, profiler included): ${cpu.toFixed(2)} s`);
   } finally {
     await broker.stop();
-    for (const pid of pids) await rm(`/tmp/perf-${pid}.map`, { force: true });
+    // A run that recorded nothing to read leaves no map files behind; `samples` removes them once it has read them.
+    if (perf === undefined) for (const pid of pids) await rm(`/tmp/perf-${pid}.map`, { force: true });
   }
-  if (sampler === "perf") {
-    console.log(`${samples.length} perf samples at ${PERF_HZ}/s of CPU time, ${messages} messages`);
-    console.log(formatPerfByPart(perfByPart(samples, PERF_HZ), messages, 25));
+  if (perf !== undefined) {
+    // Read after the server stopped: V8 holds its map files open while it runs.
+    const samples = perf.recording.samples();
+    const result = perfByPart(samples, PERF_HZ, perf.window);
+    console.log(
+      `${result.samples} perf samples at ${PERF_HZ}/s of CPU time (of ${samples.length}), ${messages} messages`,
+    );
+    console.log(formatPerfByPart(result, messages, 25));
     return;
   }
   const files = (await readdir(join(dir, "prof"))).filter((f) => f.endsWith(".cpuprofile"));

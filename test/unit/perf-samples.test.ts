@@ -71,6 +71,11 @@ describe("perf samples (npm run bench:profile -- --sampler perf)", () => {
         url: "file:///app/lib/remoting/connection.ts",
       },
     );
+    assert.deepEqual(jsFrame({ symbol: "JS:*get size file:///app/lib/core/ring.ts:1:20", dso: "/tmp/perf-1.map" }), {
+      functionName: "get size",
+      url: "file:///app/lib/core/ring.ts",
+    });
+    assert.deepEqual(jsFrame({ symbol: "JS:^ :3:17", dso: "/tmp/perf-1.map" }), { functionName: "", url: "" });
     assert.equal(jsFrame({ symbol: "JS:*x file:///a.ts:1:1", dso: "/usr/bin/node" }), undefined);
     assert.equal(jsFrame({ symbol: "Builtins_LoadIC", dso: "/tmp/perf-1.map" }), undefined);
   });
@@ -86,15 +91,16 @@ describe("perf samples (npm run bench:profile -- --sampler perf)", () => {
       "garbage collection",
       // no JavaScript on the stack: the event loop
       "Node runtime (net, streams, timers, crypto)",
-      "other",
+      // a script with no URL: as V8's own sampler counts it
+      "Node runtime (net, streams, timers, crypto)",
     ]);
-    assert.equal(samplePart(samples[8] ?? { pid: 0, tid: 0, frames: [] }), "gRPC door (lib/grpc)");
+    assert.equal(samplePart(samples[8] ?? { pid: 0, tid: 0, atUs: undefined, frames: [] }), "gRPC door (lib/grpc)");
   });
 
   it("counts µs by part for main threads (every process's), by kind for the others, and the kernel's share", () => {
     const result = perfByPart(samples, 1000);
     assert.equal(result.parts.get("store (lib/storage, SQLite, AWS SDK)"), 1000);
-    assert.equal(result.parts.get("Node runtime (net, streams, timers, crypto)"), 2000);
+    assert.equal(result.parts.get("Node runtime (net, streams, timers, crypto)"), 3000);
     assert.equal(result.parts.get("gRPC door (lib/grpc)"), 1000);
     assert.deepEqual([...result.helpers.entries()].sort(), [
       ["SQLite (the WAL checkpoint thread)", 1000],
@@ -102,7 +108,7 @@ describe("perf samples (npm run bench:profile -- --sampler perf)", () => {
     ]);
     assert.equal(result.kernel, 2000);
     assert.deepEqual(result.top[0], ["sqlite3_step (better_sqlite3.node)", 1000]);
-    assert.ok(result.top.some(([where]) => where === "(anonymous) :3:17"));
+    assert.ok(result.top.some(([where]) => where === "(anonymous)"));
     const report = formatPerfByPart(result, 4, 3);
     assert.match(report, /main threads 1750\.0 µs per message \(in the kernel 500\.0\), other threads 500\.0/);
     assert.match(report, /\| remoting door \(lib\/remoting\) \| 250\.0 \| 14\.3 % \|/);
@@ -110,7 +116,47 @@ describe("perf samples (npm run bench:profile -- --sampler perf)", () => {
   });
 });
 
+describe("perf samples with their times (perf record -k mono, perf script -F ...,time,...)", () => {
+  const TIMED = [
+    "node 100/100 34463.304514: ",
+    "\t    7f0000000001 JS:*pull file:///app/lib/remoting/pull.ts:1:10 (/tmp/perf-100.map)",
+    "",
+    "node 100/100 34463.881228: ",
+    "\t    7f0000000002 JS:*read file:///app/lib/broker/queue-log/read.ts:1:10 (/tmp/perf-100.map)",
+    "",
+    "node 100/101 34463.900000: ",
+    "\t          9d0000 v8::internal::compiler::PipelineImpl::OptimizeGraph (/usr/bin/node)",
+    "",
+  ].join("\n");
+
+  it("reads each sample's time in µs of the monotonic clock", () => {
+    assert.deepEqual(
+      parsePerfScript(TIMED).map((s) => s.atUs),
+      [34_463_304_514, 34_463_881_228, 34_463_900_000],
+    );
+  });
+
+  it("counts only the samples within the window, main threads and helpers alike", () => {
+    const samples = parsePerfScript(TIMED);
+    const result = perfByPart(samples, 1000, { fromUs: 34_463_800_000, toUs: 34_463_950_000 });
+    assert.equal(result.samples, 2);
+    assert.deepEqual([...result.parts.entries()], [["broker services (lib/broker)", 1000]]);
+    assert.deepEqual([...result.helpers.entries()], [["V8's optimizing compiler", 1000]]);
+    // Samples without a time are outside any window.
+    assert.equal(perfByPart(parsePerfScript(SCRIPT), 1000, { fromUs: 0, toUs: Number.MAX_SAFE_INTEGER }).samples, 0);
+    assert.equal(perfByPart(samples, 1000).samples, 3);
+  });
+});
+
 describe("latestMapEntries", () => {
+  it("drops an entry that any later one overlaps, kept or not", () => {
+    // E, then N over E, then M over N's start only: N is dropped for M, and E for N, though M misses E.
+    const map = ["10 40 JS:*e file:///e.ts:1:1", "5 5f JS:*n file:///n.ts:1:1", "0 a JS:*m file:///m.ts:1:1"].join(
+      "\n",
+    );
+    assert.deepEqual(latestMapEntries(map).trim().split("\n"), ["0 a JS:*m file:///m.ts:1:1"]);
+  });
+
   it("keeps the newest of overlapping entries and every entry that overlaps none", () => {
     const map = [
       "1000 100 JS:*old file:///a.ts:1:1", // freed, its space reused by `new` below
