@@ -1,5 +1,5 @@
 /**
- * @module Reads what `perf script -F comm,pid,tid,ip,sym,dso` prints for a `perf record -g` of `nimbus dev` run
+ * @module Reads what `perf script -F comm,pid,tid,time,ip,sym,dso` prints for a `perf record -g` of `nimbus dev` run
  * under `node --perf-basic-prof` (JIT-compiled functions named in /tmp/perf-<pid>.map) and counts it as
  * `npm run bench:profile -- --sampler perf` reports it. Unlike V8's own sampler (`--cpu-prof`), which takes a sample
  * on a timer whether or not the thread is running, `perf`'s CPU clock samples a thread only while it runs on a core,
@@ -13,7 +13,7 @@
  *   SQLite (the WAL checkpoint thread), the rest.
  * - The innermost frames by self time, main threads only.
  */
-import { PROFILE_PARTS, type ProfilePart, partOf } from "./profile-summary.js";
+import { PROFILE_PARTS, type ProfilePart, partOf, type SampleWindow } from "./profile-summary.js";
 
 export interface PerfFrame {
   symbol: string;
@@ -111,14 +111,8 @@ export interface PerfByPart {
   samples: number;
 }
 
-/** A span of the monotonic clock in µs (`process.hrtime.bigint() / 1000n`): the samples counted. */
-export interface PerfWindow {
-  fromUs: number;
-  toUs: number;
-}
-
 /** Counts `samples` taken at `hz` samples per second of a thread's CPU time, those within `window` if given. */
-export function perfByPart(samples: readonly PerfSample[], hz: number, window?: PerfWindow): PerfByPart {
+export function perfByPart(samples: readonly PerfSample[], hz: number, window?: SampleWindow): PerfByPart {
   const us = 1e6 / hz;
   const parts = new Map<ProfilePart, number>();
   const helpers = new Map<string, number>();

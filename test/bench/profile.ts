@@ -30,9 +30,15 @@ import { NimbusApi } from "../../lib/client/transport/api-client.js";
 import type { NimbusCredentials } from "../../lib/core/request-signing.js";
 import { type BrokerProcess, startBrokerProcess } from "./broker-process.js";
 import { PERF_HZ, type PerfRecording, perfAvailable, startPerfRecord } from "./perf-record.js";
-import { formatPerfByPart, type PerfWindow, perfByPart } from "./perf-samples.js";
+import { formatPerfByPart, perfByPart } from "./perf-samples.js";
 import { createTopic, runPlainClient } from "./plain-http.js";
-import { type CpuProfile, formatByPart, profileByPart, summarizeProfile } from "./profile-summary.js";
+import {
+  type CpuProfile,
+  formatByPart,
+  profileByPart,
+  type SampleWindow,
+  summarizeProfile,
+} from "./profile-summary.js";
 import { type PhaseFigure, runBenchClient } from "./rocketmq-suite.js";
 
 const { values } = parseArgs({
@@ -137,11 +143,16 @@ async function loadJava(
   return figures;
 }
 
+/** Where the Java client of `door` connects: the gRPC endpoint, or the remoting client's name server (`host:port`). */
+function javaEndpoint(broker: BrokerProcess): string {
+  return door === "grpc" ? (broker.grpcEndpoint ?? "") : new URL(broker.url).host;
+}
+
 /** What `perf` recorded over the load, the span of it counted, and the messages its samples are divided by. */
 interface PerfLoad {
   recording: PerfRecording;
   /** The measured phase (Java clients), or undefined: the whole recording (HTTP). */
-  window: PerfWindow | undefined;
+  window: SampleWindow | undefined;
   messages: number;
 }
 
@@ -153,7 +164,7 @@ interface PerfLoad {
 async function loadUnderPerf(broker: BrokerProcess, topic: string, file: string): Promise<PerfLoad> {
   const recording = startPerfRecord(broker.pids(), file);
   let messages: number;
-  let window: PerfWindow | undefined;
+  let window: SampleWindow | undefined;
   try {
     if (door === "http") messages = await loadHttp(broker.url, topic);
     else {
@@ -165,8 +176,7 @@ async function loadUnderPerf(broker: BrokerProcess, topic: string, file: string)
         else if (line === "RESULT" && fromUs !== undefined && window === undefined)
           window = { fromUs, toUs: monotonicUs() };
       };
-      const endpoint = door === "grpc" ? (broker.grpcEndpoint ?? "") : new URL(broker.url).host;
-      const measured = (await loadJava(endpoint, topic, door, onPhaseLine)).at(-1);
+      const measured = (await loadJava(javaEndpoint(broker), topic, door, onPhaseLine)).at(-1);
       if (window === undefined || measured === undefined) throw new Error("the client printed no measured phase");
       messages = measured.messages;
     }
@@ -222,9 +232,7 @@ async function profileInto(dir: string): Promise<void> {
       messages =
         door === "http"
           ? await loadHttp(broker.url, topic)
-          : (await loadJava(door === "grpc" ? (broker.grpcEndpoint ?? "") : new URL(broker.url).host, topic, door))
-              .map((f) => f.messages)
-              .reduce((a, b) => a + b, 0);
+          : (await loadJava(javaEndpoint(broker), topic, door)).map((f) => f.messages).reduce((a, b) => a + b, 0);
     window = { fromUs, toUs: monotonicUs() };
     const cpu = broker.cpuSeconds() - cpu0;
     console.log(`server CPU (/proc, the whole load, profiler included): ${cpu.toFixed(2)} s`);
