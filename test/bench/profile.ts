@@ -211,7 +211,9 @@ async function profileInto(dir: string): Promise<void> {
     ...(sampler === "v8"
       ? { cpuProfileDir: join(dir, "prof") }
       : // Code that does not move keeps the address its map entry gives (V8 does not log moves to the map file).
-        { nodeArgs: ["--perf-basic-prof", "--no-compact-code-space"] }),
+        // `--perf-basic-prof` also opens V8's log of every isolate (each worker thread's too), by default in the
+        // working directory: `--logfile` puts those files in `dir`, removed with it.
+        { nodeArgs: ["--perf-basic-prof", "--no-compact-code-space", `--logfile=${join(dir, "v8.log")}`] }),
     grpc: door === "grpc",
     workers: Number(values.workers),
     rootPassword: credentials?.secretKey,
