@@ -10,6 +10,7 @@ import type { HeartbeatData, TransactionCheck } from "../protocol/index.js";
 import type { Storage } from "../storage/storage.js";
 import { ClientService } from "./clients/index.js";
 import {
+  type CarriedOffsetsOptions,
   DEFAULT_QUEUE_LOCK_OPTIONS,
   OffsetService,
   PullService,
@@ -96,6 +97,8 @@ export interface BrokerOptions {
   pop?: Partial<Omit<PopOptions, "retentionMs">>;
   /** Lag samples per group (lib/broker/groups/lag-samples.ts): period and ring size (60 s, 1440). */
   lagSamples?: Partial<LagSampleOptions>;
+  /** The offsets pulls carry, held before they are written (lib/broker/consume/carried-offsets.ts): 1 s, 4,096. */
+  carriedOffsets?: CarriedOffsetsOptions;
   /** Seals subscriptions' webhook secrets (the stage's seal key); without it an http target cannot be saved. */
   secretSealer?: SecretSealer | undefined;
   /** What addresses subscriptions' HTTPS targets may reach (lib/core/target-address.ts). Default `public`. */
@@ -223,7 +226,7 @@ export class Broker {
     );
     this.query = new QueryService(this.keyIndexSettings, this.routeCache, this.queueLog, retentionMs, now);
     const offsetsTable = storage.table(OFFSETS_TABLE);
-    this.offsets = new OffsetService(offsetsTable, this.routeCache, this.queueLog, now);
+    this.offsets = new OffsetService(offsetsTable, this.routeCache, this.queueLog, now, options.carriedOffsets);
     this.offsets.onGroupTopic = (group) => subscriptionGroups.meet(group);
     this.clients = new ClientService(storage.table(CLIENTS_TABLE), now);
     this.clients.beforeConsumerHeartbeat = async (group, messageModel) => {
@@ -299,12 +302,13 @@ export class Broker {
   }
 
   /**
-   * The process stops serving (`nimbus dev`, `nimbus proxy`, a test's server): the offset ranges it leased on hot
-   * queues are given up, their unused tails sealed by their owner now, so the queues' readers do not wait out the
-   * hole lease. Call it after the last append's answer; the storage stays open (its owner closes it).
+   * The process stops serving (`nimbus dev`, `nimbus proxy`, a test's server): the offsets pulls carried and this
+   * process holds are written, and the offset ranges it leased on hot queues are given up, their unused tails sealed
+   * by their owner now, so the queues' readers do not wait out the hole lease. Call it after the last append's answer; the storage stays open (its owner closes it).
    */
-  close(): Promise<void> {
-    return this.queueLog.releaseRanges();
+  async close(): Promise<void> {
+    // The offsets pulls carried are written before the store closes (carried-offsets.ts).
+    await Promise.all([this.offsets.carried.flush(), this.queueLog.releaseRanges()]);
   }
 
   /**

@@ -1,8 +1,9 @@
 /**
  * @module PULL_MESSAGE: the broker's pull, with RocketMQ's long polling. A pull that finds no new message and may
  * suspend (sysFlag FLAG_SUSPEND) waits on its queue until an append wakes it or its suspend time is over (at most
- * the door's `maxSuspendMs`), then reads once more. The offset it carries (FLAG_COMMIT_OFFSET) is committed before
- * the answer, as RocketMQ's broker does, beside the read (which does not depend on it). The subscription is the one
+ * the door's `maxSuspendMs`), then reads once more. The offset it carries (FLAG_COMMIT_OFFSET) goes to the broker's
+ * carried offsets, which write it within a second, as RocketMQ's broker keeps it in memory and persists it every
+ * 5 s (lib/broker/consume/carried-offsets.ts). The subscription is the one
  * the header carries (FLAG_SUBSCRIPTION), else the one the client's heartbeat named on this connection, else every
  * message. Messages are answered in RocketMQ's stored-message encoding, at most `MAX_PULL_ANSWER_BYTES` of them
  * (the rest come with the next pull).
@@ -61,16 +62,12 @@ export async function pullMessage(call: Call): Promise<Answer> {
   const commitOffset = f.optNumber("commitOffset") ?? -1;
   let committed: Promise<unknown> = Promise.resolve();
   if ((sysFlag & FLAG_COMMIT_OFFSET) !== 0 && commitOffset >= 0) {
-    const entry = [{ brokerName, queueId: request.queueId, offset: commitOffset }];
-    const clientId = call.scope.clientId;
-    committed =
-      clientId === undefined
-        ? broker.offsets.commit(consumerGroup, topic, entry)
-        : broker.offsets.commit(consumerGroup, topic, entry, { clientId, released: false, claim: false });
+    const entry = { brokerName, queueId: request.queueId, offset: commitOffset };
+    committed = broker.offsets.carry(consumerGroup, topic, entry, call.scope.clientId);
   }
   // Before the read: a suspended pull's wait tells the other workers of appends from then on.
   const readFrom = Date.now();
-  // The commit and the read do not depend on each other: both run at once, and the pull answers once both did.
+  // The carried offset (written here only when too many wait) and the read run at once; the pull answers after both.
   let [, answer] = await Promise.all([committed, broker.puller.pull(request)]);
   if (answer.pullStatus === "NO_NEW_MSG" && (sysFlag & FLAG_SUSPEND) !== 0) {
     const suspendMs = Math.min(f.optNumber("suspendTimeoutMillis") ?? 0, call.door.maxSuspendMs);

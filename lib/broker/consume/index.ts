@@ -1,3 +1,4 @@
+export type { CarriedOffsetsOptions } from "./carried-offsets.js";
 export {
   type OffsetResetOptions,
   resetGroupOffsets,

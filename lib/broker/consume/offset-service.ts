@@ -14,6 +14,7 @@ import type { RouteCache } from "../names/index.js";
 import { queueIds } from "../names/index.js";
 import type { QueueLog } from "../queue-log/index.js";
 import { keys, queryAll } from "../store/index.js";
+import { CarriedOffsets, type CarriedOffsetsOptions } from "./carried-offsets.js";
 
 export type { OffsetEntry, ProgressRow, QueueOwner, ReleaseEntry };
 
@@ -44,13 +45,31 @@ export class OffsetService {
   readonly #inFlight = new Map<string, Map<string, Promise<unknown>>>();
   /** Told of a group's first commit on a topic in this process (the group's subscription group records it). */
   onGroupTopic: ((group: string) => Promise<void>) | undefined;
+  /** The offsets pulls carry, held and written at most once per queue per interval (carried-offsets.ts). */
+  readonly carried: CarriedOffsets;
 
   constructor(
     private readonly offsets: Table,
     private readonly routes: RouteCache,
     private readonly queueLog: QueueLog,
     private readonly now: () => number = Date.now,
-  ) {}
+    carried: CarriedOffsetsOptions = {},
+  ) {
+    // A carried offset is written as a commit naming its client as the queue's owner, not released.
+    this.carried = new CarriedOffsets(
+      (group, topic, entries, author) =>
+        this.#commit(group, topic, entries, author && { clientId: author.clientId, released: false, claim: false }),
+      carried,
+    );
+  }
+
+  /**
+   * The offset a pull carried (FLAG_COMMIT_OFFSET), by `clientId` when the connection named one: held, and written
+   * within the carried offsets' interval unless a commit of its queue comes first (carried-offsets.ts).
+   */
+  carry(group: string, topic: string, entry: OffsetEntry, clientId: string | undefined): Promise<void> {
+    return this.carried.carry(group, topic, entry, clientId === undefined ? undefined : { clientId });
+  }
 
   /**
    * Sets the offsets (last commit wins). With an `author`, each record also names its owner and whether
@@ -61,6 +80,26 @@ export class OffsetService {
     topic: string,
     entries: (OffsetEntry | ReleaseEntry)[],
     author?: CommitAuthor,
+  ): Promise<void> {
+    // What pulls carried for these queues is older than this commit: it is not written after it. Once written, it is
+    // what a carried offset of the same owner is compared with (the client's own commit every 5 s, then its
+    // suspended pull's offset, unchanged, costs no write).
+    const pk = keys.offsets(topic, group);
+    const sks = entries.map((e) => ({ sk: keys.offsetSk(e.brokerName, e.queueId), offset: e.offset }));
+    this.carried.supersede(
+      pk,
+      sks.map((e) => e.sk),
+    );
+    await this.#commit(group, topic, entries, author);
+    const plain = author === undefined || (!author.released && author.claim !== true);
+    this.carried.remember(pk, sks, plain ? (author?.clientId ?? "") : undefined);
+  }
+
+  async #commit(
+    group: string,
+    topic: string,
+    entries: (OffsetEntry | ReleaseEntry)[],
+    author: CommitAuthor | undefined,
   ): Promise<void> {
     const seen = new Set<string>();
     for (const e of entries) {
@@ -170,10 +209,11 @@ export class OffsetService {
     };
   }
 
-  /** Settles once the writes of partition `pk` in flight now have landed or failed. */
-  #written(pk: string): Promise<unknown> | undefined {
+  /** Settles once the offsets pulls carried in partition `pk` and its writes in flight now have landed or failed. */
+  async #written(pk: string): Promise<void> {
+    await this.carried.flushPartition(pk);
     const records = this.#inFlight.get(pk);
-    return records === undefined ? undefined : Promise.all(records.values());
+    if (records !== undefined) await Promise.all(records.values());
   }
 
   async query(group: string, topic: string): Promise<OffsetEntry[]> {
@@ -203,6 +243,7 @@ export class OffsetService {
 
   /** Topics the group has committed offsets for. */
   async topicsOf(group: string): Promise<string[]> {
+    await this.carried.flushGroup(group);
     return (await queryAll(this.offsets, keys.groupTopics(group), { consistent: true })).map((i) => String(i.sk));
   }
 
