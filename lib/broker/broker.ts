@@ -303,8 +303,9 @@ export class Broker {
 
   /**
    * The process stops serving (`nimbus dev`, `nimbus proxy`, a test's server): the offsets pulls carried and this
-   * process holds are written, and the offset ranges it leased on hot queues are given up, their unused tails sealed
-   * by their owner now, so the queues' readers do not wait out the hole lease. Call it after the last append's answer; the storage stays open (its owner closes it).
+   * process holds are written, and the offset ranges it leased on hot queues are given up, their unused tails
+   * sealed by their owner now, so the queues' readers do not wait out the hole lease. Call it after the last
+   * append's answer; the storage stays open (its owner closes it).
    */
   async close(): Promise<void> {
     // The offsets pulls carried are written before the store closes (carried-offsets.ts).

@@ -60,15 +60,15 @@ export async function pullMessage(call: Call): Promise<Answer> {
   );
   const broker = call.ctx.broker;
   const commitOffset = f.optNumber("commitOffset") ?? -1;
-  let committed: Promise<unknown> = Promise.resolve();
-  if ((sysFlag & FLAG_COMMIT_OFFSET) !== 0 && commitOffset >= 0) {
-    const entry = { brokerName, queueId: request.queueId, offset: commitOffset };
-    committed = broker.offsets.carry(consumerGroup, topic, entry, call.scope.clientId);
-  }
   // Before the read: a suspended pull's wait tells the other workers of appends from then on.
   const readFrom = Date.now();
-  // The carried offset (written here only when too many wait) and the read run at once; the pull answers after both.
-  let [, answer] = await Promise.all([committed, broker.puller.pull(request)]);
+  let answer = await broker.puller.pull(request);
+  // Held once the read answered (a pull of a queue the topic does not have holds nothing); written here only when
+  // too many offsets are held already.
+  if ((sysFlag & FLAG_COMMIT_OFFSET) !== 0 && commitOffset >= 0) {
+    const entry = { brokerName, queueId: request.queueId, offset: commitOffset };
+    await broker.offsets.carry(consumerGroup, topic, entry, call.scope.clientId);
+  }
   if (answer.pullStatus === "NO_NEW_MSG" && (sysFlag & FLAG_SUSPEND) !== 0) {
     const suspendMs = Math.min(f.optNumber("suspendTimeoutMillis") ?? 0, call.door.maxSuspendMs);
     const queue = { topic, brokerName, queueId: request.queueId };

@@ -142,15 +142,56 @@ describe("offsets carried by pulls", () => {
     assert.deepEqual([stored.get(0), stored.get(1)], [3, 2], "close wrote what waited");
   });
 
-  it("reports a write that fails and drops it", async () => {
+  it("reports a write that fails and drops it alone", async () => {
     const broker = await brokerWith();
     const { topic, group } = await topicOn(broker);
     const before = errors.length;
     await broker.offsets.carry(group, topic, entry(9, 1), "c1");
+    await broker.offsets.carry(group, topic, entry(1, 3), "c1");
     await broker.offsets.carried.flush();
     assert.equal(errors.length, before + 1);
     assert.ok(isNimbusError(errors.at(-1)), "the commit's own error (the topic has no queue 9)");
     assert.equal(broker.offsets.carried.pending, 0);
-    assert.equal((await storedElsewhere(topic, group)).size, 0);
+    assert.deepEqual([...(await storedElsewhere(topic, group))], [[1, 3]], "the other queue's offset written");
+  });
+
+  it("a read of the group's topics finds a topic only its held offsets name", async () => {
+    const broker = await brokerWith();
+    const { topic, group } = await topicOn(broker);
+    await broker.offsets.carry(group, topic, entry(0, 2), "c1");
+    assert.deepEqual(await broker.offsets.topicsOf(group), [topic]);
+    assert.deepEqual(
+      (await broker.offsets.progress(group)).map((r) => [r.queueId, r.consumerOffset]),
+      [
+        [0, 2],
+        [1, 0],
+        [2, 0],
+        [3, 0],
+      ],
+    );
+  });
+
+  it("close waits for a write under way", async () => {
+    const broker = await brokerWith();
+    const { topic, group } = await topicOn(broker);
+    await broker.offsets.carry(group, topic, entry(3, 11), "c1");
+    const flushing = broker.offsets.carried.flush();
+    await broker.close();
+    assert.equal((await storedElsewhere(topic, group)).get(3), 11, "landed before close answered");
+    await flushing;
+  });
+
+  it("compares a carried offset with what a commit stored, clamped to the queue's end", async () => {
+    const broker = await brokerWith();
+    const { topic, group } = await topicOn(broker);
+    await broker.offsets.commit(group, topic, [entry(2, 1000)], { clientId: "c1", released: false, claim: false });
+    assert.equal((await storedElsewhere(topic, group)).get(2), 64, "clamped to the queue's 64 messages");
+    const before = writes();
+    await broker.offsets.carry(group, topic, entry(2, 64), "c1");
+    await broker.offsets.carried.flush();
+    assert.equal(writes(), before, "64 is what is stored: not written again");
+    await broker.offsets.carry(group, topic, entry(2, 1000), "c1");
+    await broker.offsets.carried.flush();
+    assert.equal(writes(), before + 1, "1000 is not what is stored: written (and clamped again)");
   });
 });

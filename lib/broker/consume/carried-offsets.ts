@@ -10,14 +10,16 @@
  * What it keeps of RocketMQ's semantics, and what it changes:
  * - **This process reads its own carried offsets**: a read of a group's offsets here (a query, the progress, the
  *   owners) writes the group's pending ones first (`OffsetService`).
- * - **An explicit commit wins**: a commit (UPDATE_CONSUMER_OFFSET, the HTTP API, a reset) of a record drops the
- *   offset pending for it, so a held offset never lands after a later commit.
+ * - **A commit served here wins**: a commit (UPDATE_CONSUMER_OFFSET, the HTTP API, a reset) of a record that this
+ *   process serves drops the offset held for it, so a held offset never lands after it. A commit served by another
+ *   process may be followed by this one's held offset, up to `intervalMs` later (a commit there, a pull's here).
  * - **Another process sees a carried offset up to `intervalMs` late**, and a process killed (SIGKILL) loses at most
  *   that much: the consumer then gets again what it had consumed since (at least once, never a loss), as after a
  *   RocketMQ broker's crash. The client also commits every queue's offset itself every 5 s.
  * - **Bounded**: at most `maxPending` offsets wait; past that a carried offset is written at once. The offsets
- *   remembered as written are at most `maxRemembered`; past that the memory is cleared (more writes, nothing else).
- * - A stop (`flush`) writes what waits. A write that fails is reported and dropped: the next pull carries the offset
+ *   remembered as written are at most `maxRemembered`, the oldest forgotten first (a write more, nothing else).
+ * - A stop (`flush`) writes what waits and waits for the writes under way. Each queue's offset is its own write: a
+ *   write that fails (a queue the topic no longer has) is reported and dropped alone; the next pull carries it
  *   again.
  */
 import type { OffsetEntry } from "../../protocol/index.js";
@@ -28,13 +30,16 @@ export interface CarriedAuthor {
   clientId: string;
 }
 
-/** Writes `entries` of one group and topic as one commit, naming `author` as their owner (not released). */
+/**
+ * Writes one queue's carried offset as a commit naming `author` as its owner (not released); the offset as stored
+ * (a commit past the queue's end is clamped to it).
+ */
 export type CarriedWrite = (
   group: string,
   topic: string,
-  entries: OffsetEntry[],
+  entry: OffsetEntry,
   author: CarriedAuthor | undefined,
-) => Promise<void>;
+) => Promise<number>;
 
 export interface CarriedOffsetsOptions {
   /** The longest an offset waits before it is written (ms; default 1,000). */
@@ -47,28 +52,40 @@ export interface CarriedOffsetsOptions {
   onError?: (err: unknown) => void;
 }
 
-interface Pending {
+interface Held {
   group: string;
   topic: string;
   entry: OffsetEntry;
   author: CarriedAuthor | undefined;
 }
 
+/** A partition's writes under way, and its group (a read of the group's topics waits for them). */
+interface Writing {
+  group: string;
+  writes: Set<Promise<void>>;
+}
+
 export class CarriedOffsets {
-  /** The offsets waiting, by the group's offset partition (`keys.offsets`), then by queue record. */
-  readonly #pending = new Map<string, Map<string, Pending>>();
+  /** The offsets held, by the group's offset partition (`keys.offsets`), then by queue record. */
+  readonly #held = new Map<string, Map<string, Held>>();
   #count = 0;
-  /** What this process last wrote of each record (its partition and record), to skip an unchanged offset. */
-  readonly #written = new Map<string, { offset: number; owner: string }>();
-  /** Counts the supersedes: a write that a commit overtook while it was under way remembers nothing. */
-  #supersedes = 0;
+  /** The writes under way, by partition: a read, or a stop, waits for them. */
+  readonly #writing = new Map<string, Writing>();
+  /**
+   * What this process last stored of each record (partition and record) and whom it named, to skip an unchanged
+   * offset. Set once a write landed; forgotten when a write or a commit of the record begins.
+   */
+  readonly #lastWritten = new Map<string, { offset: number; owner: string }>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #intervalMs: number;
   readonly #maxPending: number;
   readonly #maxRemembered: number;
   readonly #onError: (err: unknown) => void;
-  /** Offsets written at once (the bound was reached), and offsets not written because unchanged: for tests. */
-  readonly stats = { writtenAtOnce: 0, skippedUnchanged: 0, written: 0 };
+  /**
+   * Offsets written (`written`), written at once because the bound was reached (`writtenAtOnce`, counted in
+   * `written` too), and not written because unchanged (`skippedUnchanged`).
+   */
+  readonly stats = { written: 0, writtenAtOnce: 0, skippedUnchanged: 0 };
 
   constructor(
     private readonly write: CarriedWrite,
@@ -85,7 +102,7 @@ export class CarriedOffsets {
   async carry(group: string, topic: string, entry: OffsetEntry, author: CarriedAuthor | undefined): Promise<void> {
     const pk = keys.offsets(topic, group);
     const sk = keys.offsetSk(entry.brokerName, entry.queueId);
-    let records = this.#pending.get(pk);
+    let records = this.#held.get(pk);
     if (records?.has(sk) !== true && this.#count >= this.#maxPending) {
       this.stats.writtenAtOnce++;
       await this.#writeAll([{ group, topic, entry, author }]);
@@ -93,109 +110,132 @@ export class CarriedOffsets {
     }
     if (records === undefined) {
       records = new Map();
-      this.#pending.set(pk, records);
+      this.#held.set(pk, records);
     }
     if (!records.has(sk)) this.#count++;
     records.set(sk, { group, topic, entry, author });
-    this.#timer ??= setTimeout(() => void this.flush(), this.#intervalMs).unref();
+    this.#timer ??= setTimeout(() => {
+      this.flush().catch(this.#onError);
+    }, this.#intervalMs).unref();
   }
 
-  /** A commit of these records is being written: what waits for them is older, and dropped (remembered too). */
+  /** A commit of these records begins: what is held for them is older, and dropped; what was stored, forgotten. */
   supersede(pk: string, sks: Iterable<string>): void {
-    this.#supersedes++;
-    const records = this.#pending.get(pk);
+    const records = this.#held.get(pk);
     for (const sk of sks) {
-      this.#written.delete(`${pk}\n${sk}`);
+      this.#lastWritten.delete(`${pk}\n${sk}`);
       if (records?.delete(sk) === true) this.#count--;
     }
-    if (records?.size === 0) this.#pending.delete(pk);
+    if (records?.size === 0) this.#held.delete(pk);
   }
 
   /**
-   * A commit of these records landed: what it wrote is what a carried offset is compared with (`owner`: the client it
-   * named, not released; "" for none; undefined when it released or claimed the queues: nothing is remembered).
+   * A commit of these records landed: what it stored is what a carried offset is compared with (`owner`: the client
+   * it named, not released; "" for none; undefined when it released or claimed the queues: nothing is remembered).
    */
-  remember(pk: string, written: { sk: string; offset: number }[], owner: string | undefined): void {
-    for (const { sk, offset } of written) {
-      const record = `${pk}\n${sk}`;
-      if (owner === undefined) this.#written.delete(record);
-      else {
-        if (!this.#written.has(record) && this.#written.size >= this.#maxRemembered) this.#written.clear();
-        this.#written.set(record, { offset, owner });
-      }
+  remember(pk: string, stored: { sk: string; offset: number }[], owner: string | undefined): void {
+    for (const { sk, offset } of stored) {
+      if (owner === undefined) this.#lastWritten.delete(`${pk}\n${sk}`);
+      else this.#remember(`${pk}\n${sk}`, offset, owner);
     }
   }
 
-  /** Writes what waits in partition `pk` (before a read of it). */
+  /** Writes what is held in partition `pk`, and waits for its writes under way (before a read of it). */
   async flushPartition(pk: string): Promise<void> {
-    const records = this.#pending.get(pk);
-    if (records === undefined) return;
-    this.#pending.delete(pk);
-    this.#count -= records.size;
-    await this.#writeAll([...records.values()]);
+    const records = this.#held.get(pk);
+    if (records !== undefined) {
+      this.#held.delete(pk);
+      this.#count -= records.size;
+      void this.#writeAll([...records.values()]);
+    }
+    await this.#settled(pk);
   }
 
-  /** Writes what waits in the partitions of `group` (before a read of its topics). */
+  /** Writes what is held in the partitions of `group`, and waits for their writes (before a read of its topics). */
   async flushGroup(group: string): Promise<void> {
-    const pks = [...this.#pending].filter(([, records]) => [...records.values()][0]?.group === group).map(([pk]) => pk);
-    await Promise.all(pks.map((pk) => this.flushPartition(pk)));
+    const pks = new Set<string>();
+    for (const [pk, records] of this.#held) if (records.values().next().value?.group === group) pks.add(pk);
+    for (const [pk, writing] of this.#writing) if (writing.group === group) pks.add(pk);
+    await Promise.all([...pks].map((pk) => this.flushPartition(pk)));
   }
 
-  /** Writes everything that waits (the interval's end, or the process stopping). */
+  /** Writes everything held and waits for every write under way (the interval's end, or the process stopping). */
   async flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const all = [...this.#pending.values()].flatMap((records) => [...records.values()]);
-    this.#pending.clear();
+    const all = [...this.#held.values()].flatMap((records) => [...records.values()]);
+    this.#held.clear();
     this.#count = 0;
-    await this.#writeAll(all);
+    void this.#writeAll(all);
+    await Promise.all([...this.#writing.keys()].map((pk) => this.#settled(pk)));
   }
 
-  /** Offsets waiting now. */
+  /** Offsets held now. */
   get pending(): number {
     return this.#count;
   }
 
-  /** One commit per group, topic and owner; offsets unchanged since this process wrote them are left out. */
-  async #writeAll(all: Pending[]): Promise<void> {
-    const commits = new Map<string, Pending[]>();
-    const supersedes = this.#supersedes;
-    for (const p of all) {
-      const written = this.#written.get(this.#recordKey(p));
-      if (written?.offset === p.entry.offset && written.owner === (p.author?.clientId ?? "")) {
-        this.stats.skippedUnchanged++;
-        continue;
-      }
-      const key = `${p.group}\n${p.topic}\n${p.author?.clientId ?? ""}`;
-      const list = commits.get(key);
-      if (list === undefined) commits.set(key, [p]);
-      else list.push(p);
-    }
-    await Promise.all(
-      [...commits.values()].map(async (list) => {
-        const [first] = list;
-        if (first === undefined) return;
-        try {
-          await this.write(
-            first.group,
-            first.topic,
-            list.map((p) => p.entry),
-            first.author,
-          );
-        } catch (err) {
-          this.#onError(err);
-          return;
+  /** Starts one write per offset (each a commit of its queue); those unchanged since this process stored them skip. */
+  #writeAll(all: Held[]): Promise<void> {
+    return Promise.all(
+      all.map((held) => {
+        const record = this.#recordKey(held);
+        const last = this.#lastWritten.get(record);
+        if (last?.offset === held.entry.offset && last.owner === (held.author?.clientId ?? "")) {
+          this.stats.skippedUnchanged++;
+          return undefined;
         }
-        this.stats.written += list.length;
-        if (supersedes !== this.#supersedes) return;
-        if (this.#written.size + list.length > this.#maxRemembered) this.#written.clear();
-        for (const p of list)
-          this.#written.set(this.#recordKey(p), { offset: p.entry.offset, owner: p.author?.clientId ?? "" });
+        // Forgotten while the write is under way: it is what storage holds only once it landed.
+        this.#lastWritten.delete(record);
+        return this.#track(held, this.#writeOne(held, record));
       }),
-    );
+    ).then(() => undefined);
   }
 
-  #recordKey(p: Pending): string {
-    return `${keys.offsets(p.topic, p.group)}\n${keys.offsetSk(p.entry.brokerName, p.entry.queueId)}`;
+  async #writeOne(held: Held, record: string): Promise<void> {
+    try {
+      const stored = await this.write(held.group, held.topic, held.entry, held.author);
+      this.stats.written++;
+      this.#remember(record, stored, held.author?.clientId ?? "");
+    } catch (err) {
+      this.#onError(err);
+    }
+  }
+
+  /** `write` counted among partition `held`'s writes under way until it settles. */
+  #track(held: Held, write: Promise<void>): Promise<void> {
+    const pk = keys.offsets(held.topic, held.group);
+    let writing = this.#writing.get(pk);
+    if (writing === undefined) {
+      writing = { group: held.group, writes: new Set() };
+      this.#writing.set(pk, writing);
+    }
+    const writes = writing.writes;
+    writes.add(write);
+    void write.finally(() => {
+      writes.delete(write);
+      if (writes.size === 0 && this.#writing.get(pk)?.writes === writes) this.#writing.delete(pk);
+    });
+    return write;
+  }
+
+  /** Settles once partition `pk`'s writes under way now have (they never reject: #writeOne reports). */
+  async #settled(pk: string): Promise<void> {
+    const writing = this.#writing.get(pk);
+    if (writing !== undefined) await Promise.all(writing.writes);
+  }
+
+  /** Remembers `record` as stored with `offset`, naming `owner`; the oldest remembered goes past the bound. */
+  #remember(record: string, offset: number, owner: string): void {
+    this.#lastWritten.delete(record);
+    if (this.#lastWritten.size >= this.#maxRemembered) {
+      const oldest = this.#lastWritten.keys().next().value;
+      if (oldest !== undefined) this.#lastWritten.delete(oldest);
+    }
+    this.#lastWritten.set(record, { offset, owner });
+  }
+
+  #recordKey(held: Held): string {
+    return `${keys.offsets(held.topic, held.group)}\n${keys.offsetSk(held.entry.brokerName, held.entry.queueId)}`;
   }
 }

@@ -55,12 +55,16 @@ export class OffsetService {
     private readonly now: () => number = Date.now,
     carried: CarriedOffsetsOptions = {},
   ) {
-    // A carried offset is written as a commit naming its client as the queue's owner, not released.
-    this.carried = new CarriedOffsets(
-      (group, topic, entries, author) =>
-        this.#commit(group, topic, entries, author && { clientId: author.clientId, released: false, claim: false }),
-      carried,
-    );
+    // A carried offset is written as a commit of its queue alone, naming its client as the owner, not released.
+    this.carried = new CarriedOffsets(async (group, topic, entry, author) => {
+      const [stored] = await this.#commit(
+        group,
+        topic,
+        [entry],
+        author && { ...author, released: false, claim: false },
+      );
+      return stored?.offset ?? entry.offset;
+    }, carried);
   }
 
   /**
@@ -81,26 +85,30 @@ export class OffsetService {
     entries: (OffsetEntry | ReleaseEntry)[],
     author?: CommitAuthor,
   ): Promise<void> {
-    // What pulls carried for these queues is older than this commit: it is not written after it. Once written, it is
-    // what a carried offset of the same owner is compared with (the client's own commit every 5 s, then its
-    // suspended pull's offset, unchanged, costs no write).
+    // What pulls carried for these queues is older than this commit: it is not written after it. Once written, what
+    // it stored is what a carried offset of the same owner is compared with (the client's own commit every 5 s, then
+    // its suspended pull's offset, unchanged, costs no write).
     const pk = keys.offsets(topic, group);
-    const sks = entries.map((e) => ({ sk: keys.offsetSk(e.brokerName, e.queueId), offset: e.offset }));
     this.carried.supersede(
       pk,
-      sks.map((e) => e.sk),
+      entries.map((e) => keys.offsetSk(e.brokerName, e.queueId)),
     );
-    await this.#commit(group, topic, entries, author);
+    const stored = await this.#commit(group, topic, entries, author);
     const plain = author === undefined || (!author.released && author.claim !== true);
-    this.carried.remember(pk, sks, plain ? (author?.clientId ?? "") : undefined);
+    this.carried.remember(
+      pk,
+      stored.map((e) => ({ sk: keys.offsetSk(e.brokerName, e.queueId), offset: e.offset })),
+      plain ? (author?.clientId ?? "") : undefined,
+    );
   }
 
+  /** Writes `entries` in this commit's turn; the entries as stored (each offset clamped to its queue's end). */
   async #commit(
     group: string,
     topic: string,
     entries: (OffsetEntry | ReleaseEntry)[],
     author: CommitAuthor | undefined,
-  ): Promise<void> {
+  ): Promise<OffsetEntry[]> {
     const seen = new Set<string>();
     for (const e of entries) {
       const sk = keys.offsetSk(e.brokerName, e.queueId);
@@ -110,7 +118,7 @@ export class OffsetService {
     // Taken before anything is awaited: the turn is this commit's arrival order.
     const turn = this.#takeTurn(keys.offsets(topic, group), seen);
     try {
-      await this.#commitInTurn(group, topic, entries, turn.before, author);
+      return await this.#commitInTurn(group, topic, entries, turn.before, author);
     } finally {
       turn.done();
     }
@@ -122,7 +130,7 @@ export class OffsetService {
     entries: (OffsetEntry | ReleaseEntry)[],
     before: Promise<unknown>,
     author: CommitAuthor | undefined,
-  ): Promise<void> {
+  ): Promise<OffsetEntry[]> {
     // Only queues the topic has: a stray offset would otherwise live on in the group's progress forever.
     const route = await this.routes.get(topic);
     for (const e of entries) {
@@ -180,6 +188,7 @@ export class OffsetService {
       ]);
       this.#knownGroupTopics.add(groupTopic);
     }
+    return clamped.map((e) => ({ brokerName: e.brokerName, queueId: e.queueId, offset: e.offset }));
   }
 
   /** This commit's turn on records `sks` of partition `pk`: after the writes in flight there, before later ones. */
