@@ -48,9 +48,10 @@ export async function updateConsumerOffset(call: Call): Promise<Answer> {
   const entry = [{ brokerName: q.brokerName, queueId: q.queueId, offset: call.fields.number("commitOffset") }];
   const clientId = call.scope.clientId;
   const offsets = call.ctx.broker.offsets;
+  // Every 5 s whether the offset moved or not: one this process stored already is not written again.
   await (clientId === undefined
-    ? offsets.commit(group, q.topic, entry)
-    : offsets.commit(group, q.topic, entry, { clientId, released: false, claim: false }));
+    ? offsets.commitMoved(group, q.topic, entry)
+    : offsets.commitMoved(group, q.topic, entry, { clientId, released: false, claim: false }));
   return success();
 }
 

@@ -126,6 +126,25 @@ describe("offsets carried by pulls", () => {
     assert.equal(writes(), before + 2, "after a release the same offset is written: it names the owner again");
   });
 
+  it("a client's periodic commit of offsets this process stored already costs no write", async () => {
+    const broker = await brokerWith();
+    const { topic, group } = await topicOn(broker);
+    const c1 = { clientId: "c1", released: false, claim: false };
+    await broker.offsets.commitMoved(group, topic, [entry(0, 4), entry(1, 5)], c1);
+    const before = writes();
+    await broker.offsets.commitMoved(group, topic, [entry(0, 4), entry(1, 5)], c1);
+    assert.equal(writes(), before, "neither moved");
+    await broker.offsets.commitMoved(group, topic, [entry(0, 4), entry(1, 6)], c1);
+    assert.equal(writes(), before + 1, "only the queue that moved");
+    await broker.offsets.carry(group, topic, entry(0, 8), "c1");
+    await broker.offsets.commitMoved(group, topic, [entry(0, 4)], c1);
+    assert.equal(writes(), before + 2, "a newer carried offset is held: the commit is written (and wins)");
+    await broker.offsets.carried.flush();
+    assert.equal((await storedElsewhere(topic, group)).get(0), 4);
+    await broker.offsets.commitMoved(group, topic, [entry(1, 6)], { clientId: "c2", released: false, claim: false });
+    assert.equal(writes(), before + 3, "another client's is written: it names the queue's new owner");
+  });
+
   it("writes at once past its bound, and everything that waits on close", async () => {
     const broker = await brokerWith(3_600_000, 2);
     const { topic, group } = await topicOn(broker);

@@ -193,7 +193,7 @@ for (const mode of ["local", "aws"] as const) {
       );
     });
 
-    it("answers requests written together each by its opaque; a pull commits the offset it carries", async () => {
+    it("answers requests written together each by its opaque; a pull's offset is read back, an unmoved update not written", async () => {
       const topic = uniqueName("Together");
       await createTopic(api(), topic, 1, ["broker-a"]);
       const group = uniqueName("TogetherG");
@@ -244,6 +244,21 @@ for (const mode of ["local", "aws"] as const) {
           extFields: { consumerGroup: group, topic, queueId: "0" },
         });
         assert.equal(committed.extFields.offset, "5", "the offset the pull carried");
+        // The client's periodic UPDATE_CONSUMER_OFFSET of the offset stored already writes nothing (the record's
+        // time stays); a moved one is written.
+        const stamp = async () => (await api().queueOwners(group, topic))[0]?.updatedAt;
+        const update = (offset: string) =>
+          c.request({
+            code: RequestCode.UPDATE_CONSUMER_OFFSET,
+            extFields: { consumerGroup: group, topic, queueId: "0", commitOffset: offset },
+          });
+        const stored = await stamp();
+        const later = Number(stored) + 2;
+        await waitUntil(() => Date.now() > later, "the clock past the stored record's time");
+        assert.equal((await update("5")).code, ResponseCode.SUCCESS);
+        assert.equal(await stamp(), stored, "not written again");
+        assert.equal((await update("6")).code, ResponseCode.SUCCESS);
+        assert.ok(Number(await stamp()) > Number(stored), "the moved offset written");
       } finally {
         c.close();
       }

@@ -140,6 +140,16 @@ export class CarriedOffsets {
     }
   }
 
+  /**
+   * Whether record `sk` of partition `pk` is stored with `offset` naming `owner` ("" for none) as far as this process
+   * knows: it wrote or committed that last, and holds no newer carried offset for it.
+   */
+  isStored(pk: string, sk: string, offset: number, owner: string): boolean {
+    if (this.#held.get(pk)?.has(sk) === true) return false;
+    const last = this.#lastWritten.get(`${pk}\n${sk}`);
+    return last?.offset === offset && last.owner === owner;
+  }
+
   /** Writes what is held in partition `pk`, and waits for its writes under way (before a read of it). */
   async flushPartition(pk: string): Promise<void> {
     const records = this.#held.get(pk);

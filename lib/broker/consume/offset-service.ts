@@ -102,6 +102,22 @@ export class OffsetService {
     );
   }
 
+  /**
+   * A client's periodic commit of its queues (a 4.x client's UPDATE_CONSUMER_OFFSET, every 5 s whether its offsets
+   * moved or not): `commit`, leaving out the queues this process knows are stored with that offset and owner already
+   * (it wrote them last and holds nothing newer). A consumer that waits for messages then costs no write.
+   */
+  async commitMoved(group: string, topic: string, entries: OffsetEntry[], author?: CommitAuthor): Promise<void> {
+    const plain = author === undefined || (!author.released && author.claim !== true);
+    const pk = keys.offsets(topic, group);
+    const moved = plain
+      ? entries.filter(
+          (e) => !this.carried.isStored(pk, keys.offsetSk(e.brokerName, e.queueId), e.offset, author?.clientId ?? ""),
+        )
+      : entries;
+    if (moved.length > 0) await this.commit(group, topic, moved, author);
+  }
+
   /** Writes `entries` in this commit's turn; the entries as stored (each offset clamped to its queue's end). */
   async #commit(
     group: string,
