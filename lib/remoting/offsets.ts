@@ -46,12 +46,8 @@ export async function updateConsumerOffset(call: Call): Promise<Answer> {
   const q = await queueOf(call);
   const group = decodeWith(consumerGroupName, call.fields.string("consumerGroup"), "consumerGroup");
   const entry = [{ brokerName: q.brokerName, queueId: q.queueId, offset: call.fields.number("commitOffset") }];
-  const clientId = call.scope.clientId;
-  const offsets = call.ctx.broker.offsets;
   // Every 5 s whether the offset moved or not: one this process stored already is not written again.
-  await (clientId === undefined
-    ? offsets.commitMoved(group, q.topic, entry)
-    : offsets.commitMoved(group, q.topic, entry, { clientId, released: false, claim: false }));
+  await call.ctx.broker.offsets.commitMoved(group, q.topic, entry, call.scope.clientId);
   return success();
 }
 

@@ -27,12 +27,14 @@ describe("offsets carried by pulls", () => {
   });
   after(() => fixture.cleanup());
 
+  /** A clock for what the carried offsets remember (ms). */
+  let clock = 0;
   /** A broker whose carried offsets wait `intervalMs` (an hour: only a flush, a read or a close writes them). */
   async function brokerWith(intervalMs = 3_600_000, maxPending = 4_096): Promise<Broker> {
     const broker = new Broker(fixture.storage, {
       brokers: [{ cluster: "C", brokerName: BROKER, brokerId: 0, address: "http://127.0.0.1:1" }],
       newMessageId,
-      carriedOffsets: { intervalMs, maxPending, onError: (err) => errors.push(err) },
+      carriedOffsets: { intervalMs, maxPending, onError: (err) => errors.push(err), now: () => clock },
     });
     await broker.registerBrokers();
     return broker;
@@ -129,20 +131,45 @@ describe("offsets carried by pulls", () => {
   it("a client's periodic commit of offsets this process stored already costs no write", async () => {
     const broker = await brokerWith();
     const { topic, group } = await topicOn(broker);
-    const c1 = { clientId: "c1", released: false, claim: false };
-    await broker.offsets.commitMoved(group, topic, [entry(0, 4), entry(1, 5)], c1);
+    await broker.offsets.commitMoved(group, topic, [entry(0, 4), entry(1, 5)], "c1");
     const before = writes();
-    await broker.offsets.commitMoved(group, topic, [entry(0, 4), entry(1, 5)], c1);
+    await broker.offsets.commitMoved(group, topic, [entry(0, 4), entry(1, 5)], "c1");
     assert.equal(writes(), before, "neither moved");
-    await broker.offsets.commitMoved(group, topic, [entry(0, 4), entry(1, 6)], c1);
+    await broker.offsets.commitMoved(group, topic, [entry(0, 4), entry(1, 6)], "c1");
     assert.equal(writes(), before + 1, "only the queue that moved");
     await broker.offsets.carry(group, topic, entry(0, 8), "c1");
-    await broker.offsets.commitMoved(group, topic, [entry(0, 4)], c1);
+    await broker.offsets.commitMoved(group, topic, [entry(0, 4)], "c1");
     assert.equal(writes(), before + 2, "a newer carried offset is held: the commit is written (and wins)");
     await broker.offsets.carried.flush();
     assert.equal((await storedElsewhere(topic, group)).get(0), 4);
-    await broker.offsets.commitMoved(group, topic, [entry(1, 6)], { clientId: "c2", released: false, claim: false });
+    await broker.offsets.commitMoved(group, topic, [entry(1, 6)], "c2");
     assert.equal(writes(), before + 3, "another client's is written: it names the queue's new owner");
+    assert.equal(broker.offsets.carried.stats.skippedUnmoved, 3, "two queues once, one once");
+  });
+
+  it("trusts what it stored for a minute: another process may have written the record since", async () => {
+    const broker = await brokerWith();
+    const { topic, group } = await topicOn(broker);
+    await broker.offsets.commitMoved(group, topic, [entry(2, 7)], "c1");
+    await other.table(OFFSETS_TABLE).put({
+      pk: keys.offsets(topic, group),
+      sk: keys.offsetSk(BROKER, 2),
+      brokerName: BROKER,
+      queueId: 2,
+      offset: 0,
+      updatedAt: 0,
+    });
+    const before = writes();
+    clock += 59_999;
+    await broker.offsets.commitMoved(group, topic, [entry(2, 7)], "c1");
+    await broker.offsets.carry(group, topic, entry(2, 7), "c1");
+    await broker.offsets.carried.flush();
+    assert.equal(writes(), before, "within the minute: not written again");
+    assert.equal((await storedElsewhere(topic, group)).get(2), 0, "the other process's write stands meanwhile");
+    clock += 2;
+    await broker.offsets.commitMoved(group, topic, [entry(2, 7)], "c1");
+    assert.equal(writes(), before + 1, "past the minute: written again");
+    assert.equal((await storedElsewhere(topic, group)).get(2), 7, "and storage holds the client's offset again");
   });
 
   it("writes at once past its bound, and everything that waits on close", async () => {

@@ -253,6 +253,7 @@ for (const mode of ["local", "aws"] as const) {
             extFields: { consumerGroup: group, topic, queueId: "0", commitOffset: offset },
           });
         const stored = await stamp();
+        assert.ok(stored !== undefined, "the carried offset's record is there");
         const later = Number(stored) + 2;
         await waitUntil(() => Date.now() > later, "the clock past the stored record's time");
         assert.equal((await update("5")).code, ResponseCode.SUCCESS);

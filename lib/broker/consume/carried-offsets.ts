@@ -5,7 +5,8 @@
  * Written at once, each pull of 32 messages cost the store a write: a SQLite transaction on the embedded store, a
  * DynamoDB write on AWS. Now a consumer that keeps pulling costs one write per queue per interval, and one that
  * waits (a suspended pull every 15 s carrying the same offset) none: an offset equal to the one this process last
- * wrote for the same owner is not written again.
+ * stored for the same owner, less than `rememberMs` ago, is not written again. OffsetService's commits are
+ * remembered the same way, and its `commitMoved` (a client's periodic commit) asks `isStored` before writing.
  *
  * What it keeps of RocketMQ's semantics, and what it changes:
  * - **This process reads its own carried offsets**: a read of a group's offsets here (a query, the progress, the
@@ -16,8 +17,12 @@
  * - **Another process sees a carried offset up to `intervalMs` late**, and a process killed (SIGKILL) loses at most
  *   that much: the consumer then gets again what it had consumed since (at least once, never a loss), as after a
  *   RocketMQ broker's crash. The client also commits every queue's offset itself every 5 s.
+ * - **Another process's write is corrected within `rememberMs`**: what this process stored is trusted that long
+ *   (a reset or a former owner's late write elsewhere is not seen here); past it, an unchanged offset is written
+ *   again, once.
  * - **Bounded**: at most `maxPending` offsets wait; past that a carried offset is written at once. The offsets
- *   remembered as written are at most `maxRemembered`, the oldest forgotten first (a write more, nothing else).
+ *   remembered as stored are at most `maxRemembered`, the oldest forgotten first: a process serving more queue
+ *   records than that writes their unchanged offsets again.
  * - A stop (`flush`) writes what waits and waits for the writes under way. Each queue's offset is its own write: a
  *   write that fails (a queue the topic no longer has) is reported and dropped alone; the next pull carries it
  *   again.
@@ -48,6 +53,13 @@ export interface CarriedOffsetsOptions {
   maxPending?: number;
   /** The most offsets remembered as written (default 16,384). */
   maxRemembered?: number;
+  /**
+   * How long what this process stored is trusted to be what storage holds (ms; default 60,000): another process may
+   * have written the record since (a reset, a former owner), and an unchanged offset is written again past this.
+   */
+  rememberMs?: number;
+  /** The clock of `rememberMs` (default `Date.now`). */
+  now?: () => number;
   /** Told of a write that failed (default: logged). */
   onError?: (err: unknown) => void;
 }
@@ -75,17 +87,20 @@ export class CarriedOffsets {
    * What this process last stored of each record (partition and record) and whom it named, to skip an unchanged
    * offset. Set once a write landed; forgotten when a write or a commit of the record begins.
    */
-  readonly #lastWritten = new Map<string, { offset: number; owner: string }>();
+  readonly #lastWritten = new Map<string, { offset: number; owner: string; at: number }>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #intervalMs: number;
   readonly #maxPending: number;
   readonly #maxRemembered: number;
+  readonly #rememberMs: number;
+  readonly #now: () => number;
   readonly #onError: (err: unknown) => void;
   /**
    * Offsets written (`written`), written at once because the bound was reached (`writtenAtOnce`, counted in
-   * `written` too), and not written because unchanged (`skippedUnchanged`).
+   * `written` too), carried ones not written because unchanged (`skippedUnchanged`), and queues a periodic commit
+   * left out (`skippedUnmoved`, counted by OffsetService).
    */
-  readonly stats = { written: 0, writtenAtOnce: 0, skippedUnchanged: 0 };
+  readonly stats = { written: 0, writtenAtOnce: 0, skippedUnchanged: 0, skippedUnmoved: 0 };
 
   constructor(
     private readonly write: CarriedWrite,
@@ -94,6 +109,8 @@ export class CarriedOffsets {
     this.#intervalMs = options.intervalMs ?? 1_000;
     this.#maxPending = options.maxPending ?? 4_096;
     this.#maxRemembered = options.maxRemembered ?? 16_384;
+    this.#rememberMs = options.rememberMs ?? 60_000;
+    this.#now = options.now ?? Date.now;
     this.#onError =
       options.onError ?? ((err) => console.error("nimbus: writing the offsets pulls carried failed:", err));
   }
@@ -146,8 +163,7 @@ export class CarriedOffsets {
    */
   isStored(pk: string, sk: string, offset: number, owner: string): boolean {
     if (this.#held.get(pk)?.has(sk) === true) return false;
-    const last = this.#lastWritten.get(`${pk}\n${sk}`);
-    return last?.offset === offset && last.owner === owner;
+    return this.#stored(`${pk}\n${sk}`, offset, owner);
   }
 
   /** Writes what is held in partition `pk`, and waits for its writes under way (before a read of it). */
@@ -190,8 +206,7 @@ export class CarriedOffsets {
     return Promise.all(
       all.map((held) => {
         const record = this.#recordKey(held);
-        const last = this.#lastWritten.get(record);
-        if (last?.offset === held.entry.offset && last.owner === (held.author?.clientId ?? "")) {
+        if (this.#stored(record, held.entry.offset, held.author?.clientId ?? "")) {
           this.stats.skippedUnchanged++;
           return undefined;
         }
@@ -235,6 +250,14 @@ export class CarriedOffsets {
     if (writing !== undefined) await Promise.all(writing.writes);
   }
 
+  /** Whether this process stored `record` with `offset` naming `owner`, recently enough to trust it. */
+  #stored(record: string, offset: number, owner: string): boolean {
+    const last = this.#lastWritten.get(record);
+    return (
+      last !== undefined && last.offset === offset && last.owner === owner && this.#now() - last.at < this.#rememberMs
+    );
+  }
+
   /** Remembers `record` as stored with `offset`, naming `owner`; the oldest remembered goes past the bound. */
   #remember(record: string, offset: number, owner: string): void {
     this.#lastWritten.delete(record);
@@ -242,7 +265,7 @@ export class CarriedOffsets {
       const oldest = this.#lastWritten.keys().next().value;
       if (oldest !== undefined) this.#lastWritten.delete(oldest);
     }
-    this.#lastWritten.set(record, { offset, owner });
+    this.#lastWritten.set(record, { offset, owner, at: this.#now() });
   }
 
   #recordKey(held: Held): string {

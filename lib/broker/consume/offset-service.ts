@@ -94,28 +94,35 @@ export class OffsetService {
       entries.map((e) => keys.offsetSk(e.brokerName, e.queueId)),
     );
     const stored = await this.#commit(group, topic, entries, author);
-    const plain = author === undefined || (!author.released && author.claim !== true);
     this.carried.remember(
       pk,
       stored.map((e) => ({ sk: keys.offsetSk(e.brokerName, e.queueId), offset: e.offset })),
-      plain ? (author?.clientId ?? "") : undefined,
+      ownerRemembered(author),
     );
   }
 
   /**
    * A client's periodic commit of its queues (a 4.x client's UPDATE_CONSUMER_OFFSET, every 5 s whether its offsets
-   * moved or not): `commit`, leaving out the queues this process knows are stored with that offset and owner already
-   * (it wrote them last and holds nothing newer). A consumer that waits for messages then costs no write.
+   * moved or not), naming `clientId` (when its connection named one) as their owner: `commit`, leaving out the
+   * queues this process stored with that offset and owner less than a minute ago (carried-offsets.ts), with no newer
+   * carried offset held and no write of them under way. A consumer that waits for messages then costs a write per
+   * queue a minute. A queue left out is not checked against the topic's route (a oneway request either way).
    */
-  async commitMoved(group: string, topic: string, entries: OffsetEntry[], author?: CommitAuthor): Promise<void> {
-    const plain = author === undefined || (!author.released && author.claim !== true);
+  async commitMoved(group: string, topic: string, entries: OffsetEntry[], clientId: string | undefined): Promise<void> {
     const pk = keys.offsets(topic, group);
-    const moved = plain
-      ? entries.filter(
-          (e) => !this.carried.isStored(pk, keys.offsetSk(e.brokerName, e.queueId), e.offset, author?.clientId ?? ""),
-        )
-      : entries;
-    if (moved.length > 0) await this.commit(group, topic, moved, author);
+    const writing = this.#inFlight.get(pk);
+    const moved = entries.filter((e) => {
+      const sk = keys.offsetSk(e.brokerName, e.queueId);
+      return writing?.has(sk) === true || !this.carried.isStored(pk, sk, e.offset, clientId ?? "");
+    });
+    this.carried.stats.skippedUnmoved += entries.length - moved.length;
+    if (moved.length === 0) return;
+    await this.commit(
+      group,
+      topic,
+      moved,
+      clientId === undefined ? undefined : { clientId, released: false, claim: false },
+    );
   }
 
   /** Writes `entries` in this commit's turn; the entries as stored (each offset clamped to its queue's end). */
@@ -310,4 +317,10 @@ export class OffsetService {
       }),
     );
   }
+}
+
+/** Whom a commit's records name, as the carried offsets remember it: "" none; undefined for a release or a claim. */
+function ownerRemembered(author: CommitAuthor | undefined): string | undefined {
+  if (author === undefined) return "";
+  return author.released || author.claim === true ? undefined : author.clientId;
 }
