@@ -27,6 +27,7 @@
  *   write that fails (a queue the topic no longer has) is reported and dropped alone; the next pull carries it
  *   again.
  */
+import { BoundedMap } from "../../core/bounded-map.js";
 import type { OffsetEntry } from "../../protocol/index.js";
 import { keys } from "../store/index.js";
 
@@ -85,13 +86,13 @@ export class CarriedOffsets {
   readonly #writing = new Map<string, Writing>();
   /**
    * What this process last stored of each record (partition and record) and whom it named, to skip an unchanged
-   * offset. Set once a write landed; forgotten when a write or a commit of the record begins.
+   * offset. Set once a write landed; forgotten when a write or a commit of the record begins; past `maxRemembered`,
+   * the record written longest ago is forgotten.
    */
-  readonly #lastWritten = new Map<string, { offset: number; owner: string; at: number }>();
+  readonly #lastWritten: BoundedMap<string, { offset: number; owner: string; at: number }>;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #intervalMs: number;
   readonly #maxPending: number;
-  readonly #maxRemembered: number;
   readonly #rememberMs: number;
   readonly #now: () => number;
   readonly #onError: (err: unknown) => void;
@@ -108,7 +109,7 @@ export class CarriedOffsets {
   ) {
     this.#intervalMs = options.intervalMs ?? 1_000;
     this.#maxPending = options.maxPending ?? 4_096;
-    this.#maxRemembered = options.maxRemembered ?? 16_384;
+    this.#lastWritten = new BoundedMap(options.maxRemembered ?? 16_384, { order: "written" });
     this.#rememberMs = options.rememberMs ?? 60_000;
     this.#now = options.now ?? Date.now;
     this.#onError =
@@ -140,7 +141,7 @@ export class CarriedOffsets {
   supersede(pk: string, sks: Iterable<string>): void {
     const records = this.#held.get(pk);
     for (const sk of sks) {
-      this.#lastWritten.delete(`${pk}\n${sk}`);
+      this.#lastWritten.delete(recordKey(pk, sk));
       if (records?.delete(sk) === true) this.#count--;
     }
     if (records?.size === 0) this.#held.delete(pk);
@@ -152,8 +153,8 @@ export class CarriedOffsets {
    */
   remember(pk: string, stored: { sk: string; offset: number }[], owner: string | undefined): void {
     for (const { sk, offset } of stored) {
-      if (owner === undefined) this.#lastWritten.delete(`${pk}\n${sk}`);
-      else this.#remember(`${pk}\n${sk}`, offset, owner);
+      if (owner === undefined) this.#lastWritten.delete(recordKey(pk, sk));
+      else this.#lastWritten.set(recordKey(pk, sk), { offset, owner, at: this.#now() });
     }
   }
 
@@ -163,7 +164,7 @@ export class CarriedOffsets {
    */
   isStored(pk: string, sk: string, offset: number, owner: string): boolean {
     if (this.#held.get(pk)?.has(sk) === true) return false;
-    return this.#stored(`${pk}\n${sk}`, offset, owner);
+    return this.#stored(recordKey(pk, sk), offset, owner);
   }
 
   /** Writes what is held in partition `pk`, and waits for its writes under way (before a read of it). */
@@ -221,7 +222,7 @@ export class CarriedOffsets {
     try {
       const stored = await this.write(held.group, held.topic, held.entry, held.author);
       this.stats.written++;
-      this.#remember(record, stored, held.author?.clientId ?? "");
+      this.#lastWritten.set(record, { offset: stored, owner: held.author?.clientId ?? "", at: this.#now() });
     } catch (err) {
       this.#onError(err);
     }
@@ -258,17 +259,10 @@ export class CarriedOffsets {
     );
   }
 
-  /** Remembers `record` as stored with `offset`, naming `owner`; the oldest remembered goes past the bound. */
-  #remember(record: string, offset: number, owner: string): void {
-    this.#lastWritten.delete(record);
-    if (this.#lastWritten.size >= this.#maxRemembered) {
-      const oldest = this.#lastWritten.keys().next().value;
-      if (oldest !== undefined) this.#lastWritten.delete(oldest);
-    }
-    this.#lastWritten.set(record, { offset, owner, at: this.#now() });
-  }
-
   #recordKey(held: Held): string {
-    return `${keys.offsets(held.topic, held.group)}\n${keys.offsetSk(held.entry.brokerName, held.entry.queueId)}`;
+    return recordKey(keys.offsets(held.topic, held.group), keys.offsetSk(held.entry.brokerName, held.entry.queueId));
   }
 }
+
+/** One queue record of one offset partition, as the memory of what was stored keys it. */
+const recordKey = (pk: string, sk: string): string => `${pk}\n${sk}`;
