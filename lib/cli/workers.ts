@@ -1,7 +1,8 @@
 /**
  * @module `--workers N`: one server process per core on one store (docs/design.md "Every core"). The command's
- * own process is the primary: it forks N workers (Node's cluster, the listening ports shared: the primary hands
- * each new connection to a worker in turn), relays what they tell each other (lib/dev/process-bus.ts), prints
+ * own process is the primary: it forks N workers (Node's cluster), listens for them and hands each new connection to
+ * the worker with the fewest open ones (./connection-placement.ts; gRPC's port is Node's cluster's, shared in turn),
+ * relays what they tell each other (lib/dev/process-bus.ts), prints
  * the banner once they all serve, and stops them on SIGINT/SIGTERM. Worker 1 also runs the background work
  * (delivery, timers, checks, retention). A worker that dies stops the rest (the primary exits 1); a primary that
  * dies (even SIGKILL) takes its workers with it: they exit when their IPC channel closes.
@@ -9,7 +10,9 @@
 import cluster, { type Worker } from "node:cluster";
 import { availableParallelism } from "node:os";
 import { InvalidArgumentError } from "commander";
+import { isPlacementMessage, PLACED_ENV } from "../dev/placed-listen.js";
 import { isBusMessage } from "../dev/process-bus.js";
+import { ConnectionPlacement } from "./connection-placement.js";
 
 /** The environment variable that tells a worker its index (1..N). */
 const WORKER_INDEX_ENV = "NIMBUS_WORKER_INDEX";
@@ -59,8 +62,10 @@ export function superviseWorkers(n: number): void {
   let ready = 0;
   let banner: string[] = [];
   let stopping = false;
+  const placement = new ConnectionPlacement();
   const stopAll = (code: number) => {
     stopping = true;
+    placement.close();
     const alive = workers.filter((w) => !w.isDead());
     if (alive.length === 0) process.exit(code);
     let left = alive.length;
@@ -76,10 +81,12 @@ export function superviseWorkers(n: number): void {
     }, 20_000).unref();
   };
   for (let i = 1; i <= n; i++) {
-    const w = cluster.fork({ [WORKER_INDEX_ENV]: String(i) });
+    const w = cluster.fork({ [WORKER_INDEX_ENV]: String(i), [PLACED_ENV]: "1" });
     workers.push(w);
+    placement.add(w);
     w.on("message", (m: unknown) => {
-      if (isBusMessage(m)) {
+      if (isPlacementMessage(m)) placement.heard(w, m);
+      else if (isBusMessage(m)) {
         for (const other of workers) if (other !== w && other.isConnected()) other.send(m);
       } else if (isReady(m)) {
         if (m.lines.length > 0) banner = m.lines;
@@ -90,6 +97,7 @@ export function superviseWorkers(n: number): void {
       }
     });
     w.on("exit", (code, signal) => {
+      placement.remove(w);
       if (stopping) return;
       // A worker that stopped cleanly got the terminal's signal before this process: the others stop too.
       if (code === 0) return stopAll(0);

@@ -12,7 +12,6 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createTlsServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { BROKER_TABLES } from "../broker/store/index.js";
 import { readTargetCa } from "../broker/subscriptions/index.js";
@@ -29,6 +28,7 @@ import { requestAuth } from "./local-auth.js";
 import { startLocalDispatch } from "./local-dispatch.js";
 import type { LocalServer, LocalServerOptions, StorageChoice } from "./local-server-options.js";
 import { loadMasterKey } from "./master-key.js";
+import { listenServer } from "./placed-listen.js";
 import { asPortInUse } from "./port-in-use.js";
 import { wireBus } from "./process-bus.js";
 
@@ -210,13 +210,11 @@ export async function serveOn(
         },
         { event: options.tls ? "secureConnection" : "connection", firstByteTimeoutMs: options.firstByteTimeoutMs },
       );
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen({ port: options.port ?? 9876, host, backlog: HTTP_LISTEN_BACKLOG }, () => resolve());
-  }).catch((err: unknown) => {
-    throw asPortInUse(err, "HTTP", host, options.port ?? 9876);
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenServer(server, { port: options.port ?? 9876, host, backlog: HTTP_LISTEN_BACKLOG }).catch(
+    (err: unknown) => {
+      throw asPortInUse(err, "HTTP", host, options.port ?? 9876);
+    },
+  );
   const scheme = options.tls ? "https" : "http";
   const url = `${scheme}://${advertisedHost(host)}:${port}`;
   const broker = createBroker(
@@ -262,6 +260,7 @@ export async function serveOn(
       tls: options.tls,
       requestBytes: bytes,
       receiveMs: options.bodyTimeoutMs,
+      listen: listenServer,
     });
     try {
       await door.listen(port);

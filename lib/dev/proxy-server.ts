@@ -22,6 +22,7 @@ import { RemotingDoor } from "../remoting/index.js";
 import type { Storage } from "../storage/storage.js";
 import { requestAuth } from "./local-auth.js";
 import { type LocalAuthOptions, openStorage, type StorageChoice } from "./local-server.js";
+import { listenServer } from "./placed-listen.js";
 import { asPortInUse } from "./port-in-use.js";
 import { type ProcessBus, wireBus } from "./process-bus.js";
 import { advertisedHost, checkOpenBinding, DEFAULT_MAX_IN_FLIGHT_BYTES, InFlightBytes } from "./server-guard.js";
@@ -193,6 +194,7 @@ async function serveRemoting(
     brokerPorts,
     tls: at.tls,
     requestBytes: at.requestBytes,
+    listen: listenServer,
   });
   try {
     await door.listen();

@@ -50,6 +50,11 @@ export interface RemotingDoorOptions {
   receiveMs?: number | undefined;
   /** Answers clients have not taken, bounded across the process (default: its ledger, the gRPC door's too). */
   untakenAnswers?: UntakenAnswers | undefined;
+  /**
+   * Listens a further broker's server and answers its port (default: `server.listen`); `--workers` passes one
+   * through which the primary places the connections (lib/dev/placed-listen.ts).
+   */
+  listen?: ((server: Server, at: { port: number; host: string }) => Promise<number>) | undefined;
 }
 
 export class RemotingDoor implements DoorView {
@@ -146,12 +151,8 @@ export class RemotingDoor implements DoorView {
         ? createTlsServer({ cert: tls.cert, key: tls.key }, (socket) => this.accept(socket, name))
         : createServer((socket) => this.accept(socket, name));
       this.#servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(this.options.brokerPorts?.[name] ?? 0, this.options.host, () => resolve());
-      });
-      const address = server.address();
-      if (address !== null && typeof address === "object") this.#ports.set(name, address.port);
+      const at = { port: this.options.brokerPorts?.[name] ?? 0, host: this.options.host };
+      this.#ports.set(name, await (this.options.listen ?? listenItself)(server, at));
     }
   }
 
@@ -283,4 +284,15 @@ export class RemotingDoor implements DoorView {
     await Promise.all(open.map((c) => c.settled()));
     await Promise.all(this.#leaving);
   }
+}
+
+/** `server.listen` at `at`, answering the port it listens on. */
+function listenItself(server: Server, at: { port: number; host: string }): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(at.port, at.host, () => {
+      const address = server.address();
+      resolve(address !== null && typeof address === "object" ? address.port : at.port);
+    });
+  });
 }

@@ -1,0 +1,147 @@
+/**
+ * @module A worker's listening ports when the primary places connections (`--workers N`: docs/design.md "Every
+ * core"). Node's cluster hands each new connection to the next worker in turn; the primary of `nimbus dev` and
+ * `nimbus proxy` instead listens itself and hands each to the worker with the fewest open connections, the first
+ * worker on a tie (lib/cli/connection-placement.ts). A worker's `listenServer` asks the primary to listen for it,
+ * then serves the sockets the primary hands it as connections of its own server (the HTTP server's sniffing, TLS and
+ * upgrades run as for any connection), and tells the primary when they close. Outside such a worker it is
+ * `server.listen`.
+ */
+import cluster from "node:cluster";
+import type { AddressInfo, Server, Socket } from "node:net";
+
+/** The environment variable a primary that places connections sets for its workers. */
+export const PLACED_ENV = "NIMBUS_PLACED_CONNECTIONS";
+
+/** Where a server listens. */
+export interface ListenAt {
+  port: number;
+  host: string;
+  backlog?: number | undefined;
+}
+
+/** What a worker and its primary say about placed ports (over the cluster's IPC channel). */
+export type PlacementMessage =
+  | { t: "placement.listen"; key: string; port: number; host: string; backlog?: number | undefined }
+  | { t: "placement.listening"; key: string; port: number; code?: string | undefined; error?: string | undefined }
+  | { t: "placement.unlisten"; key: string }
+  | { t: "placement.conn"; key: string }
+  | { t: "placement.closed"; n: number };
+
+const KINDS = new Set([
+  "placement.listen",
+  "placement.listening",
+  "placement.unlisten",
+  "placement.conn",
+  "placement.closed",
+]);
+
+export const isPlacementMessage = (m: unknown): m is PlacementMessage =>
+  typeof m === "object" && m !== null && KINDS.has((m as { t?: unknown }).t as string);
+
+/** Whether this process is a worker whose primary places its connections. */
+export const connectionsPlaced = (): boolean => cluster.isWorker && process.env[PLACED_ENV] === "1";
+
+/**
+ * Listens `server` at `at` and answers the port it listens on: in a worker whose primary places connections, through
+ * the primary (a taken port rejects with the primary's EADDRINUSE, as `server.listen` would); else itself.
+ */
+export function listenServer(server: Server, at: ListenAt): Promise<number> {
+  if (connectionsPlaced()) return worker().listen(server, at);
+  return new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ port: at.port, host: at.host, ...(at.backlog !== undefined && { backlog: at.backlog }) }, () => {
+      server.off("error", reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** This worker's end: its servers by key, the listens awaiting the primary, the closes not yet told. */
+class PlacedWorker {
+  readonly #servers = new Map<string, Server>();
+  readonly #awaiting = new Map<string, { resolve: (port: number) => void; reject: (err: Error) => void }>();
+  /** Listens so far per host and port: the nth listen of a port (0: any free one) shares the primary's nth. */
+  readonly #listens = new Map<string, number>();
+  #closed = 0;
+  #telling = false;
+
+  constructor() {
+    process.on("message", (m: unknown, handle: unknown) => {
+      if (isPlacementMessage(m)) this.#heard(m, handle as Socket | undefined);
+    });
+  }
+
+  listen(server: Server, at: ListenAt): Promise<number> {
+    const where = `${at.host}|${at.port}`;
+    const nth = this.#listens.get(where) ?? 0;
+    this.#listens.set(where, nth + 1);
+    const key = `${where}|${nth}`;
+    return new Promise<number>((resolve, reject) => {
+      this.#awaiting.set(key, {
+        resolve: (port) => {
+          this.#servers.set(key, server);
+          // It listens (through the primary) until it closes: `server.listening` says so, as for its own listen.
+          Object.defineProperty(server, "listening", { configurable: true, get: () => this.#servers.has(key) });
+          // HTTP's server starts tracking its connections (for its timeouts and closeAllConnections) on listening.
+          server.emit("listening");
+          // The server's close (never listening itself, it closes at once) stops the primary handing it more.
+          server.once("close", () => {
+            this.#servers.delete(key);
+            this.#send({ t: "placement.unlisten", key });
+          });
+          resolve(port);
+        },
+        reject,
+      });
+      this.#send({ t: "placement.listen", key, port: at.port, host: at.host, backlog: at.backlog });
+    });
+  }
+
+  #heard(m: PlacementMessage, handle: Socket | undefined): void {
+    if (m.t === "placement.listening") {
+      const waiting = this.#awaiting.get(m.key);
+      this.#awaiting.delete(m.key);
+      if (m.error === undefined) waiting?.resolve(m.port);
+      else waiting?.reject(Object.assign(new Error(m.error), { code: m.code }));
+    } else if (m.t === "placement.conn" && handle !== undefined) {
+      handle.once("close", () => this.#closedOne());
+      const server = this.#servers.get(m.key);
+      if (server === undefined) handle.destroy();
+      else server.emit("connection", adopted(server, handle));
+    }
+  }
+
+  /** Closes are told in one message per turn of the event loop. */
+  #closedOne(): void {
+    this.#closed++;
+    if (this.#telling) return;
+    this.#telling = true;
+    setImmediate(() => {
+      this.#telling = false;
+      const n = this.#closed;
+      this.#closed = 0;
+      this.#send({ t: "placement.closed", n });
+    });
+  }
+
+  #send(m: PlacementMessage): void {
+    if (process.connected) process.send?.(m);
+  }
+}
+
+/** The socket set as the server's own accepted ones are (Node's `onconnection`): half-open, no-delay, keep-alive. */
+function adopted(server: Server, socket: Socket): Socket {
+  const own = server as Server & { allowHalfOpen?: boolean; noDelay?: boolean; keepAlive?: boolean };
+  const delay = (server as { keepAliveInitialDelay?: number }).keepAliveInitialDelay;
+  socket.allowHalfOpen = own.allowHalfOpen === true;
+  if (own.noDelay === true) socket.setNoDelay(true);
+  if (own.keepAlive === true) socket.setKeepAlive(true, delay);
+  return socket;
+}
+
+let placedWorker: PlacedWorker | undefined;
+const worker = (): PlacedWorker => {
+  placedWorker ??= new PlacedWorker();
+  return placedWorker;
+};

@@ -1,0 +1,97 @@
+/**
+ * @module Where `nimbus dev --workers 2` places connections (lib/cli/connection-placement.ts): each new one goes to
+ * the worker with the fewest open connections, the first worker on a tie; Node's cluster would hand them out in
+ * turn. A send's message id names the process that stored it, so each keep-alive connection's worker is seen.
+ * Nothing asserts on elapsed time: the primary hears of a close a moment after it happens, so the last check waits
+ * (bounded) for what only the least-connections placement can do, two successive connections on the same worker.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { Agent, request } from "undici";
+import { LeastConnections } from "../../lib/cli/connection-placement.js";
+import { waitUntil } from "../support/consumer-helpers.js";
+import { type DevWorkers, startDevWorkers } from "../support/dev-workers.js";
+
+/** The process part of a message id (UNIQ_KEY: 4 bytes of IP, then 2 of pid), as hex. */
+const processOf = (msgId: string) => msgId.slice(8, 12);
+
+describe("LeastConnections", () => {
+  it("places on the first of the fewest, counts closes, and skips workers not serving the port", () => {
+    const load = new LeastConnections<string>();
+    for (const w of ["w1", "w2", "w3"]) load.add(w);
+    const all = new Set(["w1", "w2", "w3"]);
+    assert.deepEqual(
+      [1, 2, 3, 4].map(() => load.place(all)),
+      ["w1", "w2", "w3", "w1"],
+    );
+    load.closed("w2", 1);
+    assert.equal(load.place(all), "w2", "the one with a connection fewer");
+    assert.equal(load.place(all), "w2", "w2 and w3 hold one each, w1 two: the first of them");
+    load.closed("w1", 5);
+    assert.equal(load.openOf("w1"), 0, "never below zero");
+    assert.equal(load.place(new Set(["w2", "w3"])), "w3", "only among the port's workers");
+    load.remove("w1");
+    assert.equal(load.place(new Set(["w1"])), undefined, "a removed worker gets none");
+  });
+});
+
+describe("nimbus dev --workers 2 places connections by the fewest open", () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "nimbus-placement-"));
+  let workers: DevWorkers;
+  const agents = new Set<Agent>();
+
+  before(async () => {
+    workers = await startDevWorkers("local", dataDir, "placement");
+  });
+  after(async () => {
+    await Promise.all([...agents].map((a) => a.close()));
+    await workers.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** A new keep-alive connection, and the worker that serves it. */
+  async function connect(): Promise<{ agent: Agent; worker: string }> {
+    const agent = new Agent({ connections: 1, pipelining: 1 });
+    agents.add(agent);
+    const res = await request(`${workers.url}/send`, {
+      method: "POST",
+      dispatcher: agent,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ topic: "PlacementProbe", messages: [{ body: Buffer.from("p").toString("base64") }] }),
+    });
+    const body = (await res.body.json()) as { msgIds?: string[] };
+    assert.equal(res.statusCode, 200, JSON.stringify(body));
+    return { agent, worker: processOf(String(body.msgIds?.[0])) };
+  }
+  const disconnect = async (agent: Agent) => {
+    agents.delete(agent);
+    await agent.close();
+  };
+
+  it("spreads open connections, and fills the worker whose connections closed", async () => {
+    const a = await connect();
+    const b = await connect();
+    assert.notEqual(a.worker, b.worker, "the second connection goes to the worker without one");
+    const c = await connect();
+    assert.equal(c.worker, a.worker, "one each: the tie goes to the first worker");
+    await disconnect(b.agent);
+    // The first worker holds two, the other none once its close is heard: the next two both go to the other.
+    // Handed out in turn, two successive connections never share a worker.
+    await waitUntil(
+      async () => {
+        const d = await connect();
+        const e = await connect();
+        if (d.worker === b.worker && e.worker === b.worker) return true;
+        await disconnect(d.agent);
+        await disconnect(e.agent);
+        return false;
+      },
+      `two successive connections on the emptied worker ${b.worker}`,
+      30_000,
+      50,
+    );
+  });
+});
