@@ -62,6 +62,7 @@ interface PlacedPort {
 export class ConnectionPlacement {
   readonly #load = new LeastConnections<Worker>();
   readonly #ports = new Map<string, PlacedPort>();
+  #closed = false;
 
   /** A forked worker, in the order of the tie-break. */
   add(worker: Worker): void {
@@ -84,29 +85,30 @@ export class ConnectionPlacement {
     }
   }
 
-  /** Closes every placed port (the primary stops). */
+  /** Closes every placed port (the primary stops); a listen asked later is refused. */
   close(): void {
+    this.#closed = true;
     for (const placed of this.#ports.values()) placed.server.close();
     this.#ports.clear();
   }
 
   async #listen(worker: Worker, m: Extract<PlacementMessage, { t: "placement.listen" }>): Promise<void> {
+    if (this.#closed) {
+      tell(worker, { t: "placement.listening", key: m.key, port: m.port, error: "the primary is stopping" });
+      return;
+    }
     let placed = this.#ports.get(m.key);
     if (placed === undefined) {
       // Paused: the first bytes wait in the kernel until the chosen worker reads them.
       const server = createServer({ pauseOnConnect: true }, (socket) => this.#hand(m.key, socket));
-      const listening = new Promise<{ port: number } | { code: string | undefined; error: string }>((resolve) => {
-        server.once("error", (err: NodeJS.ErrnoException) => resolve({ code: err.code, error: err.message }));
-        server.listen({ port: m.port, host: m.host, ...(m.backlog !== undefined && { backlog: m.backlog }) }, () => {
-          const address = server.address();
-          resolve({ port: address !== null && typeof address === "object" ? address.port : m.port });
-        });
-      });
-      placed = { server, workers: new Set(), listening };
+      placed = { server, workers: new Set(), listening: listenedOutcome(server, m) };
       this.#ports.set(m.key, placed);
     }
     const outcome = await placed.listening;
-    if ("port" in outcome) {
+    if (worker.isDead() || this.#closed) {
+      // Gone (or stopping) while the listen was under way: a port nobody serves is closed.
+      this.#leave(m.key, placed, worker);
+    } else if ("port" in outcome) {
       placed.workers.add(worker);
       tell(worker, { t: "placement.listening", key: m.key, port: outcome.port });
     } else {
@@ -135,8 +137,36 @@ export class ConnectionPlacement {
     placed.workers.delete(worker);
     if (placed.workers.size > 0) return;
     placed.server.close();
-    this.#ports.delete(key);
+    if (this.#ports.get(key) === placed) this.#ports.delete(key);
   }
+}
+
+/**
+ * Listens `server` as the worker asked: its port, or why not (EADDRINUSE and the like, also thrown at once for a bad
+ * port). Once listening, later errors are accept errors (a full file table: EMFILE): skipped, as Node's cluster
+ * does, the first of them logged.
+ */
+function listenedOutcome(
+  server: Server,
+  m: Extract<PlacementMessage, { t: "placement.listen" }>,
+): Promise<{ port: number } | { code: string | undefined; error: string }> {
+  return new Promise((resolve) => {
+    const failed = (err: NodeJS.ErrnoException) => resolve({ code: err.code, error: err.message });
+    server.once("error", failed);
+    try {
+      server.listen({ port: m.port, host: m.host, ...(m.backlog !== undefined && { backlog: m.backlog }) }, () => {
+        server.off("error", failed);
+        let acceptErrors = 0;
+        server.on("error", (err) => {
+          if (acceptErrors++ === 0) console.error(`nimbus: accepting on ${m.host}:${m.port}: ${err.message}`);
+        });
+        const address = server.address();
+        resolve({ port: address !== null && typeof address === "object" ? address.port : m.port });
+      });
+    } catch (err) {
+      failed(err as NodeJS.ErrnoException);
+    }
+  });
 }
 
 const tell = (worker: Worker, m: PlacementMessage): void => {

@@ -81,15 +81,16 @@ class PlacedWorker {
       this.#awaiting.set(key, {
         resolve: (port) => {
           this.#servers.set(key, server);
-          // It listens (through the primary) until it closes: `server.listening` says so, as for its own listen.
+          // It listens (through the primary) until its close is called: `server.listening` says so, as for its own
+          // listen, and the primary hands it no more from then on. Its close still waits for its connections.
           Object.defineProperty(server, "listening", { configurable: true, get: () => this.#servers.has(key) });
+          const close = server.close.bind(server);
+          server.close = (callback?: (err?: Error) => void) => {
+            if (this.#servers.delete(key)) this.#send({ t: "placement.unlisten", key });
+            return close(callback);
+          };
           // HTTP's server starts tracking its connections (for its timeouts and closeAllConnections) on listening.
           server.emit("listening");
-          // The server's close (never listening itself, it closes at once) stops the primary handing it more.
-          server.once("close", () => {
-            this.#servers.delete(key);
-            this.#send({ t: "placement.unlisten", key });
-          });
           resolve(port);
         },
         reject,
@@ -130,13 +131,30 @@ class PlacedWorker {
   }
 }
 
-/** The socket set as the server's own accepted ones are (Node's `onconnection`): half-open, no-delay, keep-alive. */
+/** A server's and a socket's fields Node's own accept path sets (lib/net.js `onconnection`). */
+type AcceptingServer = Server & {
+  allowHalfOpen?: boolean;
+  noDelay?: boolean;
+  keepAlive?: boolean;
+  /** In seconds (`setKeepAlive` takes ms). */
+  keepAliveInitialDelay?: number;
+  _connections: number;
+};
+type AcceptedSocket = Socket & { server?: Server; _server?: Server };
+
+/**
+ * The socket set as the server's own accepted ones are (Node's `onconnection`): half-open, no-delay and keep-alive
+ * as the server says, and counted as its connection (its close waits for it; the socket's close uncounts it).
+ */
 function adopted(server: Server, socket: Socket): Socket {
-  const own = server as Server & { allowHalfOpen?: boolean; noDelay?: boolean; keepAlive?: boolean };
-  const delay = (server as { keepAliveInitialDelay?: number }).keepAliveInitialDelay;
+  const own = server as AcceptingServer;
+  const accepted = socket as AcceptedSocket;
   socket.allowHalfOpen = own.allowHalfOpen === true;
   if (own.noDelay === true) socket.setNoDelay(true);
-  if (own.keepAlive === true) socket.setKeepAlive(true, delay);
+  if (own.keepAlive === true) socket.setKeepAlive(true, (own.keepAliveInitialDelay ?? 0) * 1000);
+  own._connections++;
+  accepted.server = server;
+  accepted._server = server;
   return socket;
 }
 

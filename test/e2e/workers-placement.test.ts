@@ -52,9 +52,10 @@ describe("nimbus dev --workers 2 places connections by the fewest open", () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  /** A new keep-alive connection, and the worker that serves it. */
-  async function connect(): Promise<{ agent: Agent; worker: string }> {
-    const agent = new Agent({ connections: 1, pipelining: 1 });
+  /** A new keep-alive connection (or `agent`'s, used again), and the worker that serves it. */
+  async function connect(
+    agent = new Agent({ connections: 1, pipelining: 1 }),
+  ): Promise<{ agent: Agent; worker: string }> {
     agents.add(agent);
     const res = await request(`${workers.url}/send`, {
       method: "POST",
@@ -82,6 +83,9 @@ describe("nimbus dev --workers 2 places connections by the fewest open", () => {
     // Handed out in turn, two successive connections never share a worker.
     await waitUntil(
       async () => {
+        // a's and c's connections stay open: used again before their keep-alive runs out (the server's 5 s).
+        assert.equal((await connect(a.agent)).worker, a.worker, "a keep-alive connection stays with its worker");
+        assert.equal((await connect(c.agent)).worker, a.worker);
         const d = await connect();
         const e = await connect();
         if (d.worker === b.worker && e.worker === b.worker) return true;
