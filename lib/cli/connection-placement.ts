@@ -54,6 +54,8 @@ interface PlacedPort {
   server: Server;
   /** The workers that listen on it (a worker's `listen` answered); until the first, connections wait in the kernel. */
   workers: Set<Worker>;
+  /** Listens asked and not answered yet: the port stays open for them. */
+  asking: number;
   /** The listen under way, then its outcome: the port, or why it failed. */
   listening: Promise<{ port: number } | { code: string | undefined; error: string }>;
 }
@@ -101,12 +103,15 @@ export class ConnectionPlacement {
     if (placed === undefined) {
       // Paused: the first bytes wait in the kernel until the chosen worker reads them.
       const server = createServer({ pauseOnConnect: true }, (socket) => this.#hand(m.key, socket));
-      placed = { server, workers: new Set(), listening: listenedOutcome(server, m) };
+      placed = { server, workers: new Set(), asking: 0, listening: listenedOutcome(server, m) };
       this.#ports.set(m.key, placed);
     }
+    placed.asking++;
     const outcome = await placed.listening;
+    placed.asking--;
     if (worker.isDead() || this.#closed) {
-      // Gone (or stopping) while the listen was under way: a port nobody serves is closed.
+      // Gone (or stopping) while the listen was under way: told so if it can hear, and a port nobody serves closed.
+      tell(worker, { t: "placement.listening", key: m.key, port: m.port, error: "the primary is stopping" });
       this.#leave(m.key, placed, worker);
     } else if ("port" in outcome) {
       placed.workers.add(worker);
@@ -135,7 +140,7 @@ export class ConnectionPlacement {
 
   #leave(key: string, placed: PlacedPort, worker: Worker): void {
     placed.workers.delete(worker);
-    if (placed.workers.size > 0) return;
+    if (placed.workers.size > 0 || placed.asking > 0) return;
     placed.server.close();
     if (this.#ports.get(key) === placed) this.#ports.delete(key);
   }
@@ -153,6 +158,8 @@ function listenedOutcome(
   return new Promise((resolve) => {
     const failed = (err: NodeJS.ErrnoException) => resolve({ code: err.code, error: err.message });
     server.once("error", failed);
+    // Closed before it listened (the primary stops): the listen never answers, this does.
+    server.once("close", () => resolve({ code: undefined, error: "closed before it listened" }));
     try {
       server.listen({ port: m.port, host: m.host, ...(m.backlog !== undefined && { backlog: m.backlog }) }, () => {
         server.off("error", failed);

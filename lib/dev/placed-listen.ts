@@ -81,14 +81,11 @@ class PlacedWorker {
       this.#awaiting.set(key, {
         resolve: (port) => {
           this.#servers.set(key, server);
-          // It listens (through the primary) until its close is called: `server.listening` says so, as for its own
-          // listen, and the primary hands it no more from then on. Its close still waits for its connections.
-          Object.defineProperty(server, "listening", { configurable: true, get: () => this.#servers.has(key) });
-          const close = server.close.bind(server);
-          server.close = (callback?: (err?: Error) => void) => {
+          servedThroughPrimary(server, () => {
             if (this.#servers.delete(key)) this.#send({ t: "placement.unlisten", key });
-            return close(callback);
-          };
+          });
+          // It listens (through the primary) until its close is called, as for its own listen.
+          Object.defineProperty(server, "listening", { configurable: true, get: () => this.#servers.has(key) });
           // HTTP's server starts tracking its connections (for its timeouts and closeAllConnections) on listening.
           server.emit("listening");
           resolve(port);
@@ -105,7 +102,12 @@ class PlacedWorker {
       this.#awaiting.delete(m.key);
       if (m.error === undefined) waiting?.resolve(m.port);
       else waiting?.reject(Object.assign(new Error(m.error), { code: m.code }));
-    } else if (m.t === "placement.conn" && handle !== undefined) {
+    } else if (m.t === "placement.conn") {
+      // A connection the primary counted but whose socket did not come (it had closed meanwhile) is uncounted.
+      if (handle === undefined) {
+        this.#closedOne();
+        return;
+      }
       handle.once("close", () => this.#closedOne());
       const server = this.#servers.get(m.key);
       if (server === undefined) handle.destroy();
@@ -129,6 +131,26 @@ class PlacedWorker {
   #send(m: PlacementMessage): void {
     if (process.connected) process.send?.(m);
   }
+}
+
+/**
+ * A server that never listens itself, as one that does: its close (`stopped` first) no longer errs for not running,
+ * and it emits `close` once, when closed and drained: a handed connection's end would otherwise emit it at every
+ * drain, as Node's sockets tell their server when they close (`_emitCloseIfDrained`).
+ */
+function servedThroughPrimary(server: Server, stopped: () => void): void {
+  const own = server as Server & { _emitCloseIfDrained: () => void };
+  const emitCloseIfDrained = own._emitCloseIfDrained.bind(server);
+  let closing = false;
+  own._emitCloseIfDrained = () => {
+    if (closing) emitCloseIfDrained();
+  };
+  const close = server.close.bind(server);
+  server.close = (callback?: (err?: Error) => void) => {
+    closing = true;
+    stopped();
+    return close(callback && (() => callback()));
+  };
 }
 
 /** A server's and a socket's fields Node's own accept path sets (lib/net.js `onconnection`). */
