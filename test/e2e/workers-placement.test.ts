@@ -18,20 +18,7 @@ import { RequestCode } from "../../lib/remoting/index.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
 import { type DevWorkers, startDevWorkers } from "../support/dev-workers.js";
 import { json, RawRemoting } from "../support/remoting-raw.js";
-
-/** The process part of a message id (UNIQ_KEY: 4 bytes of IP, then 2 of pid), as hex. */
-const processOf = (msgId: string) => msgId.slice(8, 12);
-
-/** A SEND_BATCH_MESSAGE body of one message without properties (so the broker makes its id). */
-function oneEntryBatch(): Buffer {
-  const body = Buffer.from("probe");
-  const out = Buffer.alloc(22 + body.byteLength);
-  out.writeInt32BE(out.byteLength, 0);
-  out.writeInt32BE(body.byteLength, 16);
-  body.copy(out, 20);
-  out.writeUInt16BE(0, 20 + body.byteLength);
-  return out;
-}
+import { processOf, workerOf } from "../support/worker-probe.js";
 
 describe("LeastConnections", () => {
   it("places on the first of the fewest, counts closes, and skips workers not serving the port", () => {
@@ -133,30 +120,7 @@ describe("nimbus dev --workers 2 places connections by the fewest open", () => {
     for (let i = 0; i < 2; i++) {
       const c = await RawRemoting.open(portB);
       raws.push(c);
-      const answer = await c.request({
-        code: RequestCode.SEND_BATCH_MESSAGE,
-        extFields: {
-          producerGroup: "placement-probe",
-          topic,
-          queueId: "0",
-          sysFlag: "0",
-          flag: "0",
-          bornTimestamp: "0",
-        },
-        body: oneEntryBatch(),
-      });
-      assert.equal(answer.code, 0, answer.remark);
-      const queueOffset = Number(answer.extFields.queueOffset);
-      const pulled = await api.pull({
-        consumerGroup: "placement-reader",
-        topic,
-        brokerName: "broker-b",
-        queueId: 0,
-        queueOffset,
-        maxMsgNums: 1,
-      });
-      const stored = pulled.messages.find((m) => m.queueOffset === queueOffset);
-      assert.ok(stored, `the probe at offset ${queueOffset} reads back from broker-b`);
+      await workerOf(c, api, topic, "broker-b");
     }
   });
 });

@@ -19,45 +19,7 @@ import { type DevWorkers, startDevWorkers } from "../support/dev-workers.js";
 import { remotingClientUnavailable, startRemotingClient } from "../support/remoting-java.js";
 import { consumerHeartbeat, RawRemoting } from "../support/remoting-raw.js";
 import { uniqueName } from "../support/server-fixture.js";
-
-/** The process part of a message id (UNIQ_KEY: 4 bytes of IP, then 2 of pid), as hex. */
-const processOf = (msgId: string) => msgId.slice(8, 12);
-
-/** A SEND_BATCH_MESSAGE body of one message without properties (so the broker makes its id). */
-function oneEntryBatch(): Buffer {
-  const body = Buffer.from("probe");
-  const out = Buffer.alloc(22 + body.byteLength);
-  out.writeInt32BE(out.byteLength, 0);
-  out.writeInt32BE(body.byteLength, 16);
-  body.copy(out, 20);
-  out.writeUInt16BE(0, 20 + body.byteLength);
-  return out;
-}
-
-/**
- * The worker a raw connection is served by: the pid in the UNIQ_KEY that worker gave a message sent over it without
- * one, read back over HTTP (any worker reads the same store).
- */
-async function workerOf(c: RawRemoting, api: NimbusApi, topic: string): Promise<string> {
-  const answer = await c.request({
-    code: RequestCode.SEND_BATCH_MESSAGE,
-    extFields: { producerGroup: "workers-probe", topic, queueId: "0", sysFlag: "0", flag: "0", bornTimestamp: "0" },
-    body: oneEntryBatch(),
-  });
-  assert.equal(answer.code, 0, answer.remark);
-  const queueOffset = Number(answer.extFields.queueOffset);
-  const pulled = await api.pull({
-    consumerGroup: "workers-probe-reader",
-    topic,
-    brokerName: "broker-a",
-    queueId: 0,
-    queueOffset,
-    maxMsgNums: 1,
-  });
-  const stored = pulled.messages.find((m) => m.queueOffset === queueOffset);
-  assert.ok(stored, `the probe at offset ${queueOffset} reads back`);
-  return processOf(stored.msgId);
-}
+import { workerOf } from "../support/worker-probe.js";
 
 /** Registers `clientId` as a clustering consumer of `group` on the connection; resolves on the answer. */
 async function join(c: RawRemoting, clientId: string, group: string, topic: string): Promise<void> {
