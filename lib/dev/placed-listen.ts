@@ -40,7 +40,7 @@ export const isPlacementMessage = (m: unknown): m is PlacementMessage =>
   typeof m === "object" && m !== null && KINDS.has((m as { t?: unknown }).t as string);
 
 /** Whether this process is a worker whose primary places its connections. */
-export const connectionsPlaced = (): boolean => cluster.isWorker && process.env[PLACED_ENV] === "1";
+const connectionsPlaced = (): boolean => cluster.isWorker && process.env[PLACED_ENV] === "1";
 
 /**
  * Listens `server` at `at` and answers the port it listens on: in a worker whose primary places connections, through

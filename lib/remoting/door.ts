@@ -51,10 +51,10 @@ export interface RemotingDoorOptions {
   /** Answers clients have not taken, bounded across the process (default: its ledger, the gRPC door's too). */
   untakenAnswers?: UntakenAnswers | undefined;
   /**
-   * Listens a further broker's server and answers its port (default: `server.listen`); `--workers` passes one
-   * through which the primary places the connections (lib/dev/placed-listen.ts).
+   * Listens a further broker's server and answers its port: the local server's `listenServer`
+   * (lib/dev/placed-listen.ts), `server.listen` or, under `--workers`, through the primary that places connections.
    */
-  listen?: ((server: Server, at: { port: number; host: string }) => Promise<number>) | undefined;
+  listen: (server: Server, at: { port: number; host: string }) => Promise<number>;
 }
 
 export class RemotingDoor implements DoorView {
@@ -152,7 +152,7 @@ export class RemotingDoor implements DoorView {
         : createServer((socket) => this.accept(socket, name));
       this.#servers.push(server);
       const at = { port: this.options.brokerPorts?.[name] ?? 0, host: this.options.host };
-      this.#ports.set(name, await (this.options.listen ?? listenItself)(server, at));
+      this.#ports.set(name, await this.options.listen(server, at));
     }
   }
 
@@ -284,15 +284,4 @@ export class RemotingDoor implements DoorView {
     await Promise.all(open.map((c) => c.settled()));
     await Promise.all(this.#leaving);
   }
-}
-
-/** `server.listen` at `at`, answering the port it listens on. */
-function listenItself(server: Server, at: { port: number; host: string }): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(at.port, at.host, () => {
-      const address = server.address();
-      resolve(address !== null && typeof address === "object" ? address.port : at.port);
-    });
-  });
 }

@@ -10,6 +10,7 @@ import { type AddressInfo, createServer, type Server } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { NimbusApi } from "../../lib/client/index.js";
 import { UntakenAnswers } from "../../lib/core/untaken-answers.js";
+import { listenServer } from "../../lib/dev/placed-listen.js";
 import { InFlightBytes } from "../../lib/dev/server-guard.js";
 import { RemotingDoor, RequestCode, ResponseCode } from "../../lib/remoting/index.js";
 import { createTopic, waitUntil } from "../support/consumer-helpers.js";
@@ -33,6 +34,7 @@ describe("a remoting client that asks but does not read", () => {
       context: ctx.server.server.context,
       brokerNames: ["broker-a"],
       host: "127.0.0.1",
+      listen: listenServer,
       requestBytes: new InFlightBytes(64 * 1024 * 1024),
       untakenAnswers: ledger,
     });
