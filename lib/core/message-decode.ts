@@ -3,31 +3,17 @@
  * decodes every record, in byte order. `BatchRecords` checks a batch's frame whole when it is made (header, every
  * record's length, the count, nothing after the last record) and decodes a record only when asked, its CRC and
  * fields checked then: a read that hands out part of a batch (a pull that starts inside it, or stops before its end)
- * parses that part only. Anything that does not hold throws `DATA_CORRUPTED`, saying what and where.
+ * parses that part only. Anything that does not hold throws `DATA_CORRUPTED`, saying what and where. A record is
+ * checked whole into a `RecordView` (record-view.ts: where its fields lie, no strings made); `decode()` then makes
+ * its strings and cannot fail.
  */
 import { BATCH_HEADER_SIZE, BATCH_MAGIC, BATCH_VERSION, corrupted, RECORD_OVERHEAD, TWO_32 } from "./batch-format.js";
 import { crc32c } from "./crc32c.js";
 import type { NimbusError } from "./errors.js";
 import type { MessageRecord } from "./message.js";
+import { isAscii, type RecordFields, RecordView, sameBytes, textAt } from "./record-view.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/**
- * Text of at most this many bytes that is all ASCII (tags, keys, property names and most values) is read a byte
- * at a time: about half the cost of a call into the UTF-8 decoder for such short strings.
- */
-const SHORT_TEXT = 64;
-
-/** The ASCII text of `bytes[from, to)`, or undefined when a byte is not ASCII (then UTF-8 decodes it). */
-function asciiText(bytes: Uint8Array, from: number, to: number): string | undefined {
-  let text = "";
-  for (let i = from; i < to; i++) {
-    const c = bytes[i] as number;
-    if (c > 0x7f) return undefined;
-    text += String.fromCharCode(c);
-  }
-  return text;
-}
 
 /**
  * A batch whose frame has been checked, its records decoded on demand. Made from bytes that are not a batch, it
@@ -52,9 +38,17 @@ export class BatchRecords {
 
   /** Message `i` of the batch (0 ≤ i < count), decoded now: DATA_CORRUPTED when its CRC or fields do not hold. */
   record(i: number): MessageRecord {
+    return this.view(i).decode();
+  }
+
+  /**
+   * Message `i` of the batch (0 ≤ i < count), checked now (its CRC, its fields' bounds and numbers, its text's
+   * UTF-8, its property names unique: DATA_CORRUPTED when one does not hold), its strings not made.
+   */
+  view(i: number): RecordView {
     const record = this.#records[i];
     if (record === undefined) throw new RangeError(`message ${i} is not in a batch of ${this.count}`);
-    return record.read();
+    return record.check();
   }
 }
 
@@ -68,7 +62,7 @@ export function decodeBatch(bytes: Uint8Array): MessageRecord[] {
   let pos = BATCH_HEADER_SIZE;
   for (let i = 0; i < count; i++) {
     const record = new RecordReader(bytes, view, i, pos);
-    messages.push(record.read());
+    messages.push(record.check().decode());
     pos = record.recordEnd;
   }
   checkBatchEnd(bytes, pos, count);
@@ -144,7 +138,8 @@ class RecordReader {
     return corrupted(`message ${this.index} (record at byte ${this.start}): ${problem}`);
   }
 
-  read(): MessageRecord {
+  /** The record checked in byte order (the first fault found is the one reported): its view. */
+  check(): RecordView {
     const { view } = this;
     this.pos = this.start + 4;
     const stored = view.getUint32(this.fieldsEnd, true);
@@ -161,29 +156,49 @@ class RecordReader {
     if (reconsumeTimes < 0) throw this.fail(`reconsumeTimes is negative (${reconsumeTimes})`);
     this.pos += 16;
 
-    const tags = this.text("tags");
-    const keys: string[] = [];
-    for (let k = 0, n = this.u16("key count"); k < n; k++) keys.push(this.text("key", k));
-    const properties: Record<string, string> = {};
+    const tagsLength = this.text("tags");
+    const tagsAt = this.pos - tagsLength;
+    const keyRanges: number[] = [];
+    for (let k = 0, n = this.u16("key count"); k < n; k++) {
+      const length = this.text("key", k);
+      keyRanges.push(this.pos - length, length);
+    }
+    const propertyRanges: number[] = [];
     for (let p = 0, n = this.u16("property count"); p < n; p++) {
-      const name = this.text("property name", p);
-      if (Object.hasOwn(properties, name)) throw this.fail(`property ${JSON.stringify(name)} appears twice`);
-      const value = this.text("property value", p);
-      // Assigning "__proto__" would set the prototype: define it as a plain entry instead.
-      if (name === "__proto__") {
-        Object.defineProperty(properties, name, { value, enumerable: true, writable: true, configurable: true });
-      } else {
-        properties[name] = value;
-      }
+      const nameLength = this.text("property name", p);
+      const nameAt = this.pos - nameLength;
+      this.checkUnique(propertyRanges, nameAt, nameLength);
+      const valueLength = this.text("property value", p);
+      propertyRanges.push(nameAt, nameLength, this.pos - valueLength, valueLength);
     }
     const bodyLength = this.u32("body length");
     this.need(bodyLength, "body");
-    const body = new Uint8Array(this.bytes.buffer, this.bytes.byteOffset + this.pos, bodyLength);
+    const bodyAt = this.pos;
     this.pos += bodyLength;
     if (this.pos !== this.fieldsEnd) {
       throw this.fail(`fields end at byte ${this.pos}, but the record's CRC is at byte ${this.fieldsEnd}`);
     }
-    return { bornTimestamp, flag, tags, keys, properties, body, reconsumeTimes };
+    const fields: RecordFields = {
+      bornTimestamp,
+      flag,
+      reconsumeTimes,
+      tagsAt,
+      tagsLength,
+      keyRanges,
+      propertyRanges,
+      bodyAt,
+      bodyLength,
+    };
+    return new RecordView(this.bytes, fields);
+  }
+
+  /** Throws when the property name at `bytes[at, at + n)` is one of those before it (`ranges`). */
+  private checkUnique(ranges: readonly number[], at: number, n: number): void {
+    for (let i = 0; i < ranges.length; i += 4) {
+      if (ranges[i + 1] === n && sameBytes(this.bytes, ranges[i] as number, at, n)) {
+        throw this.fail(`property ${JSON.stringify(textAt(this.bytes, at, n))} appears twice`);
+      }
+    }
   }
 
   /** Throws unless `n` more bytes of fields are left; `label` and `index` name the field in the error. */
@@ -208,23 +223,24 @@ class RecordReader {
     return value;
   }
 
-  /** A u16-prefixed UTF-8 string; `label` and `index` (of a key or property) name it in errors. */
-  private text(label: string, index = -1): string {
+  /**
+   * A u16-prefixed UTF-8 string stepped over, its UTF-8 checked: its length in bytes (it ends at `pos`). `label`
+   * and `index` (of a key or property) name it in errors.
+   */
+  private text(label: string, index = -1): number {
     this.need(2, label, index, " length");
     const n = this.view.getUint16(this.pos, true);
     this.pos += 2;
-    if (n === 0) return "";
+    if (n === 0) return 0;
     this.need(n, label, index);
     const at = this.pos;
     this.pos += n;
-    if (n <= SHORT_TEXT) {
-      const ascii = asciiText(this.bytes, at, at + n);
-      if (ascii !== undefined) return ascii;
-    }
+    if (isAscii(this.bytes, at, at + n)) return n;
     try {
-      return utf8.decode(this.bytes.subarray(at, at + n));
+      utf8.decode(this.bytes.subarray(at, at + n));
     } catch {
       throw this.fail(`${fieldName(label, index)} (${n} bytes at byte ${at}) is not valid UTF-8`);
     }
+    return n;
   }
 }

@@ -11,12 +11,14 @@
  * Statuses: FOUND -> SUCCESS, NO_NEW_MSG -> PULL_NOT_FOUND, NO_MATCHED_MSG -> PULL_RETRY_IMMEDIATELY,
  * OFFSET_ILLEGAL -> PULL_OFFSET_MOVED (the client moves to `nextBeginOffset`).
  */
+
+import type { PulledRecords } from "../broker/consume/index.js";
 import { servedBroker } from "../http/routes/broker-scope.js";
-import { PullRequestSchema, type PullResponse } from "../protocol/index.js";
+import { type PullRequest, PullRequestSchema, type PullResponse } from "../protocol/index.js";
 import type { Call } from "./call.js";
 import { type Answer, ResponseCode } from "./codes.js";
 import { decodeWith } from "./decode.js";
-import { encodeStoredMessages } from "./wire-message.js";
+import { encodeStoredRecords } from "./stored-records.js";
 
 const FLAG_COMMIT_OFFSET = 0x1;
 const FLAG_SUSPEND = 0x2;
@@ -62,7 +64,7 @@ export async function pullMessage(call: Call): Promise<Answer> {
   const commitOffset = f.optNumber("commitOffset") ?? -1;
   // Before the read: a suspended pull's wait tells the other workers of appends from then on.
   const readFrom = Date.now();
-  let answer = await broker.puller.pull(request);
+  let answer = await broker.puller.pullRecords(request);
   // Held once the read answered (a pull of a queue the topic does not have holds nothing); written here only when
   // too many offsets are held already.
   if ((sysFlag & FLAG_COMMIT_OFFSET) !== 0 && commitOffset >= 0) {
@@ -73,16 +75,16 @@ export async function pullMessage(call: Call): Promise<Answer> {
     const suspendMs = Math.min(f.optNumber("suspendTimeoutMillis") ?? 0, call.door.maxSuspendMs);
     const queue = { topic, brokerName, queueId: request.queueId };
     if (await call.door.waits.wait(queue, suspendMs, call.scope.closed, readFrom))
-      answer = await broker.puller.pull(request);
+      answer = await broker.puller.pullRecords(request);
   }
-  return encodePull(call, answer);
+  return encodePull(call, request, answer);
 }
 
-function encodePull(call: Call, answer: PullResponse): Answer {
+function encodePull(call: Call, queue: PullRequest, answer: PulledRecords): Answer {
   const hosts = { storeHost: call.scope.storeHost, bornHost: call.scope.storeHost };
-  const { body, count } = encodeStoredMessages(answer.messages, hosts, MAX_PULL_ANSWER_BYTES);
+  const { body, count } = encodeStoredRecords(queue, answer.records, hosts, MAX_PULL_ANSWER_BYTES);
   // The messages that did not fit come with the next pull.
-  const nextBeginOffset = answer.messages[count]?.queueOffset ?? answer.nextBeginOffset;
+  const nextBeginOffset = answer.records[count]?.queueOffset ?? answer.nextBeginOffset;
   const code = STATUS_CODE[answer.pullStatus];
   return {
     code,

@@ -6,5 +6,5 @@ export {
   searchOffsetByTime,
 } from "./offset-reset.js";
 export { OffsetService } from "./offset-service.js";
-export { PullService, toPulled } from "./pull-service.js";
+export { type PulledRecords, PullService, toPulled } from "./pull-service.js";
 export { DEFAULT_QUEUE_LOCK_OPTIONS, type QueueLockOptions, QueueLockService } from "./queue-locks.js";

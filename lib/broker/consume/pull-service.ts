@@ -12,7 +12,7 @@ import { PermName } from "../../core/perm-name.js";
 import type { PulledMessage, PullRequest, PullResponse } from "../../protocol/index.js";
 import type { RouteCache } from "../names/index.js";
 import { queueDataOn } from "../names/index.js";
-import type { QueueLog, StoredMessage } from "../queue-log/index.js";
+import { type QueueLog, type StoredMessage, type StoredRecord, storedMessage } from "../queue-log/index.js";
 
 export class PullService {
   constructor(
@@ -23,6 +23,16 @@ export class PullService {
   ) {}
 
   async pull(req: PullRequest): Promise<PullResponse> {
+    const { records, ...answer } = await this.pullRecords(req);
+    const queue = { topic: req.topic, brokerName: req.brokerName, queueId: req.queueId };
+    return { ...answer, messages: records.map((m) => toPulled(queue, storedMessage(m))) };
+  }
+
+  /**
+   * `pull`, each message a checked record whose strings are not made: for a door that answers the stored bytes
+   * re-framed (the remoting door). The filter, if any, still reads each message's tags and properties.
+   */
+  async pullRecords(req: PullRequest): Promise<PulledRecords> {
     // PARAMETER_ILLEGAL for a bad expression before anything is read.
     const filter = compileFilter({ type: req.expressionType ?? "TAG", expression: req.subExpression ?? "*" });
     const [route] = await Promise.all([this.routes.get(req.topic), this.checkConsumeEnabled(req.consumerGroup)]);
@@ -40,7 +50,7 @@ export class PullService {
       );
     }
     const queue = { topic: req.topic, brokerName: req.brokerName, queueId: req.queueId };
-    const result = await this.queueLog.read(queue, req.queueOffset, {
+    const result = await this.queueLog.readRecords(queue, req.queueOffset, {
       maxMessages: req.maxMsgNums,
       ...(filter.matchesEverything ? {} : { filter: (m) => filter.matches(m) }),
     });
@@ -49,9 +59,14 @@ export class PullService {
       nextBeginOffset: result.nextBeginOffset,
       minOffset: result.minOffset,
       maxOffset: result.maxOffset,
-      messages: result.messages.map((m) => toPulled(queue, m)),
+      records: result.messages,
     };
   }
+}
+
+/** A pull's answer with its messages as checked records (`PullService.pullRecords`). */
+export interface PulledRecords extends Omit<PullResponse, "messages"> {
+  records: StoredRecord[];
 }
 
 export function toPulled(q: { topic: string; brokerName: string; queueId: number }, m: StoredMessage): PulledMessage {

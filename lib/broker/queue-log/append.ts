@@ -8,6 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
+import { MessageConst, type MessageRecord } from "../../core/message.js";
 import { concatBatches } from "../../core/message-codec.js";
 import { ConditionFailedError, type Item } from "../../storage/table.js";
 import type { IndexView } from "./layout.js";
@@ -23,6 +24,11 @@ export const APPEND_ID_ATTRIBUTE = "a";
 export interface IndexedMessage {
   uniqKey: string;
   keys: readonly string[];
+}
+
+/** What the message index keeps of each message: its UNIQ_KEY (absent: not indexed) and its keys. */
+export function indexedMessages(messages: readonly MessageRecord[]): IndexedMessage[] {
+  return messages.map((m) => ({ uniqKey: m.properties[MessageConst.UNIQ_KEY] ?? "", keys: m.keys }));
 }
 
 /**

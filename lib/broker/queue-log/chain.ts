@@ -63,3 +63,14 @@ export function takeCovering(entries: IndexEntry[], from: number, want: number):
   }
   return entries.slice(0, n);
 }
+
+/**
+ * The queue's first `count` index items. A spread queue's page is cut where one key's share ends, so it may hold
+ * fewer items than asked while more follow (two items left of a page of three made retention stop early): a
+ * larger page is asked then, whose cut keeps at least `count` items.
+ */
+export async function firstItems(view: IndexView, count: number): Promise<Item[]> {
+  let page = await view.after(-1, count);
+  if (page.items.length < count && page.more) page = await view.after(-1, count * view.keys);
+  return page.items.slice(0, count);
+}

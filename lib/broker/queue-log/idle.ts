@@ -26,7 +26,7 @@ export async function readCounter(table: Table, view: IndexView): Promise<number
 }
 
 /** The answer to a poll at `offset` when the counter is there too: nothing stored at or past it. */
-export function idleAnswer(offset: number, minOffset: number): ReadResult {
+export function idleAnswer<M>(offset: number, minOffset: number): ReadResult<M> {
   return { status: "NO_NEW_MSG", messages: [], nextBeginOffset: offset, minOffset, maxOffset: offset };
 }
 
@@ -50,7 +50,7 @@ export class TopRanges {
    * seal starts at the end of an item (the newest, then the seal before it) and covers an offset reserved before
    * the counter was read, so longer ago than the lease. Answers the number of seals written.
    */
-  async pass(view: IndexView, offset: number, counter: number, read: ReadResult): Promise<number> {
+  async pass(view: IndexView, offset: number, counter: number, read: ReadResult<unknown>): Promise<number> {
     const now = this.options.now();
     const seen = this.#seen.get(view.pk);
     if (seen === undefined || seen.counter <= offset) {

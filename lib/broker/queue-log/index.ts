@@ -15,4 +15,10 @@ export {
   indexedMessages,
   QueueLog,
 } from "./queue-log.js";
-export { OBJECT_REPLICATION_GRACE_MS, type StoredMessage } from "./read.js";
+export {
+  OBJECT_REPLICATION_GRACE_MS,
+  type ReadResult,
+  type StoredMessage,
+  type StoredRecord,
+  storedMessage,
+} from "./read.js";

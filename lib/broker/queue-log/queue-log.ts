@@ -4,14 +4,15 @@
  */
 import { BoundedMap } from "../../core/bounded-map.js";
 import { ErrorCode, NimbusError } from "../../core/errors.js";
-import { MessageConst, type MessageRecord } from "../../core/message.js";
+import type { MessageRecord } from "../../core/message.js";
 import { encodeBatch } from "../../core/message-codec.js";
 import type { ObjectStore } from "../../storage/object-store.js";
 import type { Storage } from "../../storage/storage.js";
-import type { Item, Table } from "../../storage/table.js";
-import { type AppendResult, type IndexedMessage, type IndexPolicy, RangeWriter } from "./append.js";
+import type { Table } from "../../storage/table.js";
+import { type AppendResult, type IndexedMessage, type IndexPolicy, indexedMessages, RangeWriter } from "./append.js";
 import { AppendInterest } from "./append-interest.js";
 import { type Backlog, countBacklog } from "./backlog.js";
+import { firstItems } from "./chain.js";
 import { idleAnswer, readCounter, TopRanges, WalkedItems } from "./idle.js";
 import { type IndexedPage, offsetStoredFrom, readIndexedBatches } from "./indexed-batches.js";
 import type { IndexView } from "./layout.js";
@@ -30,11 +31,20 @@ import {
   toItem,
 } from "./queue-index.js";
 import { reserveRange, sealOffset } from "./ranges.js";
-import { checkReadArguments, type ReadContext, type ReadOptions, type ReadResult, readQueue } from "./read.js";
+import {
+  checkReadArguments,
+  type ReadContext,
+  type ReadOptions,
+  type ReadResult,
+  readQueue,
+  type StoredRecord,
+  storedMessage,
+} from "./read.js";
 import { isSharedObjectKey, SharedObjectWriter } from "./shared-objects.js";
 
 export * from "./queue-log-options.js";
 export type { AppendResult, Backlog, IndexedMessage, IndexedPage, IndexPolicy, QueueLoad };
+export { indexedMessages };
 
 import {
   checkCacheBounds,
@@ -173,6 +183,12 @@ export class QueueLog {
 
   /** Reads messages from `offset` on, as RocketMQ's pull does. */
   async read(q: QueueRef, offset: number, options: ReadOptions = {}): Promise<ReadResult> {
+    const read = await this.readRecords(q, offset, options);
+    return { ...read, messages: read.messages.map(storedMessage) };
+  }
+
+  /** `read`, each message a checked record whose strings are not made (a door that copies its bytes). */
+  async readRecords(q: QueueRef, offset: number, options: ReadOptions = {}): Promise<ReadResult<StoredRecord>> {
     const pk = queuePk(q);
     checkReadArguments(offset, options);
     // A spread queue polled at a max offset this process saw: its counter first (idle.ts). Not on a replica,
@@ -381,20 +397,4 @@ export class QueueLog {
   #learn(cache: Map<string, Cached>, pk: string, value: number): void {
     cache.set(pk, { value, at: this.#monotonicNow() });
   }
-}
-
-/**
- * The queue's first `count` index items. A spread queue's page is cut where one key's share ends, so it may hold
- * fewer items than asked while more follow (two items left of a page of three made retention stop early): a
- * larger page is asked then, whose cut keeps at least `count` items.
- */
-async function firstItems(view: IndexView, count: number): Promise<Item[]> {
-  let page = await view.after(-1, count);
-  if (page.items.length < count && page.more) page = await view.after(-1, count * view.keys);
-  return page.items.slice(0, count);
-}
-
-/** What the message index keeps of each message: its UNIQ_KEY (absent: not indexed) and its keys. */
-export function indexedMessages(messages: readonly MessageRecord[]): IndexedMessage[] {
-  return messages.map((m) => ({ uniqKey: m.properties[MessageConst.UNIQ_KEY] ?? "", keys: m.keys }));
 }

@@ -9,6 +9,7 @@
 import { ErrorCode, isNimbusError, NimbusError } from "../../core/errors.js";
 import type { MessageRecord } from "../../core/message.js";
 import { BatchRecords } from "../../core/message-codec.js";
+import type { RecordView } from "../../core/record-view.js";
 import { DEFAULT_PULL_MESSAGES, MAX_PULL_MESSAGES, type PullStatus } from "../../protocol/index.js";
 import type { ObjectStore } from "../../storage/object-store.js";
 import type { Item } from "../../storage/table.js";
@@ -26,7 +27,7 @@ export interface ReadOptions {
   filter?: (message: MessageRecord) => boolean;
   /** Stop after examining this many messages even if fewer matched. Default 4096. */
   maxScanMessages?: number;
-  /** At most this many bytes of messages as JSON (`wireSize`) per read; at least one message is always returned. Default 5.5 MB. */
+  /** At most this many bytes of messages as JSON (`RecordView.wireSize`) per read; at least one message is always returned. Default 5.5 MB. */
   maxWireBytes?: number;
 }
 
@@ -35,9 +36,17 @@ export interface StoredMessage extends MessageRecord {
   storeTimestamp: number;
 }
 
-export interface ReadResult {
+/** A stored message as read: its record checked (CRC, fields), its strings not made until asked. */
+export interface StoredRecord {
+  record: RecordView;
+  queueOffset: number;
+  storeTimestamp: number;
+}
+
+/** A read's answer; its messages are `StoredMessage`s, or `StoredRecord`s from `readRecords`. */
+export interface ReadResult<M = StoredMessage> {
   status: PullStatus;
-  messages: StoredMessage[];
+  messages: M[];
   /** Where the next read should start. */
   nextBeginOffset: number;
   minOffset: number;
@@ -49,16 +58,9 @@ export const MAX_READ_MESSAGES = MAX_PULL_MESSAGES;
 /** Under Lambda's 6 MB response limit (6,291,456 bytes) with room for the envelope. */
 export const DEFAULT_MAX_WIRE_BYTES = 5_500_000;
 
-/** About what a message takes in a JSON pull answer: base64 body, strings, and ~300 bytes of field names and numbers. */
-export function wireSize(m: MessageRecord): number {
-  let strings = m.tags.length;
-  for (const k of m.keys) strings += k.length + 3;
-  for (const [k, v] of Object.entries(m.properties)) strings += k.length + v.length + 6;
-  return Math.ceil(m.body.byteLength / 3) * 4 + strings * 2 + 300;
-}
-
-/** `record` stored at `queueOffset`: one object of a fixed shape (a spread copies through a generic path). */
-function stored(record: MessageRecord, queueOffset: number, storeTimestamp: number): StoredMessage {
+/** A record read, its strings made: one object of a fixed shape (a spread copies through a generic path). */
+export function storedMessage(stored: StoredRecord): StoredMessage {
+  const record = stored.record.decode();
   return {
     bornTimestamp: record.bornTimestamp,
     flag: record.flag,
@@ -67,8 +69,8 @@ function stored(record: MessageRecord, queueOffset: number, storeTimestamp: numb
     properties: record.properties,
     body: record.body,
     reconsumeTimes: record.reconsumeTimes,
-    queueOffset,
-    storeTimestamp,
+    queueOffset: stored.queueOffset,
+    storeTimestamp: stored.storeTimestamp,
   };
 }
 
@@ -132,7 +134,7 @@ export async function readQueue(
   newest: Item | undefined,
   offset: number,
   options: ReadOptions,
-): Promise<ReadResult> {
+): Promise<ReadResult<StoredRecord>> {
   const view = ctx.view;
   const pk = view.pk;
   const maxMessages = checkReadArguments(offset, options);
@@ -160,7 +162,7 @@ export async function readQueue(
     return { status: "OFFSET_ILLEGAL", messages: [], nextBeginOffset, minOffset, maxOffset };
   }
 
-  const messages: StoredMessage[] = [];
+  const messages: StoredRecord[] = [];
   const wanted = (): number => (options.filter ? Number.POSITIVE_INFINITY : maxMessages - messages.length);
   // The index items a walk from `from` needs: on a one-key queue those starting below `from + wanted` (each holds
   // at least one offset); never past the tail read above. Under a filter, and on a spread queue (whose pages
@@ -232,16 +234,17 @@ export async function readQueue(
           );
         }
         for (let j = Math.max(0, nextBeginOffset - entry.start); j < records.count; j++) {
-          const record = records.record(j);
-          const matches = !options.filter || options.filter(record);
+          // Checked now; its strings are made only for a filter (or when the reader asks).
+          const record = records.view(j);
+          const matches = !options.filter || options.filter(record.decode());
           // The answer must fit a Lambda response (6 MB, bodies travel as base64): stop before a message that
           // would overflow it, but always hand out at least one, so a queue never sticks.
-          const size = wireSize(record);
+          const size = record.wireSize();
           if (matches && messages.length > 0 && bytes + size > maxBytes) return done(entry);
           examined++;
           nextBeginOffset = entry.start + j + 1;
           if (matches) {
-            messages.push(stored(record, entry.start + j, entry.storeTimestamp));
+            messages.push({ record, queueOffset: entry.start + j, storeTimestamp: entry.storeTimestamp });
             bytes += size;
           }
           if (messages.length >= maxMessages || examined >= maxScan) return done(entry);
@@ -283,12 +286,12 @@ export async function readQueue(
   }
   return done();
 
-  function offsetIllegal(minOffset: number): ReadResult {
+  function offsetIllegal(minOffset: number): ReadResult<StoredRecord> {
     return { status: "OFFSET_ILLEGAL", messages: [], nextBeginOffset: minOffset, minOffset, maxOffset };
   }
 
   /** The answer; `current`: the item the walk stopped in or at the end of, if it stopped in the middle of a walk. */
-  async function done(current?: IndexEntry): Promise<ReadResult> {
+  async function done(current?: IndexEntry): Promise<ReadResult<StoredRecord>> {
     const minOffset = await ctx.minOffset(false);
     const moved = nextBeginOffset > offset;
     if (current !== undefined && (holds(current, nextBeginOffset) || end(current) === nextBeginOffset))
