@@ -226,12 +226,13 @@ export class SqliteTable implements Table {
     let bytes = 0;
     sqlite("query", () => {
       // Rows as arrays (sk, attrs, bytes), not objects: no property set per column.
+      // Rows come a step at a time: leaving the loop stops the statement, so the page is the query's limit.
       for (const [sk, attrs, rowBytes] of this.#rawStmt(sql).iterate(...params) as IterableIterator<RawRow>) {
-        // As DynamoDB: stop before the next item once the page is full or has read 1 MB.
-        if (items.length >= limit || bytes >= PAGE_BYTES) break;
         const item = decodeItem(pk, sk, attrs, rowBytes);
         items.push(item);
         bytes += itemSize(item);
+        // As DynamoDB: the page ends once it is full or has read 1 MB.
+        if (items.length >= limit || bytes >= PAGE_BYTES) break;
       }
     });
     this.counter.tableRead(bytes, options.consistent === true);
@@ -306,10 +307,11 @@ export class SqliteTable implements Table {
     }
     if (options.startAfter !== undefined) bound(options.descending ? "<" : ">", options.startAfter);
     const order = options.descending ? "DESC" : "ASC";
-    // LIMIT is bound (-1: none) so that one prepared statement serves every page size.
-    params.push(options.limit ?? -1);
+    // No LIMIT: `query` stops reading once its page is full (the primary key's order needs no sort, so rows come
+    // one step at a time). A bound LIMIT would make SQLite (3.47 on) compile the statement again at every run, as
+    // its value may change the plan: about 20 µs a query; a literal one would need a statement per page size.
     return {
-      sql: `SELECT ${ROW_COLUMNS} FROM ${this.#joined} WHERE ${where.join(" AND ")} ORDER BY r.sk ${order} LIMIT ?`,
+      sql: `SELECT ${ROW_COLUMNS} FROM ${this.#joined} WHERE ${where.join(" AND ")} ORDER BY r.sk ${order}`,
       params,
     };
   }
