@@ -7,13 +7,15 @@
  * checked whole into a `RecordView` (record-view.ts: where its fields lie, no strings made); `decode()` then makes
  * its strings and cannot fail.
  */
+import { isUtf8 } from "node:buffer";
 import { BATCH_HEADER_SIZE, BATCH_MAGIC, BATCH_VERSION, corrupted, RECORD_OVERHEAD, TWO_32 } from "./batch-format.js";
 import { crc32c } from "./crc32c.js";
 import type { NimbusError } from "./errors.js";
 import type { MessageRecord } from "./message.js";
 import { isAscii, type RecordFields, RecordView, sameBytes, textAt } from "./record-view.js";
 
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** Up to this many properties a name is compared with those before it; past it, looked up in a set of them. */
+const FEW_PROPERTIES = 16;
 
 /**
  * A batch whose frame has been checked, its records decoded on demand. Made from bytes that are not a batch, it
@@ -164,10 +166,13 @@ class RecordReader {
       keyRanges.push(this.pos - length, length);
     }
     const propertyRanges: number[] = [];
-    for (let p = 0, n = this.u16("property count"); p < n; p++) {
+    const count = this.u16("property count");
+    // Many properties: their names are checked against a set, not each against those before it.
+    const names = count > FEW_PROPERTIES ? new Set<string>() : undefined;
+    for (let p = 0; p < count; p++) {
       const nameLength = this.text("property name", p);
       const nameAt = this.pos - nameLength;
-      this.checkUnique(propertyRanges, nameAt, nameLength);
+      this.checkUnique(propertyRanges, names, nameAt, nameLength);
       const valueLength = this.text("property value", p);
       propertyRanges.push(nameAt, nameLength, this.pos - valueLength, valueLength);
     }
@@ -192,13 +197,22 @@ class RecordReader {
     return new RecordView(this.bytes, fields);
   }
 
-  /** Throws when the property name at `bytes[at, at + n)` is one of those before it (`ranges`). */
-  private checkUnique(ranges: readonly number[], at: number, n: number): void {
-    for (let i = 0; i < ranges.length; i += 4) {
-      if (ranges[i + 1] === n && sameBytes(this.bytes, ranges[i] as number, at, n)) {
-        throw this.fail(`property ${JSON.stringify(textAt(this.bytes, at, n))} appears twice`);
+  /**
+   * Throws when the property name at `bytes[at, at + n)` is one of those before it: in `names` when given (each
+   * name added), else compared byte for byte with each of `ranges`.
+   */
+  private checkUnique(ranges: readonly number[], names: Set<string> | undefined, at: number, n: number): void {
+    let twice = false;
+    if (names !== undefined) {
+      const name = textAt(this.bytes, at, n);
+      twice = names.has(name);
+      names.add(name);
+    } else {
+      for (let i = 0; i < ranges.length && !twice; i += 4) {
+        twice = ranges[i + 1] === n && sameBytes(this.bytes, ranges[i] as number, at, n);
       }
     }
+    if (twice) throw this.fail(`property ${JSON.stringify(textAt(this.bytes, at, n))} appears twice`);
   }
 
   /** Throws unless `n` more bytes of fields are left; `label` and `index` name the field in the error. */
@@ -235,10 +249,8 @@ class RecordReader {
     this.need(n, label, index);
     const at = this.pos;
     this.pos += n;
-    if (isAscii(this.bytes, at, at + n)) return n;
-    try {
-      utf8.decode(this.bytes.subarray(at, at + n));
-    } catch {
+    // Checked without making the string (isUtf8 accepts what a fatal TextDecoder accepts).
+    if (!isAscii(this.bytes, at, at + n) && !isUtf8(this.bytes.subarray(at, at + n))) {
       throw this.fail(`${fieldName(label, index)} (${n} bytes at byte ${at}) is not valid UTF-8`);
     }
     return n;

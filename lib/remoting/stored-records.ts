@@ -3,7 +3,8 @@
  * (`MessageDecoder.decodes`, wire-message.ts) with each record's property names, values, tags, keys and body copied
  * from where they lie in its batch, no string made. The properties string is the one `encodeStoredMessages` writes
  * for the decoded message: the record's properties in order, TAGS and KEYS in their place when it holds them (with
- * the record's tags and keys), else last.
+ * the record's tags and keys), else last. The order is the record's: `encodeBatch` stores properties in
+ * `Object.keys` order (names that read as integers first), the order the string encoder meets them in too.
  */
 import { crc32 } from "node:zlib";
 import { physicalOffsetHigh } from "../core/offset-message-id.js";

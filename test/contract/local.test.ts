@@ -10,7 +10,10 @@ import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { ErrorCode } from "../../lib/core/errors.js";
 import { createLocalStorage, NEW_DATABASE_PAGE_BYTES, OUT_OF_ROW_BYTES } from "../../lib/storage/local/index.js";
+import { querySql } from "../../lib/storage/local/sqlite-table.js";
+import { sqlNamesOf } from "../../lib/storage/local/sqlite-table-schema.js";
 import type { Storage } from "../../lib/storage/storage.js";
+import type { QueryOptions } from "../../lib/storage/table.js";
 import { makeStoreFile, openLocalFixture } from "../support/local-fixture.js";
 import { queueLogContract } from "./queue-log-contract.js";
 import { queueLogAppendersContract } from "./queue-log-contract-appenders.js";
@@ -70,6 +73,38 @@ describe("local storage specifics", () => {
     assert.equal(capped.objects.length, 1000);
     const rest = await storage.objects.list("many/", { continuation: first.next });
     assert.deepEqual(rest, { objects: [{ key: keys[1000], size: 0 }] });
+  });
+
+  it("reads a query's page in the primary key's order, with no sort and no LIMIT to compile again", async () => {
+    for (const sortKeyType of ["number", "string"] as const) {
+      const spec = { name: `plans_${sortKeyType}`, sortKeyType };
+      storage.table(spec);
+      const names = sqlNamesOf(spec);
+      const joined = `${names.rows} AS r LEFT JOIN ${names.blobs} AS b ON b.id = r.bref`;
+      const key = sortKeyType === "number" ? 5 : "e";
+      const shapes: QueryOptions[] = [
+        {},
+        { descending: true, limit: 1 },
+        { sk: { gt: key }, limit: 16 },
+        { sk: { lte: key }, descending: true, startAfter: key },
+        { sk: { between: [key, key] }, startAfter: key },
+      ];
+      const db = new Database(path.join(dataDir, "tables.sqlite"), { readonly: true });
+      try {
+        for (const options of shapes) {
+          const { sql, params } = querySql(joined, "pk", options);
+          assert.doesNotMatch(sql, /LIMIT/);
+          const plan = db
+            .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+            .all(...params)
+            .map((row) => (row as { detail: string }).detail);
+          assert.match(plan[0] ?? "", /^SEARCH r USING PRIMARY KEY \(pk=\?/, JSON.stringify(plan));
+          assert.ok(!plan.some((d) => d.includes("TEMP B-TREE")), JSON.stringify(plan));
+        }
+      } finally {
+        db.close();
+      }
+    }
   });
 
   it("a table name opens with one spec only", () => {

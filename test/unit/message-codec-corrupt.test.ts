@@ -136,6 +136,26 @@ describe("message codec: decode refuses corrupt input", () => {
     assertCorrupted(batch([record(twice)]), /property "A" appears twice/);
   });
 
+  it("a property name that appears twice among many (looked up in a set past 16), ASCII or not", () => {
+    for (const [count, name] of [
+      [17, "p3"],
+      [40, "p39"],
+      [300, "näme"],
+      [16, "näme"],
+    ] as const) {
+      const b = new Bytes()
+        .i64(0n)
+        .u32(0)
+        .u32(0)
+        .text("")
+        .u16(0)
+        .u16(count + 1);
+      for (let i = 0; i < count; i++) b.text(i === count - 1 && name === "näme" ? "näme" : `p${i}`).text("v");
+      const twice = b.text(name).text("again").u32(0);
+      assertCorrupted(batch([record(twice)]), new RegExp(`property "${name}" appears twice`));
+    }
+  });
+
   it("input that is not bytes", () => {
     assertCorrupted("NMBT" as unknown as Uint8Array, /not a Uint8Array/);
   });

@@ -37,10 +37,10 @@ function stored(records: readonly MessageRecord[]): QueueRecord[] {
   }));
 }
 
-/** The same records as a pull's decoded messages. */
-function pulled(records: readonly QueueRecord[]): PulledMessage[] {
-  return records.map(({ record: view, queueOffset, storeTimestamp }) => {
-    const m = view.decode();
+/** The records as a pull's messages, made from the records sent (not from what the read decoded). */
+function pulled(records: readonly MessageRecord[], read: readonly QueueRecord[]): PulledMessage[] {
+  return records.map((m, i) => {
+    const { queueOffset, storeTimestamp } = read[i] as QueueRecord;
     return { msgId: `ID${queueOffset}`, ...queue, queueOffset, storeTimestamp, ...m };
   });
 }
@@ -65,10 +65,19 @@ describe("encodeStoredRecords: a pull answer copied from the stored records' byt
         record({
           tags: "日本語のタグ",
           keys: ["ключ", "🎉"],
-          properties: { näme: "v".repeat(300), __proto__: "p", 名前: "値" },
+          // JSON.parse makes "__proto__" an own property (a literal would set the prototype).
+          properties: JSON.parse(`{"näme": "${"v".repeat(300)}", "__proto__": "p", "名前": "値"}`),
           body: new Uint8Array(70_000).fill(9),
         }),
       ],
+    ],
+    [
+      "a TAGS property without tags, a KEYS property without keys: the properties' own values",
+      [record({ tags: "", keys: [], properties: { TAGS: "own", KEYS: "own keys" } })],
+    ],
+    [
+      "names that read as integers (stored first, in numeric order, as Object.keys orders them)",
+      [record({ properties: { b: "1", 7: "seven", a: "2", 42: "x" } })],
     ],
     [
       "several records, flags and timestamps of all kinds",
@@ -83,9 +92,10 @@ describe("encodeStoredRecords: a pull answer copied from the stored records' byt
     it(`makes the bytes encodeStoredMessages makes of the decoded messages: ${name}`, () => {
       const read = stored(records);
       const fromRecords = encodeStoredRecords(queue, read, hosts, Number.POSITIVE_INFINITY);
-      const fromMessages = encodeStoredMessages(pulled(read), hosts, Number.POSITIVE_INFINITY);
+      const fromMessages = encodeStoredMessages(pulled(records, read), hosts, Number.POSITIVE_INFINITY);
       assert.equal(fromRecords.count, records.length);
       assert.deepEqual(fromRecords, fromMessages);
+      for (const m of records) assert.equal(Object.getPrototypeOf(m.properties), Object.prototype);
     });
   }
 

@@ -1,7 +1,7 @@
 /**
  * @module Walking a queue's index items in offset order, for a read (read.ts): the item that holds an offset, the
  * items that continue a chain from an offset up to the first gap (a reserved range not filled yet), and how many
- * of them a read needs.
+ * of them a read needs; and a queue's first items, for retention.
  */
 import type { Item } from "../../storage/table.js";
 import type { AfterPage, IndexView } from "./layout.js";

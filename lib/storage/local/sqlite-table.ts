@@ -54,7 +54,7 @@ interface Row {
   bref: number | null;
 }
 
-/** A row of a query (`#querySql`) from a statement in raw mode. */
+/** A row of a query (`querySql`) from a statement in raw mode. */
 type RawRow = [sk: SortKey, attrs: string, bytes: Buffer | null];
 
 /** Whether a row keeps `bytes` in a blob. */
@@ -220,7 +220,7 @@ export class SqliteTable implements Table {
 
   async query(pk: string, options: QueryOptions = {}): Promise<QueryPage> {
     checkQuery(this.spec, pk, options);
-    const { sql, params } = this.#querySql(pk, options);
+    const { sql, params } = querySql(this.#joined, pk, options);
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     const items: Item[] = [];
     let bytes = 0;
@@ -290,32 +290,6 @@ export class SqliteTable implements Table {
     return row ? this.#decode(key.pk, row) : undefined;
   }
 
-  #querySql(pk: string, options: QueryOptions): { sql: string; params: SortKey[] } {
-    const where = ["r.pk = ?"];
-    const params: SortKey[] = [pk];
-    const bound = (op: string, value: SortKey) => {
-      where.push(`r.sk ${op} ?`);
-      params.push(value);
-    };
-    const range = options.sk;
-    if (range) {
-      if ("between" in range) {
-        bound(">=", range.between[0]);
-        bound("<=", range.between[1]);
-      } else if ("lte" in range) bound("<=", range.lte);
-      else bound(">", range.gt);
-    }
-    if (options.startAfter !== undefined) bound(options.descending ? "<" : ">", options.startAfter);
-    const order = options.descending ? "DESC" : "ASC";
-    // No LIMIT: `query` stops reading once its page is full (the primary key's order needs no sort, so rows come
-    // one step at a time). A bound LIMIT would make SQLite (3.47 on) compile the statement again at every run, as
-    // its value may change the plan: about 20 µs a query; a literal one would need a statement per page size.
-    return {
-      sql: `SELECT ${ROW_COLUMNS} FROM ${this.#joined} WHERE ${where.join(" AND ")} ORDER BY r.sk ${order}`,
-      params,
-    };
-  }
-
   /** The statement of `sql` in raw mode (rows as arrays), kept apart from `#stmt`'s (a statement's mode is its own). */
   #rawStmt(sql: string): Statement {
     let statement = this.#rawStatements.get(sql);
@@ -349,4 +323,34 @@ export class SqliteTable implements Table {
       return new Set(rows);
     });
   }
+}
+
+/**
+ * The SQL of a query of `pk` on `joined` (a table of rows joined as `r` with its blobs as `b`) and its parameters.
+ * Its plan is a search of the primary key in its order, no sort (test/contract/local.test.ts asks SQLite).
+ */
+export function querySql(joined: string, pk: string, options: QueryOptions): { sql: string; params: SortKey[] } {
+  const where = ["r.pk = ?"];
+  const params: SortKey[] = [pk];
+  const bound = (op: string, value: SortKey) => {
+    where.push(`r.sk ${op} ?`);
+    params.push(value);
+  };
+  const range = options.sk;
+  if (range) {
+    if ("between" in range) {
+      bound(">=", range.between[0]);
+      bound("<=", range.between[1]);
+    } else if ("lte" in range) bound("<=", range.lte);
+    else bound(">", range.gt);
+  }
+  if (options.startAfter !== undefined) bound(options.descending ? "<" : ">", options.startAfter);
+  const order = options.descending ? "DESC" : "ASC";
+  // No LIMIT: `query` stops reading once its page is full (the primary key's order needs no sort, so rows come
+  // one step at a time). A bound LIMIT would make SQLite (3.47 on) compile the statement again at every run, as
+  // its value may change the plan: about 20 µs a query; a literal one would need a statement per page size.
+  return {
+    sql: `SELECT ${ROW_COLUMNS} FROM ${joined} WHERE ${where.join(" AND ")} ORDER BY r.sk ${order}`,
+    params,
+  };
 }
