@@ -7,12 +7,13 @@
  * checked whole into a `RecordView` (record-view.ts: where its fields lie, no strings made); `decode()` then makes
  * its strings and cannot fail.
  */
-import { isUtf8 } from "node:buffer";
 import { BATCH_HEADER_SIZE, BATCH_MAGIC, BATCH_VERSION, corrupted, RECORD_OVERHEAD, TWO_32 } from "./batch-format.js";
 import { crc32c } from "./crc32c.js";
 import type { NimbusError } from "./errors.js";
 import type { MessageRecord } from "./message.js";
 import { isAscii, type RecordFields, RecordView, sameBytes, textAt } from "./record-view.js";
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Up to this many properties a name is compared with those before it; past it, looked up in a set of them. */
 const FEW_PROPERTIES = 16;
@@ -249,8 +250,12 @@ class RecordReader {
     this.need(n, label, index);
     const at = this.pos;
     this.pos += n;
-    // Checked without making the string (isUtf8 accepts what a fatal TextDecoder accepts).
-    if (!isAscii(this.bytes, at, at + n) && !isUtf8(this.bytes.subarray(at, at + n))) {
+    // ASCII is checked byte by byte; other text is decoded to check it (this module is bundled for the browser too,
+    // where Node's isUtf8 is not), and its string dropped.
+    if (isAscii(this.bytes, at, at + n)) return n;
+    try {
+      utf8.decode(this.bytes.subarray(at, at + n));
+    } catch {
       throw this.fail(`${fieldName(label, index)} (${n} bytes at byte ${at}) is not valid UTF-8`);
     }
     return n;

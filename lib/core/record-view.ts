@@ -2,7 +2,8 @@
  * @module A stored record whose CRC and fields have been checked (message-decode.ts makes it), read where it
  * lies: its numbers, and where in the batch's bytes each text field and the body are. `decode()` makes the
  * `MessageRecord` (strings copied, the body a view), once. A door that re-encodes records byte for byte (the
- * remoting door's pull answer) copies the ranges instead, and makes no strings at all.
+ * remoting door's pull answer) copies the ranges instead: no string is made of ASCII text, and text beyond ASCII
+ * only once, to check its UTF-8 when the view is made.
  *
  * Every text range holds valid UTF-8 and no property name appears twice: both were checked when the view was made.
  */
